@@ -1,0 +1,29 @@
+# memhtml tasks. `just` itself ships in the dev extra (rust-just).
+
+python := env_var_or_default("PYTHON", "python3")
+
+# Install the package with its dev and benchmark extras.
+setup:
+    {{python}} -m pip install -e '.[dev,bench]'
+
+# Everything CI checks: lint, types, layering, then every test.
+test: lint typecheck
+    {{python}} -m pytest -n auto -p no:cacheprovider
+
+lint:
+    {{python}} -m ruff check src tests bench
+    lint-imports
+
+typecheck:
+    {{python}} -m mypy
+
+# Benchmarks; figures go into docs/benchmarks.md by hand.
+bench:
+    {{python}} -m bench.format
+    {{python}} -m bench.head
+    {{python}} -m bench.domain
+    {{python}} -m bench.mdindex
+
+# Build a store from the shipped examples in a temp dir, search it, publish it.
+demo:
+    {{python}} -m memhtml demo

@@ -1,0 +1,92 @@
+"""Error values, one closed union per room.
+
+Errors are frozen dataclasses rather than exceptions: a pure function returns
+them inside a ``returns`` container, and the edge (CLI, MCP) renders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+VIOLATION_SEPARATOR = "; "
+"""How a violation list is joined into the one string ``reason`` carries."""
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidMemory:
+    """A file that is not a memory: every violation found, in constraint order."""
+
+    path: str
+    reason: str
+    violations: tuple[str, ...] = field(default=())
+
+    @staticmethod
+    def of(path: str, violations: tuple[str, ...]) -> InvalidMemory:
+        """Build the error from a violation list, joining it into ``reason``."""
+        return InvalidMemory(path, VIOLATION_SEPARATOR.join(violations), violations)
+
+
+@dataclass(frozen=True, slots=True)
+class GitFailure:
+    """A git operation that failed: what was attempted and why."""
+
+    operation: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefMoved:
+    """Compare-and-swap lost: the ref no longer points at the expected parent.
+
+    Retryable: the caller re-applies its change on ``actual`` and tries again.
+    """
+
+    ref: str
+    expected: str | None
+    actual: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PathRefused:
+    """A path that would leave the store, or is not a legal memory path."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotFound:
+    """A path, ref or commit that does not exist where it was looked for."""
+
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayRefused:
+    """An overlay op that does not resolve against the view it is applied to."""
+
+    op: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedFailure:
+    """An embedder that failed or answered out of contract (count or width)."""
+
+    model_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUnavailable:
+    """A language model that failed, timed out, or answered out of schema."""
+
+    model_id: str
+    reason: str
+
+
+GitError: TypeAlias = GitFailure | RefMoved | NotFound
+HeadError: TypeAlias = InvalidMemory | GitFailure | RefMoved | NotFound
+OverlayError: TypeAlias = InvalidMemory | OverlayRefused

@@ -1,0 +1,98 @@
+"""The flat record the head stores for one memory file.
+
+A record is the parsed file plus four facts the head derives: its git blob sha,
+its content hash, its claim's frame key, and whether it sits under ``archive/``.
+It holds the file's text too, because an overlay op (link, label, move) edits
+and re-parses the current bytes rather than re-reading git.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memhtml.contracts.vocabulary import EdgeRel, MemoryStatus, MemoryType, TaskStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One ``<link rel="memhtml-...">`` edge: the unprefixed rel and the href as authored."""
+
+    rel: EdgeRel
+    href: str
+
+
+@dataclass(frozen=True, slots=True)
+class FacetValue:
+    """One ``<dt>``/``<dd>`` pair; ``numeric_value`` only from a finite ``<data value>``."""
+
+    name: str
+    value: str
+    numeric_value: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CitationValue:
+    """One ``<cite>`` or ``<q>``; ``href`` is a ``<q cite>`` URI when present."""
+
+    text: str
+    href: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """One memory as the head indexes it. Frozen, so versions can share it by reference."""
+
+    path: str
+    """Tree form, no leading slash."""
+    blob_sha: str
+    content_hash: str
+    """``sha256:<hex>`` recomputed from the article, never the file's own claim."""
+    frame_key: str
+    archived: bool
+    """True when the path is under ``archive/``."""
+    html: str
+    """The file's text, as committed (or as an overlay holds it)."""
+
+    title: str
+    claim: str
+    """The one ``<mark>`` span: the gist."""
+    body_text: str
+    memory_type: MemoryType
+    status: MemoryStatus
+    created_at: str
+    updated_at: str
+    event_at: str | None = None
+    confidence: float | None = None
+    importance: int | None = None
+    author: str | None = None
+    session_id: str | None = None
+    prompt_id: str | None = None
+    turn_uuid: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    reprieves: int | None = None
+    archived_at: str | None = None
+    superseded_by: str | None = None
+    needs_revision: bool | None = None
+    task_status: TaskStatus | None = None
+    due_at: str | None = None
+    stated_content_hash: str | None = None
+    """The file's own ``memhtml-content-hash`` meta, advisory; may be stale."""
+    entities: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    summary_texts: tuple[str, ...] = ()
+    aside_texts: tuple[str, ...] = ()
+    captions: tuple[str, ...] = ()
+    defined_terms: tuple[str, ...] = ()
+    code_langs: tuple[str, ...] = ()
+    abbreviations: tuple[str, ...] = ()
+    facets: tuple[FacetValue, ...] = ()
+    citations: tuple[CitationValue, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def recency_key(self) -> str:
+        """World time when the article names one, else the last write time."""
+        return self.event_at if self.event_at is not None else self.updated_at

@@ -1,0 +1,169 @@
+"""The services a pure room may be handed: narrow Protocols, implemented in ``adapters``.
+
+Every call that touches the outside world returns an ``IOResult`` whose failure
+side is a typed error value, never a stray exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+from returns.io import IOResult
+
+from memhtml.contracts.errors import EmbedFailure, GitError, ModelUnavailable
+
+Vector = npt.NDArray[np.float32]
+
+FILE_MODE_BLOB = 0o100644
+FILE_MODE_EXECUTABLE = 0o100755
+FILE_MODE_LINK = 0o120000
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One blob in a commit's tree: tree-form path, blob id (hex) and git file mode."""
+
+    path: str
+    blob_id: str
+    mode: int = FILE_MODE_BLOB
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.mode == FILE_MODE_LINK
+
+
+@dataclass(frozen=True, slots=True)
+class PathChange:
+    """One path in a commit: new bytes to write, or ``None`` to delete it."""
+
+    path: str
+    data: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """Who a commit is attributed to."""
+
+    name: str
+    email: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """What a commit says: its message, trailers in order, parents and author."""
+
+    sha: str
+    parents: tuple[str, ...]
+    message: str
+    author: Signature
+    time: datetime
+    trailers: tuple[tuple[str, str], ...] = field(default=())
+
+
+class GitService(Protocol):
+    """The git operations memhtml needs, all against one repository."""
+
+    def resolve(self, ref: str) -> IOResult[str, GitError]:
+        """The commit sha a ref, branch name or sha prefix names."""
+        ...
+
+    def list_tree(self, commit: str) -> IOResult[tuple[TreeEntry, ...], GitError]:
+        """Every blob of a commit's tree, recursively, in one pass, sorted by path."""
+        ...
+
+    def read_blobs(self, blob_ids: Sequence[str]) -> IOResult[Mapping[str, bytes], GitError]:
+        """Many blobs in one batch, by id. An id git lacks is absent from the map."""
+        ...
+
+    def changed_paths(self, old: str, new: str) -> IOResult[tuple[str, ...], GitError]:
+        """Paths whose blob differs between two commits' trees, sorted.
+
+        No rename detection: a rename contributes both of its paths.
+        """
+        ...
+
+    def commit(
+        self,
+        ref: str,
+        expected_parent: str | None,
+        changes: Sequence[PathChange],
+        message: str,
+        author: Signature,
+        at: datetime,
+    ) -> IOResult[str, GitError]:
+        """Commit ``changes`` on top of ``expected_parent`` and move ``ref`` to it.
+
+        The tree is built in memory from the parent's tree; no working tree is
+        touched. If ``ref`` no longer points at ``expected_parent`` the result is
+        ``RefMoved`` and nothing moves; the caller re-applies and retries.
+        """
+        ...
+
+    def create_branch(self, name: str, at: str) -> IOResult[None, GitError]: ...
+
+    def delete_branch(self, name: str) -> IOResult[None, GitError]: ...
+
+    def commit_info(self, sha: str) -> IOResult[CommitInfo, GitError]: ...
+
+    def commits_between(self, old: str | None, new: str) -> IOResult[tuple[str, ...], GitError]:
+        """Commits reachable from ``new`` and not from ``old``, oldest first."""
+        ...
+
+    def commits_touching(
+        self, ref: str, path: str, limit: int
+    ) -> IOResult[tuple[CommitInfo, ...], GitError]:
+        """Newest-first commits on ``ref`` whose change set includes ``path``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSpace:
+    """One embedder's space. Vectors from two different spaces are never compared."""
+
+    model_id: str
+    dimension: int
+
+    @property
+    def key(self) -> str:
+        """A file-system-safe name for the space, used to key on-disk caches."""
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.model_id)
+        return f"{safe}-{self.dimension}"
+
+
+class DocumentEmbedder(Protocol):
+    """Embeds documents into one vector space."""
+
+    @property
+    def space(self) -> VectorSpace: ...
+
+    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
+        """One vector per text, in order, each ``space.dimension`` wide."""
+        ...
+
+
+class QueryEmbedder(DocumentEmbedder, Protocol):
+    """An embedder that also embeds a search query (some models prefix queries)."""
+
+    def embed_query(self, text: str) -> IOResult[Vector, EmbedFailure]: ...
+
+
+class LanguageModel(Protocol):
+    """A model asked for one JSON object matching a schema."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def complete_json(
+        self, system: str, prompt: str, schema: Mapping[str, object]
+    ) -> IOResult[Mapping[str, object], ModelUnavailable]: ...
+
+
+class Clock(Protocol):
+    """The one source of "now": injected so commits and tests are deterministic."""
+
+    def now(self) -> datetime: ...
