@@ -1,0 +1,257 @@
+"""Parse a memory file into a ``MemoryDoc``, or refuse it with every violation.
+
+What is refused and what is dropped is the interesting part. A malformed
+*optional* scalar whose reader owns a default (confidence, importance, reprieves,
+needs-revision, content-hash) is dropped with a warning and left to ``doctor``:
+``memhtml-confidence="high"`` means the file stated no confidence. A blank value
+is malformed rather than zero, so a blank confidence never indexes as 0.00. The
+datetime and task metas are refused instead (constraint 4): an instant has no
+default, and a task without a status has no place in its own lifecycle.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import cast
+
+from returns.result import Failure, Result, Success
+
+from memhtml.contracts.errors import InvalidMemory
+from memhtml.contracts.record import CitationValue, FacetValue, Link
+from memhtml.contracts.vocabulary import EdgeRel, MemoryStatus, MemoryType, TaskStatus
+from memhtml.format.constraints import (
+    CheckResult,
+    check_document,
+    collect_head_metas,
+    rel_of,
+)
+from memhtml.format.document import ArticleExtractions, MemoryDoc, MemoryMetas
+from memhtml.format.hash import canonical_text
+from memhtml.format.markup import write_children
+from memhtml.format.tree import HtmlElement, find_article, find_first, parse_html, tag_of
+
+_ASCII_WS = " \t\n\r\f"
+_COLLAPSE = str.maketrans({"\t": " ", "\n": " ", "\r": " ", "\f": " "})
+
+
+def _squash(text: str) -> str:
+    """Collapse ASCII whitespace runs to one space and trim; U+00A0 is kept."""
+    return " ".join(part for part in text.translate(_COLLAPSE).split(" ") if part)
+
+
+def _text(el: HtmlElement) -> str:
+    return _squash(canonical_text(el))
+
+
+def check_memory(html: str) -> CheckResult:
+    """The structured violations and warnings of a file. Total: never raises."""
+    root, why = parse_html(html)
+    if root is None:
+        return CheckResult((f"skeleton: {why}",), ())
+    return check_document(root)
+
+
+def _extract_article(article: HtmlElement) -> ArticleExtractions:
+    mark = find_first(article, "mark")
+    gist = canonical_text(mark, exclude_code=True).strip(_ASCII_WS) if mark is not None else ""
+    event_at: str | None = None
+    facets: list[FacetValue] = []
+    citations: list[CitationValue] = []
+    terms: list[str] = []
+    summaries: list[str] = []
+    asides: list[str] = []
+    captions: list[str] = []
+    langs: list[str] = []
+    abbreviations: list[str] = []
+    for el in article.iter():
+        tag = tag_of(el)
+        if tag == "time":
+            if event_at is None and el.get("datetime") is not None:
+                event_at = (el.get("datetime") or "").strip(_ASCII_WS)
+        elif tag == "dl":
+            facets.extend(_facets_of(el))
+        elif tag == "cite":
+            citations.append(CitationValue(_text(el)))
+        elif tag == "q":
+            cite = el.get("cite")
+            citations.append(CitationValue(_text(el), cite.strip(_ASCII_WS) if cite else None))
+        elif tag == "dfn":
+            terms.append(_text(el))
+        elif tag == "summary":
+            summaries.append(_text(el))
+        elif tag == "aside":
+            asides.append(_text(el))
+        elif tag == "figcaption":
+            captions.append(_text(el))
+        elif tag == "code":
+            lang = el.get("data-lang")
+            if lang and lang.strip(_ASCII_WS):
+                langs.append(lang.strip(_ASCII_WS).lower())
+        elif tag == "abbr":
+            title = el.get("title")
+            if title and title.strip(_ASCII_WS):
+                abbreviations.append(_squash(title))
+    return ArticleExtractions(
+        html=write_children(article).strip(_ASCII_WS),
+        gist=gist,
+        body_text=_squash(canonical_text(article)),
+        event_at=event_at,
+        facets=tuple(facets),
+        citations=tuple(citations),
+        defined_terms=tuple(terms),
+        summary_texts=tuple(summaries),
+        aside_texts=tuple(asides),
+        captions=tuple(captions),
+        code_langs=tuple(langs),
+        abbreviations=tuple(abbreviations),
+    )
+
+
+def _facets_of(dl: HtmlElement) -> list[FacetValue]:
+    """Each ``<dt>`` paired with every ``<dd>`` that follows it, in document order."""
+    out: list[FacetValue] = []
+    name: str | None = None
+    for child in dl:
+        tag = tag_of(child)
+        if tag == "dt":
+            name = _text(child)
+        elif tag == "dd" and name is not None:
+            out.append(FacetValue(name, _text(child), _numeric_value(child)))
+    return out
+
+
+def _numeric_value(dd: HtmlElement) -> float | None:
+    data = find_first(dd, "data")
+    if data is None:
+        return None
+    raw = (data.get("value") or "").strip(_ASCII_WS)
+    try:
+        number = float(raw)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _optional_scalars(
+    values: dict[str, list[str]], warnings: list[str]
+) -> tuple[float | None, int | None, int | None, bool | None, str | None]:
+    def first(name: str) -> str | None:
+        found = values.get(name)
+        return found[0] if found else None
+
+    def dropped(name: str, raw: str, why: str) -> None:
+        warnings.append(f"metadata: {name} \"{raw}\" dropped ({why}); the default applies")
+
+    confidence: float | None = None
+    raw = first("memhtml-confidence")
+    if raw is not None:
+        try:
+            number = float(raw)
+        except ValueError:
+            number = math.nan
+        if math.isfinite(number) and 0.0 <= number <= 1.0:
+            confidence = round(number, 2)
+        else:
+            dropped("memhtml-confidence", raw, "not a number in [0, 1]")
+    importance: int | None = None
+    raw = first("memhtml-importance")
+    if raw is not None:
+        if raw.isdecimal() and 1 <= int(raw) <= 10:
+            importance = int(raw)
+        else:
+            dropped("memhtml-importance", raw, "not an integer from 1 to 10")
+    reprieves: int | None = None
+    raw = first("memhtml-reprieves")
+    if raw is not None:
+        if raw.isdecimal():
+            reprieves = int(raw)
+        else:
+            dropped("memhtml-reprieves", raw, "not a non-negative integer")
+    needs_revision: bool | None = None
+    raw = first("memhtml-needs-revision")
+    if raw is not None:
+        if raw in ("true", "false"):
+            needs_revision = raw == "true"
+        else:
+            dropped("memhtml-needs-revision", raw, "not true or false")
+    content_hash: str | None = None
+    raw = first("memhtml-content-hash")
+    if raw is not None:
+        from memhtml.format.hash import is_content_hash
+
+        if is_content_hash(raw):
+            content_hash = raw
+        else:
+            dropped("memhtml-content-hash", raw, "not sha256:<64 hex>")
+    return confidence, importance, reprieves, needs_revision, content_hash
+
+
+def _build(root: HtmlElement, check: CheckResult) -> MemoryDoc:
+    head = find_first(root, "head")
+    article = find_article(root)
+    assert article is not None  # constraint 2 guarantees it on a passing check
+    pairs = collect_head_metas(head)
+    values: dict[str, list[str]] = {}
+    for name, value in pairs:
+        values.setdefault(name, []).append(value)
+
+    def first(name: str) -> str | None:
+        found = values.get(name)
+        return found[0] if found else None
+
+    warnings = list(check.warnings)
+    confidence, importance, reprieves, needs_revision, stated_hash = _optional_scalars(
+        values, warnings
+    )
+    metas = MemoryMetas(
+        memory_type=cast(MemoryType, first("memhtml-type")),
+        status=cast(MemoryStatus, first("memhtml-status")),
+        created_at=first("memhtml-created") or "",
+        updated_at=first("memhtml-updated") or "",
+        confidence=confidence,
+        importance=importance,
+        content_hash=stated_hash,
+        author=first("memhtml-author") or None,
+        session_id=first("memhtml-session") or None,
+        prompt_id=first("memhtml-prompt") or None,
+        turn_uuid=first("memhtml-turn") or None,
+        valid_from=first("memhtml-valid-from"),
+        valid_until=first("memhtml-valid-until"),
+        reprieves=reprieves,
+        archived_at=first("memhtml-archived"),
+        superseded_by=first("memhtml-superseded-by"),
+        needs_revision=needs_revision,
+        task_status=cast("TaskStatus | None", first("memhtml-task-status")),
+        due_at=first("memhtml-due"),
+    )
+    links: list[Link] = []
+    if head is not None:
+        for link in head.iter("link"):
+            rel = rel_of(link.get("rel") or "")
+            if rel is not None:
+                links.append(Link(cast(EdgeRel, rel), (link.get("href") or "").strip(_ASCII_WS)))
+    title = find_first(root, "title")
+    return MemoryDoc(
+        title=_squash(title.text_content()) if title is not None else "",
+        metas=metas,
+        article=_extract_article(article),
+        entities=tuple(v for v in values.get("memhtml-entity", []) if v),
+        tags=tuple(v for v in values.get("memhtml-tag", []) if v),
+        aliases=tuple(v for v in values.get("memhtml-alias", []) if v),
+        links=tuple(links),
+        warnings=tuple(warnings),
+    )
+
+
+def parse_memory(html: str, path: str = "") -> Result[MemoryDoc, InvalidMemory]:
+    """Parse a memory file, or fail with ``InvalidMemory`` listing every violation.
+
+    No partial doc is ever returned. ``path`` only labels the error.
+    """
+    root, why = parse_html(html)
+    if root is None:
+        return Failure(InvalidMemory.of(path, (f"skeleton: {why}",)))
+    check = check_document(root)
+    if check.violations:
+        return Failure(InvalidMemory.of(path, check.violations))
+    return Success(_build(root, check))

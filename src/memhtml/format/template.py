@@ -1,0 +1,182 @@
+"""The write path: turn a title, a claim and prose into a memory file.
+
+An agent hand-placing the ``<mark>`` would break constraint 1 regularly; a template
+that places it always places it right. The claim becomes the one ``<mark>`` leading
+the first ``<p>``, the first body paragraph joins that ``<p>`` as its tail, and a
+body paragraph that is a whole fenced block becomes ``<figure><pre><code>``. The
+language rides on ``data-lang`` (``class`` is refused by constraint 3 and ``lang``
+means a human language); the info string wins outright, and the detector is asked
+only about an unlabeled fence, so no detector opinion overrides what a person wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memhtml.contracts.record import Link
+from memhtml.contracts.vocabulary import MemoryType, TaskStatus
+from memhtml.format.document import ArticleExtractions, MemoryDoc, MemoryMetas
+from memhtml.format.fences import FencedBlock, fenced_block_of
+from memhtml.format.hash import content_hash
+from memhtml.format.markup import escape_text
+from memhtml.format.serialize import canonical_article_html, serialize_memory
+
+DEFAULT_TASK_STATUS: TaskStatus = "todo"
+"""A new task starts here. Defaulted because the parser refuses a task without a
+status, so a template that left it out would write a file the format rejects."""
+
+_ASCII_WS = " \t\n\r\f"
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemoryInput:
+    """What a write door supplies. ``claim`` is required: a memory with no claim has
+    nothing to show at the first disclosure tier."""
+
+    title: str
+    claim: str
+    memory_type: MemoryType
+    at: str
+    """UTC instant of the write; stamps both created and updated."""
+    body: tuple[str, ...] = ()
+    """Prose after the claim, one paragraph each; ``body[0]`` joins the claim's ``<p>``."""
+    article_html: str | None = None
+    """Pre-authored article markup used instead of claim and body; it must carry its
+    own ``<mark>``, so the caller owns constraint 1 when using it."""
+    entities: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    author: str | None = None
+    confidence: float | None = None
+    importance: int | None = None
+    session_id: str | None = None
+    prompt_id: str | None = None
+    turn_uuid: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    task_status: TaskStatus | None = None
+    due_at: str | None = None
+    detect: Callable[[str], str | None] | None = field(default=None, compare=False)
+    """Language detector for unlabeled fences; the default is the pinned Pygments one."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProseParagraph:
+    """A ``<p>``: the claim (first paragraph only) and/or a body paragraph's text."""
+
+    claim: str | None = None
+    text: str | None = None
+    index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FigureParagraph:
+    """A fenced body paragraph, rendered as a figure."""
+
+    block: FencedBlock
+    index: int
+
+
+Paragraph = ProseParagraph | FigureParagraph
+
+
+def prose_paragraphs(claim: str, body: tuple[str, ...] | list[str]) -> list[Paragraph]:
+    """The paragraphs the prose path renders, in order.
+
+    Blank paragraphs are dropped. A fence is never joined onto the claim's
+    paragraph: when the first body paragraph is a fence, the claim stands alone and
+    the figure follows, so the claim still leads the article and code stays out of
+    the sentence.
+    """
+    items = [(i, p.strip(_ASCII_WS)) for i, p in enumerate(body) if p.strip(_ASCII_WS)]
+    out: list[Paragraph] = []
+    first_claim = claim.strip(_ASCII_WS)
+    if items and fenced_block_of(items[0][1]) is None:
+        index, text = items.pop(0)
+        out.append(ProseParagraph(claim=first_claim, text=text, index=index))
+    else:
+        out.append(ProseParagraph(claim=first_claim))
+    for index, text in items:
+        block = fenced_block_of(text)
+        if block is not None:
+            out.append(FigureParagraph(block, index))
+        else:
+            out.append(ProseParagraph(text=text, index=index))
+    return out
+
+
+def prose_paragraph_text(paragraph: ProseParagraph) -> str:
+    """The text a rendered ``<p>`` reads as: its claim, a space, its body text."""
+    return " ".join(part for part in (paragraph.claim, paragraph.text) if part)
+
+
+def _default_detect(code: str) -> str | None:
+    from memhtml.format.detect import detect_lang
+
+    return detect_lang(code)
+
+
+def _render(paragraph: Paragraph, detect: Callable[[str], str | None]) -> str:
+    if isinstance(paragraph, FigureParagraph):
+        lang = paragraph.block.lang or detect(paragraph.block.code)
+        attr = f' data-lang="{escape_text(lang)}"' if lang else ""
+        return f"<figure><pre><code{attr}>{escape_text(paragraph.block.code)}</code></pre></figure>"
+    parts: list[str] = []
+    if paragraph.claim is not None:
+        parts.append(f"<mark>{escape_text(paragraph.claim)}</mark>")
+    if paragraph.text:
+        parts.append(escape_text(paragraph.text))
+    return f"<p>{' '.join(parts)}</p>"
+
+
+def article_html_for(data: NewMemoryInput) -> str:
+    """The article markup: ``article_html`` verbatim when given, else the prose plan."""
+    if data.article_html is not None:
+        return data.article_html
+    detect = data.detect or _default_detect
+    return "\n".join(_render(p, detect) for p in prose_paragraphs(data.claim, data.body))
+
+
+def new_memory_doc(data: NewMemoryInput) -> MemoryDoc:
+    """A fresh doc with ``memhtml-content-hash`` already stamped from the article just
+    built, so the file is self-consistent on its first read. The extraction fields
+    are left empty: serialization reads only ``article.html``."""
+    html = canonical_article_html(article_html_for(data))
+    task_status = data.task_status
+    if data.memory_type == "task" and task_status is None:
+        task_status = DEFAULT_TASK_STATUS
+    if data.memory_type != "task":
+        task_status = None
+    metas = MemoryMetas(
+        memory_type=data.memory_type,
+        status="active",
+        created_at=data.at,
+        updated_at=data.at,
+        confidence=None if data.confidence is None else round(data.confidence, 2),
+        importance=data.importance,
+        content_hash=content_hash(html),
+        author=data.author,
+        session_id=data.session_id,
+        prompt_id=data.prompt_id,
+        turn_uuid=data.turn_uuid,
+        valid_from=data.valid_from,
+        valid_until=data.valid_until,
+        task_status=task_status,
+        due_at=data.due_at,
+    )
+    return MemoryDoc(
+        title=" ".join(data.title.split()),
+        metas=metas,
+        article=ArticleExtractions(html=html, gist="", body_text=""),
+        entities=data.entities,
+        tags=data.tags,
+        aliases=data.aliases,
+        links=data.links,
+    )
+
+
+def render_template(data: NewMemoryInput) -> str:
+    """A fresh memory file as text: the one function a write door calls."""
+    return serialize_memory(new_memory_doc(data))

@@ -1,0 +1,113 @@
+"""lxml navigation narrowed to what the format needs. Internal to ``memhtml.format``.
+
+One parser for everything (whole files and article fragments alike), so two views
+of the same bytes can never disagree about the tree. lxml's walks (``iter``,
+``iterwalk``) run in C without Python recursion, so a pathologically deep
+hand-written file cannot overflow the stack.
+"""
+
+from __future__ import annotations
+
+from lxml import etree, html
+
+from memhtml.format.vocabulary import FIGURE_SCOPED_ELEMENTS
+
+HtmlElement = html.HtmlElement
+
+_PARSER = html.HTMLParser(
+    encoding="utf-8",
+    remove_comments=True,
+    remove_pis=True,
+    default_doctype=False,
+    no_network=True,
+)
+
+_FRAGMENT_PREFIX = "<!doctype html><html><head></head><body><article>"
+_FRAGMENT_SUFFIX = "</article></body></html>"
+
+ParseOutcome = tuple[HtmlElement | None, str | None]
+
+
+def parse_html(text: str) -> ParseOutcome:
+    """Parse a whole document. Returns ``(root, None)`` or ``(None, why)``; never raises.
+
+    A ``<pre>``'s leading newline is dropped after parsing, as an HTML5 browser
+    drops it, so the text the hash and the extraction see is the text a reader sees.
+    """
+    if "\x00" in text:
+        return None, "NUL character in the file"
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None, "text is not encodable as UTF-8 (lone surrogate)"
+    if not data.strip():
+        return None, "empty document"
+    try:
+        root = etree.fromstring(data, _PARSER)
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
+        return None, f"unparseable HTML: {exc}"
+    if not isinstance(root, html.HtmlElement):  # an empty parse yields None
+        return None, "no document element"  # type: ignore[unreachable]
+    for pre in root.iter("pre"):
+        if pre.text and pre.text.startswith("\n"):
+            pre.text = pre.text[1:]
+    return root, None
+
+
+def parse_article_fragment(inner_html: str) -> HtmlElement | None:
+    """Parse article inner HTML inside an ``<article>``: the element it came from.
+
+    Parsing in the element the markup lives in is what makes the hash of a doc
+    agree with the hash of the whole file it serializes to.
+    """
+    root, _ = parse_html(_FRAGMENT_PREFIX + inner_html + _FRAGMENT_SUFFIX)
+    if root is None:
+        return None
+    return find_article(root)
+
+
+def tag_of(el: HtmlElement) -> str:
+    """The element's tag name; empty for comment-like nodes, whose tag is not a string."""
+    tag = el.tag
+    return tag if isinstance(tag, str) else ""
+
+
+def find_first(root: HtmlElement, tag: str) -> HtmlElement | None:
+    """The first element named ``tag`` in document order, the root included."""
+    for el in root.iter(tag):
+        return el
+    return None
+
+
+def find_article(root: HtmlElement) -> HtmlElement | None:
+    """The document's first ``<article>``, or None."""
+    return find_first(root, "article")
+
+
+def has_ancestor(el: HtmlElement, tags: frozenset[str] | tuple[str, ...], stop: HtmlElement | None
+                 ) -> bool:
+    """True when an ancestor of ``el`` (below ``stop``) is named in ``tags``."""
+    parent = el.getparent()
+    while parent is not None and parent is not stop:
+        if parent.tag in tags:
+            return True
+        parent = parent.getparent()
+    return False
+
+
+def inside_figure(el: HtmlElement) -> bool:
+    """True when ``el`` sits inside a ``<figure>``, where div/span are allowed."""
+    return has_ancestor(el, ("figure",), None)
+
+
+__all__ = [
+    "FIGURE_SCOPED_ELEMENTS",
+    "HtmlElement",
+    "find_article",
+    "find_first",
+    "has_ancestor",
+    "inside_figure",
+    "parse_article_fragment",
+    "parse_html",
+    "tag_of",
+]
