@@ -47,7 +47,7 @@ from memhtml.format.hash import (
     is_content_hash,
 )
 from memhtml.format.markup import escape_attribute, escape_text, write_children, write_outer
-from memhtml.format.parse import check_memory, parse_memory
+from memhtml.format.parse import check_memory, parse_memory, parse_memory_hashed
 from memhtml.format.serialize import meta_pairs, serialize_memory
 from memhtml.format.template import (
     DEFAULT_TASK_STATUS,
@@ -140,6 +140,7 @@ __all__ = [
     "meta_pairs",
     "new_memory_doc",
     "parse_memory",
+    "parse_memory_hashed",
     "prose_paragraph_text",
     "prose_paragraphs",
     "read_links",

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from memhtml.format.tree import find_article, parse_html, tag_of
+from memhtml.format.tree import find_article, parse_html, tag_of, text_content
 
 TAG_SHOWN = 40
 """How many characters of an offending tag an error message quotes."""
@@ -100,7 +100,7 @@ def block_tag_in_article(html: str) -> BlockTagInArticle | None:
         tag = tag_of(el)
         if tag == "mark" and any(tag_of(a) == "p" for a in el.iterancestors()):
             continue
-        found = block_tag_in_run(el.text_content())
+        found = block_tag_in_run(text_content(el))
         if found is not None:
             return BlockTagInArticle("p" if tag == "p" else "mark", found.tag)
     return None

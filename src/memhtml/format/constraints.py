@@ -32,7 +32,7 @@ from memhtml.contracts.vocabulary import is_edge_rel, is_memory_status, is_memor
 from memhtml.contracts.vocabulary import is_task_status as _is_task_status
 from memhtml.format.datetimes import is_root_relative_href, is_valid_datetime
 from memhtml.format.hash import canonical_text
-from memhtml.format.tree import HtmlElement, has_ancestor, tag_of
+from memhtml.format.tree import HtmlElement, has_ancestor, tag_of, text_content
 from memhtml.format.vocabulary import (
     DATETIME_META,
     FIGURE_SCOPED_ELEMENTS,
@@ -156,7 +156,9 @@ def _check_claim(ck: _Checker, article: HtmlElement) -> None:
         )
 
 
-def _check_skeleton(ck: _Checker, root: HtmlElement) -> tuple[HtmlElement | None, HtmlElement | None]:
+def _check_skeleton(
+    ck: _Checker, root: HtmlElement
+) -> tuple[HtmlElement | None, HtmlElement | None]:
     if tag_of(root) != "html":
         ck.c2.append(f"skeleton: the document element is <{tag_of(root)}>, not <html>")
     head = next(root.iter("head"), None)
@@ -167,7 +169,7 @@ def _check_skeleton(ck: _Checker, root: HtmlElement) -> tuple[HtmlElement | None
     else:
         if len(titles) > 1:
             ck.c2.append(f"skeleton: {len(titles)} <title> elements; exactly one is allowed")
-        if not (titles[0].text_content() or "").strip(_ASCII_WS):
+        if not (text_content(titles[0]) or "").strip(_ASCII_WS):
             ck.c2.append("skeleton: the <title> is empty")
     articles = list(root.iter("article"))
     if not articles:
@@ -176,7 +178,9 @@ def _check_skeleton(ck: _Checker, root: HtmlElement) -> tuple[HtmlElement | None
         ck.c2.append(f"skeleton: {len(articles)} <article> elements; exactly one is allowed")
     if body is not None:
         for el in body.iter("meta", "link", "title"):
-            ck.c2.append(f"skeleton: <{tag_of(el)}> outside the <head>; metadata belongs in the head")
+            ck.c2.append(
+                f"skeleton: <{tag_of(el)}> outside the <head>; metadata belongs in the head"
+            )
     return head, (articles[0] if articles else None)
 
 
@@ -266,14 +270,30 @@ def _check_metas(ck: _Checker, metas: list[tuple[str, str]]) -> None:
             ck.c5.append(f"reference: memhtml-superseded-by \"{value}\" is not root-relative")
 
 
-def check_document(root: HtmlElement) -> CheckResult:
-    """Check a parsed document against all six constraints, collecting everything."""
+@dataclass(frozen=True, slots=True)
+class CheckedDocument:
+    """A check's result with the parts it located, so a parser can reuse them."""
+
+    result: CheckResult
+    head: HtmlElement | None
+    article: HtmlElement | None
+    metas: list[tuple[str, str]]
+
+
+def check_located(root: HtmlElement) -> CheckedDocument:
+    """``check_document``, also returning the head, the article and the head metas."""
     ck = _Checker()
     head, article = _check_skeleton(ck, root)
     if article is not None:
         _check_claim(ck, article)
     for el in root.iter(etree.Element):
         _check_element(ck, el)
-    _check_metas(ck, collect_head_metas(head))
+    metas = collect_head_metas(head)
+    _check_metas(ck, metas)
     _check_links(ck, root)
-    return ck.result()
+    return CheckedDocument(ck.result(), head, article, metas)
+
+
+def check_document(root: HtmlElement) -> CheckResult:
+    """Check a parsed document against all six constraints, collecting everything."""
+    return check_located(root).result

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 
-_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_INSTANT = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z")
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_INSTANT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 _SEGMENT_FORBIDDEN = frozenset({"", ".", ".."})
 
 

@@ -32,8 +32,19 @@ class HashableArticle(Protocol):
     def html(self) -> str: ...
 
 
+def _needs_collapse(text: str) -> bool:
+    return "\n" in text or "  " in text or "\t" in text or "\r" in text or "\f" in text
+
+
+def collapse_ascii_whitespace(text: str) -> str:
+    """Runs of ASCII whitespace to one space. U+00A0 and other Unicode spaces are kept:
+    they are content. Checked with cheap substring tests first, since most text
+    nodes hold single spaces only and need no regex pass."""
+    return _ASCII_WS.sub(" ", text) if _needs_collapse(text) else text
+
+
 def _append_flow_text(parts: list[str | None], text: str) -> None:
-    normalized = _ASCII_WS.sub(" ", text)
+    normalized = collapse_ascii_whitespace(text)
     if normalized == " ":
         parts.append(_SPACE)
         return

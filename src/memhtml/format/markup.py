@@ -16,23 +16,25 @@ from lxml import etree
 from memhtml.format.tree import HtmlElement
 from memhtml.format.vocabulary import VOID_ELEMENTS
 
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\u00a0": "&nbsp;"})
-_ATTR_ESCAPES = str.maketrans(
-    {"&": "&amp;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\u00a0": "&nbsp;"}
-)
-
 
 def escape_text(text: str) -> str:
     """Escape a text run. U+00A0 is written as ``&nbsp;`` because a literal no-break
     space is invisible in an editor and reads as a plain space in review."""
-    return text.translate(_TEXT_ESCAPES)
+    # Chained replace runs in C and beats a translate table by several times here.
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        .replace("\u00a0", "&nbsp;")
+    )
 
 
 def escape_attribute(value: str) -> str:
     """Escape a double-quoted attribute value. Line breaks become character
     references so an emitted ``<meta>`` or ``<link>`` is always exactly one source
     line, which the line-splicing head editors rely on."""
-    return value.translate(_ATTR_ESCAPES)
+    return (
+        value.replace("&", "&amp;").replace('"', "&quot;").replace("\n", "&#10;")
+        .replace("\r", "&#13;").replace("\u00a0", "&nbsp;")
+    )
 
 
 def start_tag(tag: str, attributes: list[tuple[str, str]]) -> str:

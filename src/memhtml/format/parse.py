@@ -20,23 +20,23 @@ from memhtml.contracts.errors import InvalidMemory
 from memhtml.contracts.record import CitationValue, FacetValue, Link
 from memhtml.contracts.vocabulary import EdgeRel, MemoryStatus, MemoryType, TaskStatus
 from memhtml.format.constraints import (
+    CheckedDocument,
     CheckResult,
     check_document,
-    collect_head_metas,
+    check_located,
     rel_of,
 )
 from memhtml.format.document import ArticleExtractions, MemoryDoc, MemoryMetas
-from memhtml.format.hash import canonical_text
+from memhtml.format.hash import canonical_text, collapse_ascii_whitespace, digest
 from memhtml.format.markup import write_children
-from memhtml.format.tree import HtmlElement, find_article, find_first, parse_html, tag_of
+from memhtml.format.tree import HtmlElement, find_first, parse_html, tag_of, text_content
 
 _ASCII_WS = " \t\n\r\f"
-_COLLAPSE = str.maketrans({"\t": " ", "\n": " ", "\r": " ", "\f": " "})
 
 
 def _squash(text: str) -> str:
     """Collapse ASCII whitespace runs to one space and trim; U+00A0 is kept."""
-    return " ".join(part for part in text.translate(_COLLAPSE).split(" ") if part)
+    return collapse_ascii_whitespace(text).strip(" ")
 
 
 def _text(el: HtmlElement) -> str:
@@ -51,7 +51,7 @@ def check_memory(html: str) -> CheckResult:
     return check_document(root)
 
 
-def _extract_article(article: HtmlElement) -> ArticleExtractions:
+def _extract_article(article: HtmlElement, canon: str) -> ArticleExtractions:
     mark = find_first(article, "mark")
     gist = canonical_text(mark, exclude_code=True).strip(_ASCII_WS) if mark is not None else ""
     event_at: str | None = None
@@ -94,7 +94,7 @@ def _extract_article(article: HtmlElement) -> ArticleExtractions:
     return ArticleExtractions(
         html=write_children(article).strip(_ASCII_WS),
         gist=gist,
-        body_text=_squash(canonical_text(article)),
+        body_text=_squash(canon),
         event_at=event_at,
         facets=tuple(facets),
         citations=tuple(citations),
@@ -186,20 +186,19 @@ def _optional_scalars(
     return confidence, importance, reprieves, needs_revision, content_hash
 
 
-def _build(root: HtmlElement, check: CheckResult) -> MemoryDoc:
-    head = find_first(root, "head")
-    article = find_article(root)
+def _build(root: HtmlElement, checked: CheckedDocument) -> tuple[MemoryDoc, str]:
+    head, article = checked.head, checked.article
     assert article is not None  # constraint 2 guarantees it on a passing check
-    pairs = collect_head_metas(head)
+    canon = canonical_text(article)
     values: dict[str, list[str]] = {}
-    for name, value in pairs:
+    for name, value in checked.metas:
         values.setdefault(name, []).append(value)
 
     def first(name: str) -> str | None:
         found = values.get(name)
         return found[0] if found else None
 
-    warnings = list(check.warnings)
+    warnings = list(checked.result.warnings)
     confidence, importance, reprieves, needs_revision, stated_hash = _optional_scalars(
         values, warnings
     )
@@ -231,16 +230,27 @@ def _build(root: HtmlElement, check: CheckResult) -> MemoryDoc:
             if rel is not None:
                 links.append(Link(cast(EdgeRel, rel), (link.get("href") or "").strip(_ASCII_WS)))
     title = find_first(root, "title")
-    return MemoryDoc(
-        title=_squash(title.text_content()) if title is not None else "",
+    doc = MemoryDoc(
+        title=_squash(text_content(title)) if title is not None else "",
         metas=metas,
-        article=_extract_article(article),
+        article=_extract_article(article, canon),
         entities=tuple(v for v in values.get("memhtml-entity", []) if v),
         tags=tuple(v for v in values.get("memhtml-tag", []) if v),
         aliases=tuple(v for v in values.get("memhtml-alias", []) if v),
         links=tuple(links),
         warnings=tuple(warnings),
     )
+    return doc, digest(canon)
+
+
+def _parse(html: str, path: str) -> Result[tuple[MemoryDoc, str], InvalidMemory]:
+    root, why = parse_html(html)
+    if root is None:
+        return Failure(InvalidMemory.of(path, (f"skeleton: {why}",)))
+    checked = check_located(root)
+    if checked.result.violations:
+        return Failure(InvalidMemory.of(path, checked.result.violations))
+    return Success(_build(root, checked))
 
 
 def parse_memory(html: str, path: str = "") -> Result[MemoryDoc, InvalidMemory]:
@@ -248,10 +258,13 @@ def parse_memory(html: str, path: str = "") -> Result[MemoryDoc, InvalidMemory]:
 
     No partial doc is ever returned. ``path`` only labels the error.
     """
-    root, why = parse_html(html)
-    if root is None:
-        return Failure(InvalidMemory.of(path, (f"skeleton: {why}",)))
-    check = check_document(root)
-    if check.violations:
-        return Failure(InvalidMemory.of(path, check.violations))
-    return Success(_build(root, check))
+    return _parse(html, path).map(lambda pair: pair[0])
+
+
+def parse_memory_hashed(html: str, path: str = "") -> Result[tuple[MemoryDoc, str], InvalidMemory]:
+    """``parse_memory`` plus the article's content hash, from the same tree.
+
+    The indexer needs both for every file; hashing here reuses the canonical text
+    the extraction already computed instead of parsing the article a second time.
+    """
+    return _parse(html, path)

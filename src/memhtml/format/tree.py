@@ -8,13 +8,15 @@ hand-written file cannot overflow the stack.
 
 from __future__ import annotations
 
-from lxml import etree, html
+from lxml import etree
 
 from memhtml.format.vocabulary import FIGURE_SCOPED_ELEMENTS
 
-HtmlElement = html.HtmlElement
+HtmlElement = etree._Element
+"""A plain lxml element. The ``lxml.html`` element classes are not used: their
+per-node Python class lookup cost more than the whole C parse."""
 
-_PARSER = html.HTMLParser(
+_PARSER = etree.HTMLParser(
     encoding="utf-8",
     remove_comments=True,
     remove_pis=True,
@@ -43,11 +45,11 @@ def parse_html(text: str) -> ParseOutcome:
     if not data.strip():
         return None, "empty document"
     try:
-        root = etree.fromstring(data, _PARSER)
+        root: HtmlElement | None = etree.fromstring(data, _PARSER)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
         return None, f"unparseable HTML: {exc}"
-    if not isinstance(root, html.HtmlElement):  # an empty parse yields None
-        return None, "no document element"  # type: ignore[unreachable]
+    if root is None:  # an empty or comment-only parse yields no element
+        return None, "no document element"
     for pre in root.iter("pre"):
         if pre.text and pre.text.startswith("\n"):
             pre.text = pre.text[1:]
@@ -64,6 +66,11 @@ def parse_article_fragment(inner_html: str) -> HtmlElement | None:
     if root is None:
         return None
     return find_article(root)
+
+
+def text_content(el: HtmlElement) -> str:
+    """All text under ``el``, in document order, unnormalized."""
+    return "".join(el.itertext())
 
 
 def tag_of(el: HtmlElement) -> str:
@@ -110,4 +117,5 @@ __all__ = [
     "parse_article_fragment",
     "parse_html",
     "tag_of",
+    "text_content",
 ]
