@@ -157,7 +157,7 @@ def _check_claim(ck: _Checker, article: HtmlElement) -> None:
 
 
 def _check_skeleton(
-    ck: _Checker, root: HtmlElement
+    ck: _Checker, root: HtmlElement, outside: list[HtmlElement]
 ) -> tuple[HtmlElement | None, HtmlElement | None]:
     if tag_of(root) != "html":
         ck.c2.append(f"skeleton: the document element is <{tag_of(root)}>, not <html>")
@@ -172,6 +172,7 @@ def _check_skeleton(
         if not (text_content(titles[0]) or "").strip(_ASCII_WS):
             ck.c2.append("skeleton: the <title> is empty")
     articles = list(root.iter("article"))
+    articles += [a for top in outside for a in top.iter("article")]
     if not articles:
         ck.c2.append("skeleton: no <article>; the memory's content lives in one <article>")
     elif len(articles) > 1:
@@ -205,7 +206,7 @@ def _check_element(ck: _Checker, el: HtmlElement) -> None:
                 ck.c3.append(f"unsafe URL: {scheme}: in {name} of <{tag}>")
             elif tag == "link" and name == "href":
                 pass  # the link rules below own this
-            elif tag in ("a", "q") and not _is_safe_reference(value):
+            elif tag in ("a", "q") and not _is_safe_reference(value.strip(_ASCII_WS)):
                 ck.c5.append(
                     f"reference: {name}=\"{value}\" on <{tag}> must be root-relative "
                     "(/a/b.html), a #fragment, or an http(s)/mailto URL"
@@ -215,7 +216,7 @@ def _check_element(ck: _Checker, el: HtmlElement) -> None:
 def _check_links(ck: _Checker, root: HtmlElement) -> None:
     for link in root.iter("link"):
         rel_attr = link.get("rel") or ""
-        href = link.get("href") or ""
+        href = (link.get("href") or "").strip(_ASCII_WS)
         if rel_of(rel_attr) is None:
             ck.c5.append(f"reference: <link rel=\"{rel_attr}\"> is not a memory edge")
         if not is_root_relative_href(href):
@@ -280,14 +281,53 @@ class CheckedDocument:
     metas: list[tuple[str, str]]
 
 
-def check_located(root: HtmlElement) -> CheckedDocument:
-    """``check_document``, also returning the head, the article and the head metas."""
+_SKELETON_TAG = re.compile(r"<(html|head|body)(?=[\s/>])((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",
+                           re.IGNORECASE)
+_TAG_ATTR = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?""")
+
+
+def _check_source_tags(ck: _Checker, source: str) -> None:
+    """Skeleton start tags as written in the source, which the tree cannot show.
+
+    A browser merges the attributes of a second ``<body>`` or ``<html>`` start tag
+    into the real element, so ``<body onload=...>`` typed inside the article runs;
+    lxml drops such a tag without a trace, so it is found in the text instead.
+    """
+    seen: dict[str, int] = {}
+    for match in _SKELETON_TAG.finditer(source):
+        tag = match.group(1).lower()
+        seen[tag] = seen.get(tag, 0) + 1
+        if seen[tag] == 2:
+            ck.c2.append(f"skeleton: a second <{tag}> start tag; a browser would merge it "
+                         "into the real one")
+        if seen[tag] >= 2:
+            for attr in _TAG_ATTR.finditer(match.group(2)):
+                name = attr.group(1).lower()
+                if name.startswith("on"):
+                    ck.c3.append(f"event handler: {name} on <{tag}>")
+                elif name in FORBIDDEN_ATTRIBUTES:
+                    ck.c3.append(f"forbidden attribute: {name} on <{tag}>")
+
+
+def check_located(root: HtmlElement, source: str | None = None) -> CheckedDocument:
+    """``check_document``, also returning the head, the article and the head metas.
+
+    Given the ``source`` text, skeleton start tags the tree lost are checked too.
+    """
     ck = _Checker()
-    head, article = _check_skeleton(ck, root)
+    # lxml parks anything after </html> in a second top-level element; a browser
+    # moves it into the body and runs it, so every top-level tree is checked.
+    outside = [*root.itersiblings(preceding=True), *root.itersiblings()]
+    head, article = _check_skeleton(ck, root, outside)
     if article is not None:
         _check_claim(ck, article)
-    for el in root.iter(etree.Element):
-        _check_element(ck, el)
+    if any(len(el) or (el.text or "").strip(_ASCII_WS) for el in outside):
+        ck.c2.append("skeleton: content outside <html>; a browser would show and run it")
+    for top in (root, *outside):
+        for el in top.iter(etree.Element):
+            _check_element(ck, el)
+    if source is not None:
+        _check_source_tags(ck, source)
     metas = collect_head_metas(head)
     _check_metas(ck, metas)
     _check_links(ck, root)

@@ -7,7 +7,7 @@ extraction field exists only because the HTML has an element that carries it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memhtml.contracts.record import CitationValue, FacetValue, Link
 from memhtml.contracts.vocabulary import MemoryStatus, MemoryType, TaskStatus
@@ -84,4 +84,6 @@ class MemoryDoc:
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     links: tuple[Link, ...] = ()
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    """Diagnostics, not content: left out of equality, since a dropped malformed meta
+    warns on the file it came from and is simply absent once the doc is rewritten."""

@@ -12,6 +12,7 @@ default, and a task without a status has no place in its own lifecycle.
 from __future__ import annotations
 
 import math
+import re
 from typing import cast
 
 from returns.result import Failure, Result, Success
@@ -22,7 +23,6 @@ from memhtml.contracts.vocabulary import EdgeRel, MemoryStatus, MemoryType, Task
 from memhtml.format.constraints import (
     CheckedDocument,
     CheckResult,
-    check_document,
     check_located,
     rel_of,
 )
@@ -32,6 +32,10 @@ from memhtml.format.markup import write_children
 from memhtml.format.tree import HtmlElement, find_first, parse_html, tag_of, text_content
 
 _ASCII_WS = " \t\n\r\f"
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""ASCII decimal notation only: Python's ``float`` would also take ``1_000``, ``inf``
+and full-width digits, none of which a file should mean as a number."""
+_INTEGER = re.compile(r"[0-9]+")
 
 
 def _squash(text: str) -> str:
@@ -48,7 +52,7 @@ def check_memory(html: str) -> CheckResult:
     root, why = parse_html(html)
     if root is None:
         return CheckResult((f"skeleton: {why}",), ())
-    return check_document(root)
+    return check_located(root, html).result
 
 
 def _extract_article(article: HtmlElement, canon: str) -> ArticleExtractions:
@@ -108,15 +112,21 @@ def _extract_article(article: HtmlElement, canon: str) -> ArticleExtractions:
 
 
 def _facets_of(dl: HtmlElement) -> list[FacetValue]:
-    """Each ``<dt>`` paired with every ``<dd>`` that follows it, in document order."""
+    """Each group of ``<dt>`` names paired with every ``<dd>`` that follows the group,
+    in document order: ``<dt>a<dt>b<dd>x`` states ``a=x`` and ``b=x``."""
     out: list[FacetValue] = []
-    name: str | None = None
+    names: list[str] = []
+    after_value = False
     for child in dl:
         tag = tag_of(child)
         if tag == "dt":
-            name = _text(child)
-        elif tag == "dd" and name is not None:
-            out.append(FacetValue(name, _text(child), _numeric_value(child)))
+            if after_value:
+                names, after_value = [], False
+            names.append(_text(child))
+        elif tag == "dd":
+            after_value = True
+            value, number = _text(child), _numeric_value(child)
+            out.extend(FacetValue(name, value, number) for name in names)
     return out
 
 
@@ -125,10 +135,9 @@ def _numeric_value(dd: HtmlElement) -> float | None:
     if data is None:
         return None
     raw = (data.get("value") or "").strip(_ASCII_WS)
-    try:
-        number = float(raw)
-    except ValueError:
+    if _NUMBER.fullmatch(raw) is None:
         return None
+    number = float(raw)
     return number if math.isfinite(number) else None
 
 
@@ -145,10 +154,7 @@ def _optional_scalars(
     confidence: float | None = None
     raw = first("memhtml-confidence")
     if raw is not None:
-        try:
-            number = float(raw)
-        except ValueError:
-            number = math.nan
+        number = float(raw) if _NUMBER.fullmatch(raw) else math.nan
         if math.isfinite(number) and 0.0 <= number <= 1.0:
             confidence = round(number, 2)
         else:
@@ -156,14 +162,14 @@ def _optional_scalars(
     importance: int | None = None
     raw = first("memhtml-importance")
     if raw is not None:
-        if raw.isdecimal() and 1 <= int(raw) <= 10:
+        if _INTEGER.fullmatch(raw) and 1 <= int(raw) <= 10:
             importance = int(raw)
         else:
             dropped("memhtml-importance", raw, "not an integer from 1 to 10")
     reprieves: int | None = None
     raw = first("memhtml-reprieves")
     if raw is not None:
-        if raw.isdecimal():
+        if _INTEGER.fullmatch(raw):
             reprieves = int(raw)
         else:
             dropped("memhtml-reprieves", raw, "not a non-negative integer")
@@ -247,7 +253,7 @@ def _parse(html: str, path: str) -> Result[tuple[MemoryDoc, str], InvalidMemory]
     root, why = parse_html(html)
     if root is None:
         return Failure(InvalidMemory.of(path, (f"skeleton: {why}",)))
-    checked = check_located(root)
+    checked = check_located(root, html)
     if checked.result.violations:
         return Failure(InvalidMemory.of(path, checked.result.violations))
     return Success(_build(root, checked))

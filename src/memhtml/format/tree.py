@@ -53,7 +53,51 @@ def parse_html(text: str) -> ParseOutcome:
     for pre in root.iter("pre"):
         if pre.text and pre.text.startswith("\n"):
             pre.text = pre.text[1:]
+    _close_implied(root)
     return root, None
+
+
+_CLOSED_BY = {
+    # element -> the parents an HTML5 parser closes before opening it
+    "dd": ("dd", "dt"),
+    "dt": ("dd", "dt"),
+    "li": ("li",),
+}
+_CLOSES_P = frozenset(
+    {"address", "article", "aside", "blockquote", "details", "div", "dl", "figure", "footer",
+     "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "main", "nav", "ol", "p", "pre",
+     "section", "table", "ul"}
+)
+
+
+def _close_implied(root: HtmlElement) -> None:
+    """Apply the implied end tags libxml2 leaves open but every browser closes.
+
+    ``<dd>a<dd>b`` is two sibling ``<dd>`` elements to a browser, and a ``<figure>``
+    opened inside a ``<p>`` closes that paragraph first. libxml2 nests them instead,
+    so the tree is repaired here: the element and the siblings after it move up to
+    follow the element that should have been closed. Without this the facets of a
+    hand-written list would merge, and the written-back markup would nest in a way
+    no browser shows.
+    """
+    moved = True
+    while moved:
+        moved = False
+        for el in list(root.iter()):
+            tag = tag_of(el)
+            parent = el.getparent()
+            if parent is None:
+                continue
+            closes = tag_of(parent) in _CLOSED_BY.get(tag, ()) or (
+                tag in _CLOSES_P and tag_of(parent) == "p"
+            )
+            if not closes:
+                continue
+            anchor = parent
+            for sibling in [el, *el.itersiblings()]:
+                anchor.addnext(sibling)
+                anchor = sibling
+            moved = True
 
 
 def parse_article_fragment(inner_html: str) -> HtmlElement | None:
