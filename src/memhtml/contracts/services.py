@@ -80,6 +80,13 @@ class GitService(Protocol):
         """Many blobs in one batch, by id. An id git lacks is absent from the map."""
         ...
 
+    def entries_at(
+        self, commit: str, paths: Sequence[str]
+    ) -> IOResult[tuple[TreeEntry, ...], GitError]:
+        """The blob entries of ``paths`` at ``commit``; a path that is absent there (or
+        names a directory) is left out. Costs the paths asked for, not the tree."""
+        ...
+
     def changed_paths(self, old: str, new: str) -> IOResult[tuple[str, ...], GitError]:
         """Paths whose blob differs between two commits' trees, sorted.
 

@@ -1,0 +1,29 @@
+"""The two clocks: the system's, and a fixed one for tests and golden commit ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SystemClock:
+    """Now, in UTC."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class FixedClock:
+    """Always ``at``: commits made through it get the same ids on every run."""
+
+    at: datetime
+
+    def __post_init__(self) -> None:
+        # A naive time would be read in the host's zone and break commit-id determinism.
+        if self.at.utcoffset() is None:
+            raise ValueError("FixedClock needs a timezone-aware datetime")
+
+    def now(self) -> datetime:
+        return self.at

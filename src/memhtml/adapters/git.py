@@ -1,0 +1,498 @@
+"""``GitService`` over pygit2: trees read in one pass, commits built in memory.
+
+Writes never touch a working tree. ``commit`` builds the new tree in an
+in-memory index over the parent's tree, writes the commit object, and only then
+moves the ref, under the ref's lock, if it still points at the expected parent.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import TypeVar
+
+import pygit2
+from pygit2.enums import FileMode, ObjectType, ReferenceType, RepositoryOpenFlag, SortMode
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
+from returns.result import Failure, Result, Success
+
+from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
+from memhtml.contracts.paths import check_tree_path
+from memhtml.contracts.services import (
+    FILE_MODE_BLOB,
+    CommitInfo,
+    PathChange,
+    Signature,
+    TreeEntry,
+)
+
+_T = TypeVar("_T")
+
+# pygit2's own errors subclass GitError plus KeyError or ValueError; OSError covers
+# the file system under .git. Anything else is a bug and is left to surface.
+_CONVERTED = (pygit2.GitError, KeyError, ValueError, OSError)
+
+_FULL_SHA = re.compile(r"[0-9a-fA-F]{40}")
+_TRAILER = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(.*)")
+_BLANK = re.compile(r"\n(?:[ \t]*\n)+")
+
+_LOCK_WAIT_SECONDS = 2.0
+"""How long ``commit`` waits for another writer to release the ref's lock."""
+
+_SYMREF_DEPTH = 5
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _guarded(operation: str, thunk: Callable[[], Result[_T, GitError]]) -> IOResult[_T, GitError]:
+    try:
+        outcome = thunk()
+    except _CONVERTED as exc:
+        return IOFailure(GitFailure(operation, _reason(exc)))
+    return IOResult.from_result(outcome)
+
+
+def _signature(author: Signature, at: datetime) -> Result[pygit2.Signature, GitError]:
+    offset = at.utcoffset()
+    if offset is None:
+        return Failure(GitFailure("commit", "the commit time must be timezone-aware"))
+    return Success(
+        pygit2.Signature(
+            author.name,
+            author.email,
+            math.floor(at.timestamp()),
+            int(offset.total_seconds()) // 60,
+            "utf-8",
+        )
+    )
+
+
+def _trailers(message: str) -> tuple[tuple[str, str], ...]:
+    """``Key: value`` lines of the message's last paragraph, in order.
+
+    Read as ``git interpret-trailers`` does, a little stricter: the subject
+    paragraph never holds trailers, a line starting with whitespace continues
+    the previous value (unfolded with one space), and a last paragraph with any
+    other line is prose, with no trailers (git tolerates a few such lines next
+    to a ``Signed-off-by``; memhtml writes its own trailers and needs no slack).
+    """
+    paragraphs = _BLANK.split(message.strip())
+    if len(paragraphs) < 2:
+        return ()
+    found: list[tuple[str, str]] = []
+    for line in paragraphs[-1].split("\n"):
+        if line[:1] in (" ", "\t") and found:
+            key, value = found[-1]
+            found[-1] = (key, f"{value} {line.strip()}".strip())
+            continue
+        matched = _TRAILER.fullmatch(line.rstrip())
+        if matched is None:
+            return ()
+        found.append((matched.group(1), matched.group(2).strip()))
+    return tuple(found)
+
+
+def _entry_at(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return (obj.id, obj.filemode)
+
+
+class PygitService:
+    """One repository, read and written through libgit2."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self._repo = repo
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> IOResult[PygitService, GitFailure]:
+        """Open the repository at ``path`` itself; parent directories are not searched."""
+        try:
+            repo = pygit2.Repository(os.fspath(path), RepositoryOpenFlag.NO_SEARCH)
+        except pygit2.GitError as exc:
+            return IOFailure(GitFailure("open", _reason(exc)))
+        return IOSuccess(cls(repo))
+
+    @classmethod
+    def init(
+        cls, path: str | os.PathLike[str], initial_branch: str = "main", *, bare: bool = False
+    ) -> IOResult[PygitService, GitFailure]:
+        """Create a repository whose HEAD names ``initial_branch`` (unborn until a commit)."""
+        try:
+            repo = pygit2.init_repository(os.fspath(path), bare=bare, initial_head=initial_branch)
+        except (pygit2.GitError, OSError) as exc:
+            return IOFailure(GitFailure("init", _reason(exc)))
+        return IOSuccess(cls(repo))
+
+    @property
+    def path(self) -> str:
+        """The git directory (``.git`` of a checkout, or the bare repository)."""
+        return str(self._repo.path)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> IOResult[str, GitError]:
+        """A branch name (preferred over a tag of that name), full ref, tag, sha or
+        sha prefix, or any rev-parse expression, peeled to a commit."""
+        return _guarded("resolve", lambda: self._commit(ref).map(lambda c: str(c.id)))
+
+    def list_tree(self, commit: str) -> IOResult[tuple[TreeEntry, ...], GitError]:
+        return _guarded("list_tree", lambda: self._commit(commit).map(self._walk_tree))
+
+    def read_blobs(self, blob_ids: Sequence[str]) -> IOResult[Mapping[str, bytes], GitError]:
+        """Keyed by the ids as given. A missing id, or one naming a non-blob, is absent;
+        an id that is not 40 hex digits is a ``GitFailure``."""
+        return _guarded("read_blobs", lambda: self._read_blobs(blob_ids))
+
+    def changed_paths(self, old: str, new: str) -> IOResult[tuple[str, ...], GitError]:
+        return _guarded("changed_paths", lambda: self._changed_paths(old, new))
+
+    def entries_at(
+        self, commit: str, paths: Sequence[str]
+    ) -> IOResult[tuple[TreeEntry, ...], GitError]:
+        return _guarded(
+            "entries_at", lambda: self._commit(commit).map(lambda c: self._entries(c, paths))
+        )
+
+    def commit_info(self, sha: str) -> IOResult[CommitInfo, GitError]:
+        return _guarded("commit_info", lambda: self._commit(sha).map(self._info))
+
+    def commits_between(self, old: str | None, new: str) -> IOResult[tuple[str, ...], GitError]:
+        return _guarded("commits_between", lambda: self._commits_between(old, new))
+
+    def commits_touching(
+        self, ref: str, path: str, limit: int
+    ) -> IOResult[tuple[CommitInfo, ...], GitError]:
+        """Up to ``limit`` commits whose entry at ``path`` (file or directory) differs
+        from their first parent's; a root commit holding the path counts."""
+        return _guarded("commits_touching", lambda: self._commits_touching(ref, path, limit))
+
+    # -- writing ---------------------------------------------------------------------
+
+    def commit(
+        self,
+        ref: str,
+        expected_parent: str | None,
+        changes: Sequence[PathChange],
+        message: str,
+        author: Signature,
+        at: datetime,
+    ) -> IOResult[str, GitError]:
+        """Commit ``changes`` on ``expected_parent`` and move ``ref`` there, or nothing.
+
+        Changes apply in order, so a later change to the same path wins. A write
+        keeps the mode of the file it replaces (new files are 100644); deleting a
+        path the tree lacks, or a directory, is a no-op. If the resulting tree
+        equals the parent's, no commit is made and the parent's sha comes back
+        (still ``RefMoved`` if the ref is elsewhere). A write whose path is a
+        directory, or runs through a file, is refused rather than replacing it.
+        """
+        return _guarded(
+            "commit",
+            lambda: self._commit_changes(ref, expected_parent, changes, message, author, at),
+        )
+
+    def create_branch(self, name: str, at: str) -> IOResult[None, GitError]:
+        """A new branch at the commit ``at`` names; ``GitFailure`` if it exists."""
+        return _guarded("create_branch", lambda: self._create_branch(name, at))
+
+    def delete_branch(self, name: str) -> IOResult[None, GitError]:
+        """``GitFailure`` if there is no such branch or it is checked out."""
+        return _guarded("delete_branch", lambda: self._delete_branch(name))
+
+    # -- internals -------------------------------------------------------------------
+
+    def _lookup(self, rev: str) -> pygit2.Object | None:
+        if _FULL_SHA.fullmatch(rev):
+            return self._repo.get(rev)
+        # revparse's dwim order tries refs/tags/<name> before refs/heads/<name>;
+        # memhtml names branches, so a branch wins over a tag of the same name.
+        branch = f"refs/heads/{rev}"
+        if pygit2.reference_is_valid_name(branch):
+            found = self._repo.references.get(branch)
+            if found is not None:
+                return self._repo.get(found.resolve().target)
+        return self._repo.revparse_single(rev)
+
+    def _commit(self, rev: str) -> Result[pygit2.Commit, GitError]:
+        try:
+            obj = self._lookup(rev)
+        except KeyError:
+            obj = None
+        if obj is None:
+            return Failure(NotFound(f"commit {rev!r}"))
+        try:
+            return Success(obj.peel(pygit2.Commit))
+        except ValueError:
+            return Failure(GitFailure("resolve", f"{rev!r} names a {obj.type_str}, not a commit"))
+
+    def _walk_tree(self, commit: pygit2.Commit) -> tuple[TreeEntry, ...]:
+        # An explicit stack rather than recursion or Index.read_tree: one visit per
+        # tree object, no Python frames per directory, and no index entries built.
+        found: list[TreeEntry] = []
+        stack: list[tuple[str, pygit2.Tree]] = [("", commit.tree)]
+        tree_type = pygit2.Tree
+        blob_type = pygit2.Blob
+        while stack:
+            prefix, tree = stack.pop()
+            for obj in tree:
+                if isinstance(obj, tree_type):
+                    stack.append((f"{prefix}{obj.name}/", obj))
+                elif isinstance(obj, blob_type):
+                    found.append(TreeEntry(f"{prefix}{obj.name}", str(obj.id), obj.filemode))
+        found.sort(key=lambda entry: entry.path)
+        return tuple(found)
+
+    @staticmethod
+    def _entries(commit: pygit2.Commit, paths: Sequence[str]) -> tuple[TreeEntry, ...]:
+        tree = commit.tree
+        found: list[TreeEntry] = []
+        for path in paths:
+            try:
+                obj = tree[path]
+            except (KeyError, ValueError):
+                continue
+            if isinstance(obj, pygit2.Blob):
+                found.append(TreeEntry(path, str(obj.id), obj.filemode))
+        return tuple(sorted(found, key=lambda entry: entry.path))
+
+    def _read_blobs(self, blob_ids: Sequence[str]) -> Result[Mapping[str, bytes], GitError]:
+        read = self._repo.odb.read
+        full_sha = _FULL_SHA.fullmatch
+        blob_kind = int(ObjectType.BLOB)
+        blobs: dict[str, bytes] = {}
+        for blob_id in blob_ids:
+            # A prefix would make libgit2 guess; only whole ids are looked up.
+            if not full_sha(blob_id):
+                return Failure(GitFailure("read_blobs", f"not a full object id: {blob_id!r}"))
+            try:
+                kind, data = read(blob_id)
+            except KeyError:
+                continue
+            if kind == blob_kind:
+                blobs[blob_id] = data
+        return Success(blobs)
+
+    def _changed_paths(self, old: str, new: str) -> Result[tuple[str, ...], GitError]:
+        return self._commit(old).bind(
+            lambda before: self._commit(new).map(
+                lambda after: self._tree_delta(before.tree, after.tree)
+            )
+        )
+
+    @staticmethod
+    def _tree_delta(before: pygit2.Tree, after: pygit2.Tree) -> tuple[str, ...]:
+        if before.id == after.id:
+            return ()
+        # No find_similar(): a rename stays a delete plus an add, so both paths show.
+        diff = before.diff_to_tree(after)
+        paths: set[str] = set()
+        for delta in diff.deltas:
+            paths.add(delta.old_file.path)
+            paths.add(delta.new_file.path)
+        return tuple(sorted(paths))
+
+    def _info(self, commit: pygit2.Commit) -> CommitInfo:
+        author = commit.author
+        zone = timezone(timedelta(minutes=author.offset))
+        return CommitInfo(
+            sha=str(commit.id),
+            parents=tuple(str(parent) for parent in commit.parent_ids),
+            message=commit.message,
+            author=Signature(author.name, author.email),
+            time=datetime.fromtimestamp(author.time, zone),
+            trailers=_trailers(commit.message),
+        )
+
+    def _commits_between(self, old: str | None, new: str) -> Result[tuple[str, ...], GitError]:
+        tip = self._commit(new)
+        if not is_successful(tip):
+            return tip.map(lambda _: ())
+        walker = self._repo.walk(
+            tip.unwrap().id, SortMode.TOPOLOGICAL | SortMode.TIME | SortMode.REVERSE
+        )
+        if old is not None:
+            base = self._commit(old)
+            if not is_successful(base):
+                return base.map(lambda _: ())
+            walker.hide(base.unwrap().id)
+        return Success(tuple(str(commit.id) for commit in walker))
+
+    def _commits_touching(
+        self, ref: str, path: str, limit: int
+    ) -> Result[tuple[CommitInfo, ...], GitError]:
+        checked = check_tree_path(path)
+        if not is_successful(checked):
+            return Failure(GitFailure("commits_touching", checked.failure().reason))
+        tip = self._commit(ref)
+        if not is_successful(tip) or limit <= 0:
+            return tip.map(lambda _: ())
+        touching: list[CommitInfo] = []
+        for commit in self._repo.walk(tip.unwrap().id, SortMode.TOPOLOGICAL | SortMode.TIME):
+            # Comparing the entry (id and mode) at the path is the path-limited diff
+            # against the first parent, without diffing the rest of either tree.
+            before = _entry_at(commit.parents[0].tree, path) if commit.parent_ids else None
+            if _entry_at(commit.tree, path) != before:
+                touching.append(self._info(commit))
+                if len(touching) >= limit:
+                    break
+        return Success(tuple(touching))
+
+    def _direct_ref(self, ref: str) -> Result[str, GitError]:
+        """The full name of the direct ref ``ref`` ends at, following symbolic refs.
+
+        ``HEAD`` therefore moves the branch it names, not HEAD itself.
+        """
+        name = ref if ref == "HEAD" or ref.startswith("refs/") else f"refs/heads/{ref}"
+        for _ in range(_SYMREF_DEPTH):
+            if not pygit2.reference_is_valid_name(name):
+                return Failure(GitFailure("commit", f"not a valid ref name: {ref!r}"))
+            found = self._repo.references.get(name)
+            if found is None or found.type != ReferenceType.SYMBOLIC:
+                return Success(name)
+            name = str(found.target)
+        return Failure(GitFailure("commit", f"symbolic ref chain too deep at {ref!r}"))
+
+    def _ref_target(self, name: str) -> str | None:
+        found = self._repo.references.get(name)
+        return None if found is None else str(found.target)
+
+    def _commit_changes(
+        self,
+        ref: str,
+        expected_parent: str | None,
+        changes: Sequence[PathChange],
+        message: str,
+        author: Signature,
+        at: datetime,
+    ) -> Result[str, GitError]:
+        for change in changes:
+            checked = check_tree_path(change.path)
+            if not is_successful(checked):
+                refused = checked.failure()
+                return Failure(GitFailure("commit", f"{refused.path!r}: {refused.reason}"))
+        signed = _signature(author, at)
+        if not is_successful(signed):
+            return signed.map(lambda _: "")
+        named = self._direct_ref(ref)
+        if not is_successful(named):
+            return named.map(lambda _: "")
+        refname = named.unwrap()
+
+        parent: pygit2.Commit | None = None
+        if expected_parent is not None:
+            found = self._commit(expected_parent)
+            if not is_successful(found):
+                return found.map(lambda _: "")
+            parent = found.unwrap()
+        expected = None if parent is None else str(parent.id)
+
+        built = self._build_tree(parent, changes)
+        if not is_successful(built):
+            return built.map(lambda _: "")
+        tree_id = built.unwrap()
+
+        if parent is not None and tree_id == parent.tree_id:
+            actual = self._ref_target(refname)
+            if actual != expected:
+                return Failure(RefMoved(ref, expected, actual))
+            return Success(str(parent.id))
+
+        signature = signed.unwrap()
+        parents = [] if parent is None else [parent.id]
+        # The object is written unreferenced first; if the swap below loses, it is
+        # garbage for gc and the ref never saw it.
+        commit_id = self._repo.create_commit(None, signature, signature, message, tree_id, parents)
+        subject = message.split("\n", 1)[0]
+        return self._swap_ref(ref, refname, expected, commit_id, f"commit: {subject}").map(
+            lambda _: str(commit_id)
+        )
+
+    def _build_tree(
+        self, parent: pygit2.Commit | None, changes: Sequence[PathChange]
+    ) -> Result[pygit2.Oid, GitError]:
+        index = pygit2.Index()
+        if parent is not None:
+            index.read_tree(parent.tree)
+        for change in changes:
+            path = change.path
+            present = path in index
+            if change.data is None:
+                if present:
+                    index.remove(path)
+                continue
+            mode = index[path].mode if present else FILE_MODE_BLOB
+            before = len(index)
+            blob_id = self._repo.create_blob(change.data)
+            index.add(pygit2.IndexEntry(path, blob_id, FileMode(mode)))
+            # libgit2 resolves a file/directory clash by dropping the other side: a
+            # write to "a" would silently delete all of "a/...". The entry count
+            # shows it, and the write is refused instead.
+            if len(index) != before + (0 if present else 1):
+                return Failure(
+                    GitFailure(
+                        "commit", f"{path!r} collides with a file or directory of the same name"
+                    )
+                )
+        return Success(index.write_tree(self._repo))
+
+    def _swap_ref(
+        self, ref: str, refname: str, expected: str | None, target: pygit2.Oid, reflog: str
+    ) -> Result[None, GitError]:
+        """Point ``refname`` at ``target`` if it still names ``expected``.
+
+        The check runs while holding the ref's lock file (the same ``.lock``
+        protocol git uses), so no other process can move the ref between the
+        read and the write. A ref locked by another writer is waited for briefly.
+        """
+        deadline = time.monotonic() + _LOCK_WAIT_SECONDS
+        pause = 0.001
+        while True:
+            with self._repo.transaction() as txn:
+                try:
+                    txn.lock_ref(refname)
+                except pygit2.GitError as exc:
+                    if time.monotonic() >= deadline:
+                        return Failure(GitFailure("commit", f"could not lock {refname}: {exc}"))
+                else:
+                    actual = self._ref_target(refname)
+                    if actual != expected:
+                        return Failure(RefMoved(ref, expected, actual))
+                    txn.set_target(refname, target, message=reflog)
+                    return Success(None)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def _create_branch(self, name: str, at: str) -> Result[None, GitError]:
+        short = name.removeprefix("refs/heads/")
+        if not pygit2.reference_is_valid_name(f"refs/heads/{short}"):
+            return Failure(GitFailure("create_branch", f"not a valid branch name: {name!r}"))
+        if self._repo.branches.local.get(short) is not None:
+            return Failure(GitFailure("create_branch", f"branch {short!r} already exists"))
+        found = self._commit(at)
+        if not is_successful(found):
+            return found.map(lambda _: None)
+        # force=False: a branch created meanwhile by another process is an error, not
+        # overwritten.
+        self._repo.branches.local.create(short, found.unwrap(), force=False)
+        return Success(None)
+
+    def _delete_branch(self, name: str) -> Result[None, GitError]:
+        short = name.removeprefix("refs/heads/")
+        if not pygit2.reference_is_valid_name(f"refs/heads/{short}"):
+            return Failure(GitFailure("delete_branch", f"not a valid branch name: {name!r}"))
+        branch = self._repo.branches.local.get(short)
+        if branch is None:
+            return Failure(GitFailure("delete_branch", f"no branch {short!r}"))
+        branch.delete()
+        return Success(None)
