@@ -1,0 +1,333 @@
+"""The retention scorer: eight normalized signals, one weight profile per memory type.
+
+Retention triage archives what scores in the evict band, so the score has to be
+a function of the corpus alone and has to stay inside [0, 1] whatever a row
+holds. Both follow from the construction: every signal is clamped to [0, 1]
+before weighting, and every profile is a convex combination (non-negative
+weights whose exact sum is 1.0), so the composite cannot leave the unit
+interval.
+
+The eight signals, and why each is there:
+
+``recency``
+    Exponential decay of age over the type's half-life. Time is what makes an
+    episode stale; a type with no half-life scores 1 and carries weight 0.
+``access_frequency``
+    How often a reader actually retrieved the memory. Use is the most direct
+    evidence that a memory still earns its place. Saturates at 10 reads.
+``confidence``
+    The stored (already decayed) confidence. An unreinforced, uncertain claim
+    is the cheapest one to lose.
+``pagerank``
+    Graph centrality relative to the run's most central memory. A memory many
+    others lean on is structural even when nobody reads it directly.
+``bridge_importance``
+    Edges that cross between two communities. A bridge is the only path
+    between two clusters of knowledge, so evicting it disconnects them even
+    when its own rank is modest. Saturates at 5 bridges.
+``reinforcement``
+    Inbound ``supports`` edges: how many other memories corroborate this one.
+    Saturates at 5.
+``content_density``
+    Body length as a proxy for recoverable content, saturating at 100 words. A
+    one-liner carries less than its length suggests, so under 10 words the
+    value is halved (and stays monotone in length).
+``contested_status``
+    Inverted count of authored contradictions: a memory contradicted three
+    times scores 0 here. Only human- or agent-authored contradictions count, so
+    a machine's suspicion can never push a memory out.
+
+``importance`` is deliberately not a ninth signal: it is the leading term of
+the reprieve score (see ``reprieve``), which decides the fate of a memory whose
+validity has lapsed, and counting it in both places would let one authored
+number decide twice.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal, TypeAlias
+
+from returns.result import Failure, Result, Success
+
+from memhtml.contracts.vocabulary import MEMORY_TYPES, MemoryType
+from memhtml.domain.errors import InvalidProfile
+from memhtml.domain.thresholds import EVICT_THRESHOLD, KEEP_THRESHOLD
+
+SignalName: TypeAlias = Literal[
+    "recency",
+    "access_frequency",
+    "confidence",
+    "pagerank",
+    "bridge_importance",
+    "reinforcement",
+    "content_density",
+    "contested_status",
+]
+SIGNAL_NAMES: Final[tuple[SignalName, ...]] = (
+    "recency",
+    "access_frequency",
+    "confidence",
+    "pagerank",
+    "bridge_importance",
+    "reinforcement",
+    "content_density",
+    "contested_status",
+)
+
+Band: TypeAlias = Literal["keep", "compress", "evict"]
+BANDS: Final[tuple[Band, ...]] = ("keep", "compress", "evict")
+
+LN2: Final = math.log(2)
+"""The decay constant. With it ``recency(half_life) == 0.5`` holds exactly, so the
+half-life *is* the curve's definition and a test asserts equality, not closeness."""
+
+SCORE_PRECISION: Final = 4
+"""Decimal places of the composite, so a last-bit float difference cannot move a band."""
+
+ACCESS_SATURATION: Final = 10
+BRIDGE_SATURATION: Final = 5
+REINFORCEMENT_SATURATION: Final = 5
+CONTESTED_SATURATION: Final = 3
+DENSITY_SATURATION_WORDS: Final = 100
+SHORT_BODY_WORDS: Final = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """One value per signal, each unitless in [0, 1]."""
+
+    recency: float
+    access_frequency: float
+    confidence: float
+    pagerank: float
+    bridge_importance: float
+    reinforcement: float
+    content_density: float
+    contested_status: float
+
+    def values(self) -> tuple[float, ...]:
+        """The eight values in ``SIGNAL_NAMES`` order."""
+        return (
+            self.recency,
+            self.access_frequency,
+            self.confidence,
+            self.pagerank,
+            self.bridge_importance,
+            self.reinforcement,
+            self.content_density,
+            self.contested_status,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WeightProfile:
+    """One coefficient per signal. Shipped profiles sum to exactly 1.0 under ``math.fsum``."""
+
+    recency: float
+    access_frequency: float
+    confidence: float
+    pagerank: float
+    bridge_importance: float
+    reinforcement: float
+    content_density: float
+    contested_status: float
+
+    def values(self) -> tuple[float, ...]:
+        """The eight weights in ``SIGNAL_NAMES`` order."""
+        return (
+            self.recency,
+            self.access_frequency,
+            self.confidence,
+            self.pagerank,
+            self.bridge_importance,
+            self.reinforcement,
+            self.content_density,
+            self.contested_status,
+        )
+
+
+def profile_weight_sum(profile: WeightProfile) -> float:
+    """The exact-then-rounded sum of a profile's weights; 1.0 for every shipped profile."""
+    return math.fsum(profile.values())
+
+
+def weight_profile(weights: Mapping[str, float]) -> Result[WeightProfile, InvalidProfile]:
+    """Build a profile from a name-to-weight map, refusing one that is not convex."""
+    names = set(weights)
+    expected = set(SIGNAL_NAMES)
+    if names != expected:
+        missing = sorted(expected - names)
+        extra = sorted(names - expected)
+        return Failure(InvalidProfile(f"signals missing {missing}, unknown {extra}"))
+    for name in SIGNAL_NAMES:
+        weight = weights[name]
+        if not (math.isfinite(weight) and 0.0 <= weight <= 1.0):
+            return Failure(InvalidProfile(f"weight of {name} is {weight!r}, not in [0, 1]"))
+    profile = WeightProfile(**{name: float(weights[name]) for name in SIGNAL_NAMES})
+    total = profile_weight_sum(profile)
+    if total != 1.0:
+        return Failure(InvalidProfile(f"weights sum to {total!r}, not exactly 1.0"))
+    return Success(profile)
+
+
+DEFAULT_WEIGHTS: Final = WeightProfile(
+    recency=0.15,
+    access_frequency=0.15,
+    confidence=0.15,
+    pagerank=0.15,
+    bridge_importance=0.1,
+    reinforcement=0.1,
+    content_density=0.1,
+    contested_status=0.1,
+)
+"""The profile of every type without a dedicated one: no signal dominates."""
+
+_DEDICATED_PROFILES: Final[Mapping[MemoryType, WeightProfile]] = {
+    # An episode is defined by when it happened, so recency leads.
+    "episodic": WeightProfile(0.25, 0.15, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1),
+    # A fact's worth is how much else rests on it and how sure it is, not its age.
+    "semantic": WeightProfile(0.05, 0.15, 0.2, 0.2, 0.15, 0.1, 0.1, 0.05),
+    # A procedure that still works does not go stale: use and corroboration lead.
+    "procedural": WeightProfile(0.0, 0.2, 0.15, 0.15, 0.1, 0.2, 0.1, 0.1),
+    # An arc is a synthesis: its links and its support are what it is for.
+    "arc": WeightProfile(0.1, 0.1, 0.15, 0.15, 0.15, 0.15, 0.1, 0.1),
+    # A failure pattern matters while it recurs, and a contested one misleads.
+    "error_pattern": WeightProfile(0.2, 0.15, 0.1, 0.05, 0.05, 0.2, 0.1, 0.15),
+}
+
+WEIGHT_PROFILES: Final[Mapping[MemoryType, WeightProfile]] = MappingProxyType(
+    {kind: _DEDICATED_PROFILES.get(kind, DEFAULT_WEIGHTS) for kind in MEMORY_TYPES}
+)
+"""Total over the ten memory types, so a new type cannot be scored without a profile."""
+
+DEFAULT_HALF_LIFE_DAYS: Final = 30.0
+
+_DEDICATED_HALF_LIVES: Final[Mapping[MemoryType, float | None]] = {
+    "episodic": 10.0,
+    "semantic": 90.0,
+    # A working procedure does not go stale with age.
+    "procedural": None,
+    "arc": 30.0,
+    "error_pattern": 14.0,
+    # Age is actively misleading about intended work: the untouched task is the
+    # one most likely still owed. Tasks are excluded before scoring; this entry
+    # keeps the answer right should one ever be scored.
+    "task": None,
+}
+
+HALF_LIVES_DAYS: Final[Mapping[MemoryType, float | None]] = MappingProxyType(
+    {kind: _DEDICATED_HALF_LIVES.get(kind, DEFAULT_HALF_LIFE_DAYS) for kind in MEMORY_TYPES}
+)
+"""Recency half-life in days per type; ``None`` means age never lowers the score."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionInput:
+    """The raw per-memory facts the phase gathers; normalization happens only here.
+
+    Counts are lifetime quantities; ``graph_rank`` and ``max_graph_rank`` come
+    from the same PageRank run, so the ratio is relative to this corpus.
+    ``contradiction_count`` counts authored contradictions only.
+    """
+
+    memory_type: MemoryType
+    age_days: float
+    access_count: float
+    confidence: float
+    graph_rank: float
+    max_graph_rank: float
+    bridge_count: float
+    reinforcement_count: float
+    word_count: float
+    contradiction_count: float
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionScore:
+    """The composite, its band, and the signals behind it."""
+
+    score: float
+    band: Band
+    signals: Signals
+
+
+def _unit(value: float) -> float:
+    # A NaN reaching the scorer is an unknown, and an unknown contributes nothing.
+    if math.isnan(value):
+        return 0.0
+    return min(1.0, max(0.0, value))
+
+
+def _nonneg(value: float) -> float:
+    return 0.0 if math.isnan(value) else max(0.0, value)
+
+
+def weights_for(memory_type: MemoryType) -> WeightProfile:
+    """The weight profile a memory type is scored under."""
+    return WEIGHT_PROFILES[memory_type]
+
+
+def half_life_for(memory_type: MemoryType) -> float | None:
+    """The recency half-life in days; ``None`` when age does not decay the type."""
+    return HALF_LIVES_DAYS[memory_type]
+
+
+def recency_signal(memory_type: MemoryType, age_days: float) -> float:
+    """``exp(-ln2 * age / half_life)``: exactly 0.5 at one half-life, 0.25 at two."""
+    half_life = half_life_for(memory_type)
+    if half_life is None or age_days <= 0.0:
+        return 1.0
+    # The ratio first, so age == half_life gives exactly 1.0 and the curve exactly 0.5.
+    return _unit(math.exp(-LN2 * (age_days / half_life)))
+
+
+def compute_signals(raw: RetentionInput) -> Signals:
+    """Normalize the raw inputs to eight values in [0, 1]."""
+    words = _nonneg(raw.word_count)
+    density = words / DENSITY_SATURATION_WORDS
+    if words < SHORT_BODY_WORDS:
+        # Halved rather than rescaled onto [0, 0.5): that scale would rank a
+        # nine-word body above a ten-word one, and the signal must grow with length.
+        density /= 2
+    max_rank = _nonneg(raw.max_graph_rank)
+    return Signals(
+        recency=recency_signal(raw.memory_type, raw.age_days),
+        access_frequency=_unit(_nonneg(raw.access_count) / ACCESS_SATURATION),
+        confidence=_unit(raw.confidence),
+        pagerank=_unit(_nonneg(raw.graph_rank) / max_rank) if max_rank > 0.0 else 0.0,
+        bridge_importance=_unit(_nonneg(raw.bridge_count) / BRIDGE_SATURATION),
+        reinforcement=_unit(_nonneg(raw.reinforcement_count) / REINFORCEMENT_SATURATION),
+        content_density=_unit(density),
+        contested_status=1.0 - _unit(_nonneg(raw.contradiction_count) / CONTESTED_SATURATION),
+    )
+
+
+def composite_score(signals: Signals, profile: WeightProfile) -> float:
+    """The weighted sum, rounded half-up to ``SCORE_PRECISION`` places.
+
+    Each product is at most its weight and ``fsum`` rounds the exact sum once,
+    so the result is at most the profile's sum, which is 1.0.
+    """
+    total = math.fsum(s * w for s, w in zip(signals.values(), profile.values(), strict=True))
+    scale = 10**SCORE_PRECISION
+    return math.floor(total * scale + 0.5) / scale
+
+
+def band_for(score: float) -> Band:
+    """Keep above 0.7, evict at or below 0.3, compress between: boundaries go down."""
+    if score > KEEP_THRESHOLD:
+        return "keep"
+    if score > EVICT_THRESHOLD:
+        return "compress"
+    return "evict"
+
+
+def score_retention(raw: RetentionInput) -> RetentionScore:
+    """Normalize, weight by the type's profile, and band one memory."""
+    signals = compute_signals(raw)
+    score = composite_score(signals, weights_for(raw.memory_type))
+    return RetentionScore(score=score, band=band_for(score), signals=signals)

@@ -1,0 +1,120 @@
+"""Entity resolution's deterministic passes."""
+
+from __future__ import annotations
+
+import numpy as np
+from returns.result import Failure, Success
+
+from memhtml.domain.entities import (
+    EntityClaim,
+    ProposedMerge,
+    alias_pairs,
+    character_pairs,
+    decompose_cluster,
+    entity_centroids,
+    name_similarity,
+    nearest_centroids,
+    normalize_entity_name,
+    normalize_names,
+    resolve_names,
+    union_pairs,
+    validate_cluster,
+)
+from memhtml.domain.errors import ClusterRefused
+
+
+def test_normalize_collapses_case_and_whitespace() -> None:
+    assert normalize_entity_name("  Checkout\t  API ") == "checkout api"
+    assert normalize_entity_name("Cafe\u0301") == "caf\u00e9"
+
+
+def test_exact_merge_sums_counts_onto_the_normalized_name() -> None:
+    names = normalize_names({"Checkout API": 2, "checkout api": 3, "  ": 4})
+    assert dict(names.counts) == {"checkout api": 5}
+    assert dict(names.canonical_of) == {"Checkout API": "checkout api"}
+
+
+def test_similarity_edges() -> None:
+    assert name_similarity("a", "a") == 1.0
+    assert name_similarity("", "a") == 0.0
+    assert name_similarity("checkout-api", "checkout api") == 11 / 12
+
+
+def test_character_pairs_split_at_the_bands() -> None:
+    pairs = character_pairs(["checkout-api", "checkout api", "payments-api", "abcd", "abce"])
+    assert pairs.auto == (("checkout api", "checkout-api"),)
+    assert pairs.review == (("abcd", "abce"),)
+
+
+def test_union_find_survivor_is_heaviest_then_smallest() -> None:
+    counts = {"a": 1, "b": 5, "c": 5, "d": 2}
+    merged = union_pairs(counts, [("a", "b"), ("c", "d"), ("b", "c")])
+    assert dict(merged) == {"a": "b", "c": "b", "d": "b"}
+
+
+def test_decompose_cluster_orients_by_weight_then_name() -> None:
+    counts = {"laith": 4, "laith al-saadoon": 4, "l. al-saadoon": 1}
+    assert decompose_cluster(["laith al-saadoon", "laith", "l. al-saadoon"], counts) == (
+        ProposedMerge("l. al-saadoon", "laith"),
+        ProposedMerge("laith al-saadoon", "laith"),
+    )
+    assert decompose_cluster(["solo", "solo"], counts) == ()
+
+
+def test_validate_cluster_refuses_an_outside_canonical() -> None:
+    assert validate_cluster(["b", "a"], "a") == Success(("a", "b"))
+    refused = validate_cluster(["b", "a"], "c")
+    assert isinstance(refused, Failure)
+    assert refused.failure() == ClusterRefused(("a", "b"), "c", "canonical is not a member")
+
+
+def test_alias_groups_merge_what_characters_cannot() -> None:
+    groups = [frozenset({"laith", "laith al-saadoon", "unknown"})]
+    assert alias_pairs(groups, ["laith", "laith al-saadoon", "other"]) == (
+        ("laith", "laith al-saadoon"),
+    )
+    resolution = resolve_names(
+        {"Laith": 3, "laith al-saadoon": 1, "Checkout-API": 1, "checkout api": 2},
+        alias_groups=[{"Laith", "Laith Al-Saadoon"}],
+    )
+    assert dict(resolution.alias_to_canonical) == {
+        "checkout-api": "checkout api",
+        "laith al-saadoon": "laith",
+    }
+
+
+def test_review_pairs_already_merged_are_not_review_candidates() -> None:
+    resolution = resolve_names({"abcd": 1, "abce": 1}, extra_pairs=[("abcd", "abce")])
+    assert resolution.review == ()
+    assert resolve_names({"abcd": 1, "abce": 1}).review == (("abcd", "abce"),)
+
+
+def test_centroids_are_normalized_means_counting_a_file_once() -> None:
+    vectors = {
+        "a.html": np.array([1.0, 0.0], dtype=np.float32),
+        "b.html": np.array([0.0, 1.0], dtype=np.float32),
+    }
+    claims = [
+        EntityClaim("service", "Checkout API", "b.html", "B"),
+        EntityClaim("service", "checkout api", "b.html", "B"),
+        EntityClaim("service", "checkout api", "a.html", " A "),
+        EntityClaim("person", "sanju", "c.html", ""),
+    ]
+    centroids = entity_centroids(claims, vectors)
+    assert list(centroids) == ["person", "service"]
+    (service,) = centroids["service"]
+    assert service.name == "checkout api"
+    assert service.memories == 2
+    assert service.titles == ("A", "B")
+    assert service.vector is not None
+    np.testing.assert_allclose(service.vector, [2**-0.5, 2**-0.5])
+    assert centroids["person"][0].vector is None
+
+
+def test_nearest_centroids_sort_by_similarity_then_name() -> None:
+    vectors = {p: np.array(v, dtype=np.float32) for p, v in
+               {"1": [1, 0], "2": [1, 0], "3": [1, 0], "4": [0, 1]}.items()}  # fmt: skip
+    claims = [EntityClaim("t", n, p) for n, p in [("x", "1"), ("c", "2"), ("b", "3"), ("a", "4")]]
+    centroids = entity_centroids(claims, vectors)["t"]
+    assert [n.name for n in nearest_centroids(centroids, "x", 2)] == ["b", "c"]
+    assert nearest_centroids(centroids, "missing", 2) == ()

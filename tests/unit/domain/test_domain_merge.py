@@ -1,0 +1,133 @@
+"""The merge veto, orientation and the in-batch role guard."""
+
+from __future__ import annotations
+
+from memhtml.domain.merge import (
+    CorpusMember,
+    MergeDecision,
+    MergeProposal,
+    MergeText,
+    VetoCache,
+    group_proposals,
+    is_near_duplicate,
+    merge_candidates,
+    merge_outcomes,
+    merge_veto,
+    negation_divergent,
+    numeric_token_divergent,
+    orient,
+    variant_qualifier_divergent,
+)
+
+
+def proposal(keep: str, drop: str) -> MergeProposal:
+    return MergeProposal(keep, drop, "cosine", 0.95)
+
+
+def test_contractions_surface_negation() -> None:
+    assert negation_divergent("the cache is warm", "the cache isn't warm")
+    assert negation_divergent("the cache is warm", "the cache isn\u2019t warm")
+    assert not negation_divergent("it is not warm", "it never is warm")
+
+
+def test_numeric_tokens_include_versions_and_dates() -> None:
+    assert numeric_token_divergent("retry 3 times", "retry 13 times")
+    assert numeric_token_divergent("pin v2.1", "pin v2.10")
+    assert not numeric_token_divergent("retry 3 times", "retries: 3 times")
+    assert not numeric_token_divergent("no numbers", "none at all")
+
+
+def test_variant_qualifiers() -> None:
+    assert variant_qualifier_divergent("runs on the M1", "runs on the M1 Pro")
+    assert not variant_qualifier_divergent("the beta build", "the build (beta)")
+
+
+def test_numeric_predicate_reads_the_claim_only() -> None:
+    a = MergeText("deploys go through the queue", "seen in ticket 4411 on 2026-01-02")
+    b = MergeText("deploys go through the queue", "confirmed again in ticket 5120")
+    assert merge_veto(a, b) == ()
+
+
+def test_negation_and_variant_read_the_article_too() -> None:
+    a = MergeText("the deploy step", "it is safe to rerun")
+    b = MergeText("the deploy step", "it is not safe to rerun")
+    assert merge_veto(a, b) == ("negation",)
+    c = MergeText("build on the laptop", "tested on the M1")
+    d = MergeText("build on the laptop", "tested on the M1 Max")
+    assert merge_veto(c, d) == ("variant",)
+
+
+def test_all_predicates_are_reported_in_fixed_order() -> None:
+    a = MergeText("the 2.0 beta is safe")
+    b = MergeText("the 3.0 release is not safe")
+    assert merge_veto(a, b) == ("negation", "numeric", "variant")
+    assert VetoCache().veto(b, a) == ("negation", "numeric", "variant")
+
+
+def test_near_duplicate_is_strictly_above_the_threshold() -> None:
+    assert not is_near_duplicate(0.92)
+    assert is_near_duplicate(0.9201)
+
+
+def test_orientation_keeps_the_older_file() -> None:
+    old = CorpusMember("b.html", 1)
+    new = CorpusMember("a.html", 9)
+    assert orient(new, old, 0.95).keep_path == "b.html"
+    assert orient(old, new, 0.95).keep_path == "b.html"
+    tie_a, tie_b = CorpusMember("z.html", 3), CorpusMember("y.html", 3)
+    assert orient(tie_a, tie_b, 0.95).keep_path == "y.html"
+
+
+def test_a_group_folds_into_its_lowest_offset_member() -> None:
+    group = [CorpusMember("c.html", 5), CorpusMember("a.html", 7), CorpusMember("b.html", 2)]
+    assert [(p.keep_path, p.drop_path) for p in group_proposals(group)] == [
+        ("b.html", "c.html"),
+        ("b.html", "a.html"),
+    ]
+    assert group_proposals([CorpusMember("x.html", 1)]) == ()
+
+
+def test_role_guard_refuses_the_chain_that_archives_a_keeper() -> None:
+    out = merge_outcomes([proposal("gf", "a"), proposal("b", "gf")])
+    assert out.committed == (MergeDecision("gf", "a", "cosine", 0.95),)
+    assert out.role_guarded == (proposal("b", "gf"),)
+    assert out.vetoed == ()
+
+
+def test_a_dropped_file_is_neither_dropped_again_nor_kept() -> None:
+    out = merge_outcomes([proposal("k", "d"), proposal("j", "d"), proposal("d", "e")])
+    assert [(d.keep_path, d.drop_path) for d in out.committed] == [("k", "d")]
+    assert len(out.role_guarded) == 2
+
+
+def test_a_keeper_may_keep_again() -> None:
+    out = merge_outcomes([proposal("k", "a"), proposal("k", "b"), proposal("k", "c")])
+    assert [d.drop_path for d in out.committed] == ["a", "b", "c"]
+
+
+def test_vetoed_is_counted_apart_from_role_guarded() -> None:
+    safe, unsafe = MergeText("the deploy step is safe"), MergeText("the deploy step is NOT safe")
+    vetoed = MergeProposal("k", "d", "model", None, safe, unsafe)
+    out = merge_outcomes([vetoed, proposal("k", "d")])
+    assert [v.predicates for v in out.vetoed] == [("negation",)]
+    assert [(d.keep_path, d.drop_path) for d in out.committed] == [("k", "d")]
+
+
+def test_self_merge_and_cap() -> None:
+    pairs = [proposal("x", "x")] + [proposal("k", f"d{i:03d}") for i in range(150)]
+    out = merge_outcomes(pairs)
+    assert out.self_merges == 1
+    assert len(out.committed) == 100
+    assert out.capped == 50
+
+
+def test_model_groups_come_first_and_mined_duplicates_are_not_offered_twice() -> None:
+    a, b, c = CorpusMember("a", 0), CorpusMember("b", 1), CorpusMember("c", 2)
+    proposals = merge_candidates([[c, b]], [(b, c, 0.99), (a, b, 0.95), (a, c, 0.92)])
+    assert [(p.keep_path, p.drop_path, p.source) for p in proposals] == [
+        ("b", "c", "model"),
+        ("a", "b", "cosine"),
+    ]
+    committed = merge_outcomes(proposals).committed
+    # b claimed its keeper role from the model first, so the cosine pair cannot drop it.
+    assert [(d.keep_path, d.drop_path) for d in committed] == [("b", "c")]

@@ -1,0 +1,151 @@
+"""Retention scorer: profiles, half-lives, signals, bands."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields, replace
+
+import pytest
+from returns.result import Failure, Success
+
+from memhtml.contracts.vocabulary import MEMORY_TYPES, MemoryType
+from memhtml.domain.errors import InvalidProfile
+from memhtml.domain.retention import (
+    HALF_LIVES_DAYS,
+    SIGNAL_NAMES,
+    WEIGHT_PROFILES,
+    RetentionInput,
+    Signals,
+    WeightProfile,
+    band_for,
+    composite_score,
+    compute_signals,
+    half_life_for,
+    profile_weight_sum,
+    recency_signal,
+    score_retention,
+    weight_profile,
+)
+
+BASE = RetentionInput(
+    memory_type="semantic",
+    age_days=0.0,
+    access_count=0,
+    confidence=0.5,
+    graph_rank=0.0,
+    max_graph_rank=0.0,
+    bridge_count=0,
+    reinforcement_count=0,
+    word_count=50,
+    contradiction_count=0,
+)
+
+
+def test_dataclass_fields_follow_signal_order() -> None:
+    assert tuple(f.name for f in fields(Signals)) == SIGNAL_NAMES
+    assert tuple(f.name for f in fields(WeightProfile)) == SIGNAL_NAMES
+
+
+def test_every_type_has_a_profile_and_a_half_life_entry() -> None:
+    assert set(WEIGHT_PROFILES) == set(MEMORY_TYPES)
+    assert set(HALF_LIVES_DAYS) == set(MEMORY_TYPES)
+
+
+@pytest.mark.parametrize("memory_type", MEMORY_TYPES)
+def test_every_profile_sums_to_exactly_one(memory_type: MemoryType) -> None:
+    assert profile_weight_sum(WEIGHT_PROFILES[memory_type]) == 1.0
+
+
+def test_procedural_and_task_never_decay_with_age() -> None:
+    assert half_life_for("procedural") is None
+    assert half_life_for("task") is None
+    assert recency_signal("procedural", 10_000.0) == 1.0
+    assert WEIGHT_PROFILES["procedural"].recency == 0.0
+
+
+@pytest.mark.parametrize("memory_type", [t for t in MEMORY_TYPES if HALF_LIVES_DAYS[t] is not None])
+def test_recency_is_exactly_half_at_one_half_life(memory_type: MemoryType) -> None:
+    half_life = HALF_LIVES_DAYS[memory_type]
+    assert half_life is not None
+    assert recency_signal(memory_type, half_life) == 0.5
+    assert recency_signal(memory_type, 2 * half_life) == 0.25
+
+
+def test_recency_of_a_fresh_or_future_memory_is_one() -> None:
+    assert recency_signal("episodic", 0.0) == 1.0
+    assert recency_signal("episodic", -3.0) == 1.0
+
+
+def test_signal_saturation_points() -> None:
+    signals = compute_signals(
+        replace(
+            BASE,
+            access_count=10,
+            graph_rank=2.0,
+            max_graph_rank=4.0,
+            bridge_count=5,
+            reinforcement_count=7,
+            word_count=100,
+            contradiction_count=3,
+        )
+    )
+    assert signals.access_frequency == 1.0
+    assert signals.pagerank == 0.5
+    assert signals.bridge_importance == 1.0
+    assert signals.reinforcement == 1.0
+    assert signals.content_density == 1.0
+    assert signals.contested_status == 0.0
+
+
+def test_content_density_penalizes_one_liners_and_stays_monotone() -> None:
+    densities = [compute_signals(replace(BASE, word_count=w)).content_density for w in range(120)]
+    assert densities == sorted(densities)
+    assert densities[9] < 0.5 * densities[10] + 1e-12
+
+
+def test_no_graph_means_no_pagerank_signal() -> None:
+    assert compute_signals(replace(BASE, graph_rank=0.3, max_graph_rank=0.0)).pagerank == 0.0
+
+
+def test_nan_inputs_contribute_nothing() -> None:
+    signals = compute_signals(replace(BASE, confidence=math.nan, access_count=math.nan))
+    assert signals.confidence == 0.0
+    assert signals.access_frequency == 0.0
+
+
+def test_bands_boundaries_belong_to_the_lower_band() -> None:
+    assert band_for(0.7) == "compress"
+    assert band_for(0.7001) == "keep"
+    assert band_for(0.3) == "evict"
+    assert band_for(0.3001) == "compress"
+    assert band_for(0.0) == "evict"
+    assert band_for(1.0) == "keep"
+
+
+def test_all_signals_full_scores_one_and_band_keep() -> None:
+    ones = Signals(*([1.0] * 8))
+    for profile in WEIGHT_PROFILES.values():
+        assert composite_score(ones, profile) == 1.0
+
+
+def test_score_retention_reports_signals_and_band() -> None:
+    scored = score_retention(replace(BASE, memory_type="episodic", age_days=400.0))
+    assert scored.signals.recency < 1e-9
+    assert scored.band == band_for(scored.score)
+    assert scored.score == composite_score(scored.signals, WEIGHT_PROFILES["episodic"])
+
+
+def test_weight_profile_accepts_a_convex_profile() -> None:
+    weights: dict[str, float] = dict.fromkeys(SIGNAL_NAMES, 0.125)
+    assert weight_profile(weights) == Success(WeightProfile(*([0.125] * 8)))
+
+
+def test_weight_profile_refuses_a_non_convex_one() -> None:
+    weights: dict[str, float] = dict.fromkeys(SIGNAL_NAMES, 0.125)
+    weights["recency"] = 0.2
+    assert isinstance(weight_profile(weights), Failure)
+    del weights["recency"]
+    result = weight_profile(weights)
+    assert isinstance(result, Failure)
+    assert isinstance(result.failure(), InvalidProfile)
+    assert "recency" in result.failure().reason
