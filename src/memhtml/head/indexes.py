@@ -1,0 +1,218 @@
+"""The record map and every index derived from it, as one persistent value.
+
+Each field is an ``immutables.Map`` (a hash array mapped trie), so changing one
+record builds a new value sharing every untouched node with the old. ``insert_record``
+and ``remove_record`` are the only writers; a version is a fold of them over its
+parent, and ``build_indexes`` is the same fold done in bulk.
+
+Sets of paths are maps from path to ``True``: the library has no persistent set,
+and a map keyed by member is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from immutables import Map
+
+from memhtml.contracts.record import MemoryRecord
+from memhtml.head.lexical import (
+    EMPTY_LEXICAL,
+    LexicalIndex,
+    add_to_lexical,
+    build_lexical,
+    remove_from_lexical,
+)
+
+PathSet = Map[str, bool]
+_EMPTY_SET: PathSet = Map()
+
+
+def is_active(record: MemoryRecord) -> bool:
+    """Searchable and deduplicated against: not under ``archive/`` and not archived
+    by status. Either alone removes a record from the active-only indexes, so a
+    file whose status and path disagree never shows up as live."""
+    return not record.archived and record.status == "active"
+
+
+@dataclass(frozen=True, slots=True)
+class Indexes:
+    """records by path; content hash -> the active path holding it; frame key ->
+    active paths; href -> paths linking to it; entity -> paths naming it; lexical."""
+
+    records: Map[str, MemoryRecord]
+    by_content_hash: Map[str, str]
+    by_frame_key: Map[str, PathSet]
+    inbound: Map[str, PathSet]
+    by_entity: Map[str, PathSet]
+    lexical: LexicalIndex
+
+
+EMPTY_INDEXES = Indexes(Map(), Map(), Map(), Map(), Map(), EMPTY_LEXICAL)
+
+
+def empty_indexes() -> Indexes:
+    """The empty value (shared: it is immutable)."""
+    return EMPTY_INDEXES
+
+
+def _add(index: Map[str, PathSet], key: str, path: str) -> Map[str, PathSet]:
+    members = index.get(key, _EMPTY_SET)
+    if path in members:
+        return index
+    return index.set(key, members.set(path, True))
+
+
+def _discard(index: Map[str, PathSet], key: str, path: str) -> Map[str, PathSet]:
+    members = index.get(key)
+    if members is None or path not in members:
+        return index
+    smaller = members.delete(path)
+    return index.set(key, smaller) if len(smaller) else index.delete(key)
+
+
+def insert_record(indexes: Indexes, record: MemoryRecord) -> Indexes:
+    """Put ``record`` at its path, replacing whatever was there.
+
+    An archived record enters only ``records``, ``inbound`` and ``by_entity``: the
+    active-only indexes answer "is this claim live", and an archived one is not.
+    A content hash goes to the first active record inserted while no path holds it.
+    Inserting the very record already held returns the same value.
+    """
+    current = indexes.records.get(record.path)
+    if current is record:
+        return indexes
+    if current is not None:
+        indexes = remove_record(indexes, record.path)
+    path = record.path
+    by_hash, by_frame, lexical = indexes.by_content_hash, indexes.by_frame_key, indexes.lexical
+    if is_active(record):
+        if record.content_hash not in by_hash:
+            by_hash = by_hash.set(record.content_hash, path)
+        by_frame = _add(by_frame, record.frame_key, path)
+        lexical = add_to_lexical(lexical, record)
+    inbound = indexes.inbound
+    for href in {link.href for link in record.links}:
+        inbound = _add(inbound, href, path)
+    by_entity = indexes.by_entity
+    for entity in set(record.entities):
+        by_entity = _add(by_entity, entity, path)
+    return Indexes(
+        indexes.records.set(path, record), by_hash, by_frame, inbound, by_entity, lexical
+    )
+
+
+def remove_record(indexes: Indexes, path: str) -> Indexes:
+    """Drop the record at ``path`` from every index; an absent path is a no-op.
+
+    Removing the holder of a content hash leaves the hash unmapped even while a
+    byte-identical twin stays active: the map says who claimed it first, and a
+    fresh version re-derives the holder from tree order.
+    """
+    record = indexes.records.get(path)
+    if record is None:
+        return indexes
+    by_hash, by_frame, lexical = indexes.by_content_hash, indexes.by_frame_key, indexes.lexical
+    if is_active(record):
+        if by_hash.get(record.content_hash) == path:
+            by_hash = by_hash.delete(record.content_hash)
+        by_frame = _discard(by_frame, record.frame_key, path)
+        lexical = remove_from_lexical(lexical, path)
+    inbound = indexes.inbound
+    for href in {link.href for link in record.links}:
+        inbound = _discard(inbound, href, path)
+    by_entity = indexes.by_entity
+    for entity in set(record.entities):
+        by_entity = _discard(by_entity, entity, path)
+    return Indexes(indexes.records.delete(path), by_hash, by_frame, inbound, by_entity, lexical)
+
+
+def build_indexes(records: Iterable[MemoryRecord]) -> Indexes:
+    """``insert_record`` folded over ``records`` in order, built through plain dicts
+    and converted once. Equal (``==``) to the fold, and several times faster."""
+    by_path: dict[str, MemoryRecord] = {}
+    for record in records:
+        by_path[record.path] = record
+    by_hash: dict[str, str] = {}
+    by_frame: dict[str, dict[str, bool]] = {}
+    inbound: dict[str, dict[str, bool]] = {}
+    by_entity: dict[str, dict[str, bool]] = {}
+    active: list[MemoryRecord] = []
+    for path, record in by_path.items():
+        if is_active(record):
+            active.append(record)
+            by_hash.setdefault(record.content_hash, path)
+            by_frame.setdefault(record.frame_key, {})[path] = True
+        for link in record.links:
+            inbound.setdefault(link.href, {})[path] = True
+        for entity in record.entities:
+            by_entity.setdefault(entity, {})[path] = True
+    return Indexes(
+        Map(by_path),
+        Map(by_hash),
+        Map({k: Map(v) for k, v in by_frame.items()}),
+        Map({k: Map(v) for k, v in inbound.items()}),
+        Map({k: Map(v) for k, v in by_entity.items()}),
+        build_lexical(active),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedView:
+    """The read surface (``contracts.HeadView``) over one ``Indexes`` value."""
+
+    indexes: Indexes
+    sha: str | None
+
+    @property
+    def size(self) -> int:
+        return len(self.indexes.records)
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        return self.indexes.lexical
+
+    def get(self, path: str) -> MemoryRecord | None:
+        return self.indexes.records.get(path)
+
+    def paths(self) -> Iterator[str]:
+        """Paths in ascending order (the maps themselves iterate in hash order)."""
+        return iter(sorted(self.indexes.records.keys()))
+
+    def records(self) -> Iterator[MemoryRecord]:
+        """Records in ascending path order."""
+        records = self.indexes.records
+        return (records[path] for path in sorted(records.keys()))
+
+    def by_content_hash(self, content_hash: str) -> str | None:
+        return self.indexes.by_content_hash.get(content_hash)
+
+    def by_frame_key(self, key: str) -> tuple[str, ...]:
+        return tuple(sorted(self.indexes.by_frame_key.get(key, _EMPTY_SET).keys()))
+
+    def inbound(self, href: str) -> tuple[str, ...]:
+        return tuple(sorted(self.indexes.inbound.get(href, _EMPTY_SET).keys()))
+
+    def by_entity(self, entity: str) -> tuple[str, ...]:
+        return tuple(sorted(self.indexes.by_entity.get(entity, _EMPTY_SET).keys()))
+
+    def active_records(self) -> Iterator[MemoryRecord]:
+        """Active records in ascending path order."""
+        return (r for r in self.records() if is_active(r))
+
+
+def view_of(indexes: Indexes, sha: str | None) -> IndexedView:
+    """The read surface over one ``Indexes`` value."""
+    return IndexedView(indexes, sha)
+
+
+def indexes_of(view: object) -> Indexes:
+    """The indexes behind any view: reused when it was built here, rebuilt from its
+    records when a caller supplied its own ``HeadView``."""
+    if isinstance(view, IndexedView):
+        return view.indexes
+    records = getattr(view, "records", None)
+    if records is None:
+        raise TypeError("indexes_of needs a HeadView")
+    return build_indexes(records())

@@ -1,0 +1,100 @@
+"""One file to one record: the parsed fields plus what the head derives."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from returns.result import Result
+
+from memhtml.contracts.errors import InvalidMemory
+from memhtml.contracts.record import MemoryRecord
+from memhtml.format import MemoryDoc, parse_memory_hashed
+
+ARCHIVE_PREFIX = "archive/"
+_NON_WORD = re.compile(r"[^\w]+|_+")
+
+
+def is_archived_path(path: str) -> bool:
+    """True for a tree path under the archive bucket: that is what archived means."""
+    return path.startswith(ARCHIVE_PREFIX)
+
+
+def blob_sha_of(text: str) -> str:
+    """The git blob id of ``text``: sha1 over ``blob <byte length>\\0`` and the UTF-8 bytes.
+
+    Computed here because an overlay holds files git has not stored yet. The length
+    is in UTF-8 bytes, not characters, which is what makes multibyte text agree
+    with git.
+    """
+    data = text.encode("utf-8")
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def frame_key_of(claim: str) -> str:
+    """The claim's frame key: equal for claims in the same words up to case,
+    punctuation and whitespace, different when any word, number or negation differs.
+
+    Punctuation becomes a word break rather than vanishing, so ``3.5`` and ``35``
+    stay apart while ``deploy-step`` and ``deploy step`` meet. The key is a digest
+    of the normalized words, so it is short and opaque whatever the claim's length.
+    """
+    words = _NON_WORD.sub(" ", claim.casefold()).split()
+    return "fk:" + hashlib.sha1(" ".join(words).encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def record_of(doc: MemoryDoc, digest: str, path: str, html: str) -> MemoryRecord:
+    """Assemble the flat record from a parsed doc and its computed content hash."""
+    m = doc.metas
+    a = doc.article
+    return MemoryRecord(
+        path=path,
+        blob_sha=blob_sha_of(html),
+        content_hash=digest,
+        frame_key=frame_key_of(a.gist),
+        archived=is_archived_path(path),
+        html=html,
+        title=doc.title,
+        claim=a.gist,
+        body_text=a.body_text,
+        memory_type=m.memory_type,
+        status=m.status,
+        created_at=m.created_at,
+        updated_at=m.updated_at,
+        event_at=a.event_at,
+        confidence=m.confidence,
+        importance=m.importance,
+        author=m.author,
+        session_id=m.session_id,
+        prompt_id=m.prompt_id,
+        turn_uuid=m.turn_uuid,
+        valid_from=m.valid_from,
+        valid_until=m.valid_until,
+        reprieves=m.reprieves,
+        archived_at=m.archived_at,
+        superseded_by=m.superseded_by,
+        needs_revision=m.needs_revision,
+        task_status=m.task_status,
+        due_at=m.due_at,
+        stated_content_hash=m.content_hash,
+        entities=doc.entities,
+        tags=doc.tags,
+        aliases=doc.aliases,
+        links=doc.links,
+        summary_texts=a.summary_texts,
+        aside_texts=a.aside_texts,
+        captions=a.captions,
+        defined_terms=a.defined_terms,
+        code_langs=a.code_langs,
+        abbreviations=a.abbreviations,
+        facets=a.facets,
+        citations=a.citations,
+        warnings=doc.warnings,
+    )
+
+
+def record_from(html: str, path: str) -> Result[MemoryRecord, InvalidMemory]:
+    """Parse one file into its record, or fail with the parser's own error."""
+    return parse_memory_hashed(html, path).map(
+        lambda pair: record_of(pair[0], pair[1], path, html)
+    )

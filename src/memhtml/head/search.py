@@ -1,0 +1,207 @@
+"""Ranking over one view: a BM25 arm and an optional vector arm, fused by RRF.
+
+Recency only breaks exact ties. Hits are ordered by fused score, then newest first
+by event time (else update time, clamped to ``now``), then by path. Recency never
+overturns a score difference and never adds a record: an earlier design that ran
+recency as a weighted arm made it a second full ranking, so a landing that made
+survivors newer let newer, weaker matches bury older targets. As a tie-break, a
+byte-identical newer twin still wins, and a clearly better older match stays above.
+
+The function is pure and never embeds; the caller owns vectors and the query vector.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.view import HeadView
+from memhtml.head.indexes import Indexes, indexes_of, is_active
+from memhtml.head.lexical import tokenize
+
+SearchArm = Literal["lexical", "recency", "vector"]
+
+DEFAULT_LIMIT = 10
+DEFAULT_ARM_LIMIT = 40
+LEXICAL_ARM_LIMIT = DEFAULT_ARM_LIMIT
+"""BM25 scores every record sharing one token with the query; uncapped, hundreds of
+weak matches each collect fused mass that a record found by meaning alone cannot."""
+VECTOR_ARM_LIMIT = DEFAULT_ARM_LIMIT
+"""Cosine scores every embedded record; the cap keeps the arm's vote to the records
+it is confident about instead of spreading it over the whole corpus."""
+LEXICAL_WEIGHT = 1.0
+VECTOR_WEIGHT = 1.0
+RRF_K = 60
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+class HeadVectors(Protocol):
+    """Vectors by content hash. A dict fits; so does a long-lived process's cache."""
+
+    def get(self, content_hash: str, /) -> npt.ArrayLike | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHeadInput:
+    """A query, and what narrows or extends it."""
+
+    query: str
+    limit: int = DEFAULT_LIMIT
+    now: str | None = None
+    """When set, event/update times later than this are clamped to it for tie-breaks."""
+    admit: Callable[[MemoryRecord], bool] | None = field(default=None, compare=False)
+    """Which active records each arm ranks, applied before the arm's cap. BM25's
+    statistics stay those of every active record, so a scope narrows candidates
+    without changing how any one of them scores."""
+    vectors: HeadVectors | None = field(default=None, compare=False)
+    query_vector: npt.ArrayLike | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    path: str
+    score: float
+    claim: str
+    arms: tuple[SearchArm, ...]
+    """The arms that ranked the hit, plus ``recency`` when its fused score equals
+    another candidate's (then recency, or the path after it, decided its place)."""
+
+
+def arm_ranks(scored: list[tuple[str, float]], cap: int) -> list[tuple[str, int]]:
+    """Best ``cap`` of ``(path, score)`` with shared ranks: equal scores take the best
+    rank of their run (1, 1, 3), so records an arm cannot tell apart get the same
+    fused share. Ordered by score descending, then path."""
+    scored.sort(key=lambda item: item[0])
+    scored.sort(key=lambda item: item[1], reverse=True)
+    out: list[tuple[str, int]] = []
+    previous: float | None = None
+    rank = 0
+    for position, (path, score) in enumerate(scored[:cap], start=1):
+        if score != previous:
+            rank = position
+            previous = score
+        out.append((path, rank))
+    return out
+
+
+def bm25_scores(indexes: Indexes, query: str) -> dict[str, float]:
+    """BM25 (k1 1.2, b 0.75, Robertson-Sparck Jones idf with +1) over active records.
+
+    Each distinct query token counts once, so repeating a word does not weigh it.
+    Base-segment documents are scored with numpy and delta documents in Python with
+    the same operations in the same order, so a document scores the same float
+    whichever side of the segment boundary it sits on.
+    """
+    lexical = indexes.lexical
+    n = lexical.documents
+    if n == 0:
+        return {}
+    base = lexical.base
+    average = lexical.average_length or 1.0
+    norm_a = BM25_K1 * (1.0 - BM25_B)
+    norm_b = BM25_K1 * BM25_B / average
+    base_scores = np.zeros(len(base.paths), dtype=np.float64)
+    delta_scores: dict[str, float] = {}
+    for token in sorted(set(tokenize(query))):
+        df = lexical.df(token)
+        if df <= 0:
+            continue
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        weight = idf * (BM25_K1 + 1.0)
+        span = base.vocab.get(token)
+        if span is not None:
+            ids = base.doc_ids[span[0] : span[1]]
+            tfs = base.tfs[span[0] : span[1]]
+            base_scores[ids] += weight * tfs / (tfs + norm_a + norm_b * base.lengths[ids])
+        for path, tc in lexical.added.items():
+            tf = tc.counts.get(token)
+            if tf:
+                denominator = tf + norm_a + norm_b * tc.length
+                delta_scores[path] = delta_scores.get(path, 0.0) + weight * tf / denominator
+    for path in lexical.removed:
+        base_scores[base.doc_index[path]] = 0.0
+    hits = np.flatnonzero(base_scores)
+    scores = dict(zip((base.paths[i] for i in hits.tolist()), base_scores[hits].tolist(),
+                      strict=True))
+    scores.update(delta_scores)
+    return scores
+
+
+def _vector_scored(
+    indexes: Indexes,
+    vectors: HeadVectors,
+    query_vector: npt.ArrayLike,
+    admit: Callable[[MemoryRecord], bool] | None,
+) -> list[tuple[str, float]]:
+    query = np.asarray(query_vector, dtype=np.float32).ravel()
+    query_norm = float(np.linalg.norm(query))
+    if query_norm == 0.0:
+        return []
+    paths: list[str] = []
+    rows: list[npt.NDArray[np.float32]] = []
+    for path, record in indexes.records.items():
+        if not is_active(record) or (admit is not None and not admit(record)):
+            continue
+        vector = vectors.get(record.content_hash)
+        if vector is None:
+            continue
+        paths.append(path)
+        rows.append(np.asarray(vector, dtype=np.float32).ravel())
+    if not rows:
+        return []
+    matrix = np.vstack(rows)
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0.0] = 1.0
+    cosines = (matrix @ query) / (norms * query_norm)
+    return [(path, float(c)) for path, c in zip(paths, cosines.tolist(), strict=True)]
+
+
+def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
+    """Rank the active records of ``view`` for ``search.query``."""
+    indexes = indexes_of(view)
+    records = indexes.records
+    admit = search.admit
+    lexical = bm25_scores(indexes, search.query)
+    lexical_scored = [
+        (path, score)
+        for path, score in lexical.items()
+        if admit is None or admit(records[path])
+    ]
+    arms: list[tuple[SearchArm, float, list[tuple[str, int]]]] = [
+        ("lexical", LEXICAL_WEIGHT, arm_ranks(lexical_scored, LEXICAL_ARM_LIMIT))
+    ]
+    if search.vectors is not None and search.query_vector is not None:
+        scored = _vector_scored(indexes, search.vectors, search.query_vector, admit)
+        arms.append(("vector", VECTOR_WEIGHT, arm_ranks(scored, VECTOR_ARM_LIMIT)))
+    fused: dict[str, float] = {}
+    seen_by: dict[str, list[SearchArm]] = {}
+    for name, weight, ranked in arms:
+        for path, rank in ranked:
+            fused[path] = fused.get(path, 0.0) + weight / (RRF_K + rank)
+            seen_by.setdefault(path, []).append(name)
+    now = search.now
+
+    def recency(path: str) -> str:
+        key = records[path].recency_key
+        return now if now is not None and key > now else key
+
+    order = sorted(fused)
+    order.sort(key=recency, reverse=True)
+    order.sort(key=fused.__getitem__, reverse=True)
+    score_counts: dict[float, int] = {}
+    for score in fused.values():
+        score_counts[score] = score_counts.get(score, 0) + 1
+    hits: list[SearchHit] = []
+    for path in order[: max(search.limit, 0)]:
+        arms_of: list[SearchArm] = list(seen_by[path])
+        if score_counts[fused[path]] > 1:
+            arms_of.append("recency")
+        hits.append(SearchHit(path, fused[path], records[path].claim, tuple(arms_of)))
+    return hits

@@ -1,0 +1,168 @@
+"""The vector cache and the one step that calls an embedder.
+
+Vectors are keyed by content hash, so an unchanged article keeps its vector across
+versions, moves and head-only edits. ``search_head`` never embeds: ``fill_vectors``
+is where an embedder is called, at most once per fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from immutables import Map
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import EmbedFailure
+from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.services import DocumentEmbedder, Vector, VectorSpace
+from memhtml.contracts.view import HeadView
+from memhtml.head.indexes import is_active
+
+VECTOR_TEXT_MAX_CHARS = 1800
+"""The longest text one record embeds. One vector per record, so a long article is
+cut, and the cut keeps the opening, where the format puts the claim."""
+
+
+def vector_text_of(record: MemoryRecord) -> str:
+    """The text a record embeds: its article text (which opens with the claim),
+    trimmed and cut at VECTOR_TEXT_MAX_CHARS characters.
+
+    The title is left out on purpose: it lives in the head, outside what the content
+    hash covers, so a vector that read it could go stale under a key that never
+    changes. BM25 still reads the title.
+    """
+    return record.body_text.strip()[:VECTOR_TEXT_MAX_CHARS]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCache:
+    """Vectors of one space, by content hash."""
+
+    space: VectorSpace
+    vectors: Map[str, Vector]
+
+    def get(self, content_hash: str, /) -> Vector | None:
+        return self.vectors.get(content_hash)
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+
+def empty_vector_cache(space: VectorSpace) -> VectorCache:
+    return VectorCache(space, Map())
+
+
+@dataclass(frozen=True, slots=True)
+class FillCounts:
+    """What a fill did, counted over the view's active records."""
+
+    records: int
+    """Active records in the view."""
+    reused: int
+    """Active records whose content hash already had a vector."""
+    embedded: int
+    """Distinct texts sent to the embedder (twins cost one)."""
+    empty: int
+    """Active records with no article text, which the vector arm never ranks."""
+
+
+@dataclass(frozen=True, slots=True)
+class FillResult:
+    cache: VectorCache
+    counts: FillCounts
+    remaining: int
+    """Distinct texts still missing: nonzero only when ``limit`` held some back."""
+
+
+def coverage(view: HeadView, cache: VectorCache) -> tuple[int, int]:
+    """(active records with a vector, active records with text to embed)."""
+    have = total = 0
+    for record in view.records():
+        if is_active(record) and vector_text_of(record):
+            total += 1
+            have += record.content_hash in cache.vectors
+    return have, total
+
+
+def fill_vectors(
+    view: HeadView,
+    cache: VectorCache,
+    embedder: DocumentEmbedder,
+    limit: int | None = None,
+) -> IOResult[FillResult, EmbedFailure]:
+    """Embed the active records whose content hash the cache lacks, in one call.
+
+    Texts are taken in path order, one per distinct content hash; ``limit`` bounds
+    how many one fill sends and ``remaining`` counts the rest. Vectors for hashes the
+    view no longer holds are kept: the cache serves every version of the store.
+    An embedder answering with the wrong number of vectors, or a vector of the wrong
+    width, ends the fill with a failure and nothing is stored: one bad vector would
+    make every cosine against the cache meaningless.
+    """
+    if embedder.space != cache.space:
+        return IOFailure(
+            EmbedFailure(embedder.space.model_id,
+                         f"embedder space {embedder.space} does not match cache {cache.space}")
+        )
+    records = reused = empty = 0
+    wanted: dict[str, str] = {}
+    for record in view.records():
+        if not is_active(record):
+            continue
+        records += 1
+        text = vector_text_of(record)
+        if not text:
+            empty += 1
+        elif record.content_hash in cache.vectors:
+            reused += 1
+        elif record.content_hash not in wanted:
+            wanted[record.content_hash] = text
+    hashes = list(wanted)
+    batch = hashes if limit is None else hashes[: max(limit, 0)]
+    remaining = len(hashes) - len(batch)
+    counts = FillCounts(records, reused, len(batch), empty)
+    if not batch:
+        return IOSuccess(FillResult(cache, counts, remaining))
+    return embedder.embed([wanted[h] for h in batch]).bind(
+        lambda vectors: _store(cache, batch, vectors, counts, remaining, embedder.space)
+    )
+
+
+def _store(
+    cache: VectorCache,
+    batch: list[str],
+    vectors: object,
+    counts: FillCounts,
+    remaining: int,
+    space: VectorSpace,
+) -> IOResult[FillResult, EmbedFailure]:
+    rows = list(vectors) if isinstance(vectors, (list, tuple)) else None
+    if rows is None and isinstance(vectors, np.ndarray):
+        rows = list(vectors)
+    if rows is None or len(rows) != len(batch):
+        got = "a non-sequence" if rows is None else f"{len(rows)} vectors"
+        return IOFailure(EmbedFailure(space.model_id, f"asked for {len(batch)}, got {got}"))
+    checked: dict[str, Vector] = {}
+    for content_hash, row in zip(batch, rows, strict=True):
+        vector = np.asarray(row, dtype=np.float32).ravel()
+        if vector.shape != (space.dimension,) or not np.all(np.isfinite(vector)):
+            return IOFailure(
+                EmbedFailure(space.model_id, f"a vector of shape {vector.shape} (or non-finite) "
+                             f"in a {space.dimension}-wide space")
+            )
+        vector.setflags(write=False)
+        checked[content_hash] = vector
+    return IOSuccess(FillResult(VectorCache(space, cache.vectors.update(checked)), counts,
+                                remaining))
+
+
+def cache_from(space: VectorSpace, vectors: Mapping[str, Vector]) -> VectorCache:
+    """A cache over vectors loaded from elsewhere (a file); each is made read-only."""
+    frozen: dict[str, Vector] = {}
+    for key, value in vectors.items():
+        array = np.asarray(value, dtype=np.float32).ravel()
+        array.setflags(write=False)
+        frozen[key] = array
+    return VectorCache(space, Map(frozen))

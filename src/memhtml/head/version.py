@@ -1,0 +1,153 @@
+"""One immutable version of the corpus per commit.
+
+``load_head`` reads a whole tree once; ``advance_head`` costs only the paths two
+commits differ on and shares every untouched record and index node with its
+parent, so a chain of versions costs its deltas. A candidate file that fails to
+parse is recorded in ``skipped_files`` with the reason, never thrown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.result import Failure, Success
+
+from memhtml.contracts.errors import GitError, GitFailure
+from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.services import GitService, TreeEntry
+from memhtml.head.indexes import IndexedView, Indexes, build_indexes, insert_record, remove_record
+from memhtml.head.record import record_from
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A candidate file left out of a version, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeadVersion(IndexedView):
+    """The version at one commit. ``parent`` is a pointer, not a copy."""
+
+    parent: HeadVersion | None = field(default=None, compare=False, repr=False)
+    skipped_files: tuple[SkippedFile, ...] = ()
+
+    @property
+    def skipped(self) -> int:
+        return len(self.skipped_files)
+
+
+def is_candidate_path(path: str) -> bool:
+    """Whether a tree path is a memory file the head parses: an ``.html`` blob not under
+    a top-level ``.memhtml/`` and not a generated ``index.html``. Anything else
+    (``.gitattributes``, ``sitemap.xml``) is neither a record nor a skip."""
+    if not path.endswith(".html") or path.startswith(".memhtml/"):
+        return False
+    return path.rsplit("/", 1)[-1] != "index.html"
+
+
+def _parse_entries(
+    entries: Iterable[TreeEntry], blobs: dict[str, bytes]
+) -> tuple[list[MemoryRecord], list[SkippedFile]]:
+    records: list[MemoryRecord] = []
+    skipped: list[SkippedFile] = []
+    for entry in entries:
+        if entry.is_symlink:
+            skipped.append(SkippedFile(entry.path, "a symbolic link, not a memory file"))
+            continue
+        data = blobs.get(entry.blob_id)
+        if data is None:
+            skipped.append(SkippedFile(entry.path, f"blob {entry.blob_id} missing from the read"))
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            skipped.append(SkippedFile(entry.path, f"not UTF-8 text: {exc.reason}"))
+            continue
+        match record_from(text, entry.path):
+            case Success(record):
+                records.append(record)
+            case Failure(error):
+                skipped.append(SkippedFile(entry.path, error.reason))
+    return records, skipped
+
+
+def _read(git: GitService, entries: list[TreeEntry]) -> IOResult[dict[str, bytes], GitError]:
+    ids = sorted({e.blob_id for e in entries if not e.is_symlink})
+    return git.read_blobs(ids).map(dict)
+
+
+def version_from_records(records: Iterable[MemoryRecord], sha: str) -> HeadVersion:
+    """A version from records already parsed (a snapshot). It has no parent and no
+    skips: a snapshot holds records only, so it cannot say what its load left out."""
+    return HeadVersion(build_indexes(records), sha)
+
+
+def load_head(git: GitService, sha: str) -> IOResult[HeadVersion, GitError]:
+    """The version at ``sha`` from a full tree read: one listing, one batched read."""
+
+    def build(entries: tuple[TreeEntry, ...]) -> IOResult[HeadVersion, GitError]:
+        candidates = [e for e in entries if is_candidate_path(e.path)]
+
+        def parsed(blobs: dict[str, bytes]) -> HeadVersion:
+            records, skipped = _parse_entries(candidates, blobs)
+            return HeadVersion(build_indexes(records), sha, None, tuple(skipped))
+
+        return _read(git, candidates).map(parsed)
+
+    return git.list_tree(sha).bind(build)
+
+
+def advance_head(git: GitService, parent: HeadVersion, to: str) -> IOResult[HeadVersion, GitError]:
+    """The version at ``to``, built from ``parent`` plus the paths the trees differ on.
+
+    Each changed path is removed, then re-inserted when it is still a candidate at
+    ``to``. A path whose blob id equals the parent record's keeps the parent's record
+    object (changed and changed back), and nothing else is touched, so every
+    unchanged record is the very object the parent holds. ``to`` equal to the
+    parent's commit returns the parent itself.
+    """
+    if parent.sha is None:
+        return IOFailure(GitFailure("advance_head", "the parent version has no commit"))
+    if to == parent.sha:
+        return IOSuccess(parent)
+    base_sha = parent.sha
+
+    def with_changes(changed: tuple[str, ...]) -> IOResult[HeadVersion, GitError]:
+        candidates = [p for p in changed if is_candidate_path(p)]
+        if not candidates:
+            return IOSuccess(HeadVersion(parent.indexes, to, parent, parent.skipped_files))
+        return git.entries_at(to, candidates).bind(lambda found: apply(candidates, found))
+
+    def apply(
+        candidates: list[str], found: tuple[TreeEntry, ...]
+    ) -> IOResult[HeadVersion, GitError]:
+        records = parent.indexes.records
+        keep: list[MemoryRecord] = []
+        to_read: list[TreeEntry] = []
+        for entry in found:
+            old = records.get(entry.path)
+            if old is not None and old.blob_sha == entry.blob_id and not entry.is_symlink:
+                keep.append(old)
+            else:
+                to_read.append(entry)
+
+        def assemble(blobs: dict[str, bytes]) -> HeadVersion:
+            fresh, skipped = _parse_entries(to_read, blobs)
+            indexes: Indexes = parent.indexes
+            for path in candidates:
+                indexes = remove_record(indexes, path)
+            for record in sorted(keep + fresh, key=lambda r: r.path):
+                indexes = insert_record(indexes, record)
+            touched = set(candidates)
+            carried = [s for s in parent.skipped_files if s.path not in touched]
+            all_skipped = tuple(sorted(carried + skipped, key=lambda s: s.path))
+            return HeadVersion(indexes, to, parent, all_skipped)
+
+        return _read(git, to_read).map(assemble)
+
+    return git.changed_paths(base_sha, to).bind(with_changes)
