@@ -4,6 +4,11 @@ A lapsed ``memhtml-valid-until`` would otherwise archive a memory on age alone.
 The reprieve score asks whether the memory still matters (authored importance,
 use, good outcomes, recent use); clearing the floor extends validity by
 ``REPRIEVE_DAYS``, and the cap means age wins in the end.
+
+Authored importance is also one of the retention signals (see ``retention``).
+The two scores decide different questions, whether a live memory keeps its
+place and whether a lapsed one earns more time, so each reads it for its own
+decision.
 """
 
 from __future__ import annotations

@@ -28,19 +28,25 @@ The eight signals, and why each is there:
 ``reinforcement``
     Inbound ``supports`` edges: how many other memories corroborate this one.
     Saturates at 5.
-``content_density``
-    Body length as a proxy for recoverable content, saturating at 100 words. A
-    one-liner carries less than its length suggests, so under 10 words the
-    value is halved (and stays monotone in length).
+``importance``
+    The author's own 1-10 statement of how much the memory matters, divided by
+    10 as the format defines it; a file that states none takes the documented
+    default of 5, so 0.5. Every other signal is inferred from behavior or
+    structure, and this one records intent: a memory can be rarely read and
+    thinly linked and still be one its author marked as essential.
 ``contested_status``
     Inverted count of authored contradictions: a memory contradicted three
     times scores 0 here. Only human- or agent-authored contradictions count, so
     a machine's suspicion can never push a memory out.
 
-``importance`` is deliberately not a ninth signal: it is the leading term of
-the reprieve score (see ``reprieve``), which decides the fate of a memory whose
-validity has lapsed, and counting it in both places would let one authored
-number decide twice.
+Importance also leads the reprieve score (see ``reprieve``). The two decide
+different questions: retention asks whether a live memory keeps its place,
+reprieve asks whether one whose validity has lapsed earns more time. Each
+score reads the number once, for its own decision, so neither counts it twice.
+
+Content length was considered and left out. A body's word count says how much
+was written, not how much it is worth, so weighting it would favor the
+long-winded memory over a terse one that says the same thing.
 """
 
 from __future__ import annotations
@@ -64,7 +70,7 @@ SignalName: TypeAlias = Literal[
     "pagerank",
     "bridge_importance",
     "reinforcement",
-    "content_density",
+    "importance",
     "contested_status",
 ]
 SIGNAL_NAMES: Final[tuple[SignalName, ...]] = (
@@ -74,7 +80,7 @@ SIGNAL_NAMES: Final[tuple[SignalName, ...]] = (
     "pagerank",
     "bridge_importance",
     "reinforcement",
-    "content_density",
+    "importance",
     "contested_status",
 )
 
@@ -92,8 +98,10 @@ ACCESS_SATURATION: Final = 10
 BRIDGE_SATURATION: Final = 5
 REINFORCEMENT_SATURATION: Final = 5
 CONTESTED_SATURATION: Final = 3
-DENSITY_SATURATION_WORDS: Final = 100
-SHORT_BODY_WORDS: Final = 10
+IMPORTANCE_SCALE: Final = 10
+"""The format's divisor: ``importance`` is a 1-10 ordinal and the scorer reads it over 10."""
+DEFAULT_IMPORTANCE: Final = 5
+"""The documented importance of a file that states none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +114,7 @@ class Signals:
     pagerank: float
     bridge_importance: float
     reinforcement: float
-    content_density: float
+    importance: float
     contested_status: float
 
     def values(self) -> tuple[float, ...]:
@@ -118,7 +126,7 @@ class Signals:
             self.pagerank,
             self.bridge_importance,
             self.reinforcement,
-            self.content_density,
+            self.importance,
             self.contested_status,
         )
 
@@ -133,7 +141,7 @@ class WeightProfile:
     pagerank: float
     bridge_importance: float
     reinforcement: float
-    content_density: float
+    importance: float
     contested_status: float
 
     def values(self) -> tuple[float, ...]:
@@ -145,7 +153,7 @@ class WeightProfile:
             self.pagerank,
             self.bridge_importance,
             self.reinforcement,
-            self.content_density,
+            self.importance,
             self.contested_status,
         )
 
@@ -181,11 +189,12 @@ DEFAULT_WEIGHTS: Final = WeightProfile(
     pagerank=0.15,
     bridge_importance=0.1,
     reinforcement=0.1,
-    content_density=0.1,
+    importance=0.1,
     contested_status=0.1,
 )
 """The profile of every type without a dedicated one: no signal dominates."""
 
+# Positional weights follow ``SIGNAL_NAMES`` order.
 _DEDICATED_PROFILES: Final[Mapping[MemoryType, WeightProfile]] = {
     # An episode is defined by when it happened, so recency leads.
     "episodic": WeightProfile(0.25, 0.15, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1),
@@ -231,7 +240,9 @@ class RetentionInput:
 
     Counts are lifetime quantities; ``graph_rank`` and ``max_graph_rank`` come
     from the same PageRank run, so the ratio is relative to this corpus.
-    ``contradiction_count`` counts authored contradictions only.
+    ``contradiction_count`` counts authored contradictions only. ``importance``
+    is the authored 1-10 ordinal as the file states it; ``None`` means it
+    states none and ``DEFAULT_IMPORTANCE`` applies.
     """
 
     memory_type: MemoryType
@@ -242,7 +253,7 @@ class RetentionInput:
     max_graph_rank: float
     bridge_count: float
     reinforcement_count: float
-    word_count: float
+    importance: float | None
     contradiction_count: float
 
 
@@ -287,12 +298,7 @@ def recency_signal(memory_type: MemoryType, age_days: float) -> float:
 
 def compute_signals(raw: RetentionInput) -> Signals:
     """Normalize the raw inputs to eight values in [0, 1]."""
-    words = _nonneg(raw.word_count)
-    density = words / DENSITY_SATURATION_WORDS
-    if words < SHORT_BODY_WORDS:
-        # Halved rather than rescaled onto [0, 0.5): that scale would rank a
-        # nine-word body above a ten-word one, and the signal must grow with length.
-        density /= 2
+    importance = DEFAULT_IMPORTANCE if raw.importance is None else raw.importance
     max_rank = _nonneg(raw.max_graph_rank)
     return Signals(
         recency=recency_signal(raw.memory_type, raw.age_days),
@@ -301,7 +307,7 @@ def compute_signals(raw: RetentionInput) -> Signals:
         pagerank=_unit(_nonneg(raw.graph_rank) / max_rank) if max_rank > 0.0 else 0.0,
         bridge_importance=_unit(_nonneg(raw.bridge_count) / BRIDGE_SATURATION),
         reinforcement=_unit(_nonneg(raw.reinforcement_count) / REINFORCEMENT_SATURATION),
-        content_density=_unit(density),
+        importance=_unit(importance / IMPORTANCE_SCALE),
         contested_status=1.0 - _unit(_nonneg(raw.contradiction_count) / CONTESTED_SATURATION),
     )
 

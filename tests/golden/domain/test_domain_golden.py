@@ -50,7 +50,18 @@ def test_measured_name_pairs(short: str, full: str, expected: float) -> None:
     assert similarity < REVIEW_THRESHOLD < AUTO_MERGE_THRESHOLD
 
 
-def test_a_hand_computed_retention_score() -> None:
+@pytest.mark.parametrize(
+    ("importance", "expected"),
+    [
+        # 0.05*0.5 + 0.15*0.5 + 0.2*0.8 + 0.2*1 + 0 + 0 + 0.1*(10/10) + 0.05*1
+        (10, 0.61),
+        # the same with no stated importance: the default 5 reads as 0.5
+        (None, 0.56),
+        # the same at the bottom of the ordinal: 0.1*(1/10)
+        (1, 0.52),
+    ],
+)
+def test_a_hand_computed_retention_score(importance: int | None, expected: float) -> None:
     scored = score_retention(
         RetentionInput(
             memory_type="semantic",
@@ -61,12 +72,11 @@ def test_a_hand_computed_retention_score() -> None:
             max_graph_rank=0.02,
             bridge_count=0,
             reinforcement_count=0,
-            word_count=100,
+            importance=importance,
             contradiction_count=0,
         )
     )
-    # 0.05*0.5 + 0.15*0.5 + 0.2*0.8 + 0.2*1 + 0 + 0 + 0.1*1 + 0.05*1
-    assert scored.score == 0.61
+    assert scored.score == expected
     assert scored.band == "compress"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +12,7 @@ from memhtml.contracts.vocabulary import MEMORY_TYPES, MemoryType
 from memhtml.domain.reprieve import ReprieveInput, reprieve_score
 from memhtml.domain.retention import (
     BANDS,
+    DEFAULT_IMPORTANCE,
     WEIGHT_PROFILES,
     RetentionInput,
     band_for,
@@ -31,7 +33,7 @@ inputs = st.builds(
     max_graph_rank=anything,
     bridge_count=anything,
     reinforcement_count=anything,
-    word_count=anything,
+    importance=st.none() | anything,
     contradiction_count=anything,
 )
 
@@ -60,11 +62,26 @@ def test_bands_partition_the_unit_interval(score: float) -> None:
 def test_older_never_scores_higher(memory_type: MemoryType, age: float, more: float) -> None:
     def at(age_days: float) -> float:
         return score_retention(
-            RetentionInput(memory_type, age_days, 1.0, 0.5, 0.1, 0.2, 1.0, 1.0, 40.0, 0.0)
+            RetentionInput(memory_type, age_days, 1.0, 0.5, 0.1, 0.2, 1.0, 1.0, 7.0, 0.0)
         ).score
 
     younger, older = at(age), at(age + more)
     assert older <= younger
+
+
+@given(
+    st.sampled_from(MEMORY_TYPES),
+    st.none() | st.integers(1, 10),
+    st.floats(0, 10),
+)
+def test_more_importance_never_scores_lower(
+    memory_type: MemoryType, importance: int | None, extra: float
+) -> None:
+    base = RetentionInput(memory_type, 3.0, 1.0, 0.5, 0.1, 0.2, 1.0, 1.0, importance, 0.0)
+    stated = DEFAULT_IMPORTANCE if importance is None else importance
+    lower = score_retention(base).score
+    higher = score_retention(replace(base, importance=stated + extra)).score
+    assert lower <= higher
 
 
 @given(st.floats(1, 10), counts, st.floats(-1, 1), st.floats(0, 1e6), st.floats(0, 10))

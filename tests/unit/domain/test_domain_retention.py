@@ -11,6 +11,7 @@ from returns.result import Failure, Success
 from memhtml.contracts.vocabulary import MEMORY_TYPES, MemoryType
 from memhtml.domain.errors import InvalidProfile
 from memhtml.domain.retention import (
+    DEFAULT_IMPORTANCE,
     HALF_LIVES_DAYS,
     SIGNAL_NAMES,
     WEIGHT_PROFILES,
@@ -36,7 +37,7 @@ BASE = RetentionInput(
     max_graph_rank=0.0,
     bridge_count=0,
     reinforcement_count=0,
-    word_count=50,
+    importance=None,
     contradiction_count=0,
 )
 
@@ -85,7 +86,7 @@ def test_signal_saturation_points() -> None:
             max_graph_rank=4.0,
             bridge_count=5,
             reinforcement_count=7,
-            word_count=100,
+            importance=10,
             contradiction_count=3,
         )
     )
@@ -93,14 +94,37 @@ def test_signal_saturation_points() -> None:
     assert signals.pagerank == 0.5
     assert signals.bridge_importance == 1.0
     assert signals.reinforcement == 1.0
-    assert signals.content_density == 1.0
+    assert signals.importance == 1.0
     assert signals.contested_status == 0.0
 
 
-def test_content_density_penalizes_one_liners_and_stays_monotone() -> None:
-    densities = [compute_signals(replace(BASE, word_count=w)).content_density for w in range(120)]
-    assert densities == sorted(densities)
-    assert densities[9] < 0.5 * densities[10] + 1e-12
+@pytest.mark.parametrize("importance", range(1, 11))
+def test_importance_is_the_authored_ordinal_over_ten(importance: int) -> None:
+    assert compute_signals(replace(BASE, importance=importance)).importance == importance / 10
+
+
+def test_unstated_importance_takes_the_documented_default() -> None:
+    assert DEFAULT_IMPORTANCE == 5
+    assert compute_signals(BASE).importance == 0.5
+    assert compute_signals(BASE) == compute_signals(replace(BASE, importance=5))
+
+
+@pytest.mark.parametrize(
+    ("importance", "expected"),
+    [(0, 0.0), (-3, 0.0), (11, 1.0), (1e9, 1.0), (math.inf, 1.0), (-math.inf, 0.0)],
+)
+def test_importance_outside_the_ordinal_is_clamped(importance: float, expected: float) -> None:
+    assert compute_signals(replace(BASE, importance=importance)).importance == expected
+
+
+def test_importance_raises_the_score_and_stays_monotone() -> None:
+    scores = [score_retention(replace(BASE, importance=i)).score for i in range(1, 11)]
+    assert scores == sorted(scores)
+    assert scores[0] < scores[-1]
+
+
+def test_importance_weighs_a_tenth_in_every_profile() -> None:
+    assert all(profile.importance == 0.1 for profile in WEIGHT_PROFILES.values())
 
 
 def test_no_graph_means_no_pagerank_signal() -> None:
@@ -108,9 +132,12 @@ def test_no_graph_means_no_pagerank_signal() -> None:
 
 
 def test_nan_inputs_contribute_nothing() -> None:
-    signals = compute_signals(replace(BASE, confidence=math.nan, access_count=math.nan))
+    signals = compute_signals(
+        replace(BASE, confidence=math.nan, access_count=math.nan, importance=math.nan)
+    )
     assert signals.confidence == 0.0
     assert signals.access_frequency == 0.0
+    assert signals.importance == 0.0
 
 
 def test_bands_boundaries_belong_to_the_lower_band() -> None:
