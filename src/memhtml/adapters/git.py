@@ -26,6 +26,7 @@ from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.services import (
     FILE_MODE_BLOB,
     CommitInfo,
+    IndexUpdate,
     PathChange,
     Signature,
     TreeEntry,
@@ -210,7 +211,50 @@ class PygitService:
         """``GitFailure`` if there is no such branch or it is checked out."""
         return _guarded("delete_branch", lambda: self._delete_branch(name))
 
+    def set_config(self, key: str, value: str) -> IOResult[None, GitError]:
+        """Written to the repository's own config file, never the user's global one."""
+        return _guarded("set_config", lambda: self._set_config(key, value))
+
+    def update_index(self, updates: Sequence[IndexUpdate]) -> IOResult[tuple[str, ...], GitError]:
+        """Compare-and-set on the checkout's index, written once under git's index lock.
+
+        An entry that no longer holds ``expected`` is skipped, not overwritten: it is
+        something the user staged. The new entries carry no stat data, so git
+        re-hashes those files on its next status rather than trusting a stale stat.
+        """
+        return _guarded("update_index", lambda: self._update_index(updates))
+
     # -- internals -------------------------------------------------------------------
+
+    def _set_config(self, key: str, value: str) -> Result[None, GitError]:
+        self._repo.config[key] = value
+        return Success(None)
+
+    def _update_index(self, updates: Sequence[IndexUpdate]) -> Result[tuple[str, ...], GitError]:
+        if self._repo.is_bare or not updates:
+            return Success(())
+        index = self._repo.index
+        index.read()
+        done: list[str] = []
+        for update in updates:
+            checked = check_tree_path(update.path)
+            if not is_successful(checked):
+                return Failure(GitFailure("update_index", checked.failure().reason))
+            current = str(index[update.path].id) if update.path in index else None
+            if current != update.expected:
+                continue
+            if update.blob_id is None:
+                if current is not None:
+                    index.remove(update.path)
+            else:
+                index.add(
+                    pygit2.IndexEntry(update.path, pygit2.Oid(hex=update.blob_id),
+                                      FileMode(update.mode))
+                )
+            done.append(update.path)
+        if done:
+            index.write()
+        return Success(tuple(sorted(done)))
 
     def _lookup(self, rev: str) -> pygit2.Object | None:
         if _FULL_SHA.fullmatch(rev):
@@ -255,16 +299,32 @@ class PygitService:
 
     @staticmethod
     def _entries(commit: pygit2.Commit, paths: Sequence[str]) -> tuple[TreeEntry, ...]:
-        tree = commit.tree
-        found: list[TreeEntry] = []
+        # Each directory is resolved once: a by-path lookup would re-read and re-parse
+        # a large parent tree for every path asked about.
+        trees: dict[str, pygit2.Tree | None] = {"": commit.tree}
+
+        def tree_at(directory: str) -> pygit2.Tree | None:
+            if directory in trees:
+                return trees[directory]
+            parent_dir, _, name = directory.rpartition("/")
+            parent = tree_at(parent_dir)
+            found: pygit2.Tree | None = None
+            if parent is not None and name in parent:
+                obj = parent[name]
+                found = obj if isinstance(obj, pygit2.Tree) else None
+            trees[directory] = found
+            return found
+
+        entries: list[TreeEntry] = []
         for path in paths:
-            try:
-                obj = tree[path]
-            except (KeyError, ValueError):
+            directory, _, name = path.rpartition("/")
+            tree = tree_at(directory)
+            if tree is None or name not in tree:
                 continue
+            obj = tree[name]
             if isinstance(obj, pygit2.Blob):
-                found.append(TreeEntry(path, str(obj.id), obj.filemode))
-        return tuple(sorted(found, key=lambda entry: entry.path))
+                entries.append(TreeEntry(path, str(obj.id), obj.filemode))
+        return tuple(sorted(entries, key=lambda entry: entry.path))
 
     def _read_blobs(self, blob_ids: Sequence[str]) -> Result[Mapping[str, bytes], GitError]:
         read = self._repo.odb.read
@@ -292,15 +352,30 @@ class PygitService:
 
     @staticmethod
     def _tree_delta(before: pygit2.Tree, after: pygit2.Tree) -> tuple[str, ...]:
-        if before.id == after.id:
-            return ()
-        # No find_similar(): a rename stays a delete plus an add, so both paths show.
-        diff = before.diff_to_tree(after)
-        paths: set[str] = set()
-        for delta in diff.deltas:
-            paths.add(delta.old_file.path)
-            paths.add(delta.new_file.path)
-        return tuple(sorted(paths))
+        # A walk that skips every subtree whose id is unchanged: libgit2's tree diff
+        # measured 4x slower on a 5,000-file store because it visits equal subtrees.
+        # No rename detection: a rename is a delete plus an add, so both paths show.
+        paths: list[str] = []
+        stack: list[tuple[str, pygit2.Tree | None, pygit2.Tree | None]] = [("", before, after)]
+        while stack:
+            prefix, old, new = stack.pop()
+            if old is not None and new is not None and old.id == new.id:
+                continue
+            old_entries = {obj.name: obj for obj in old} if old is not None else {}
+            new_entries = {obj.name: obj for obj in new} if new is not None else {}
+            for name in old_entries.keys() | new_entries.keys():
+                was, now = old_entries.get(name), new_entries.get(name)
+                if (was is not None and now is not None and was.id == now.id
+                        and was.filemode == now.filemode):
+                    continue
+                path = f"{prefix}{name}"
+                was_tree = was if isinstance(was, pygit2.Tree) else None
+                now_tree = now if isinstance(now, pygit2.Tree) else None
+                if was_tree is not None or now_tree is not None:
+                    stack.append((f"{path}/", was_tree, now_tree))
+                if (was is not None and was_tree is None) or (now is not None and now_tree is None):
+                    paths.append(path)
+        return tuple(sorted(set(paths)))
 
     def _info(self, commit: pygit2.Commit) -> CommitInfo:
         author = commit.author

@@ -7,6 +7,7 @@ document is indexed and the claim is a sentence a person could read back.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -69,10 +70,19 @@ def split_claim(text: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+SHARDS = 100
+
+
 def memory_path(doc: BeirDoc) -> str:
-    """A stable tree path for a document: its id keeps it unique."""
+    """A stable tree path for a document: its id keeps it unique.
+
+    Files are spread over ``SHARDS`` directories by a digest of the id, the way a real
+    store spreads memories over topic directories. One directory of 5,000 files
+    would make every commit's tree diff walk all 5,000 entries.
+    """
     slug = _SLUG.sub("-", doc.title.lower()).strip("-")[:48].strip("-") or "doc"
-    return f"resources/beir/{doc.doc_id}-{slug}.html"
+    shard = int(hashlib.sha1(doc.doc_id.encode(), usedforsecurity=False).hexdigest(), 16) % SHARDS
+    return f"resources/beir/{shard:02d}/{doc.doc_id}-{slug}.html"
 
 
 def render_doc(doc: BeirDoc) -> str:

@@ -80,10 +80,11 @@ def _close_implied(root: HtmlElement) -> None:
     hand-written list would merge, and the written-back markup would nest in a way
     no browser shows.
     """
+    tags = ("dd", "dt", "li", *_CLOSES_P)
     moved = True
     while moved:
         moved = False
-        for el in list(root.iter()):
+        for el in list(root.iter(*tags)):
             tag = tag_of(el)
             parent = el.getparent()
             if parent is None:

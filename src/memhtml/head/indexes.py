@@ -118,7 +118,7 @@ def remove_record(indexes: Indexes, path: str) -> Indexes:
         if by_hash.get(record.content_hash) == path:
             by_hash = by_hash.delete(record.content_hash)
         by_frame = _discard(by_frame, record.frame_key, path)
-        lexical = remove_from_lexical(lexical, path)
+        lexical = remove_from_lexical(lexical, record)
     inbound = indexes.inbound
     for href in {link.href for link in record.links}:
         inbound = _discard(inbound, href, path)
@@ -132,7 +132,15 @@ def build_indexes(records: Iterable[MemoryRecord]) -> Indexes:
     """``insert_record`` folded over ``records`` in order, built through plain dicts
     and converted once. Equal (``==``) to the fold, and several times faster."""
     by_path: dict[str, MemoryRecord] = {}
-    for record in records:
+    ordered = list(records)
+    for record in ordered:
+        if record.path in by_path:
+            # A repeated path is a replacement mid-fold, whose content-hash rules the
+            # bulk form does not reproduce; fold it one record at a time instead.
+            indexes = EMPTY_INDEXES
+            for item in ordered:
+                indexes = insert_record(indexes, item)
+            return indexes
         by_path[record.path] = record
     by_hash: dict[str, str] = {}
     by_frame: dict[str, dict[str, bool]] = {}

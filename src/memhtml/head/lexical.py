@@ -84,11 +84,9 @@ class Segment:
     doc_index: Mapping[str, int]
     lengths: npt.NDArray[np.float64]
     vocab: Mapping[str, tuple[int, int]]
-    """token -> (start, end) into ``doc_ids``/``tfs``."""
+    """token -> (start, end) into ``doc_ids``/``tfs``; postings ascend by doc id."""
     doc_ids: npt.NDArray[np.int32]
     tfs: npt.NDArray[np.float64]
-    counts: tuple[TermCounts, ...]
-    """Each document's counts, kept so a removal can adjust frequencies exactly."""
     total_length: int
 
     def df(self, token: str) -> int:
@@ -96,37 +94,51 @@ class Segment:
         return 0 if span is None else span[1] - span[0]
 
 
-def build_segment(docs: Iterable[tuple[str, TermCounts]]) -> Segment:
-    """Compress documents into a segment. Doc ids follow path order."""
-    ordered = sorted(docs, key=lambda item: item[0])
-    paths = tuple(path for path, _ in ordered)
-    per_token: dict[str, tuple[list[int], list[int]]] = {}
-    for doc_id, (_, tc) in enumerate(ordered):
-        for token, tf in tc.counts.items():
-            entry = per_token.get(token)
-            if entry is None:
-                per_token[token] = ([doc_id], [tf])
-            else:
-                entry[0].append(doc_id)
-                entry[1].append(tf)
-    vocab: dict[str, tuple[int, int]] = {}
+def _segment_from_tokens(paths: tuple[str, ...], token_lists: list[list[str]]) -> Segment:
+    """Postings from each document's (stop-word-free) token list, counted with numpy.
+
+    Every (document, token) occurrence becomes one integer key; one ``np.unique``
+    counts term frequencies and one stable sort groups them by token, which is
+    several times faster than growing a Python list per token.
+    """
+    vocab_ids: dict[str, int] = {}
     ids: list[int] = []
-    tfs: list[int] = []
-    for token in sorted(per_token):
-        doc_list, tf_list = per_token[token]
-        vocab[token] = (len(ids), len(ids) + len(doc_list))
-        ids.extend(doc_list)
-        tfs.extend(tf_list)
+    for tokens in token_lists:
+        ids.extend([vocab_ids.setdefault(t, len(vocab_ids)) for t in tokens])
+    lengths = np.array([len(tokens) for tokens in token_lists], dtype=np.int64)
+    words = len(vocab_ids)
+    if not ids:
+        return Segment(paths, {p: i for i, p in enumerate(paths)},
+                       lengths.astype(np.float64), {}, np.zeros(0, np.int32),
+                       np.zeros(0, np.float64), 0)
+    # Renumber tokens in sorted order so a token's postings sit at a fixed, sorted slot.
+    ordered = sorted(vocab_ids)
+    rank = np.empty(words, dtype=np.int64)
+    rank[[vocab_ids[t] for t in ordered]] = np.arange(words)
+    token_of = rank[np.array(ids, dtype=np.int64)]
+    doc_of = np.repeat(np.arange(len(paths), dtype=np.int64), lengths)
+    keys, counts = np.unique(token_of * len(paths) + doc_of, return_counts=True)
+    tokens_sorted = keys // len(paths)
+    starts = np.searchsorted(tokens_sorted, np.arange(words + 1))
+    vocab = {t: (int(starts[i]), int(starts[i + 1])) for i, t in enumerate(ordered)}
     return Segment(
         paths=paths,
-        doc_index={path: i for i, path in enumerate(paths)},
-        lengths=np.array([tc.length for _, tc in ordered], dtype=np.float64),
+        doc_index={p: i for i, p in enumerate(paths)},
+        lengths=lengths.astype(np.float64),
         vocab=vocab,
-        doc_ids=np.array(ids, dtype=np.int32),
-        tfs=np.array(tfs, dtype=np.float64),
-        counts=tuple(tc for _, tc in ordered),
-        total_length=sum(tc.length for _, tc in ordered),
+        doc_ids=(keys % len(paths)).astype(np.int32),
+        tfs=counts.astype(np.float64),
+        total_length=int(lengths.sum()),
     )
+
+
+def build_segment(docs: Iterable[tuple[str, TermCounts]]) -> Segment:
+    """Compress documents given as term counts. Doc ids follow path order."""
+    ordered = sorted(docs, key=lambda item: item[0])
+    token_lists = [
+        [token for token, tf in tc.counts.items() for _ in range(tf)] for _, tc in ordered
+    ]
+    return _segment_from_tokens(tuple(path for path, _ in ordered), token_lists)
 
 
 EMPTY_SEGMENT = build_segment(())
@@ -137,12 +149,17 @@ class LexicalIndex:
     """Active records only: a shared base segment, plus this version's delta."""
 
     base: Segment
-    removed: Map[str, bool] = field(default_factory=Map)
-    """Base paths no longer live (edited or gone)."""
+    removed: Map[str, TermCounts] = field(default_factory=Map)
+    """Base paths no longer live (edited or gone), with the counts they had."""
     added: Map[str, TermCounts] = field(default_factory=Map)
     """Live documents outside the base, by path."""
     documents: int = 0
     total_length: int = 0
+    memo: dict[str, npt.NDArray[np.float64]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Derived arrays computed on first use (the BM25 length-normalized term weight of
+    every base posting). A value of this index never changes, so neither do they."""
 
     @property
     def average_length(self) -> float:
@@ -155,6 +172,19 @@ class LexicalIndex:
     def is_live_in_base(self, path: str) -> bool:
         return path in self.base.doc_index and path not in self.removed
 
+    def base_saturation(self, norm_a: float, norm_b: float) -> npt.NDArray[np.float64]:
+        """``tf / (tf + norm_a + norm_b * length)`` for every base posting, computed once
+        per index. Searches then cost one gather per query token instead of four."""
+        key = f"saturation:{norm_a!r}:{norm_b!r}"
+        cached = self.memo.get(key)
+        if cached is None:
+            base = self.base
+            cached = base.tfs / (base.tfs + norm_a + norm_b * base.lengths[base.doc_ids])
+            cached.setflags(write=False)
+            self.memo.clear()
+            self.memo[key] = cached
+        return cached
+
     def length_of(self, path: str) -> int | None:
         tc = self.added.get(path)
         if tc is not None:
@@ -166,8 +196,8 @@ class LexicalIndex:
     def df(self, token: str) -> int:
         """Live documents containing ``token``."""
         count = self.base.df(token)
-        for path in self.removed:
-            if token in self.base.counts[self.base.doc_index[path]].counts:
+        for tc in self.removed.values():
+            if token in tc.counts:
                 count -= 1
         for tc in self.added.values():
             if token in tc.counts:
@@ -179,13 +209,16 @@ class LexicalIndex:
         representation-free contents two indexes are compared by."""
         postings: dict[str, dict[str, int]] = {}
         lengths: dict[str, int] = {}
-        for doc_id, path in enumerate(self.base.paths):
-            if path in self.removed:
-                continue
-            tc = self.base.counts[doc_id]
-            lengths[path] = tc.length
-            for token, tf in tc.counts.items():
-                postings.setdefault(token, {})[path] = tf
+        base = self.base
+        for doc_id, path in enumerate(base.paths):
+            if path not in self.removed:
+                lengths[path] = int(base.lengths[doc_id])
+        for token, (start, end) in base.vocab.items():
+            for doc_id, tf in zip(base.doc_ids[start:end].tolist(), base.tfs[start:end].tolist(),
+                                  strict=True):
+                path = base.paths[doc_id]
+                if path not in self.removed:
+                    postings.setdefault(token, {})[path] = int(tf)
         for path, tc in self.added.items():
             lengths[path] = tc.length
             for token, tf in tc.counts.items():
@@ -205,7 +238,10 @@ EMPTY_LEXICAL = LexicalIndex(EMPTY_SEGMENT)
 
 def build_lexical(records: Iterable[MemoryRecord]) -> LexicalIndex:
     """A fresh index whose base holds every given (active) record."""
-    segment = build_segment((r.path, term_counts(r)) for r in records)
+    ordered = sorted(records, key=lambda r: r.path)
+    segment = _segment_from_tokens(
+        tuple(r.path for r in ordered), [tokenize(document_text(r)) for r in ordered]
+    )
     return LexicalIndex(segment, Map(), Map(), len(segment.paths), segment.total_length)
 
 
@@ -223,8 +259,9 @@ def add_to_lexical(index: LexicalIndex, record: MemoryRecord) -> LexicalIndex:
     )
 
 
-def remove_from_lexical(index: LexicalIndex, path: str) -> LexicalIndex:
+def remove_from_lexical(index: LexicalIndex, record: MemoryRecord) -> LexicalIndex:
     """Drop one live document; a path that is not live is a no-op."""
+    path = record.path
     tc = index.added.get(path)
     if tc is not None:
         return LexicalIndex(
@@ -240,7 +277,7 @@ def remove_from_lexical(index: LexicalIndex, path: str) -> LexicalIndex:
     return _maybe_compact(
         LexicalIndex(
             index.base,
-            index.removed.set(path, True),
+            index.removed.set(path, term_counts(record)),
             index.added,
             index.documents - 1,
             index.total_length - length,
@@ -252,12 +289,12 @@ def _maybe_compact(index: LexicalIndex) -> LexicalIndex:
     limit = max(COMPACT_MINIMUM, int(len(index.base.paths) * COMPACT_FRACTION))
     if index.delta_size <= limit:
         return index
-    base = index.base
-    live = [
-        (path, base.counts[doc_id])
-        for doc_id, path in enumerate(base.paths)
-        if path not in index.removed
-    ]
-    live.extend(index.added.items())
-    segment = build_segment(live)
+    postings, lengths, _ = index.materialize()
+    per_doc: dict[str, dict[str, int]] = {path: {} for path in lengths}
+    for token, bucket in postings.items():
+        for path, tf in bucket.items():
+            per_doc[path][token] = tf
+    segment = build_segment(
+        (path, TermCounts(counts, lengths[path])) for path, counts in per_doc.items()
+    )
     return LexicalIndex(segment, Map(), Map(), len(segment.paths), segment.total_length)

@@ -32,8 +32,12 @@ def is_entity(value: str) -> bool:
     return ENTITY.fullmatch(value) is not None and "\n" not in value
 
 
+_OP_NAMES = {Put: "put", Archive: "archive", LinkOp: "link", UnlinkOp: "unlink", Label: "label",
+             Unlabel: "unlabel", Move: "move"}
+
+
 def _refuse(op: OverlayOp, reason: str) -> Failure[OverlayRefused]:
-    return Failure(OverlayRefused(type(op).__name__.lower(), op.path, reason))
+    return Failure(OverlayRefused(_OP_NAMES[type(op)], op.path, reason))
 
 
 def _held(indexes: Indexes, op: OverlayOp) -> Result[MemoryRecord, OverlayError]:

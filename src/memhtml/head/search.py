@@ -91,24 +91,29 @@ def arm_ranks(scored: list[tuple[str, float]], cap: int) -> list[tuple[str, int]
     return out
 
 
-def bm25_scores(indexes: Indexes, query: str) -> dict[str, float]:
-    """BM25 (k1 1.2, b 0.75, Robertson-Sparck Jones idf with +1) over active records.
+def _bm25_parts(
+    indexes: Indexes, query: str
+) -> tuple[npt.NDArray[np.float64], dict[str, float]]:
+    """BM25 scores split by where a document lives: a dense array over the base
+    segment's doc ids (0 for no match or a removed document) and a dict for the delta.
 
-    Each distinct query token counts once, so repeating a word does not weigh it.
-    Base-segment documents are scored with numpy and delta documents in Python with
-    the same operations in the same order, so a document scores the same float
-    whichever side of the segment boundary it sits on.
+    Base documents are scored with numpy and delta documents in Python with the same
+    operations in the same order, so a document scores the same float whichever side
+    of the segment boundary it sits on.
     """
     lexical = indexes.lexical
+    base = lexical.base
+    base_scores = np.zeros(len(base.paths), dtype=np.float64)
+    delta_scores: dict[str, float] = {}
     n = lexical.documents
     if n == 0:
-        return {}
-    base = lexical.base
+        return base_scores, delta_scores
     average = lexical.average_length or 1.0
     norm_a = BM25_K1 * (1.0 - BM25_B)
     norm_b = BM25_K1 * BM25_B / average
-    base_scores = np.zeros(len(base.paths), dtype=np.float64)
-    delta_scores: dict[str, float] = {}
+    saturation = lexical.base_saturation(norm_a, norm_b)
+    # Both sides compute weight * (tf / (tf + norm_a + norm_b * length)) with the same
+    # operations in the same order, so the float is identical wherever a document sits.
     for token in sorted(set(tokenize(query))):
         df = lexical.df(token)
         if df <= 0:
@@ -117,21 +122,49 @@ def bm25_scores(indexes: Indexes, query: str) -> dict[str, float]:
         weight = idf * (BM25_K1 + 1.0)
         span = base.vocab.get(token)
         if span is not None:
-            ids = base.doc_ids[span[0] : span[1]]
-            tfs = base.tfs[span[0] : span[1]]
-            base_scores[ids] += weight * tfs / (tfs + norm_a + norm_b * base.lengths[ids])
+            base_scores[base.doc_ids[span[0] : span[1]]] += weight * saturation[span[0] : span[1]]
         for path, tc in lexical.added.items():
             tf = tc.counts.get(token)
             if tf:
-                denominator = tf + norm_a + norm_b * tc.length
-                delta_scores[path] = delta_scores.get(path, 0.0) + weight * tf / denominator
+                term = weight * (tf / (tf + norm_a + norm_b * tc.length))
+                delta_scores[path] = delta_scores.get(path, 0.0) + term
     for path in lexical.removed:
         base_scores[base.doc_index[path]] = 0.0
+    return base_scores, delta_scores
+
+
+def bm25_scores(indexes: Indexes, query: str) -> dict[str, float]:
+    """BM25 (k1 1.2, b 0.75, Robertson-Sparck Jones idf with +1) of every active record
+    sharing a token with the query. Each distinct query token counts once."""
+    base_scores, delta_scores = _bm25_parts(indexes, query)
+    paths = indexes.lexical.base.paths
     hits = np.flatnonzero(base_scores)
-    scores = dict(zip((base.paths[i] for i in hits.tolist()), base_scores[hits].tolist(),
-                      strict=True))
+    scores = dict(zip((paths[i] for i in hits.tolist()), base_scores[hits].tolist(), strict=True))
     scores.update(delta_scores)
     return scores
+
+
+def _lexical_candidates(
+    indexes: Indexes, query: str, admit: Callable[[MemoryRecord], bool] | None, cap: int
+) -> list[tuple[str, float]]:
+    """Scored candidates guaranteed to contain the arm's top ``cap`` (ties included).
+
+    Without a scope the base segment's best are picked in numpy, so a query that
+    matches thousands of records converts only a few dozen to Python objects.
+    """
+    base_scores, delta_scores = _bm25_parts(indexes, query)
+    paths = indexes.lexical.base.paths
+    hits = np.flatnonzero(base_scores)
+    if admit is None and len(hits) > cap:
+        values = base_scores[hits]
+        kth = np.partition(values, len(values) - cap)[len(values) - cap]
+        hits = hits[values >= kth]
+    scored = list(zip((paths[i] for i in hits.tolist()), base_scores[hits].tolist(), strict=True))
+    scored.extend(delta_scores.items())
+    if admit is not None:
+        records = indexes.records
+        scored = [(path, score) for path, score in scored if admit(records[path])]
+    return scored
 
 
 def _vector_scored(
@@ -168,12 +201,7 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
     indexes = indexes_of(view)
     records = indexes.records
     admit = search.admit
-    lexical = bm25_scores(indexes, search.query)
-    lexical_scored = [
-        (path, score)
-        for path, score in lexical.items()
-        if admit is None or admit(records[path])
-    ]
+    lexical_scored = _lexical_candidates(indexes, search.query, admit, LEXICAL_ARM_LIMIT)
     arms: list[tuple[SearchArm, float, list[tuple[str, int]]]] = [
         ("lexical", LEXICAL_WEIGHT, arm_ranks(lexical_scored, LEXICAL_ARM_LIMIT))
     ]

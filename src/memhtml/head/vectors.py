@@ -27,13 +27,21 @@ cut, and the cut keeps the opening, where the format puts the claim."""
 
 def vector_text_of(record: MemoryRecord) -> str:
     """The text a record embeds: its article text (which opens with the claim),
-    trimmed and cut at VECTOR_TEXT_MAX_CHARS characters.
+    trimmed and cut at VECTOR_TEXT_MAX_CHARS UTF-16 code units.
 
     The title is left out on purpose: it lives in the head, outside what the content
     hash covers, so a vector that read it could go stale under a key that never
     changes. BM25 still reads the title.
     """
-    return record.body_text.strip()[:VECTOR_TEXT_MAX_CHARS]
+    text = record.body_text.strip()
+    if len(text) <= VECTOR_TEXT_MAX_CHARS // 2:
+        return text
+    # The limit counts UTF-16 code units, as the chunk ceiling it mirrors does; a cut
+    # that would split a surrogate pair drops the whole character instead.
+    units = text.encode("utf-16-le")[: 2 * VECTOR_TEXT_MAX_CHARS]
+    if len(units) >= 2 and 0xD800 <= int.from_bytes(units[-2:], "little") <= 0xDBFF:
+        units = units[:-2]
+    return units.decode("utf-16-le")
 
 
 @dataclass(frozen=True, slots=True)

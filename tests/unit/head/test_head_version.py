@@ -1,0 +1,125 @@
+"""load_head, advance_head and version_from_records over a real repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from returns.io import IOFailure
+from tests.property.head_support import AT, AUTHOR, commit, memory, new_repo, record_at, run
+
+from memhtml.adapters.git import PygitService
+from memhtml.contracts.services import PathChange
+from memhtml.head import (
+    HeadVersion,
+    advance_head,
+    empty_indexes,
+    insert_record,
+    is_candidate_path,
+    load_head,
+    record_from,
+    version_from_records,
+)
+from memhtml.head.indexes import build_indexes
+
+INVALID = "<!doctype html><html><head><title>x</title></head><body></body></html>"
+LATIN1 = "<p>caf\xe9</p>".encode("latin-1")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("a.html", True),
+        ("areas/deep/a.html", True),
+        ("archive/2026/a.html", True),
+        ("areas/.memhtml/a.html", True),
+        ("areas/myindex.html", True),
+        ("index.html", False),
+        ("areas/index.html", False),
+        (".memhtml/state.html", False),
+        (".memhtml/deep/x.html", False),
+        ("sitemap.xml", False),
+        (".gitattributes", False),
+        ("areas/a.htm", False),
+        ("areas/a.html.bak", False),
+    ],
+)
+def test_is_candidate_path(path: str, expected: bool) -> None:
+    assert is_candidate_path(path) is expected
+
+
+def _loaded(tmp_path: Path) -> tuple[PygitService, str, HeadVersion]:
+    git = new_repo(tmp_path)
+    sha = commit(git, None, {
+        "areas/a.html": memory("Alpha", "An alpha claim."),
+        "areas/b.html": memory("Beta", "A beta claim."),
+        "archive/2026/c.html": memory("Gamma", "A gamma claim."),
+        "areas/bad.html": INVALID,
+        "areas/index.html": "<p>generated</p>",
+        ".memhtml/x.html": "<p>state</p>",
+        "sitemap.xml": "<urlset/>",
+        ".gitattributes": "index.html merge=ours\n",
+    })
+    sha = run(git.commit("refs/heads/main", sha, [PathChange("areas/latin1.html", LATIN1)],
+                         "latin-1", AUTHOR, AT))
+    return git, sha, run(load_head(git, sha))
+
+
+def test_load_head_records_and_skips(tmp_path: Path) -> None:
+    _, sha, version = _loaded(tmp_path)
+    assert version.sha == sha
+    assert version.parent is None
+    assert list(version.paths()) == ["archive/2026/c.html", "areas/a.html", "areas/b.html"]
+    skipped = {s.path: s.reason for s in version.skipped_files}
+    assert set(skipped) == {"areas/bad.html", "areas/latin1.html"}
+    assert version.skipped == 2
+    assert skipped["areas/bad.html"] == record_from(INVALID, "areas/bad.html").failure().reason
+    assert skipped["areas/latin1.html"].startswith("not UTF-8")
+    archived_record = version.get("archive/2026/c.html")
+    assert archived_record is not None
+    assert archived_record.archived
+
+
+def test_advance_to_the_same_sha_returns_the_parent(tmp_path: Path) -> None:
+    git, sha, version = _loaded(tmp_path)
+    assert run(advance_head(git, version, sha)) is version
+
+
+def test_advance_from_a_version_with_no_commit_fails(tmp_path: Path) -> None:
+    git, sha, version = _loaded(tmp_path)
+    detached = HeadVersion(version.indexes, None)
+    assert isinstance(advance_head(git, detached, sha), IOFailure)
+
+
+def test_advance_shares_untouched_records_and_tracks_skips(tmp_path: Path) -> None:
+    git, sha, version = _loaded(tmp_path)
+    fixed = memory("Fixed", "A fixed claim.")
+    sha2 = commit(git, sha, {"areas/bad.html": fixed, "areas/b.html": INVALID})
+    advanced = run(advance_head(git, version, sha2))
+    assert advanced.parent is version
+    assert advanced.get("areas/a.html") is version.get("areas/a.html")
+    assert advanced.get("areas/b.html") is None
+    assert {s.path for s in advanced.skipped_files} == {"areas/b.html", "areas/latin1.html"}
+    loaded = run(load_head(git, sha2))
+    assert advanced.indexes == loaded.indexes
+    assert advanced.skipped_files == loaded.skipped_files
+
+
+def test_version_from_records_equals_the_load(tmp_path: Path) -> None:
+    _, sha, version = _loaded(tmp_path)
+    snapshot = version_from_records(version.records(), sha)
+    assert snapshot.indexes == version.indexes
+    assert snapshot.skipped == 0
+    assert snapshot.parent is None
+    assert snapshot.sha == sha
+
+
+def test_version_from_records_equals_the_fold_with_a_repeated_path() -> None:
+    twin = memory("Twin", "The twin claim.")
+    records = [record_at("areas/a.html", twin), record_at("areas/b.html", twin),
+               record_at("areas/a.html", memory("New", "A different claim."))]
+    folded = empty_indexes()
+    for record in records:
+        folded = insert_record(folded, record)
+    assert version_from_records(records, "sha").indexes == folded
+    assert build_indexes(records) == folded
