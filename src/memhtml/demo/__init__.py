@@ -1,0 +1,1 @@
+"""The shipped example memories the demo loads into a fresh store."""
