@@ -78,8 +78,7 @@ def arm_ranks(scored: list[tuple[str, float]], cap: int) -> list[tuple[str, int]
     """Best ``cap`` of ``(path, score)`` with shared ranks: equal scores take the best
     rank of their run (1, 1, 3), so records an arm cannot tell apart get the same
     fused share. Ordered by score descending, then path."""
-    scored.sort(key=lambda item: item[0])
-    scored.sort(key=lambda item: item[1], reverse=True)
+    scored.sort(key=lambda item: (-item[1], item[0]))
     out: list[tuple[str, int]] = []
     previous: float | None = None
     rank = 0
@@ -103,31 +102,42 @@ def _bm25_parts(
     """
     lexical = indexes.lexical
     base = lexical.base
-    base_scores = np.zeros(len(base.paths), dtype=np.float64)
     delta_scores: dict[str, float] = {}
     n = lexical.documents
     if n == 0:
-        return base_scores, delta_scores
+        return np.zeros(len(base.paths), dtype=np.float64), delta_scores
     average = lexical.average_length or 1.0
     norm_a = BM25_K1 * (1.0 - BM25_B)
     norm_b = BM25_K1 * BM25_B / average
     saturation = lexical.base_saturation(norm_a, norm_b)
-    # Both sides compute weight * (tf / (tf + norm_a + norm_b * length)) with the same
-    # operations in the same order, so the float is identical wherever a document sits.
+    has_delta = bool(lexical.removed) or bool(lexical.added)
+    id_slices: list[npt.NDArray[np.int32]] = []
+    term_slices: list[npt.NDArray[np.float64]] = []
+    # Both sides compute weight * (tf / (tf + norm_a + norm_b * length)), and both add
+    # a document's terms in sorted-token order (bincount accumulates in input order),
+    # so the float is identical wherever the document sits.
     for token in sorted(set(tokenize(query))):
-        df = lexical.df(token)
+        df = lexical.df(token) if has_delta else base.df(token)
         if df <= 0:
             continue
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         weight = idf * (BM25_K1 + 1.0)
         span = base.vocab.get(token)
         if span is not None:
-            base_scores[base.doc_ids[span[0] : span[1]]] += weight * saturation[span[0] : span[1]]
+            id_slices.append(base.doc_ids[span[0] : span[1]])
+            term_slices.append(weight * saturation[span[0] : span[1]])
         for path, tc in lexical.added.items():
             tf = tc.counts.get(token)
             if tf:
                 term = weight * (tf / (tf + norm_a + norm_b * tc.length))
                 delta_scores[path] = delta_scores.get(path, 0.0) + term
+    if id_slices:
+        base_scores = np.bincount(
+            np.concatenate(id_slices), weights=np.concatenate(term_slices),
+            minlength=len(base.paths),
+        ).astype(np.float64, copy=False)
+    else:
+        base_scores = np.zeros(len(base.paths), dtype=np.float64)
     for path in lexical.removed:
         base_scores[base.doc_index[path]] = 0.0
     return base_scores, delta_scores
@@ -220,16 +230,23 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
         key = records[path].recency_key
         return now if now is not None and key > now else key
 
-    order = sorted(fused)
-    order.sort(key=recency, reverse=True)
-    order.sort(key=fused.__getitem__, reverse=True)
-    score_counts: dict[float, int] = {}
-    for score in fused.values():
-        score_counts[score] = score_counts.get(score, 0) + 1
+    order = sorted(fused, key=lambda path: (-fused[path], path))
+    limit = max(search.limit, 0)
     hits: list[SearchHit] = []
-    for path in order[: max(search.limit, 0)]:
-        arms_of: list[SearchArm] = list(seen_by[path])
-        if score_counts[fused[path]] > 1:
-            arms_of.append("recency")
-        hits.append(SearchHit(path, fused[path], records[path].claim, tuple(arms_of)))
+    start = 0
+    # Recency is read only inside a run of exactly equal fused scores: it breaks ties
+    # and nothing else, so most queries never look at a timestamp.
+    while start < len(order) and len(hits) < limit:
+        score = fused[order[start]]
+        end = start + 1
+        while end < len(order) and fused[order[end]] == score:
+            end += 1
+        run = order[start:end]
+        tied = len(run) > 1
+        if tied:
+            run.sort(key=recency, reverse=True)  # stable: path order stays within a time
+        for path in run[: limit - len(hits)]:
+            arms_of = tuple(seen_by[path]) + (("recency",) if tied else ())
+            hits.append(SearchHit(path, score, records[path].claim, arms_of))
+        start = end
     return hits
