@@ -46,6 +46,20 @@ class PathChange:
 
 
 @dataclass(frozen=True, slots=True)
+class IndexUpdate:
+    """One compare-and-set on a checkout's index entry.
+
+    The entry is set to ``blob_id`` (``None`` removes it) only while it still holds
+    ``expected`` (``None``: no entry), so a change the user staged is never replaced.
+    """
+
+    path: str
+    expected: str | None
+    blob_id: str | None
+    mode: int = FILE_MODE_BLOB
+
+
+@dataclass(frozen=True, slots=True)
 class Signature:
     """Who a commit is attributed to."""
 
@@ -112,6 +126,17 @@ class GitService(Protocol):
         ...
 
     def create_branch(self, name: str, at: str) -> IOResult[None, GitError]: ...
+
+    def set_config(self, key: str, value: str) -> IOResult[None, GitError]:
+        """Set a key in the repository's own config (``.git/config``), e.g. the merge
+        driver a ``.gitattributes`` line names, which git does not carry in the tree."""
+        ...
+
+    def update_index(self, updates: Sequence[IndexUpdate]) -> IOResult[tuple[str, ...], GitError]:
+        """Compare-and-set entries of a checkout's index after a commit moved its branch,
+        so the index does not read as a staged revert of that commit. Returns the paths
+        updated; a bare repository has no index and updates nothing."""
+        ...
 
     def delete_branch(self, name: str) -> IOResult[None, GitError]: ...
 

@@ -1,0 +1,105 @@
+"""The store: a git repository of memory files, behind write and read doors.
+
+Every write door is one reviewable commit, landed by compare-and-swap on the
+branch and re-derived when another writer got there first; every read door reads
+one parsed version of a commit. The store reaches git, the clock and the file
+system only through what ``StoreDeps`` hands it.
+"""
+
+from memhtml.store.deps import StoreDeps
+from memhtml.store.doors import (
+    archive,
+    batch,
+    correct,
+    label,
+    link,
+    move,
+    task_add,
+    task_list,
+    task_status,
+    unlabel,
+    unlink,
+    write,
+)
+from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.inputs import (
+    BArchive,
+    BatchOp,
+    BCorrect,
+    BLabel,
+    BLink,
+    BMove,
+    BTaskStatus,
+    BUnlabel,
+    BUnlink,
+    BWrite,
+    WriteInput,
+)
+from memhtml.store.landing import Landed
+from memhtml.store.layout import LAYOUT_DIRS, archive_path, init_store, slug_of, unique_path
+from memhtml.store.reads import (
+    Finding,
+    InboundLink,
+    OutboundLink,
+    Related,
+    StoreStatus,
+    doctor,
+    log,
+    read,
+    related,
+    search,
+    stale_generated,
+    status,
+)
+from memhtml.store.session import Store
+from memhtml.store.tasks import TaskRow
+
+__all__ = [
+    "LAYOUT_DIRS",
+    "BArchive",
+    "BCorrect",
+    "BLabel",
+    "BLink",
+    "BMove",
+    "BTaskStatus",
+    "BUnlabel",
+    "BUnlink",
+    "BWrite",
+    "BatchOp",
+    "Finding",
+    "InboundLink",
+    "Landed",
+    "OutboundLink",
+    "Refused",
+    "Related",
+    "Store",
+    "StoreDeps",
+    "StoreError",
+    "StoreStatus",
+    "TaskRow",
+    "WriteInput",
+    "archive",
+    "archive_path",
+    "batch",
+    "correct",
+    "describe",
+    "doctor",
+    "init_store",
+    "label",
+    "link",
+    "log",
+    "move",
+    "read",
+    "related",
+    "search",
+    "slug_of",
+    "stale_generated",
+    "status",
+    "task_add",
+    "task_list",
+    "task_status",
+    "unique_path",
+    "unlabel",
+    "unlink",
+    "write",
+]

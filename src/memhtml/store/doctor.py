@@ -1,0 +1,140 @@
+"""``doctor``: everything in the tree a reader or a curation pass would trip on.
+
+The head skips a file it cannot parse and carries on; doctor is where those files,
+and the subtler faults of files that do parse, are named one finding each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from returns.io import IOResult, IOSuccess
+
+from memhtml.contracts.paths import to_tree_path
+from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.services import GitService, TreeEntry
+from memhtml.format import check_memory
+from memhtml.head import HeadVersion
+from memhtml.head.record import is_archived_path
+from memhtml.store.errors import StoreError
+from memhtml.store.publish import is_generated_path, stale_artifacts
+from memhtml.store.session import Store
+
+FindingKind = Literal[
+    "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    path: str
+    kind: FindingKind
+    message: str
+
+
+def stale_generated(git: GitService, version: HeadVersion
+                    ) -> IOResult[list[str], StoreError]:
+    """Generated pages (index.html, sitemap.xml) that no longer match the records.
+
+    Checked only once the store has been published (some generated file is in the
+    tree): on a store that never published, every page would read as missing, which
+    is not a fault.
+    """
+    if version.sha is None:
+        return IOSuccess([])
+
+    def compare(entries: tuple[TreeEntry, ...]) -> IOResult[list[str], StoreError]:
+        generated = {e.path: e.blob_id for e in entries if is_generated_path(e.path)}
+        if not generated:
+            return IOSuccess([])
+
+        def check(blobs: Mapping[str, bytes]) -> list[str]:
+            tree = {e.path: blobs.get(generated[e.path], b"") if e.path in generated else b""
+                    for e in entries}
+            return stale_artifacts(version, tree)
+
+        return git.read_blobs(sorted(set(generated.values()))).map(check)
+
+    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.list_tree(version.sha)
+    return listed.bind(compare)
+
+
+def record_findings(version: HeadVersion, record: MemoryRecord) -> list[Finding]:
+    """What is wrong with a file that parses."""
+    path = record.path
+    out = [Finding(path, "warning", w) for w in record.warnings]
+    stated = record.stated_content_hash
+    if stated is not None and stated != record.content_hash:
+        out.append(Finding(path, "stale-hash",
+                           f"memhtml-content-hash says {stated}, the article hashes to "
+                           f"{record.content_hash}"))
+    for link in record.links:
+        if version.get(to_tree_path(link.href)) is None:
+            out.append(Finding(path, "dangling", f"{link.rel} link to {link.href}: no memory "
+                                                 "there"))
+    if record.superseded_by is not None and version.get(to_tree_path(record.superseded_by)) \
+            is None:
+        out.append(Finding(path, "dangling",
+                           f"memhtml-superseded-by {record.superseded_by}: no memory there"))
+    archived_status = record.status == "archived"
+    if archived_status and not is_archived_path(path):
+        out.append(Finding(path, "status-path", "status archived but not under archive/"))
+    if not archived_status and is_archived_path(path):
+        out.append(Finding(path, "status-path", "under archive/ but status active"))
+    return out
+
+
+def _skipped_findings(entries: tuple[TreeEntry, ...], blobs: dict[str, bytes],
+                      version: HeadVersion) -> list[Finding]:
+    by_path = {e.path: e for e in entries}
+    out: list[Finding] = []
+    for skipped in version.skipped_files:
+        entry = by_path.get(skipped.path)
+        data = None if entry is None else blobs.get(entry.blob_id)
+        if entry is None or entry.is_symlink or data is None:
+            out.append(Finding(skipped.path, "not-a-memory", skipped.reason))
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append(Finding(skipped.path, "not-a-memory", skipped.reason))
+            continue
+        checked = check_memory(text)
+        if not checked.violations:
+            out.append(Finding(skipped.path, "not-a-memory", skipped.reason))
+        out += [Finding(skipped.path, "violation", v) for v in checked.violations]
+        out += [Finding(skipped.path, "warning", w) for w in checked.warnings]
+    return out
+
+
+def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
+    """Every finding at the tip, sorted by path, kind and message."""
+
+    def examine(version: HeadVersion) -> IOResult[list[Finding], StoreError]:
+        findings: list[Finding] = []
+        for record in version.records():
+            findings += record_findings(version, record)
+        git = store.deps.git
+
+        def finish(more: list[Finding]) -> list[Finding]:
+            return sorted(findings + more, key=lambda f: (f.path, f.kind, f.message))
+
+        def skipped_files() -> IOResult[list[Finding], StoreError]:
+            if not version.skipped_files or version.sha is None:
+                return IOSuccess([])
+            paths = [s.path for s in version.skipped_files]
+            return git.entries_at(version.sha, paths).bind(
+                lambda entries: git.read_blobs(
+                    sorted({e.blob_id for e in entries if not e.is_symlink})
+                ).map(lambda blobs: _skipped_findings(entries, dict(blobs), version)))
+
+        def artifacts(stale: list[str]) -> IOResult[list[Finding], StoreError]:
+            pages = [Finding(p, "artifact", "generated page is stale; run publish")
+                     for p in stale]
+            return skipped_files().map(lambda more: finish(pages + more))
+
+        return stale_generated(git, version).bind(artifacts)
+
+    return store.head().bind(examine)

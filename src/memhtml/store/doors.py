@@ -1,0 +1,267 @@
+"""The write doors: each request becomes one commit on the store's branch.
+
+Every door runs the same derivation: read the version at the tip, build the
+change as overlay ops (validated by the same writers the head parses with),
+turn the resulting view into path changes, and land them as one commit whose
+expected parent is that tip. A lost compare-and-swap re-runs the derivation on
+the new tip. A door that is refused commits nothing, and the branch is exactly
+where it was.
+
+Archiving (and ``correct``, ``move``, task ``done``) rewrites every inbound href
+in the same commit, so an edge to an archived memory keeps pointing at it under
+``archive/`` and nothing dangles; the rewrite is the integrity phase's repair
+applied at write time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
+from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.contracts.record import Link
+from memhtml.contracts.vocabulary import TaskStatus, is_task_status
+from memhtml.head import HeadVersion
+from memhtml.store.errors import Refused, StoreError
+from memhtml.store.inputs import (
+    BArchive,
+    BatchOp,
+    BCorrect,
+    BLabel,
+    BLink,
+    BMove,
+    BTaskStatus,
+    BUnlabel,
+    BUnlink,
+    BWrite,
+    WriteInput,
+)
+from memhtml.store.landing import Draft, Landed, land, now_stamp
+from memhtml.store.plan import (
+    Outcome,
+    Plan,
+    archive_step,
+    correct_step,
+    label_step,
+    link_step,
+    move_step,
+    task_status_step,
+    unlabel_step,
+    unlink_step,
+    write_step,
+)
+from memhtml.store.session import Store
+from memhtml.store.tasks import TaskRow, task_list
+
+__all__ = [
+    "Landed",
+    "TaskRow",
+    "archive",
+    "batch",
+    "correct",
+    "label",
+    "link",
+    "move",
+    "task_add",
+    "task_list",
+    "task_status",
+    "unlabel",
+    "unlink",
+    "write",
+]
+
+Steps = Callable[[Plan], Result[list[Outcome], StoreError]]
+
+
+def _prefixes(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _guard_tree(store: Store, base: HeadVersion, plan: Plan) -> IOResult[None, StoreError]:
+    """Refuse to write over, or through, a tree entry that is not a memory.
+
+    The view only knows memories; a symlink, an unparsable file or a plain file
+    named like a parent directory sits in the tree unseen, and a write there would
+    replace it (or be turned away by git with a less helpful error).
+    """
+    fresh = plan.new_paths()
+    if not fresh or base.sha is None:
+        return IOSuccess(None)
+    asked = sorted({q for p in fresh for q in (p, *_prefixes(p))})
+    found = store.deps.git.entries_at(base.sha, asked)
+    if not is_successful(found):
+        return IOFailure(unsafe_perform_io(found.failure()))
+    entries = unsafe_perform_io(found.unwrap())
+    if not entries:
+        return IOSuccess(None)
+    problems = tuple(
+        f"{e.path} is {'a symbolic link' if e.is_symlink else 'a file that is not a memory'}"
+        + (" on the way to a written path" if e.path not in fresh else "")
+        for e in entries
+    )
+    return IOFailure(Refused("refused to write over a tree entry that is not a memory",
+                             problems))
+
+
+def _draft(store: Store, steps: Steps, batch_subject: str | None
+           ) -> IOResult[Draft, StoreError]:
+    def derive(base: HeadVersion) -> IOResult[Draft, StoreError]:
+        plan = Plan(base, now_stamp(store.deps.clock.now()))
+        done = steps(plan)
+        if not is_successful(done):
+            return IOFailure(done.failure())
+        outcomes = done.unwrap()
+
+        def finish(_: None) -> IOResult[Draft, StoreError]:
+            changes, before = plan.changes()
+            single = outcomes[0] if batch_subject is None else None
+            return IOSuccess(Draft(
+                parent=base.sha,
+                changes=changes,
+                ops=tuple(o.op for o in outcomes),
+                subject=single.subject if single else (batch_subject or ""),
+                body=single.body if single else "; ".join(o.body for o in outcomes if o.body),
+                before=before,
+                primary=single.primary if single else None,
+                label=None if single else "batch",
+            ))
+
+        return _guard_tree(store, base, plan).bind(finish)
+
+    return store.head().bind(derive)
+
+
+def _run(store: Store, steps: Steps, batch_subject: str | None = None
+         ) -> IOResult[Landed, StoreError]:
+    return land(store.deps, lambda: _draft(store, steps, batch_subject))
+
+
+def _one(step: Callable[[Plan], Result[Outcome, StoreError]]) -> Steps:
+    return lambda plan: step(plan).map(lambda outcome: [outcome])
+
+
+def write(store: Store, data: WriteInput) -> IOResult[Landed, StoreError]:
+    """A new memory, rendered by the template (or given whole) at a fresh path."""
+    return _run(store, _one(lambda plan: write_step(plan, data)))
+
+
+def correct(store: Store, path: str, data: WriteInput) -> IOResult[Landed, StoreError]:
+    """A new memory superseding ``path``: the new file links ``supersedes`` to the old
+    one's archive path, the old one is stamped ``superseded-by`` and archived."""
+    return _run(store, _one(lambda plan: correct_step(plan, path, data)))
+
+
+def archive(store: Store, path: str) -> IOResult[Landed, StoreError]:
+    """Move a memory under ``archive/<YYYY>/``, status and stamp set, hrefs rewritten."""
+    return _run(store, _one(lambda plan: archive_step(plan, path)))
+
+
+def link(store: Store, path: str, rel: str, href: str) -> IOResult[Landed, StoreError]:
+    """Add a ``rel`` edge from ``path`` to the memory at ``href`` (either path form)."""
+    return _run(store, _one(lambda plan: link_step(plan, path, rel, href)))
+
+
+def unlink(store: Store, path: str, rel: str, href: str) -> IOResult[Landed, StoreError]:
+    return _run(store, _one(lambda plan: unlink_step(plan, path, rel, href)))
+
+
+def label(store: Store, path: str, entity: str) -> IOResult[Landed, StoreError]:
+    """Add a ``type:name`` entity to a memory."""
+    return _run(store, _one(lambda plan: label_step(plan, path, entity)))
+
+
+def unlabel(store: Store, path: str, entity: str) -> IOResult[Landed, StoreError]:
+    return _run(store, _one(lambda plan: unlabel_step(plan, path, entity)))
+
+
+def move(store: Store, path: str, to: str) -> IOResult[Landed, StoreError]:
+    """Rename a live memory (``to`` ending in ``/`` keeps the file name) and rewrite
+    every inbound href in the same commit."""
+    return _run(store, _one(lambda plan: move_step(plan, path, to)))
+
+
+def task_add(
+    store: Store,
+    title: str,
+    claim: str,
+    due_at: str | None = None,
+    entities: tuple[str, ...] = (),
+    *,
+    body: tuple[str, ...] = (),
+    tags: tuple[str, ...] = (),
+    links: tuple[Link, ...] = (),
+    directory: str | None = None,
+    importance: int | None = None,
+    author: str | None = None,
+    task_status: str | None = None,
+) -> IOResult[Landed, StoreError]:
+    """A new task (``todo`` unless told), by default under ``areas/tasks/``."""
+    status: TaskStatus | None = None
+    if task_status is not None:
+        if not is_task_status(task_status):
+            return IOFailure(Refused(f"{task_status!r} is not a task status "
+                                     "(todo, doing, blocked, done)"))
+        status = task_status
+    data = WriteInput(
+        title=title, claim=claim, memory_type="task", body=body, entities=entities, tags=tags,
+        links=links, directory=directory, importance=importance, author=author,
+        due_at=due_at, task_status=status,
+    )
+    return _run(store, _one(lambda plan: write_step(plan, data, op="task-add")))
+
+
+def task_status(store: Store, path: str, status: str) -> IOResult[Landed, StoreError]:
+    """Move a task through todo, doing, blocked; ``done`` also archives it."""
+    return _run(store, _one(lambda plan: task_status_step(plan, path, status)))
+
+
+def _batch_step(plan: Plan, op: BatchOp) -> Result[Outcome, StoreError]:
+    match op:
+        case BWrite(data=data):
+            return write_step(plan, data)
+        case BCorrect(path=path, data=data):
+            return correct_step(plan, path, data)
+        case BArchive(path=path):
+            return archive_step(plan, path)
+        case BLink(path=path, rel=rel, href=href):
+            return link_step(plan, path, rel, href)
+        case BUnlink(path=path, rel=rel, href=href):
+            return unlink_step(plan, path, rel, href)
+        case BLabel(path=path, entity=entity):
+            return label_step(plan, path, entity)
+        case BUnlabel(path=path, entity=entity):
+            return unlabel_step(plan, path, entity)
+        case BMove(path=path, to=to):
+            return move_step(plan, path, to)
+        case BTaskStatus(path=path, status=status):
+            return task_status_step(plan, path, status)
+    raise AssertionError(f"unknown batch op {op!r}")
+
+
+def batch(store: Store, ops: Sequence[BatchOp]) -> IOResult[Landed, StoreError]:
+    """Several doors' requests applied in order as one overlay and landed as one
+    commit: all of them or, when any is refused, none."""
+    if not ops:
+        return IOFailure(Refused("an empty batch has nothing to commit"))
+
+    def steps(plan: Plan) -> Result[list[Outcome], StoreError]:
+        outcomes: list[Outcome] = []
+        for index, op in enumerate(ops, start=1):
+            done = _batch_step(plan, op)
+            if not is_successful(done):
+                return Failure(_in_batch(done.failure(), index))
+            outcomes.append(done.unwrap())
+        return Success(outcomes)
+
+    return _run(store, steps, f"{len(ops)} ops")
+
+
+def _in_batch(error: StoreError, index: int) -> StoreError:
+    """Say which op of a batch failed, for the store's own refusals."""
+    if isinstance(error, Refused):
+        return Refused(f"batch op {index}: {error.reason}", error.violations)
+    return error

@@ -1,0 +1,105 @@
+"""What the write doors take: a new memory's fields, and the ops a batch is made of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from memhtml.contracts.record import Link
+from memhtml.contracts.vocabulary import MemoryType, TaskStatus
+
+
+@dataclass(frozen=True)
+class WriteInput:
+    """A new memory, either as fields the template renders or as a whole file.
+
+    With ``file_html`` set the file is committed verbatim (after validation) and
+    the template fields are ignored; ``path`` then names where it goes, or the path
+    is made from its ``<title>``. Without it, ``title`` and ``claim`` are required
+    and ``body`` holds the prose, one paragraph each (a paragraph that is a whole
+    fenced block becomes a code figure).
+    """
+
+    title: str = ""
+    claim: str = ""
+    memory_type: MemoryType = "semantic"
+    body: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    aliases: tuple[str, ...] = ()
+    directory: str | None = None
+    """Where the file goes; default ``areas/inbox/`` (``areas/tasks/`` for a task)."""
+    article_html: str | None = None
+    """Article markup used instead of claim and body; it must carry its own ``<mark>``."""
+    confidence: float | None = None
+    importance: int | None = None
+    author: str | None = None
+    due_at: str | None = None
+    task_status: TaskStatus | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    session_id: str | None = None
+    file_html: str | None = None
+    path: str | None = None
+    """An explicit tree path for the new file; refused when a memory is there."""
+
+
+@dataclass(frozen=True)
+class BWrite:
+    data: WriteInput
+
+
+@dataclass(frozen=True)
+class BCorrect:
+    path: str
+    data: WriteInput
+
+
+@dataclass(frozen=True)
+class BArchive:
+    path: str
+
+
+@dataclass(frozen=True)
+class BLink:
+    path: str
+    rel: str
+    href: str
+
+
+@dataclass(frozen=True)
+class BUnlink:
+    path: str
+    rel: str
+    href: str
+
+
+@dataclass(frozen=True)
+class BLabel:
+    path: str
+    entity: str
+
+
+@dataclass(frozen=True)
+class BUnlabel:
+    path: str
+    entity: str
+
+
+@dataclass(frozen=True)
+class BMove:
+    path: str
+    to: str
+
+
+@dataclass(frozen=True)
+class BTaskStatus:
+    path: str
+    status: str
+
+
+BatchOp: TypeAlias = (
+    BWrite | BCorrect | BArchive | BLink | BUnlink | BLabel | BUnlabel | BMove | BTaskStatus
+)
+"""One door's request inside a batch; a task is added with ``BWrite`` of type task."""

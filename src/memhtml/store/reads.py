@@ -1,0 +1,216 @@
+"""The read doors: a file by tier, search, related edges, status and log.
+
+Each reads one version: the tip by default, or any commit named by ``at``, so a
+question can be asked of the store as it was. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy.typing as npt
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
+
+from memhtml.contracts.errors import NotFound
+from memhtml.contracts.paths import to_document_path, to_tree_path
+from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.services import CommitInfo
+from memhtml.head import HeadVectors, HeadVersion, SearchHeadInput, SearchHit, search_head
+from memhtml.head.version import SkippedFile
+from memhtml.store.doctor import Finding, doctor, stale_generated
+from memhtml.store.errors import Refused, StoreError
+from memhtml.store.landing import now_stamp
+from memhtml.store.plan import tree_path
+from memhtml.store.session import Store
+from memhtml.store.tasks import is_overdue
+
+__all__ = [
+    "Finding",
+    "InboundLink",
+    "OutboundLink",
+    "Related",
+    "StoreStatus",
+    "doctor",
+    "log",
+    "read",
+    "related",
+    "search",
+    "stale_generated",
+    "status",
+]
+
+Tier = Literal["all", "gist", "summary", "details"]
+TIERS: tuple[Tier, ...] = ("all", "gist", "summary", "details")
+
+
+def version_of(store: Store, at: str | None) -> IOResult[HeadVersion, StoreError]:
+    """The tip's version, or the one at ``at``."""
+    return store.head() if at is None else store.version_at(at)
+
+
+def _record(version: HeadVersion, path: str) -> IOResult[MemoryRecord, StoreError]:
+    checked = tree_path(path)
+    if not is_successful(checked):
+        return IOFailure(checked.failure())
+    tree = checked.unwrap()
+    record = version.get(tree)
+    if record is not None:
+        return IOSuccess(record)
+    for skipped in version.skipped_files:
+        if skipped.path == tree:
+            return IOFailure(NotFound(f"memory {tree} (the file is not a memory: "
+                                      f"{skipped.reason})"))
+    return IOFailure(NotFound(f"memory {tree}"))
+
+
+def tier_text(record: MemoryRecord, tier: Tier) -> str:
+    """The disclosure tiers: the gist is the claim alone; the summary adds the
+    ``<summary>`` lines; the details are the article's body text."""
+    if tier == "gist":
+        return record.claim
+    if tier == "summary":
+        return "\n".join([record.claim, *record.summary_texts])
+    if tier == "details":
+        return record.body_text
+    return record.html
+
+
+def read(store: Store, path: str, tier: str = "all", at: str | None = None
+         ) -> IOResult[str, StoreError]:
+    """One memory's text at a tier: ``all`` (the whole file), ``gist``, ``summary``,
+    ``details``."""
+    if tier not in TIERS:
+        return IOFailure(Refused(f"{tier!r} is not a tier ({', '.join(TIERS)})"))
+    chosen: Tier = tier
+    return version_of(store, at).bind(lambda v: _record(v, path)).map(
+        lambda record: tier_text(record, chosen))
+
+
+def search(
+    store: Store,
+    query: str,
+    *,
+    at: str | None = None,
+    types: Sequence[str] = (),
+    entities: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    prefix: str | None = None,
+    limit: int = 10,
+    vectors: HeadVectors | None = None,
+    query_vector: npt.ArrayLike | None = None,
+) -> IOResult[list[SearchHit], StoreError]:
+    """Ranked active memories. Filters narrow what each arm ranks (through ``admit``):
+    a hit has one of ``types``, every one of ``entities`` and ``tags``, and a path
+    under ``prefix``. Hybrid when ``vectors`` and ``query_vector`` are given."""
+    wanted_types = frozenset(types)
+    wanted_entities = frozenset(entities)
+    wanted_tags = frozenset(tags)
+    under = None if prefix is None else to_tree_path(prefix.strip())
+
+    def admit(record: MemoryRecord) -> bool:
+        if wanted_types and record.memory_type not in wanted_types:
+            return False
+        if wanted_entities and not wanted_entities.issubset(record.entities):
+            return False
+        if wanted_tags and not wanted_tags.issubset(record.tags):
+            return False
+        return under is None or record.path.startswith(under)
+
+    narrowed = bool(wanted_types or wanted_entities or wanted_tags or under)
+    request = SearchHeadInput(
+        query=query, limit=limit, now=now_stamp(store.deps.clock.now()),
+        admit=admit if narrowed else None, vectors=vectors, query_vector=query_vector,
+    )
+    return version_of(store, at).map(lambda version: search_head(version, request))
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundLink:
+    rel: str
+    href: str
+    exists: bool
+
+
+@dataclass(frozen=True, slots=True)
+class InboundLink:
+    path: str
+    rel: str
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    path: str
+    outbound: tuple[OutboundLink, ...]
+    inbound: tuple[InboundLink, ...]
+
+
+def related_of(version: HeadVersion, record: MemoryRecord) -> Related:
+    outbound = tuple(
+        OutboundLink(link.rel, link.href, version.get(to_tree_path(link.href)) is not None)
+        for link in record.links
+    )
+    href = to_document_path(record.path)
+    inbound: list[InboundLink] = []
+    for source in version.inbound(href):
+        other = version.get(source)
+        if other is None:
+            continue
+        inbound.extend(InboundLink(source, link.rel) for link in other.links if link.href == href)
+    return Related(record.path, outbound, tuple(sorted(inbound, key=lambda i: (i.path, i.rel))))
+
+
+def related(store: Store, path: str, at: str | None = None) -> IOResult[Related, StoreError]:
+    """A memory's outbound edges (and whether each target exists) and inbound edges."""
+    return version_of(store, at).bind(
+        lambda version: _record(version, path).map(lambda r: related_of(version, r)))
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatus:
+    commit: str | None
+    memories: int
+    by_type: tuple[tuple[str, int], ...]
+    by_status: tuple[tuple[str, int], ...]
+    tasks: tuple[tuple[str, int], ...]
+    """Open and finished tasks by task status."""
+    overdue: int
+    skipped: tuple[SkippedFile, ...]
+
+
+def _counted(values: list[str]) -> tuple[tuple[str, int], ...]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+def status_of(version: HeadVersion, now: str) -> StoreStatus:
+    records = list(version.records())
+    tasks = [r for r in records if r.memory_type == "task"]
+    return StoreStatus(
+        commit=version.sha,
+        memories=len(records),
+        by_type=_counted([r.memory_type for r in records]),
+        by_status=_counted([r.status for r in records]),
+        tasks=_counted([r.task_status or "todo" for r in tasks]),
+        overdue=sum(1 for r in tasks if r.status == "active" and not r.archived
+                    and is_overdue(r.due_at, now, r.task_status)),
+        skipped=version.skipped_files,
+    )
+
+
+def status(store: Store) -> IOResult[StoreStatus, StoreError]:
+    """The tip commit, counts by type, status and task status, and skipped files."""
+    now = now_stamp(store.deps.clock.now())
+    return store.head().map(lambda version: status_of(version, now))
+
+
+def log(store: Store, path: str, limit: int = 20) -> IOResult[list[CommitInfo], StoreError]:
+    """The commits on the branch that touched ``path``, newest first."""
+    checked = tree_path(path)
+    if not is_successful(checked):
+        return IOFailure(checked.failure())
+    return store.deps.git.commits_touching(store.deps.ref, checked.unwrap(), limit).map(list)

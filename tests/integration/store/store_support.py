@@ -1,0 +1,61 @@
+"""Shared helpers for the store's integration tests: a real repository, a fixed clock."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+from returns.io import IOResult
+from returns.pipeline import is_successful
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.adapters.clock import FixedClock
+from memhtml.adapters.git import PygitService
+from memhtml.contracts.services import Signature
+from memhtml.store import Store, StoreDeps, init_store
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+AUTHOR = Signature("Memory Writer", "writer@example.org")
+CLOCK = FixedClock(datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC))
+NOW = "2026-05-01T12:00:00Z"
+
+
+def ok(io: IOResult[T, E]) -> T:
+    assert is_successful(io), io
+    return unsafe_perform_io(io.unwrap())
+
+
+def err(io: IOResult[T, E]) -> E:
+    assert not is_successful(io), io
+    return unsafe_perform_io(io.failure())
+
+
+def make_store(root: Path, *, bare: bool = False, state: bool = True, worktree: bool = True,
+               init: bool = True) -> tuple[Store, PygitService]:
+    """A fresh repository at ``root`` made into a store (a checkout unless ``bare``)."""
+    git = ok(PygitService.init(root, bare=bare))
+    deps = StoreDeps(
+        git=git,
+        clock=CLOCK,
+        author=AUTHOR,
+        state_dir=(root / ".memhtml") if state and not bare else None,
+        worktree=root if worktree and not bare else None,
+    )
+    if init:
+        ok(init_store(deps))
+    return Store(deps), git
+
+
+def git_cli(root: Path, *args: str) -> str:
+    """Run the git command line in ``root`` and return its stdout."""
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def tip(store: Store) -> str | None:
+    return ok(store.tip())

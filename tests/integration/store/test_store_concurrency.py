@@ -1,0 +1,68 @@
+"""Eight processes writing into one store at once: every write lands, none collides."""
+
+from __future__ import annotations
+
+import multiprocessing
+import subprocess
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+
+import pytest
+from returns.pipeline import is_successful
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.adapters.git import PygitService
+from memhtml.store import Store, StoreDeps, WriteInput, describe, write
+from tests.integration.store.store_support import AUTHOR, CLOCK, make_store, ok
+
+WRITERS = 8
+WRITES = 50
+
+
+def _writer(git_dir: str, state_dir: str, writer: int, start: Barrier,
+            results: Queue[tuple[int, int, str]]) -> None:
+    git = unsafe_perform_io(PygitService.open(git_dir).unwrap())
+    store = Store(StoreDeps(git, CLOCK, AUTHOR, state_dir=Path(state_dir)))
+    start.wait()
+    for i in range(WRITES):
+        # Every writer uses the same titles, so each path is contested by all eight.
+        landed = write(store, WriteInput(title=f"Shared note {i}",
+                                         claim=f"Writer {writer} wrote note {i}."))
+        if is_successful(landed):
+            results.put((writer, i, unsafe_perform_io(landed.unwrap()).primary or ""))
+        else:
+            results.put((writer, i, "FAILED " + describe(unsafe_perform_io(landed.failure()))))
+
+
+@pytest.mark.slow
+def test_eight_processes_times_fifty_writes_all_land(tmp_path: Path) -> None:
+    store, git = make_store(tmp_path / "store.git", bare=True)
+    state = tmp_path / "state"
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(WRITERS)
+    results: Queue[tuple[int, int, str]] = context.Queue()
+    procs = [context.Process(target=_writer, args=(git.path, str(state), w, start, results))
+             for w in range(WRITERS)]
+    for proc in procs:
+        proc.start()
+    landed = [results.get(timeout=600) for _ in range(WRITERS * WRITES)]
+    for proc in procs:
+        proc.join(timeout=60)
+        assert proc.exitcode == 0
+    failures = [r for r in landed if r[2].startswith("FAILED")]
+    assert failures == []
+    paths = [r[2] for r in landed]
+    assert len(set(paths)) == WRITERS * WRITES
+    version = ok(store.head())
+    assert version.size == WRITERS * WRITES
+    for writer, i, path in landed:
+        record = version.get(path)
+        assert record is not None
+        assert record.claim == f"Writer {writer} wrote note {i}."
+    commits = ok(git.commits_between(None, version.sha or ""))
+    assert len(commits) == WRITERS * WRITES + 1
+    fsck = subprocess.run(["git", "--git-dir", git.path, "fsck", "--strict"],
+                          capture_output=True, text=True, check=False)
+    assert fsck.returncode == 0, fsck.stderr
+    assert "error" not in fsck.stderr.lower()

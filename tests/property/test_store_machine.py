@@ -1,0 +1,286 @@
+"""The store against a dict: random door calls, then tree, head and model must agree.
+
+The model knows only what each door promises (which paths hold which claims,
+statuses, entities and edges, and where archives and moves send inbound hrefs),
+so a door that loses a write, leaves an href dangling or commits a refused
+change shows up as a disagreement after the step that did it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from returns.pipeline import is_successful
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.contracts.record import Link
+from memhtml.head import is_candidate_path
+from memhtml.store import (
+    Landed,
+    WriteInput,
+    archive,
+    archive_path,
+    correct,
+    label,
+    link,
+    move,
+    task_add,
+    task_status,
+    unlabel,
+    unlink,
+    write,
+)
+from tests.integration.store.store_support import make_store, ok
+
+YEAR = "2026"
+TITLES = ["Deploy", "Cache", "Queue retry", "Déjà vu", "Deploy!"]
+WORDS = ["deploy", "canary", "cache", "queue", "retry", "schema", "audit", "region"]
+ENTITIES = ["service:api", "team:infra", "topic:cache"]
+RELS = ["supports", "relates_to", "caused_by"]
+DIRECTORIES = [None, "areas/ops", "resources/people"]
+MOVE_TARGETS = [f"{d}/{n}.html" for d in ("areas/inbox", "areas/ops", "resources/topic")
+                for n in ("m1", "m2")]
+
+claims = st.lists(st.sampled_from(WORDS), min_size=2, max_size=5).map(
+    lambda ws: " ".join(ws).capitalize() + ".")
+
+
+@dataclass(frozen=True)
+class Model:
+    title: str
+    claim: str
+    memory_type: str
+    status: str = "active"
+    entities: frozenset[str] = frozenset()
+    links: frozenset[tuple[str, str]] = frozenset()
+    task_status: str | None = None
+    superseded_by: str | None = None
+    extra: dict[str, str] = field(default_factory=dict, compare=False)
+
+
+def _doc(path: str) -> str:
+    return "/" + path
+
+
+class StoreMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="memhtml-machine-"))
+        self.store, self.git = make_store(self.root / "repo.git", bare=True)
+        self.model: dict[str, Model] = {}
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def tip(self) -> str | None:
+        return ok(self.store.tip())
+
+    def active(self) -> list[str]:
+        return sorted(p for p, m in self.model.items() if m.status == "active")
+
+    def refused(self, result: object, before: str | None) -> None:
+        assert not is_successful(result), result  # type: ignore[arg-type]
+        assert self.tip() == before
+
+    def landed(self, result: object) -> Landed:
+        assert is_successful(result), result  # type: ignore[arg-type]
+        return unsafe_perform_io(result.unwrap())  # type: ignore[attr-defined, no-any-return]
+
+    def rewrite(self, old: str, new: str) -> None:
+        """What every archive and move promises: hrefs to ``old`` now point at ``new``."""
+        old_href, new_href = _doc(old), _doc(new)
+        for path, m in list(self.model.items()):
+            links = frozenset((rel, new_href if href == old_href else href)
+                              for rel, href in m.links)
+            superseded = new_href if m.superseded_by == old_href else m.superseded_by
+            self.model[path] = replace(m, links=links, superseded_by=superseded)
+
+    def archive_model(self, path: str, superseded_by: str | None = None) -> str:
+        to = archive_path(path, YEAR)
+        self.rewrite(path, to)
+        m = self.model.pop(path)
+        self.model[to] = replace(m, status="archived",
+                                 superseded_by=superseded_by or m.superseded_by)
+        return to
+
+    def add_new(self, landed: Landed, m: Model, directory: str) -> str:
+        path = landed.primary
+        assert path is not None
+        assert path not in self.model
+        assert path.startswith(directory)
+        assert landed.paths == (path,)
+        self.model[path] = m
+        return path
+
+    # -- rules -------------------------------------------------------------------------
+
+    @rule(title=st.sampled_from(TITLES), claim=claims,
+          memory_type=st.sampled_from(["semantic", "episodic"]),
+          entities=st.sets(st.sampled_from(ENTITIES), max_size=2),
+          directory=st.sampled_from(DIRECTORIES), bad=st.booleans(), data=st.data())
+    def write_memory(self, title: str, claim: str, memory_type: str, entities: set[str],
+                     directory: str | None, bad: bool, data: st.DataObject) -> None:
+        links: tuple[Link, ...] = ()
+        with_link: bool = bool(self.model) and data.draw(st.booleans())
+        if with_link:
+            target = data.draw(st.sampled_from(sorted(self.model)))
+            links = (Link("relates_to", _doc(target)),)
+        body = ("a <div> typed into prose",) if bad else ()
+        before = self.tip()
+        result = write(self.store, WriteInput(
+            title=title, claim=claim, memory_type=memory_type,  # type: ignore[arg-type]
+            entities=tuple(sorted(entities)), links=links, directory=directory, body=body))
+        if bad:
+            self.refused(result, before)
+            return
+        self.add_new(self.landed(result), Model(
+            title, claim, memory_type, entities=frozenset(entities),
+            links=frozenset((link.rel, link.href) for link in links)),
+            (directory or "areas/inbox") + "/")
+
+    @precondition(lambda self: bool(self.active()))
+    @rule(data=st.data(), claim=claims)
+    def correct_memory(self, data: st.DataObject, claim: str) -> None:
+        path = data.draw(st.sampled_from(self.active()))
+        old = self.model[path]
+        before = self.tip()
+        result = correct(self.store, path, WriteInput(title=old.title, claim=claim))
+        to = archive_path(path, YEAR)
+        if to in self.model:
+            self.refused(result, before)
+            return
+        landed = self.landed(result)
+        new = landed.primary
+        assert new is not None
+        assert new not in self.model
+        assert new.rsplit("/", 1)[0] == path.rsplit("/", 1)[0]
+        self.model[new] = Model(old.title, claim, "semantic",
+                                links=frozenset({("supersedes", _doc(to))}))
+        self.archive_model(path, superseded_by=_doc(new))
+
+    @precondition(lambda self: bool(self.active()))
+    @rule(data=st.data())
+    def archive_memory(self, data: st.DataObject) -> None:
+        path = data.draw(st.sampled_from(self.active()))
+        before = self.tip()
+        result = archive(self.store, path)
+        if archive_path(path, YEAR) in self.model:
+            self.refused(result, before)
+            return
+        self.landed(result)
+        self.archive_model(path)
+
+    @precondition(lambda self: bool(self.model))
+    @rule(data=st.data(), rel=st.sampled_from(RELS))
+    def link_memories(self, data: st.DataObject, rel: str) -> None:
+        source = data.draw(st.sampled_from(sorted(self.model)))
+        target = data.draw(st.sampled_from(sorted(self.model)))
+        landed = self.landed(link(self.store, source, rel, target))
+        m = self.model[source]
+        edge = (rel, _doc(target))
+        assert landed.paths == (() if edge in m.links else (source,))
+        self.model[source] = replace(m, links=m.links | {edge})
+
+    @precondition(lambda self: any(m.links for m in self.model.values()))
+    @rule(data=st.data())
+    def unlink_memories(self, data: st.DataObject) -> None:
+        source = data.draw(st.sampled_from(sorted(p for p, m in self.model.items() if m.links)))
+        m = self.model[source]
+        rel, href = data.draw(st.sampled_from(sorted(m.links)))
+        self.landed(unlink(self.store, source, rel, href))
+        self.model[source] = replace(m, links=m.links - {(rel, href)})
+
+    @precondition(lambda self: bool(self.model))
+    @rule(data=st.data(), entity=st.sampled_from(ENTITIES), remove=st.booleans())
+    def label_memory(self, data: st.DataObject, entity: str, remove: bool) -> None:
+        path = data.draw(st.sampled_from(sorted(self.model)))
+        m = self.model[path]
+        before = self.tip()
+        if remove:
+            result = unlabel(self.store, path, entity)
+            if entity not in m.entities:
+                self.refused(result, before)
+                return
+            self.landed(result)
+            self.model[path] = replace(m, entities=m.entities - {entity})
+            return
+        landed = self.landed(label(self.store, path, entity))
+        assert landed.paths == (() if entity in m.entities else (path,))
+        self.model[path] = replace(m, entities=m.entities | {entity})
+
+    @precondition(lambda self: bool(self.active()))
+    @rule(data=st.data(), to=st.sampled_from(MOVE_TARGETS))
+    def move_memory(self, data: st.DataObject, to: str) -> None:
+        path = data.draw(st.sampled_from(self.active()))
+        before = self.tip()
+        result = move(self.store, path, to)
+        if to == path:
+            assert self.landed(result).paths == ()
+            return
+        if to in self.model:
+            self.refused(result, before)
+            return
+        self.landed(result)
+        self.rewrite(path, to)
+        self.model[to] = self.model.pop(path)
+
+    @rule(title=st.sampled_from(TITLES), claim=claims)
+    def add_task(self, title: str, claim: str) -> None:
+        landed = self.landed(task_add(self.store, title, claim, due_at="2026-06-01"))
+        self.add_new(landed, Model(title, claim, "task", task_status="todo"), "areas/tasks/")
+
+    @precondition(lambda self: any(m.memory_type == "task" and m.status == "active"
+                                   for m in self.model.values()))
+    @rule(data=st.data(), status=st.sampled_from(["todo", "doing", "blocked", "done"]))
+    def set_task_status(self, data: st.DataObject, status: str) -> None:
+        path = data.draw(st.sampled_from(sorted(
+            p for p, m in self.model.items() if m.memory_type == "task" and m.status == "active")))
+        before = self.tip()
+        result = task_status(self.store, path, status)
+        if status == "done" and archive_path(path, YEAR) in self.model:
+            self.refused(result, before)
+            return
+        self.landed(result)
+        self.model[path] = replace(self.model[path], task_status=status)
+        if status == "done":
+            self.archive_model(path)
+
+    # -- the agreement -----------------------------------------------------------------
+
+    @invariant()
+    def tree_head_and_model_agree(self) -> None:
+        version = ok(self.store.head())
+        assert version.sha == self.tip()
+        if version.sha is None:
+            assert not self.model
+            return
+        entries = [e for e in ok(self.git.list_tree(version.sha)) if is_candidate_path(e.path)]
+        assert sorted(e.path for e in entries) == sorted(self.model)
+        assert version.skipped_files == ()
+        blobs = ok(self.git.read_blobs([e.blob_id for e in entries]))
+        for entry in entries:
+            record = version.get(entry.path)
+            assert record is not None
+            assert record.blob_sha == entry.blob_id
+            assert record.html.encode() == blobs[entry.blob_id]
+            m = self.model[entry.path]
+            assert (record.title, record.claim, record.memory_type, record.status) == (
+                " ".join(m.title.split()), m.claim, m.memory_type, m.status)
+            assert record.archived == (m.status == "archived")
+            assert frozenset(record.entities) == m.entities
+            assert frozenset((link.rel, link.href) for link in record.links) == m.links
+            assert record.task_status == m.task_status
+            assert record.superseded_by == m.superseded_by
+        assert version.size == len(self.model)
+
+
+StoreMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=30)
+TestStoreMachine = StoreMachine.TestCase
