@@ -6,7 +6,7 @@ stamp, and a wrong ``data-lang`` is worse than a missing one: it promotes to a
 evidence for one language clearly beats the evidence for every real alternative.
 
 How the score is built, and the measurements behind every constant here, are in
-``docs/notes/detect.md``; ``python -m bench.langdetect`` re-runs the sweep that
+``docs/design.md`` and ``docs/benchmarks.md``; ``python -m bench.langdetect`` re-runs the sweep that
 fixed DEPLOY_THRESHOLD.
 
 Detection runs on the write path only. A stamp lands in the file, which is the
