@@ -7,6 +7,13 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+from returns.io import IOResult
+from returns.unsafe import unsafe_perform_io
+
+T = TypeVar("T")
+E = TypeVar("E")
 
 ROOT = Path(__file__).resolve().parent.parent
 SCIFACT = Path(os.environ.get("MEMHTML_SCIFACT", ROOT.parent / "shared" / "data" / "scifact"))
@@ -39,3 +46,15 @@ def percentile(samples: list[float], q: float) -> float:
 
 def median(samples: list[float]) -> float:
     return statistics.median(samples) if samples else 0.0
+
+
+def run(io: IOResult[T, E]) -> T:
+    """Unwrap a service call in a benchmark, failing loudly."""
+    return unsafe_perform_io(io.unwrap())
+
+
+def timed(fn: Callable[[], T]) -> tuple[T, float]:
+    """``fn``'s value and its wall-clock seconds."""
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start

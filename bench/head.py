@@ -24,9 +24,8 @@ from pathlib import Path
 
 import bm25s
 from rank_bm25 import BM25Okapi
-from returns.unsafe import unsafe_perform_io
 
-from bench.common import percentile, scifact_dir
+from bench.common import percentile, run, scifact_dir, timed
 from memhtml.adapters.git import PygitService
 from memhtml.contracts import PathChange, Signature
 from memhtml.eval.beir import (
@@ -53,12 +52,6 @@ def ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
     return dcg / idcg if idcg else 0.0
 
 
-def timed(fn):  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
-
-
 def main() -> None:
     data = scifact_dir()
     docs = list(read_corpus(data / "corpus.jsonl"))
@@ -66,16 +59,16 @@ def main() -> None:
     qrels = read_qrels(data / "qrels" / "train.tsv")
     query_ids = [q for q in sorted(queries) if q in qrels]
     tmp = tempfile.mkdtemp(prefix="memhtml-bench-head-")
-    git = unsafe_perform_io(PygitService.init(Path(tmp))).unwrap()
+    git = run(PygitService.init(Path(tmp)))
     changes = [PathChange(memory_path(d), render_doc(d).encode()) for d in docs]
-    sha = unsafe_perform_io(git.commit("refs/heads/main", None, changes, "import SciFact",
-                                       AUTHOR, AT)).unwrap()
+    sha = run(git.commit("refs/heads/main", None, changes, "import SciFact",
+                                       AUTHOR, AT))
 
     loads = []
     version: HeadVersion | None = None
     for _ in range(3):
         gc.collect()
-        version, seconds = timed(lambda: unsafe_perform_io(load_head(git, sha)).unwrap())
+        version, seconds = timed(lambda: run(load_head(git, sha)))
         loads.append(seconds)
     assert version is not None
     load_s = min(loads)
@@ -125,18 +118,18 @@ def main() -> None:
         else:
             html = html.replace("<mark>", "<mark>Revised: ", 1)
         edited.append(PathChange(memory_path(doc), html.encode()))
-    sha10 = unsafe_perform_io(git.commit("refs/heads/main", sha, edited, "ten edits", AUTHOR,
-                                         AT)).unwrap()
+    sha10 = run(git.commit("refs/heads/main", sha, edited, "ten edits", AUTHOR,
+                                         AT))
     advances = []
     for _ in range(5):
-        _v10, seconds = timed(lambda: unsafe_perform_io(advance_head(git, version, sha10)).unwrap())
+        _v10, seconds = timed(lambda: run(advance_head(git, version, sha10)))
         advances.append(seconds)
     advance_s = statistics.median(advances)
 
     # memory: one version versus a chain of 100 single-file versions
     gc.collect()
     tracemalloc.start()
-    base = unsafe_perform_io(load_head(git, sha10)).unwrap()
+    base = run(load_head(git, sha10))
     gc.collect()
     one_version = tracemalloc.get_traced_memory()[0]
     chain = [base]
@@ -144,10 +137,10 @@ def main() -> None:
     for i in range(100):
         doc = docs[100 + i]
         html = render_doc(doc).replace("<mark>", f"<mark>Step {i}: ", 1)
-        tip = unsafe_perform_io(git.commit("refs/heads/main", tip,
+        tip = run(git.commit("refs/heads/main", tip,
                                            [PathChange(memory_path(doc), html.encode())],
-                                           f"step {i}", AUTHOR, AT)).unwrap()
-        chain.append(unsafe_perform_io(advance_head(git, chain[-1], tip)).unwrap())
+                                           f"step {i}", AUTHOR, AT))
+        chain.append(run(advance_head(git, chain[-1], tip)))
     gc.collect()
     chain_memory = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

@@ -27,8 +27,8 @@ def per_op(fn: Callable[[], object], ops: int, repeat: int = 5) -> float:
 
 
 def main() -> None:
-    p = pyrsistent.pmap({k: 1 for k in KEYS})
-    m = Map({k: 1 for k in KEYS})
+    p = pyrsistent.pmap(dict.fromkeys(KEYS, 1))
+    m = Map(dict.fromkeys(KEYS, 1))
 
     def p_sets() -> None:
         x = p
@@ -41,13 +41,15 @@ def main() -> None:
             x = x.set(k, 2)
 
     def p_evolver() -> None:
-        e = pyrsistent.pmap().evolver()
+        start: pyrsistent.PMap[str, int] = pyrsistent.pmap()
+        e = start.evolver()
         for k in KEYS:
             e[k] = 1
         e.persistent()
 
     def m_mutate() -> None:
-        with Map().mutate() as mm:
+        empty: Map[str, int] = Map()
+        with empty.mutate() as mm:
             for k in KEYS:
                 mm[k] = 1
             mm.finish()
