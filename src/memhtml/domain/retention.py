@@ -105,8 +105,9 @@ DEFAULT_IMPORTANCE: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
-class Signals:
-    """One value per signal, each unitless in [0, 1]."""
+class SignalVector:
+    """One float per signal, in ``SIGNAL_NAMES`` order: the shape shared by a memory's
+    signals and a profile's weights, so the two can never disagree on the order."""
 
     recency: float
     access_frequency: float
@@ -118,44 +119,18 @@ class Signals:
     contested_status: float
 
     def values(self) -> tuple[float, ...]:
-        """The eight values in ``SIGNAL_NAMES`` order."""
-        return (
-            self.recency,
-            self.access_frequency,
-            self.confidence,
-            self.pagerank,
-            self.bridge_importance,
-            self.reinforcement,
-            self.importance,
-            self.contested_status,
-        )
+        """The eight floats in ``SIGNAL_NAMES`` order."""
+        return tuple(getattr(self, name) for name in SIGNAL_NAMES)
 
 
 @dataclass(frozen=True, slots=True)
-class WeightProfile:
+class Signals(SignalVector):
+    """One value per signal, each unitless in [0, 1]."""
+
+
+@dataclass(frozen=True, slots=True)
+class WeightProfile(SignalVector):
     """One coefficient per signal. Shipped profiles sum to exactly 1.0 under ``math.fsum``."""
-
-    recency: float
-    access_frequency: float
-    confidence: float
-    pagerank: float
-    bridge_importance: float
-    reinforcement: float
-    importance: float
-    contested_status: float
-
-    def values(self) -> tuple[float, ...]:
-        """The eight weights in ``SIGNAL_NAMES`` order."""
-        return (
-            self.recency,
-            self.access_frequency,
-            self.confidence,
-            self.pagerank,
-            self.bridge_importance,
-            self.reinforcement,
-            self.importance,
-            self.contested_status,
-        )
 
 
 def profile_weight_sum(profile: WeightProfile) -> float:
