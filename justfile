@@ -23,6 +23,9 @@ bench:
     {{python}} -m bench.head
     {{python}} -m bench.domain
     {{python}} -m bench.mdindex
+    {{python}} -m bench.persistent
+    {{python}} -m bench.langdetect
+    {{python}} -m bench.mcp
 
 # Build a store from the shipped examples in a temp dir, search it, publish it.
 demo:

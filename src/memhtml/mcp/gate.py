@@ -1,0 +1,58 @@
+"""One lock in front of the store: every tool call reads a fresh head, one at a time.
+
+The SDK runs each synchronous tool on a worker thread, so calls that arrive together
+run together. ``Store`` keeps its parsed head in a plain attribute and is not meant to
+be shared between threads; two calls advancing it at once could cache the older of
+two versions after the newer one. Git's compare-and-swap already keeps concurrent
+*commits* safe, so the lock is only about the cache, and holding it for the whole door
+costs little: a search takes about a millisecond, and a write waits on git anyway.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from returns.io import IOResult
+from returns.pipeline import is_successful
+from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.store import Store, StoreError
+
+T = TypeVar("T")
+
+
+class StoreGate:
+    """The server's one store, behind a lock, brought up to date before each door."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    def run(self, door: Callable[[Store], IOResult[T, StoreError]]) -> Result[T, StoreError]:
+        """Advance the head to the branch tip, then run ``door`` against it.
+
+        Advancing first is what makes a commit made outside the server (the CLI, a
+        person with git) visible to the very next call; ``advance_head`` costs only
+        the paths that changed since the cached version.
+        """
+        with self._lock:
+            fresh = self._store.head()
+            if not is_successful(fresh):
+                return Failure(unsafe_perform_io(fresh.failure()))
+            outcome = door(self._store)
+        if is_successful(outcome):
+            return Success(unsafe_perform_io(outcome.unwrap()))
+        return Failure(unsafe_perform_io(outcome.failure()))
+
+    def warm(self) -> None:
+        """Load the head now, so the first tool call does not pay for it. A failure
+        is left for that call to report."""
+        with self._lock:
+            self._store.head()

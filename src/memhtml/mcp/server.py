@@ -1,0 +1,79 @@
+"""The MCP server: memhtml's store as an agent's memory, over stdio.
+
+``build_server`` wires a store into an ``MCPServer`` with the twelve tools;
+``serve`` opens the store a ``Settings`` names and runs that server on stdin/stdout
+until the client hangs up. The server keeps one ``Store`` (and so one parsed head)
+for its whole life and advances it to the branch tip before every call, so a commit
+made by the CLI or by a person with git is seen by the next call, at the cost of
+the paths that changed.
+
+Curation (``sleep``) is deliberately not a tool. It rewrites the corpus (merges,
+decay, archiving) and lands its work on a branch that a person is meant to read and
+merge; an agent calling it mid-conversation would rewrite its own memory with nobody
+looking. Run it from the CLI.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from returns.pipeline import is_successful
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.compose import Settings, open_store
+from memhtml.mcp.gate import StoreGate
+from memhtml.mcp.tools import register_tools
+from memhtml.store import Store
+
+SERVER_NAME = "memhtml"
+INSTRUCTIONS = (
+    "Long-term memory kept in a git repository, one fact per file. Search before "
+    "answering from memory and before writing. Read a hit at the smallest tier that "
+    "answers the question (gist, summary, details, all). Write one self-contained fact "
+    "per memory_write; when a stored fact is wrong or out of date, use memory_correct "
+    "rather than writing a second, conflicting memory. Every write is one commit."
+)
+
+
+def _version() -> str:
+    try:
+        return version("memhtml")
+    except PackageNotFoundError:
+        return "0"
+
+
+def _server(gate: StoreGate) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer(
+        name=SERVER_NAME, title="memhtml memory", instructions=INSTRUCTIONS,
+        version=_version(), log_level="WARNING",
+    )
+    register_tools(server, gate)
+    return server
+
+
+def build_server(store: Store) -> MCPServer[Any]:
+    """An MCP server over ``store`` with every tool registered, not yet running."""
+    return _server(StoreGate(store))
+
+
+def serve(settings: Settings) -> None:
+    """Open the store ``settings`` names and serve it over stdio until the client
+    disconnects. Exits with a message on stderr when the store cannot be opened
+    (stdout belongs to the protocol)."""
+    opened = open_store(settings)
+    if not is_successful(opened):
+        reason = unsafe_perform_io(opened.failure()).reason
+        raise SystemExit(f"memhtml mcp: {reason}")
+    store = unsafe_perform_io(opened.unwrap())
+    gate = StoreGate(store)
+    server = _server(gate)
+    # Parse the head beside the handshake rather than before it: a large store takes
+    # a second or two to load cold, and a client waits on initialize with a timeout.
+    # Tool calls queue on the gate's lock until the head is warm.
+    threading.Thread(target=gate.warm, name="memhtml-warm", daemon=True).start()
+    print(f"memhtml mcp: serving {settings.store} ({settings.branch})", file=sys.stderr)
+    server.run("stdio")

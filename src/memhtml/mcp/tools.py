@@ -1,0 +1,394 @@
+"""The twelve tools: their descriptions, typed inputs, annotations, and the door each calls.
+
+Each tool is a thin edge over one store door. Arguments arrive already validated
+against the input schema (the closed vocabularies are enums there, so a model sees
+the legal values before it calls); the door checks the rest, and a refusal comes
+back as a tool error carrying ``describe``'s line with every violation in it.
+
+Paths are tree paths relative to the store (``areas/inbox/x.html``): the doors
+refuse an absolute path, a ``..`` segment, a backslash or anything under ``.git``,
+so no argument can name a file outside the repository.
+
+No ``from __future__ import annotations`` here: the SDK builds each input schema from
+the tool function's annotations at registration, and real objects need no resolving.
+"""
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, Field
+from returns.result import Result, Success
+
+from memhtml.contracts.record import Link
+from memhtml.contracts.vocabulary import EdgeRel, MemoryType, TaskStatus
+from memhtml.mcp.gate import StoreGate
+from memhtml.mcp.render import (
+    Committed,
+    ReadResult,
+    RelatedResult,
+    SearchResult,
+    StatusResult,
+    TaskListResult,
+    answer,
+    committed,
+    refusal,
+    related_result,
+    search_result,
+    status_result,
+    task_list_result,
+)
+from memhtml.store import (
+    Landed,
+    StoreError,
+    WriteInput,
+    archive,
+    correct,
+    label,
+    link,
+    read,
+    related,
+    search,
+    status,
+    task_add,
+    task_list,
+    task_status,
+    write,
+)
+
+Tier = Literal["gist", "summary", "details", "all"]
+
+TOOL_NAMES: tuple[str, ...] = (
+    "memory_write", "memory_search", "memory_read", "memory_related", "memory_correct",
+    "memory_archive", "memory_link", "memory_label", "task_add", "task_status", "task_list",
+    "memory_status",
+)
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                       open_world_hint=False)
+ADD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                      open_world_hint=False)
+"""A new file at a fresh path each call: nothing is overwritten, and a repeat writes twice."""
+ADD_ONCE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                           open_world_hint=False)
+"""An edge, an entity or a task status: setting it again changes nothing."""
+REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                          open_world_hint=False)
+"""Takes a memory out of the live set. It stays in git history and under archive/, but
+search stops finding it, which is what a client should ask a person about."""
+
+
+class LinkTo(BaseModel):
+    """An edge from the new memory to an existing one."""
+
+    rel: Annotated[EdgeRel, Field(description="The kind of edge.")]
+    path: Annotated[str, Field(description="The target memory's path, e.g. "
+                                           "areas/inbox/deploy-runbook.html.")]
+
+
+# -- parameter types, shared by the tools that take them --------------------------------
+
+PathArg = Annotated[str, Field(
+    description="A memory's path relative to the store, as memory_search returns it, "
+                "e.g. areas/inbox/deploy-runbook.html.")]
+AtArg = Annotated[str | None, Field(
+    description="Read the store as it was at this commit id or ref; omit for the "
+                "current state.")]
+TitleArg = Annotated[str, Field(description="A short title, a few words; the file name is "
+                                            "made from it.")]
+ClaimArg = Annotated[str, Field(
+    description="The fact itself, one or two self-contained sentences: what a later search "
+                "shows as the gist.")]
+BodyArg = Annotated[tuple[str, ...], Field(
+    description="Supporting prose, one string per paragraph. Plain text: markup is escaped, "
+                "and a paragraph containing a block tag such as <p> or <div> is refused. A "
+                "paragraph that is one fenced block (```lang ... ```) becomes a code figure.")]
+TypeArg = Annotated[MemoryType, Field(
+    description="What kind of memory: semantic (a fact), episodic (something that "
+                "happened), procedural (how to do something), user_preference, "
+                "agent_insight, error_pattern, verdict, precedent, arc.")]
+EntitiesArg = Annotated[tuple[str, ...], Field(
+    description="Entities the memory is about, each type:name in lowercase type, e.g. "
+                "person:ada-lovelace, project:memhtml.")]
+TagsArg = Annotated[tuple[str, ...], Field(description="Free-form tags.")]
+LinksArg = Annotated[tuple[LinkTo, ...], Field(
+    description="Edges to existing memories.")]
+DirectoryArg = Annotated[str | None, Field(
+    description="The folder for the file, e.g. areas/deploy/ or resources/people/; "
+                "default areas/inbox/ (areas/tasks/ for a task).")]
+ArticleArg = Annotated[str | None, Field(
+    description="Advanced: the article's inner HTML instead of claim and body. It must "
+                "hold exactly one <mark> around the claim; every violation is reported.")]
+ConfidenceArg = Annotated[float | None, Field(ge=0.0, le=1.0,
+                                              description="How sure the fact is, 0 to 1.")]
+ImportanceArg = Annotated[int | None, Field(ge=1, le=10,
+                                            description="How much it matters, 1 to 10.")]
+DateArg = Annotated[str | None, Field(
+    description="A date YYYY-MM-DD or an instant YYYY-MM-DDTHH:MM:SSZ.")]
+AuthorArg = Annotated[str | None, Field(description="Who stated the fact.")]
+SessionArg = Annotated[str | None, Field(description="The conversation or session it came "
+                                                     "from.")]
+
+Out = CallToolResult
+
+
+def _one_line(doc: str | None) -> str:
+    """A docstring as one line: a description is read by a model, not a person at a
+    terminal, and indentation is only tokens."""
+    return " ".join((doc or "").split())
+
+
+def _write_input(
+    title: str, claim: str, body: tuple[str, ...], memory_type: MemoryType,
+    entities: tuple[str, ...], tags: tuple[str, ...], links: tuple[LinkTo, ...],
+    directory: str | None, article_html: str | None, confidence: float | None,
+    importance: int | None, author: str | None, valid_from: str | None,
+    valid_until: str | None, session_id: str | None, path: str | None = None,
+) -> WriteInput:
+    return WriteInput(
+        title=title, claim=claim, memory_type=memory_type, body=body, entities=entities,
+        tags=tags, links=tuple(Link(item.rel, item.path) for item in links),
+        directory=directory, article_html=article_html, confidence=confidence,
+        importance=importance, author=author, valid_from=valid_from,
+        valid_until=valid_until, session_id=session_id, path=path,
+    )
+
+
+def _landed(result: Result[Landed, StoreError], path: str | None = None,
+            archived: str | None = None) -> Out:
+    """A commit's answer. ``path`` overrides the door's primary path; ``archived`` is
+    the original path whose archive location to report."""
+    match result:
+        case Success(landed):
+            about = path if path is not None else (landed.primary or "")
+            return answer(committed(landed, about, archived))
+        case _:
+            return refusal(result.failure())
+
+
+def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
+    """Add the twelve tools to ``server``, each running its door through ``gate``."""
+
+    def tool(name: str, title: str, annotations: ToolAnnotations
+             ) -> Callable[[Callable[..., Out]], Callable[..., Out]]:
+        def register(fn: Callable[..., Out]) -> Callable[..., Out]:
+            server.add_tool(fn, name=name, title=title, description=_one_line(fn.__doc__),
+                            annotations=annotations)
+            return fn
+
+        return register
+
+    @tool("memory_search", title="Search memories", annotations=READ)
+    def memory_search(
+        query: Annotated[str, Field(min_length=1, description="Words to look for.")],
+        limit: Annotated[int, Field(ge=1, le=50, description="At most this many hits.")] = 10,
+        types: Annotated[tuple[MemoryType, ...], Field(
+            description="Only memories of these types.")] = (),
+        entities: Annotated[tuple[str, ...], Field(
+            description="Only memories labelled with every one of these type:name "
+                        "entities.")] = (),
+        tags: Annotated[tuple[str, ...], Field(
+            description="Only memories carrying every one of these tags.")] = (),
+        prefix: Annotated[str | None, Field(
+            description="Only memories under this folder, e.g. areas/deploy/.")] = None,
+        explain: Annotated[bool, Field(
+            description="Also name the ranking arms behind each hit.")] = False,
+        at: AtArg = None,
+    ) -> Annotated[Out, SearchResult]:
+        """Search the live memories (archived ones are left out) for a query, ranked by
+        relevance over their titles, claims and bodies. Use it before answering from
+        memory and before writing, to find what is already known. Returns hits, best
+        first, each with its path, its claim (the one-sentence gist) and its score;
+        read a hit with memory_read for more."""
+        found = gate.run(lambda store: search(
+            store, query, at=at, types=types, entities=entities, tags=tags, prefix=prefix,
+            limit=limit))
+        match found:
+            case Success(hits):
+                return answer(search_result(hits, explain))
+            case _:
+                return refusal(found.failure())
+
+    @tool("memory_read", title="Read a memory", annotations=READ)
+    def memory_read(
+        path: PathArg,
+        tier: Annotated[Tier, Field(
+            description="How much to read: gist (the claim), summary (the claim and its "
+                        "summary lines), details (the body text), all (the whole HTML "
+                        "file, metadata and edges included).")] = "summary",
+        at: AtArg = None,
+    ) -> Annotated[Out, ReadResult]:
+        """Read one memory at a disclosure tier, from the smallest (gist) to the whole
+        file (all). Start at summary and go deeper only when the task needs it.
+        Returns the text of that tier; archived memories can be read too."""
+        found = gate.run(lambda store: read(store, path, tier, at))
+        match found:
+            case Success(text):
+                return answer(ReadResult(path=path, tier=tier, text=text), text)
+            case _:
+                return refusal(found.failure())
+
+    @tool("memory_related", title="Related memories", annotations=READ)
+    def memory_related(path: PathArg, at: AtArg = None) -> Annotated[Out, RelatedResult]:
+        """List a memory's edges: outbound (the memories it links to, with the rel and
+        whether the target exists) and inbound (memories that link to it). Use it to
+        follow supersedes, contradicts, caused_by and other edges around a fact."""
+        found = gate.run(lambda store: related(store, path, at))
+        match found:
+            case Success(edges):
+                return answer(related_result(edges))
+            case _:
+                return refusal(found.failure())
+
+    @tool("memory_status", title="Store status", annotations=READ)
+    def memory_status() -> Annotated[Out, StatusResult]:
+        """Summarize the store: the branch tip commit, how many memories there are by
+        type and status, tasks by status and how many are overdue, and files in the
+        tree that are not valid memories. Use it to orient yourself in a new store."""
+        found = gate.run(status)
+        match found:
+            case Success(state):
+                return answer(status_result(state))
+            case _:
+                return refusal(found.failure())
+
+    @tool("task_list", title="List tasks", annotations=READ)
+    def task_list_tool(
+        include_done: Annotated[bool, Field(
+            description="Also list finished and archived tasks.")] = False,
+    ) -> Annotated[Out, TaskListResult]:
+        """List the tasks: open ones by default, overdue first, then by due date
+        (undated last). Returns each task's path, title, status, due date and whether
+        it is overdue."""
+        found = gate.run(lambda store: task_list(store, include_done))
+        match found:
+            case Success(rows):
+                return answer(task_list_result(rows))
+            case _:
+                return refusal(found.failure())
+
+    @tool("memory_write", title="Write a memory", annotations=ADD)
+    def memory_write(
+        title: TitleArg,
+        claim: ClaimArg,
+        body: BodyArg = (),
+        memory_type: TypeArg = "semantic",
+        entities: EntitiesArg = (),
+        tags: TagsArg = (),
+        links: LinksArg = (),
+        directory: DirectoryArg = None,
+        article_html: ArticleArg = None,
+        confidence: ConfidenceArg = None,
+        importance: ImportanceArg = None,
+        author: AuthorArg = None,
+        valid_from: DateArg = None,
+        valid_until: DateArg = None,
+        session_id: SessionArg = None,
+        path: Annotated[str | None, Field(
+            description="An exact path for the file instead of one made from the title; "
+                        "refused when a memory is already there.")] = None,
+    ) -> Annotated[Out, Committed]:
+        """Remember one new fact as its own memory file, committed to the store. Write
+        one fact per call; search first, and use memory_correct instead when the fact
+        replaces one already stored. Returns the new memory's path and the commit id.
+        An invalid memory is refused with every violation listed, and nothing is
+        committed."""
+        data = _write_input(title, claim, body, memory_type, entities, tags, links,
+                            directory, article_html, confidence, importance, author,
+                            valid_from, valid_until, session_id, path)
+        return _landed(gate.run(lambda store: write(store, data)))
+
+    @tool("memory_correct", title="Correct a memory", annotations=REPLACE)
+    def memory_correct(
+        path: Annotated[str, Field(description="The live memory that is wrong or out of "
+                                               "date, e.g. areas/inbox/deploy-runbook.html.")],
+        title: TitleArg,
+        claim: ClaimArg,
+        body: BodyArg = (),
+        memory_type: TypeArg = "semantic",
+        entities: EntitiesArg = (),
+        tags: TagsArg = (),
+        links: LinksArg = (),
+        directory: Annotated[str | None, Field(
+            description="The folder for the new file; default the old one's folder.")] = None,
+        article_html: ArticleArg = None,
+        confidence: ConfidenceArg = None,
+        importance: ImportanceArg = None,
+        author: AuthorArg = None,
+        valid_from: DateArg = None,
+        valid_until: DateArg = None,
+        session_id: SessionArg = None,
+    ) -> Annotated[Out, Committed]:
+        """Replace a memory that is wrong or out of date with a corrected one, in one
+        commit: the new memory links supersedes to the old, and the old one is marked
+        superseded and archived (it leaves search but stays readable, and every edge
+        pointing at it is rewritten to its archive path). Give the complete corrected
+        memory, not a diff. Returns the new path, where the old one was archived to,
+        and the commit id."""
+        data = _write_input(title, claim, body, memory_type, entities, tags, links,
+                            directory, article_html, confidence, importance, author,
+                            valid_from, valid_until, session_id)
+        return _landed(gate.run(lambda store: correct(store, path, data)), archived=path)
+
+    @tool("memory_archive", title="Archive a memory", annotations=REPLACE)
+    def memory_archive(path: PathArg) -> Annotated[Out, Committed]:
+        """Retire a memory that no longer holds and has no replacement: it moves under
+        archive/<YYYY>/, is marked archived, and leaves search; every edge pointing at
+        it is rewritten in the same commit. Prefer memory_correct when there is a
+        corrected fact to record. Returns where it was archived to and the commit id."""
+        return _landed(gate.run(lambda store: archive(store, path)), path, archived=path)
+
+    @tool("memory_link", title="Link two memories", annotations=ADD_ONCE)
+    def memory_link(
+        path: Annotated[str, Field(description="The memory the edge starts from.")],
+        rel: Annotated[EdgeRel, Field(description="The kind of edge, read as "
+                                                  "'<path> <rel> <target>'.")],
+        target: Annotated[str, Field(description="The memory the edge points to; it must "
+                                                 "exist.")],
+    ) -> Annotated[Out, Committed]:
+        """Add a typed edge from one memory to another, e.g. caused_by, supports,
+        contradicts, part_of, relates_to. Adding an edge that already exists changes
+        nothing. Returns the source path and the commit id."""
+        return _landed(gate.run(lambda store: link(store, path, rel, target)), path)
+
+    @tool("memory_label", title="Label a memory", annotations=ADD_ONCE)
+    def memory_label(
+        path: PathArg,
+        entity: Annotated[str, Field(description="A type:name entity with a lowercase "
+                                                 "type, e.g. person:ada-lovelace.")],
+    ) -> Annotated[Out, Committed]:
+        """Tag a memory with an entity it is about, so searches filtered by that entity
+        find it. Labelling twice changes nothing. Returns the path and the commit id."""
+        return _landed(gate.run(lambda store: label(store, path, entity)), path)
+
+    @tool("task_add", title="Add a task", annotations=ADD)
+    def task_add_tool(
+        title: TitleArg,
+        claim: Annotated[str, Field(description="What is to be done, in a sentence.")],
+        due_at: DateArg = None,
+        entities: EntitiesArg = (),
+        body: BodyArg = (),
+        tags: TagsArg = (),
+        importance: ImportanceArg = None,
+        status: Annotated[TaskStatus | None, Field(
+            description="The starting status; default todo.")] = None,
+    ) -> Annotated[Out, Committed]:
+        """Record a task to do later, as a task memory under areas/tasks/. Returns the
+        task's path and the commit id; move it along with task_status."""
+        return _landed(gate.run(lambda store: task_add(
+            store, title, claim, due_at, entities, body=body, tags=tags,
+            importance=importance, task_status=status)))
+
+    @tool("task_status", title="Set a task's status", annotations=ADD_ONCE)
+    def task_status_tool(
+        path: Annotated[str, Field(description="The task's path, as task_list returns it.")],
+        status: Annotated[TaskStatus, Field(
+            description="todo, doing or blocked; done finishes the task and archives it.")],
+    ) -> Annotated[Out, Committed]:
+        """Move a task through todo, doing and blocked, or finish it with done (which
+        archives it). Returns the path, where a finished task was archived to, and the
+        commit id."""
+        archived = path if status == "done" else None
+        return _landed(gate.run(lambda store: task_status(store, path, status)), path,
+                       archived=archived)

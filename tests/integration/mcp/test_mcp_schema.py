@@ -1,0 +1,96 @@
+"""tools/list over stdio: the twelve tools, their input schemas and annotations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession
+from mcp.types import Tool
+
+from memhtml.contracts.vocabulary import EDGE_RELS, MEMORY_TYPES, TASK_STATUSES
+from tests.integration.mcp.mcp_support import make_store, run
+
+TOOLS = {
+    "memory_write", "memory_search", "memory_read", "memory_related", "memory_correct",
+    "memory_archive", "memory_link", "memory_label", "task_add", "task_status", "task_list",
+    "memory_status",
+}
+READS = {"memory_search", "memory_read", "memory_related", "task_list", "memory_status"}
+DESTRUCTIVE = {"memory_correct", "memory_archive"}
+IDEMPOTENT_WRITES = {"memory_link", "memory_label", "task_status"}
+REQUIRED = {
+    "memory_write": {"title", "claim"},
+    "memory_search": {"query"},
+    "memory_read": {"path"},
+    "memory_related": {"path"},
+    "memory_correct": {"path", "title", "claim"},
+    "memory_archive": {"path"},
+    "memory_link": {"path", "rel", "target"},
+    "memory_label": {"path", "entity"},
+    "task_add": {"title", "claim"},
+    "task_status": {"path", "status"},
+    "task_list": set(),
+    "memory_status": set(),
+}
+
+
+def _enum(schema: dict[str, Any], prop: dict[str, Any]) -> list[str]:
+    """The enum a property allows, through an ``anyOf`` with null, an array's items, or
+    a ``$ref`` into the schema's definitions."""
+    if "$ref" in prop:
+        return _enum(schema, schema["$defs"][prop["$ref"].rsplit("/", 1)[-1]])
+    if "enum" in prop:
+        return list(prop["enum"])
+    if "items" in prop:
+        return _enum(schema, prop["items"])
+    for option in prop.get("anyOf", []):
+        if option.get("type") != "null":
+            return _enum(schema, option)
+    raise AssertionError(f"no enum in {prop}")
+
+
+def test_tools_schemas_and_annotations(tmp_path: Path) -> None:
+    root = make_store(tmp_path)
+    listed: list[Tool] = []
+
+    async def scenario(session: ClientSession) -> None:
+        listed.extend((await session.list_tools()).tools)
+
+    run(root, scenario)
+    tools = {tool.name: tool for tool in listed}
+    assert set(tools) == TOOLS
+    for name, tool in tools.items():
+        schema = tool.input_schema
+        assert tool.description and len(tool.description) > 80, name
+        assert "\n" not in tool.description
+        assert set(schema.get("required", [])) == REQUIRED[name], name
+        for prop_name, prop in schema.get("properties", {}).items():
+            assert prop.get("description"), (name, prop_name)
+        assert tool.output_schema is not None, name
+        notes = tool.annotations
+        assert notes is not None, name
+        assert notes.read_only_hint is (name in READS), name
+        assert notes.destructive_hint is (name in DESTRUCTIVE), name
+        assert notes.idempotent_hint is (name in READS | IDEMPOTENT_WRITES), name
+        assert notes.open_world_hint is False, name
+
+    def props(name: str) -> dict[str, Any]:
+        return dict(tools[name].input_schema["properties"])
+
+    write = tools["memory_write"].input_schema
+    assert _enum(write, props("memory_write")["memory_type"]) == list(MEMORY_TYPES)
+    link_def = write["$defs"]["LinkTo"]
+    assert _enum(write, link_def["properties"]["rel"]) == list(EDGE_RELS)
+    assert _enum(tools["memory_search"].input_schema,
+                 props("memory_search")["types"]) == list(MEMORY_TYPES)
+    assert _enum(tools["memory_link"].input_schema,
+                 props("memory_link")["rel"]) == list(EDGE_RELS)
+    assert _enum(tools["task_status"].input_schema,
+                 props("task_status")["status"]) == list(TASK_STATUSES)
+    assert _enum(tools["task_add"].input_schema,
+                 props("task_add")["status"]) == list(TASK_STATUSES)
+    assert _enum(tools["memory_read"].input_schema,
+                 props("memory_read")["tier"]) == ["gist", "summary", "details", "all"]
+    assert props("memory_write")["importance"]["anyOf"][0]["maximum"] == 10
+    assert props("memory_search")["limit"]["maximum"] == 50
