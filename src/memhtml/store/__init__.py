@@ -37,6 +37,7 @@ from memhtml.store.inputs import (
 )
 from memhtml.store.landing import Landed
 from memhtml.store.layout import LAYOUT_DIRS, archive_path, init_store, slug_of, unique_path
+from memhtml.store.publish_door import publish
 from memhtml.store.reads import (
     Finding,
     InboundLink,
@@ -89,6 +90,7 @@ __all__ = [
     "link",
     "log",
     "move",
+    "publish",
     "read",
     "related",
     "search",

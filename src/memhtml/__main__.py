@@ -1,0 +1,5 @@
+"""``python -m memhtml``: the same as the ``memhtml`` command."""
+
+from memhtml.cli.app import main
+
+main()

@@ -1,0 +1,63 @@
+"""The ``memhtml`` command line: one cyclopts App, its commands, and ``main``.
+
+Command modules import only the parser's types at module level; the library
+(numpy, pygit2, the head) is imported inside each command, so ``memhtml --help``
+and the markdown commands start without it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from cyclopts import App, Parameter
+
+from memhtml import __version__
+from memhtml.cli import read_cmds, store_cmds
+from memhtml.cli.demo import demo
+from memhtml.cli.eval_cmds import eval_app
+from memhtml.cli.mcp_cmd import mcp
+from memhtml.cli.md_cmds import import_app, md_app
+from memhtml.cli.task_cmds import task_app
+from memhtml.cli.vector_cmds import embed
+
+app = App(
+    name="memhtml",
+    help="Long-term memory for AI agents, kept in a git repository as one semantic-HTML5 "
+         "file per fact. Every write is one commit; every command takes --store and --json.",
+    version=__version__,
+    default_parameter=Parameter(negative_iterable=()),
+)
+
+_COMMANDS: tuple[Callable[..., int], ...] = (
+    store_cmds.init, store_cmds.write, store_cmds.correct, store_cmds.archive,
+    store_cmds.link, store_cmds.unlink, store_cmds.label, store_cmds.unlabel, store_cmds.move,
+    read_cmds.read, read_cmds.search, read_cmds.related, read_cmds.status, read_cmds.doctor,
+    read_cmds.log,
+)
+for _command in _COMMANDS:
+    app.command(_command)
+app.command(task_app)
+app.command(store_cmds.publish)
+app.command(md_app)
+app.command(import_app)
+app.command(embed)
+app.command(eval_app)
+app.command(demo)
+app.command(mcp)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The console script: run one command and exit with its code (2 for usage)."""
+    # numpy's BLAS starts a thread per core on import, which costs a cold command
+    # about 70 ms on these machines; a command's matrix work is a single small
+    # product, so one thread loses nothing. A caller's own setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    code = app(tokens, result_action="return_value")
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""``memhtml eval``: retrieval quality on a BEIR split, and the head gate between two
+commits of a store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cyclopts import App
+
+from memhtml.cli.choices import EmbedderName, EvalArmName
+from memhtml.cli.common import Common, open_common, settings_for
+from memhtml.cli.output import EXIT_FAILED, EXIT_OK, CliError, Reply, respond, store_value
+
+eval_app = App(name="eval", help="Measure retrieval: a BEIR split, or the gate between "
+                                 "two commits.")
+
+_COMMON = Common()
+EVAL_AT = "2026-01-01T00:00:00+00:00"
+"""The import commit's time, so an evaluation store is the same on every run."""
+
+
+@eval_app.command(name="beir")
+def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
+              arm: tuple[EvalArmName, ...] = (), embedder: EmbedderName | None = None,
+              k: int = 10, common: Common = _COMMON) -> int:
+    """Import a BEIR split into a temporary store and report nDCG@k, Recall@k,
+    Recall@100 and MRR@k per search arm.
+
+    Parameters
+    ----------
+    corpus
+        corpus.jsonl
+    queries
+        queries.jsonl
+    qrels
+        The qrels .tsv (query-id, corpus-id, score).
+    arm
+        lexical, vector or hybrid; repeatable. Default: lexical, plus vector and
+        hybrid when an embedder is configured.
+    embedder
+        The embedder for the vector arms (default: the configured one; hashing when
+        the vector arms are asked for and none is configured).
+    k
+        The cut-off for nDCG, Recall and MRR.
+    """
+
+    def body() -> Reply:
+        import tempfile
+        from datetime import datetime
+
+        from memhtml.adapters.git import PygitService
+        from memhtml.cli.output import unwrap_io
+        from memhtml.cli.progress import progress
+        from memhtml.compose import Settings
+        from memhtml.eval.beir import doc_id_of_path, read_corpus, read_qrels, read_queries
+        from memhtml.eval.harness import evaluate_beir, import_beir, render_table, report_json
+        from memhtml.head import empty_vector_cache, fill_vectors, load_head
+
+        for path in (corpus, queries, qrels):
+            if not path.is_file():
+                raise CliError(f"{path} is not a file")
+        try:
+            settings = settings_for(common)
+        except CliError:
+            settings = Settings(store=Path.cwd())
+        name = embedder or (settings.embedder if settings.embedder != "none" else None)
+        arms = arm or (("lexical", "vector", "hybrid") if name else ("lexical",))
+        if any(a != "lexical" for a in arms) and name is None:
+            name = "hashing"
+        try:
+            docs = list(read_corpus(corpus))
+            query_texts = read_queries(queries)
+            judged = read_qrels(qrels)
+        except (OSError, ValueError, KeyError) as exc:
+            raise CliError(f"cannot read the BEIR split: {type(exc).__name__}: {exc}") \
+                from exc
+        with tempfile.TemporaryDirectory(prefix="memhtml-eval-") as scratch:
+            git = unwrap_io(PygitService.init(Path(scratch), bare=True),
+                            lambda e: f"git init failed: {e.reason}")
+            with progress(f"importing {len(docs)} documents", None, common.json):
+                sha = store_value(import_beir(git, docs, datetime.fromisoformat(EVAL_AT)))
+                version = store_value(load_head(git, sha))
+            vectors = query_vectors = None
+            if name is not None and any(a != "lexical" for a in arms):
+                from memhtml.cli.vectors import embedder_for, space_of
+
+                chosen = embedder_for(settings, Path(scratch), name)
+                assert chosen is not None
+                space = space_of(chosen, resolve=True)
+                assert space is not None
+                cache = empty_vector_cache(space)
+
+                def failed(error: object) -> str:
+                    return f"embedder: {getattr(error, 'reason', error)}"
+
+                with progress("embedding documents", None, common.json):
+                    cache = unwrap_io(fill_vectors(version, cache, chosen), failed).cache
+                ids = sorted(q for q in judged if q in query_texts)
+                with progress("embedding queries", len(ids), common.json) as bar:
+                    query_vectors = {}
+                    for qid in ids:
+                        query_vectors[qid] = unwrap_io(chosen.embed_query(query_texts[qid]),
+                                                       failed)
+                        bar.advance()
+                vectors = cache
+            with progress("ranking", None, common.json):
+                report = evaluate_beir(version, query_texts, judged, doc_id_of_path, arms,
+                                       query_vectors, vectors, k)
+        payload = {**report_json(report), "embedder": name}
+        return Reply(payload, render_table(report))
+
+    return respond(common.json, body)
+
+
+@eval_app.command(name="gate")
+def eval_gate(base: str, landed: str, /, *, probes: int | None = None,
+              common: Common = _COMMON) -> int:
+    """Run the head gate between two commits of the store: the same probes searched at
+    both, MRR and inversions compared. Exits 1 when the gate fails.
+
+    Parameters
+    ----------
+    base
+        The base commit or ref.
+    landed
+        The commit or ref being judged.
+    probes
+        How many probe queries (default: the gate's own).
+    """
+
+    def body() -> Reply:
+        from memhtml.head import HeadGateOptions, describe_head_gate_failure, gate_heads
+
+        _, store = open_common(common)
+        before = store_value(store.version_at(base))
+        after = store_value(store.version_at(landed))
+        options = HeadGateOptions() if probes is None else HeadGateOptions(probes=probes)
+        report = gate_heads(before, after, options)
+        lines = [
+            describe_head_gate_failure(report),
+            f"base    {report.base}  MRR {report.mrr_before:.4f}  inversions "
+            f"{report.inversions_before}",
+            f"landed  {report.landed}  MRR {report.mrr:.4f}  inversions "
+            f"{len(report.inversions)}  (floor {report.floor:.4f})",
+            f"added {report.added}, removed {report.removed}; "
+            f"{'passed' if report.passed else 'FAILED'}",
+        ]
+        return Reply(report, "\n".join(lines), EXIT_OK if report.passed else EXIT_FAILED)
+
+    return respond(common.json, body)

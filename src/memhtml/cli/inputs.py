@@ -1,0 +1,119 @@
+"""Turning the write options (``--title``, ``--body``, ``--link REL=HREF``, ``--file``)
+into the store's ``WriteInput``. Shared by ``write``, ``correct`` and ``task add``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, cast
+
+from cyclopts import Parameter
+
+from memhtml.cli.choices import MemoryTypeName
+from memhtml.cli.output import CliError
+
+if TYPE_CHECKING:
+    from memhtml.contracts.record import Link
+    from memhtml.contracts.vocabulary import EdgeRel, MemoryType
+    from memhtml.store import WriteInput
+
+Many = Annotated[tuple[str, ...], Parameter(consume_multiple=False, negative_iterable=())]
+"""A repeatable option: ``--body a --body b``, one value per flag."""
+
+
+@Parameter(name="*")
+@dataclass(frozen=True)
+class MemoryFields:
+    """The fields of a new memory."""
+
+    title: str = ""
+    """The title (the file name is made from it)."""
+    claim: str = ""
+    """The claim: one sentence, the gist a search hit shows."""
+    type: MemoryTypeName | None = None
+    """The memory type (default semantic; a correction keeps the corrected one's)."""
+    body: Many = ()
+    """One paragraph of prose; repeat for more. A paragraph that is a whole fenced
+    code block becomes a code figure."""
+    entity: Many = ()
+    """An entity as type:name (person:ines, service:checkout-api); repeatable."""
+    tag: Many = ()
+    """A tag; repeatable."""
+    alias: Many = ()
+    """Another name the memory is known by (person files); repeatable."""
+    link: Many = ()
+    """An edge as REL=HREF (relates_to=/areas/x/y.html); repeatable."""
+    dir: str | None = None
+    """The directory for the new file (default areas/inbox/, tasks areas/tasks/)."""
+    confidence: float | None = None
+    """Confidence in the claim, 0 to 1."""
+    importance: int | None = None
+    """Importance, 1 to 10."""
+    due: str | None = None
+    """A due date (YYYY-MM-DD or an instant), for tasks."""
+    file: Path | None = None
+    """A whole memory file to commit verbatim (after validation) instead of the fields."""
+    path: str | None = None
+    """The tree path for the new file (default: made from the title)."""
+
+
+def parse_links(raw: tuple[str, ...]) -> tuple[Link, ...]:
+    """``REL=HREF`` pairs as links; the rel is checked by the door."""
+    from memhtml.contracts.record import Link
+
+    links: list[Link] = []
+    for item in raw:
+        rel, sep, href = item.partition("=")
+        if not sep or not rel.strip() or not href.strip():
+            raise CliError(f"--link {item!r} is not REL=HREF")
+        links.append(Link(cast("EdgeRel", rel.strip()), href.strip()))
+    return tuple(links)
+
+
+def write_input(fields: MemoryFields, default_type: str = "semantic") -> WriteInput:
+    """The door's input; ``--file`` reads the whole file and ignores the other fields."""
+    from memhtml.store import WriteInput
+
+    if fields.file is not None:
+        try:
+            html = fields.file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read {fields.file}: {exc}") from exc
+        return WriteInput(file_html=html, path=fields.path)
+    missing = [name for name, value in (("--title", fields.title), ("--claim", fields.claim))
+               if not value.strip()]
+    if missing:
+        raise CliError(f"{' and '.join(missing)} required (or --file PATH)")
+    return WriteInput(
+        title=fields.title, claim=fields.claim,
+        memory_type=cast("MemoryType", fields.type or default_type), body=fields.body,
+        entities=fields.entity, tags=fields.tag, aliases=fields.alias,
+        links=parse_links(fields.link), directory=fields.dir, confidence=fields.confidence,
+        importance=fields.importance, due_at=fields.due,
+        path=fields.path,
+    )
+
+
+@Parameter(name="*")
+@dataclass(frozen=True)
+class TaskFields:
+    """The fields of a new task."""
+
+    title: str = ""
+    """The title."""
+    claim: str = ""
+    """What has to be done, in one sentence."""
+    due: str | None = None
+    """The due date (YYYY-MM-DD or an instant); a task past it is overdue."""
+    body: Many = ()
+    """One paragraph of detail; repeatable."""
+    entity: Many = ()
+    """An entity as type:name; repeatable."""
+    tag: Many = ()
+    """A tag; repeatable."""
+    link: Many = ()
+    """An edge as REL=HREF (blocks=/areas/tasks/x.html); repeatable."""
+    dir: str | None = None
+    """The directory (default areas/tasks/)."""
+    importance: int | None = None
+    """Importance, 1 to 10."""

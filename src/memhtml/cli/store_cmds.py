@@ -1,0 +1,231 @@
+"""The write commands: init, write, correct, archive, link/unlink, label/unlabel, move,
+publish. Each is one door of ``memhtml.store``, so each success is one commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memhtml.cli.common import Common, open_common
+from memhtml.cli.inputs import MemoryFields, write_input
+from memhtml.cli.landed import landed_reply
+from memhtml.cli.output import CliError, Reply, respond, store_value, unwrap_io
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from returns.io import IOResult
+
+    from memhtml.store import Landed, Store, StoreError
+
+_COMMON = Common()
+_FIELDS = MemoryFields()
+
+
+def _door(common: Common, call: Callable[[Store], IOResult[Landed, StoreError]],
+          nothing: str = "nothing to commit") -> int:
+    def body() -> Reply:
+        _, store = open_common(common)
+        return landed_reply(store_value(call(store)), nothing)
+
+    return respond(common.json, body)
+
+
+def init(directory: Path | None = None, /, *, common: Common = _COMMON) -> int:
+    """Make a directory a store: a git repository on main (or the existing one), the
+    layout directories, .gitattributes for generated pages and .gitignore for .memhtml/.
+
+    Parameters
+    ----------
+    directory
+        Where the store goes (default: --store, else the current directory).
+    """
+    import os
+
+    def body() -> Reply:
+        from memhtml.adapters.git import PygitService
+        from memhtml.compose import ENV_STORE
+        from memhtml.store import init_store
+
+        root = (directory or (Path(common.store) if common.store else None)
+                or (Path(os.environ[ENV_STORE]) if os.environ.get(ENV_STORE) else Path.cwd()))
+        root = root.expanduser().resolve()
+        if root.exists() and not root.is_dir():
+            raise CliError(f"{root} is not a directory")
+        if not (root / ".git").exists() and not (root / "HEAD").is_file():
+            unwrap_io(PygitService.init(root), lambda e: f"git init failed: {e.reason}")
+        _, store = open_common(Common(store=str(root), json=common.json))
+        reply = landed_reply(store_value(init_store(store.deps)), "already a store")
+        payload = {**reply.payload, "store": str(root)} if isinstance(reply.payload, dict) \
+            else reply.payload
+        return Reply(payload, f"store at {root}\n{reply.text}", notes=reply.notes)
+
+    return respond(common.json, body)
+
+
+def write(*, fields: MemoryFields = _FIELDS, common: Common = _COMMON) -> int:
+    """Write a new memory (one commit), from the fields or from --file.
+
+    Examples: memhtml write --title "Deploy window" --claim "Deploys happen on Tuesdays."
+    --type procedural --entity service:checkout-api --body "Never on a Friday."
+    """
+    from memhtml import store as doors
+
+    # The input is built inside the door's guarded body, so a bad --link or an
+    # unreadable --file is reported like any other refusal.
+    return _door(common, lambda store: doors.write(store, write_input(fields)))
+
+
+def correct(path: str, /, *, fields: MemoryFields = _FIELDS, common: Common = _COMMON) -> int:
+    """Correct a memory: write a new one that supersedes PATH, and archive PATH (one
+    commit). Takes the same inputs as write; the new file goes beside the old one.
+
+    Parameters
+    ----------
+    path
+        The memory being corrected (tree path, e.g. areas/inbox/x.html).
+    """
+    from returns.result import Failure
+
+    from memhtml import store as doors
+    from memhtml.store.plan import tree_path
+
+    def call(store: Store) -> IOResult[Landed, StoreError]:
+        old = None
+        checked = tree_path(path)
+        if fields.type is None and not isinstance(checked, Failure):
+            old = store_value(store.head()).get(checked.unwrap())
+        kept = old.memory_type if old is not None else "semantic"
+        return doors.correct(store, path, write_input(fields, kept))
+
+    return _door(common, call)
+
+
+def archive(path: str, /, *, common: Common = _COMMON) -> int:
+    """Archive a memory: move it under archive/YYYY/, set its status, and rewrite every
+    link to it (one commit).
+
+    Parameters
+    ----------
+    path
+        The memory to archive.
+    """
+    from memhtml import store as doors
+
+    return _door(common, lambda store: doors.archive(store, path))
+
+
+def link(path: str, rel: str, href: str, /, *, common: Common = _COMMON) -> int:
+    """Add an edge from PATH to the memory at HREF.
+
+    Parameters
+    ----------
+    path
+        The memory the edge starts at.
+    rel
+        The edge rel (relates_to, supports, caused_by, part_of, about_person, ...).
+    href
+        The target memory, /areas/x/y.html or areas/x/y.html.
+    """
+    from memhtml import store as doors
+
+    return _door(common, lambda store: doors.link(store, path, rel, href))
+
+
+def unlink(path: str, rel: str, href: str, /, *, common: Common = _COMMON) -> int:
+    """Remove an edge from PATH to HREF.
+
+    Parameters
+    ----------
+    path
+        The memory the edge starts at.
+    rel
+        The edge rel.
+    href
+        The target memory.
+    """
+    from memhtml import store as doors
+
+    return _door(common, lambda store: doors.unlink(store, path, rel, href),
+                 "no such edge")
+
+
+def label(path: str, entity: str, /, *, common: Common = _COMMON) -> int:
+    """Add an entity (type:name) to a memory.
+
+    Parameters
+    ----------
+    path
+        The memory to label.
+    entity
+        The entity, e.g. person:ines-marechal.
+    """
+    from memhtml import store as doors
+
+    return _door(common, lambda store: doors.label(store, path, entity), "already labelled")
+
+
+def unlabel(path: str, entity: str, /, *, common: Common = _COMMON) -> int:
+    """Remove an entity from a memory.
+
+    Parameters
+    ----------
+    path
+        The memory to unlabel.
+    entity
+        The entity to remove.
+    """
+    from memhtml import store as doors
+
+    return _door(common, lambda store: doors.unlabel(store, path, entity), "no such entity")
+
+
+def move(path: str, to: str, /, *, common: Common = _COMMON) -> int:
+    """Move a memory to another path, rewriting every link to it (one commit).
+
+    Parameters
+    ----------
+    path
+        The memory to move.
+    to
+        The new tree path; ending in / keeps the file name.
+    """
+    from memhtml import store as doors
+
+    return _door(common, lambda store: doors.move(store, path, to), "already there")
+
+
+def publish(*, base_url: str = "", common: Common = _COMMON) -> int:
+    """Publish the store as a static site: an index.html for every directory, a
+    sitemap.xml and a stylesheet, committed as one commit. Open index.html in a browser.
+
+    Parameters
+    ----------
+    base_url
+        A prefix for the sitemap's locations (https://example.org/memory).
+    """
+    from memhtml.cli.progress import progress
+    from memhtml.store import publish as publish_door
+
+    def body() -> Reply:
+        _, store = open_common(common)
+        with progress("publishing", 3, common.json) as bar:
+            steps: list[str] = []
+
+            def step(name: str) -> None:
+                if steps:
+                    bar.advance()
+                steps.append(name)
+                bar.describe(name)
+
+            landed = store_value(publish_door(store, base_url, step))
+        reply = landed_reply(landed, "the site is up to date")
+        worktree = store.deps.worktree
+        if worktree is None:
+            return reply
+        index = (worktree / "index.html").as_uri()
+        payload = {**reply.payload, "index": index} if isinstance(reply.payload, dict) \
+            else reply.payload
+        return Reply(payload, f"{reply.text}\nopen {index}", notes=reply.notes)
+
+    return respond(common.json, body)
