@@ -5,82 +5,163 @@ page a browser renders with no server, and every index stays derivable from the
 file alone. This package is pure: text in, values out.
 """
 
-from memhtml.format.blocktags import (
-    TAG_SHOWN,
-    BlockTagInArticle,
-    BlockTagInRun,
-    block_tag_in_article,
-    block_tag_in_run,
-)
-from memhtml.format.constraints import CheckResult, check_document, url_scheme
-from memhtml.format.datetimes import is_root_relative_href, is_valid_datetime
-from memhtml.format.document import (
-    ArticleExtractions,
-    Citation,
-    Facet,
-    MemoryDoc,
-    MemoryLink,
-    MemoryMetas,
-)
-from memhtml.format.editors import (
-    add_link,
-    add_meta,
-    read_links,
-    read_meta,
-    remove_link,
-    remove_meta,
-    set_meta,
-)
-from memhtml.format.fences import (
-    LANG_TOKEN,
-    FencedBlock,
-    closes_fence,
-    fence_opening_of,
-    fenced_block_of,
-    split_paragraphs,
-)
-from memhtml.format.hash import (
-    HASH_ALGORITHM,
-    canonical_article_text,
-    canonical_text,
-    content_hash,
-    is_content_hash,
-)
-from memhtml.format.markup import escape_attribute, escape_text, write_children, write_outer
-from memhtml.format.parse import check_memory, parse_memory, parse_memory_hashed
-from memhtml.format.serialize import meta_pairs, serialize_memory
-from memhtml.format.template import (
-    DEFAULT_TASK_STATUS,
-    FigureParagraph,
-    NewMemoryInput,
-    Paragraph,
-    ProseParagraph,
-    article_html_for,
-    new_memory_doc,
-    prose_paragraph_text,
-    prose_paragraphs,
-    render_template,
-)
-from memhtml.format.vocabulary import (
-    ARTICLE_ELEMENTS,
-    DOCUMENT_ELEMENTS,
-    FIGURE_SCOPED_ELEMENTS,
-    FORBIDDEN_ATTRIBUTES,
-    FORBIDDEN_ELEMENTS,
-    GIST_EXCLUDED_ELEMENTS,
-    KNOWN_ELEMENTS,
-    LINK_REL_PREFIX,
-    META_ORDER,
-    META_PREFIX,
-    PERSON_ELEMENTS,
-    REPEATABLE_META,
-    REQUIRED_META,
-    VOID_ELEMENTS,
-    MemoryMetaName,
-    RepeatableMeta,
-    is_memory_meta_name,
-    is_repeatable_meta,
-)
+from typing import TYPE_CHECKING
+
+from memhtml._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from memhtml.format.blocktags import (
+        TAG_SHOWN,
+        BlockTagInArticle,
+        BlockTagInRun,
+        block_tag_in_article,
+        block_tag_in_run,
+    )
+    from memhtml.format.constraints import CheckResult, check_document, url_scheme
+    from memhtml.format.datetimes import is_root_relative_href, is_valid_datetime
+    from memhtml.format.document import (
+        ArticleExtractions,
+        Citation,
+        Facet,
+        MemoryDoc,
+        MemoryLink,
+        MemoryMetas,
+    )
+    from memhtml.format.editors import (
+        add_link,
+        add_meta,
+        read_links,
+        read_meta,
+        remove_link,
+        remove_meta,
+        set_meta,
+    )
+    from memhtml.format.fences import (
+        LANG_TOKEN,
+        FencedBlock,
+        closes_fence,
+        fence_opening_of,
+        fenced_block_of,
+        split_paragraphs,
+    )
+    from memhtml.format.hash import (
+        HASH_ALGORITHM,
+        canonical_article_text,
+        canonical_text,
+        content_hash,
+        is_content_hash,
+    )
+    from memhtml.format.markup import escape_attribute, escape_text, write_children, write_outer
+    from memhtml.format.parse import check_memory, parse_memory, parse_memory_hashed
+    from memhtml.format.serialize import meta_pairs, serialize_memory
+    from memhtml.format.template import (
+        DEFAULT_TASK_STATUS,
+        FigureParagraph,
+        NewMemoryInput,
+        Paragraph,
+        ProseParagraph,
+        article_html_for,
+        new_memory_doc,
+        prose_paragraph_text,
+        prose_paragraphs,
+        render_template,
+    )
+    from memhtml.format.vocabulary import (
+        ARTICLE_ELEMENTS,
+        DOCUMENT_ELEMENTS,
+        FIGURE_SCOPED_ELEMENTS,
+        FORBIDDEN_ATTRIBUTES,
+        FORBIDDEN_ELEMENTS,
+        GIST_EXCLUDED_ELEMENTS,
+        KNOWN_ELEMENTS,
+        LINK_REL_PREFIX,
+        META_ORDER,
+        META_PREFIX,
+        PERSON_ELEMENTS,
+        REPEATABLE_META,
+        REQUIRED_META,
+        VOID_ELEMENTS,
+        MemoryMetaName,
+        RepeatableMeta,
+        is_memory_meta_name,
+        is_repeatable_meta,
+    )
+
+_EXPORTS = {
+    "ARTICLE_ELEMENTS": "vocabulary",
+    "ArticleExtractions": "document",
+    "BlockTagInArticle": "blocktags",
+    "BlockTagInRun": "blocktags",
+    "CheckResult": "constraints",
+    "Citation": "document",
+    "DEFAULT_TASK_STATUS": "template",
+    "DOCUMENT_ELEMENTS": "vocabulary",
+    "FIGURE_SCOPED_ELEMENTS": "vocabulary",
+    "FORBIDDEN_ATTRIBUTES": "vocabulary",
+    "FORBIDDEN_ELEMENTS": "vocabulary",
+    "Facet": "document",
+    "FencedBlock": "fences",
+    "FigureParagraph": "template",
+    "GIST_EXCLUDED_ELEMENTS": "vocabulary",
+    "HASH_ALGORITHM": "hash",
+    "KNOWN_ELEMENTS": "vocabulary",
+    "LANG_TOKEN": "fences",
+    "LINK_REL_PREFIX": "vocabulary",
+    "META_ORDER": "vocabulary",
+    "META_PREFIX": "vocabulary",
+    "MemoryDoc": "document",
+    "MemoryLink": "document",
+    "MemoryMetaName": "vocabulary",
+    "MemoryMetas": "document",
+    "NewMemoryInput": "template",
+    "PERSON_ELEMENTS": "vocabulary",
+    "Paragraph": "template",
+    "ProseParagraph": "template",
+    "REPEATABLE_META": "vocabulary",
+    "REQUIRED_META": "vocabulary",
+    "RepeatableMeta": "vocabulary",
+    "TAG_SHOWN": "blocktags",
+    "VOID_ELEMENTS": "vocabulary",
+    "add_link": "editors",
+    "add_meta": "editors",
+    "article_html_for": "template",
+    "block_tag_in_article": "blocktags",
+    "block_tag_in_run": "blocktags",
+    "canonical_article_text": "hash",
+    "canonical_text": "hash",
+    "check_document": "constraints",
+    "check_memory": "parse",
+    "closes_fence": "fences",
+    "content_hash": "hash",
+    "escape_attribute": "markup",
+    "escape_text": "markup",
+    "fence_opening_of": "fences",
+    "fenced_block_of": "fences",
+    "is_content_hash": "hash",
+    "is_memory_meta_name": "vocabulary",
+    "is_repeatable_meta": "vocabulary",
+    "is_root_relative_href": "datetimes",
+    "is_valid_datetime": "datetimes",
+    "meta_pairs": "serialize",
+    "new_memory_doc": "template",
+    "parse_memory": "parse",
+    "parse_memory_hashed": "parse",
+    "prose_paragraph_text": "template",
+    "prose_paragraphs": "template",
+    "read_links": "editors",
+    "read_meta": "editors",
+    "remove_link": "editors",
+    "remove_meta": "editors",
+    "render_template": "template",
+    "serialize_memory": "serialize",
+    "set_meta": "editors",
+    "split_paragraphs": "fences",
+    "url_scheme": "constraints",
+    "write_children": "markup",
+    "write_outer": "markup",
+}
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ARTICLE_ELEMENTS",

@@ -6,69 +6,138 @@ BM25 arm and an optional vector arm, and compared with another by the gate.
 Pure apart from the ``GitService`` and ``DocumentEmbedder`` it is handed.
 """
 
-from memhtml.head.gate import (
-    HEAD_GATE_K,
-    HEAD_GATE_PROBES,
-    HEAD_GATE_SEED,
-    HEAD_GATE_TOLERANCE,
-    HeadGateFailed,
-    HeadGateInversion,
-    HeadGateOptions,
-    HeadGateProbe,
-    HeadGateReport,
-    HeadGateResult,
-    describe_head_gate_failure,
-    gate_heads,
-    probe_query_for,
-    probes_for,
-    score_probes,
-)
-from memhtml.head.indexes import (
-    IndexedView,
-    Indexes,
-    build_indexes,
-    empty_indexes,
-    indexes_of,
-    insert_record,
-    is_active,
-    remove_record,
-    view_of,
-)
-from memhtml.head.lexical import STOP_WORDS, LexicalIndex, tokenize
-from memhtml.head.overlay import is_entity, with_overlay
-from memhtml.head.record import blob_sha_of, frame_key_of, is_archived_path, record_from
-from memhtml.head.search import (
-    DEFAULT_LIMIT,
-    LEXICAL_ARM_LIMIT,
-    LEXICAL_WEIGHT,
-    RRF_K,
-    VECTOR_ARM_LIMIT,
-    VECTOR_WEIGHT,
-    HeadVectors,
-    SearchArm,
-    SearchHeadInput,
-    SearchHit,
-    search_head,
-)
-from memhtml.head.vectors import (
-    VECTOR_TEXT_MAX_CHARS,
-    FillCounts,
-    FillResult,
-    VectorCache,
-    cache_from,
-    coverage,
-    empty_vector_cache,
-    fill_vectors,
-    vector_text_of,
-)
-from memhtml.head.version import (
-    HeadVersion,
-    SkippedFile,
-    advance_head,
-    is_candidate_path,
-    load_head,
-    version_from_records,
-)
+from typing import TYPE_CHECKING
+
+from memhtml._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from memhtml.head.gate import (
+        HEAD_GATE_K,
+        HEAD_GATE_PROBES,
+        HEAD_GATE_SEED,
+        HEAD_GATE_TOLERANCE,
+        HeadGateFailed,
+        HeadGateInversion,
+        HeadGateOptions,
+        HeadGateProbe,
+        HeadGateReport,
+        HeadGateResult,
+        describe_head_gate_failure,
+        gate_heads,
+        probe_query_for,
+        probes_for,
+        score_probes,
+    )
+    from memhtml.head.indexes import (
+        IndexedView,
+        Indexes,
+        build_indexes,
+        empty_indexes,
+        indexes_of,
+        insert_record,
+        is_active,
+        remove_record,
+        view_of,
+    )
+    from memhtml.head.lexical import STOP_WORDS, LexicalIndex, tokenize
+    from memhtml.head.overlay import is_entity, with_overlay
+    from memhtml.head.record import blob_sha_of, frame_key_of, is_archived_path, record_from
+    from memhtml.head.search import (
+        DEFAULT_LIMIT,
+        LEXICAL_ARM_LIMIT,
+        LEXICAL_WEIGHT,
+        RRF_K,
+        VECTOR_ARM_LIMIT,
+        VECTOR_WEIGHT,
+        HeadVectors,
+        SearchArm,
+        SearchHeadInput,
+        SearchHit,
+        search_head,
+    )
+    from memhtml.head.vectors import (
+        VECTOR_TEXT_MAX_CHARS,
+        FillCounts,
+        FillResult,
+        VectorCache,
+        cache_from,
+        coverage,
+        empty_vector_cache,
+        fill_vectors,
+        vector_text_of,
+    )
+    from memhtml.head.version import (
+        HeadVersion,
+        SkippedFile,
+        advance_head,
+        is_candidate_path,
+        load_head,
+        version_from_records,
+    )
+
+_EXPORTS = {
+    "DEFAULT_LIMIT": "search",
+    "FillCounts": "vectors",
+    "FillResult": "vectors",
+    "HEAD_GATE_K": "gate",
+    "HEAD_GATE_PROBES": "gate",
+    "HEAD_GATE_SEED": "gate",
+    "HEAD_GATE_TOLERANCE": "gate",
+    "HeadGateFailed": "gate",
+    "HeadGateInversion": "gate",
+    "HeadGateOptions": "gate",
+    "HeadGateProbe": "gate",
+    "HeadGateReport": "gate",
+    "HeadGateResult": "gate",
+    "HeadVectors": "search",
+    "HeadVersion": "version",
+    "IndexedView": "indexes",
+    "Indexes": "indexes",
+    "LEXICAL_ARM_LIMIT": "search",
+    "LEXICAL_WEIGHT": "search",
+    "LexicalIndex": "lexical",
+    "RRF_K": "search",
+    "STOP_WORDS": "lexical",
+    "SearchArm": "search",
+    "SearchHeadInput": "search",
+    "SearchHit": "search",
+    "SkippedFile": "version",
+    "VECTOR_ARM_LIMIT": "search",
+    "VECTOR_TEXT_MAX_CHARS": "vectors",
+    "VECTOR_WEIGHT": "search",
+    "VectorCache": "vectors",
+    "advance_head": "version",
+    "blob_sha_of": "record",
+    "build_indexes": "indexes",
+    "cache_from": "vectors",
+    "coverage": "vectors",
+    "describe_head_gate_failure": "gate",
+    "empty_indexes": "indexes",
+    "empty_vector_cache": "vectors",
+    "fill_vectors": "vectors",
+    "frame_key_of": "record",
+    "gate_heads": "gate",
+    "indexes_of": "indexes",
+    "insert_record": "indexes",
+    "is_active": "indexes",
+    "is_archived_path": "record",
+    "is_candidate_path": "version",
+    "is_entity": "overlay",
+    "load_head": "version",
+    "probe_query_for": "gate",
+    "probes_for": "gate",
+    "record_from": "record",
+    "remove_record": "indexes",
+    "score_probes": "gate",
+    "search_head": "search",
+    "tokenize": "lexical",
+    "vector_text_of": "vectors",
+    "version_from_records": "version",
+    "view_of": "indexes",
+    "with_overlay": "overlay",
+}
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_LIMIT",

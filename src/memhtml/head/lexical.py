@@ -165,6 +165,17 @@ class LexicalIndex:
     def average_length(self) -> float:
         return self.total_length / self.documents if self.documents else 0.0
 
+    def __getstate__(self) -> tuple[object, ...]:
+        # The memo is derived and as large as the postings; a snapshot leaves it out.
+        return (self.base, self.removed, self.added, self.documents, self.total_length)
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        base, removed, added, documents, total_length = state
+        for name, value in (("base", base), ("removed", removed), ("added", added),
+                            ("documents", documents), ("total_length", total_length),
+                            ("memo", {})):
+            object.__setattr__(self, name, value)
+
     @property
     def delta_size(self) -> int:
         return len(self.removed) + len(self.added)

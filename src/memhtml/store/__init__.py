@@ -6,54 +6,112 @@ one parsed version of a commit. The store reaches git, the clock and the file
 system only through what ``StoreDeps`` hands it.
 """
 
-from memhtml.store.deps import StoreDeps
-from memhtml.store.doors import (
-    archive,
-    batch,
-    correct,
-    label,
-    link,
-    move,
-    task_add,
-    task_list,
-    task_status,
-    unlabel,
-    unlink,
-    write,
-)
-from memhtml.store.errors import Refused, StoreError, describe
-from memhtml.store.inputs import (
-    BArchive,
-    BatchOp,
-    BCorrect,
-    BLabel,
-    BLink,
-    BMove,
-    BTaskStatus,
-    BUnlabel,
-    BUnlink,
-    BWrite,
-    WriteInput,
-)
-from memhtml.store.landing import Landed
-from memhtml.store.layout import LAYOUT_DIRS, archive_path, init_store, slug_of, unique_path
-from memhtml.store.publish_door import publish
-from memhtml.store.reads import (
-    Finding,
-    InboundLink,
-    OutboundLink,
-    Related,
-    StoreStatus,
-    doctor,
-    log,
-    read,
-    related,
-    search,
-    stale_generated,
-    status,
-)
-from memhtml.store.session import Store
-from memhtml.store.tasks import TaskRow
+from typing import TYPE_CHECKING
+
+from memhtml._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from memhtml.store.deps import StoreDeps
+    from memhtml.store.doors import (
+        archive,
+        batch,
+        correct,
+        label,
+        link,
+        move,
+        task_add,
+        task_list,
+        task_status,
+        unlabel,
+        unlink,
+        write,
+    )
+    from memhtml.store.errors import Refused, StoreError, describe
+    from memhtml.store.inputs import (
+        BArchive,
+        BatchOp,
+        BCorrect,
+        BLabel,
+        BLink,
+        BMove,
+        BTaskStatus,
+        BUnlabel,
+        BUnlink,
+        BWrite,
+        WriteInput,
+    )
+    from memhtml.store.landing import Landed
+    from memhtml.store.layout import LAYOUT_DIRS, archive_path, init_store, slug_of, unique_path
+    from memhtml.store.publish_door import publish
+    from memhtml.store.reads import (
+        Finding,
+        InboundLink,
+        OutboundLink,
+        Related,
+        StoreStatus,
+        doctor,
+        log,
+        read,
+        related,
+        search,
+        stale_generated,
+        status,
+    )
+    from memhtml.store.session import Store
+    from memhtml.store.tasks import TaskRow
+
+_EXPORTS = {
+    "BArchive": "inputs",
+    "BCorrect": "inputs",
+    "BLabel": "inputs",
+    "BLink": "inputs",
+    "BMove": "inputs",
+    "BTaskStatus": "inputs",
+    "BUnlabel": "inputs",
+    "BUnlink": "inputs",
+    "BWrite": "inputs",
+    "BatchOp": "inputs",
+    "Finding": "reads",
+    "InboundLink": "reads",
+    "LAYOUT_DIRS": "layout",
+    "Landed": "landing",
+    "OutboundLink": "reads",
+    "Refused": "errors",
+    "Related": "reads",
+    "Store": "session",
+    "StoreDeps": "deps",
+    "StoreError": "errors",
+    "StoreStatus": "reads",
+    "TaskRow": "tasks",
+    "WriteInput": "inputs",
+    "archive": "doors",
+    "archive_path": "layout",
+    "batch": "doors",
+    "correct": "doors",
+    "describe": "errors",
+    "doctor": "reads",
+    "init_store": "layout",
+    "label": "doors",
+    "link": "doors",
+    "log": "reads",
+    "move": "doors",
+    "publish": "publish_door",
+    "read": "reads",
+    "related": "reads",
+    "search": "reads",
+    "slug_of": "layout",
+    "stale_generated": "reads",
+    "status": "reads",
+    "task_add": "doors",
+    "task_list": "doors",
+    "task_status": "doors",
+    "unique_path": "layout",
+    "unlabel": "doors",
+    "unlink": "doors",
+    "write": "doors",
+}
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "LAYOUT_DIRS",

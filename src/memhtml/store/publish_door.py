@@ -16,8 +16,8 @@ from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.head import HeadVersion
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import Draft, Landed, land
-from memhtml.store.publish import is_generated_path, render_site
 from memhtml.store.session import Store
+from memhtml.store.site import is_generated_path, render_site
 
 Step = Callable[[str], None]
 """Told the name of each phase as it starts (for a progress display)."""

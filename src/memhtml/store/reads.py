@@ -20,7 +20,7 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import CommitInfo
 from memhtml.head import HeadVectors, HeadVersion, SearchHeadInput, SearchHit, search_head
 from memhtml.head.version import SkippedFile
-from memhtml.store.doctor import Finding, doctor, stale_generated
+from memhtml.store.checks import Finding, doctor, stale_generated
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import now_stamp
 from memhtml.store.plan import tree_path

@@ -12,7 +12,7 @@ from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.vocabulary import MemoryType, TaskStatus
 from memhtml.format import NewMemoryInput, render_template, set_meta
 from memhtml.head import IndexedView, build_indexes, record_from
-from memhtml.store.publish import render_site
+from memhtml.store.site import render_site
 
 HOSTILE = '<script>window.__pwned=1;alert(1)</script> " onmouseover="window.__pwned=2" javascript:'
 HOSTILE_TITLE = "Hostile " + HOSTILE + "alert(3)"

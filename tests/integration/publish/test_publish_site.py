@@ -15,7 +15,7 @@ import pytest
 from lxml import etree
 
 from memhtml.head import IndexedView, build_indexes, is_candidate_path, load_head
-from memhtml.store.publish import (
+from memhtml.store.site import (
     GENERATOR,
     SITEMAP_NAMESPACE,
     SITEMAP_PATH,
@@ -249,7 +249,7 @@ def test_same_view_same_bytes_whatever_the_insertion_or_path_order() -> None:
 _DIGEST_SCRIPT = """
 import hashlib
 from tests.integration.publish.site_support import sample_files, view_of_files
-from memhtml.store.publish import render_site
+from memhtml.store.site import render_site
 files = sample_files()
 # A set iterates in hash order, so records go in and paths come out in a different
 # order under each seed; only the output must not move.

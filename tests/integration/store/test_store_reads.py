@@ -28,7 +28,7 @@ from memhtml.store import (
     task_add,
     write,
 )
-from memhtml.store.publish import render_site
+from memhtml.store.site import render_site
 from memhtml.store.snapshot import SNAPSHOTS_KEPT, save_snapshot, snapshot_files
 from tests.integration.store.store_support import AUTHOR, CLOCK, NOW, err, make_store, ok, tip
 

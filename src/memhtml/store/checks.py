@@ -19,8 +19,8 @@ from memhtml.format import check_memory
 from memhtml.head import HeadVersion
 from memhtml.head.record import is_archived_path
 from memhtml.store.errors import StoreError
-from memhtml.store.publish import is_generated_path, stale_artifacts
 from memhtml.store.session import Store
+from memhtml.store.site import is_generated_path, stale_artifacts
 
 FindingKind = Literal[
     "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact"
