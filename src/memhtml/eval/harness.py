@@ -27,9 +27,9 @@ from memhtml.head.search import (
     VECTOR_ARM_LIMIT,
     HeadVectors,
     SearchHeadInput,
-    _vector_scored,
     arm_ranks,
     search_head,
+    vector_scores,
 )
 
 EvalArm = Literal["lexical", "vector", "hybrid"]
@@ -139,7 +139,7 @@ def vector_ranking(
 ) -> list[str]:
     """The vector arm of ``search_head`` on its own: active records by cosine, capped
     at VECTOR_ARM_LIMIT as in the fused search, ties by path, best ``limit`` paths."""
-    scored = _vector_scored(indexes_of(view), vectors, query_vector, None)
+    scored = vector_scores(indexes_of(view), vectors, query_vector)
     return [path for path, _rank in arm_ranks(scored, VECTOR_ARM_LIMIT)][: max(limit, 0)]
 
 

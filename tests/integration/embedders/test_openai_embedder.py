@@ -99,6 +99,13 @@ class Handler(BaseHTTPRequestHandler):
             for item in data:
                 item["index"] = 0
             self.reply(200, json.dumps({"data": data}).encode())
+        elif mode == "cut":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b'{"data": [')
+            self.close_connection = True
         elif mode == "slow":
             time.sleep(SLOW_SECONDS)
             self.reply(200, json.dumps({"data": data}).encode())
@@ -216,6 +223,7 @@ def test_bearer_key_is_sent_and_kept_out_of_errors(server: tuple[str, Seen]) -> 
         ("strings", "not a list of numbers"),
         ("dupindex", "repeated index"),
         ("missing", "HTTP 404"),
+        ("cut", "connection failed: IncompleteRead"),
     ],
 )
 def test_out_of_contract_answers_fail(server: tuple[str, Seen], mode: str, words: str) -> None:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
 import pytest
-from returns.io import IOResult
 from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.embedders import HashingEmbedder
@@ -40,10 +38,6 @@ DOCS = [
 QUERIES = {"q1": "does vitamin d raise bone density", "q2": "sleep improves memory",
            "q3": "no judged documents", "q4": "coffee heart risk"}
 QRELS = {"q1": {"d1": 1}, "q2": {"d2": 1, "d4": 0}, "q4": {"d3": 2}, "q5": {"d1": 1}}
-
-
-def run(io: IOResult[object, object]) -> object:
-    return unsafe_perform_io(io.unwrap())
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +132,6 @@ def test_report_arm_lookup() -> None:
     assert EvalReport(10, 0, 0, ()).arm("hybrid") is None
 
 
-def test_path_round_trip(tmp_path: Path) -> None:
+def test_path_round_trip() -> None:
     for doc in DOCS:
         assert doc_id_of_path(memory_path(doc)) == doc.doc_id
