@@ -44,7 +44,11 @@ SEEDED_DIRS: tuple[str, ...] = (INBOX, PEOPLE, ARCHIVE)
 """Directories ``init_store`` creates up front (git tracks no empty directory)."""
 
 GITATTRIBUTES = ".gitattributes"
-GITATTRIBUTE_LINES: tuple[str, ...] = ("index.html merge=ours", "sitemap.xml merge=ours")
+GITATTRIBUTE_LINES: tuple[str, ...] = (
+    "index.html merge=ours",
+    "sitemap.xml merge=ours",
+    ".site/memhtml.css merge=ours",
+)
 """Generated artifacts are rebuilt rather than merged; see ``init_store``."""
 GITIGNORE = ".gitignore"
 GITIGNORE_LINES: tuple[str, ...] = (".memhtml/",)
