@@ -8,6 +8,7 @@ and re-parses the current bytes rather than re-reading git.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 
 from memhtml.contracts.vocabulary import EdgeRel, MemoryStatus, MemoryType, TaskStatus
@@ -116,3 +117,19 @@ def _restore_record(values: tuple[object, ...]) -> MemoryRecord:
     record = object.__new__(MemoryRecord)
     object.__setattr__(record, "__dict__", dict(zip(_RECORD_FIELDS, values, strict=True)))
     return record
+
+
+def record_rows(records: Iterable[MemoryRecord]) -> list[tuple[object, ...]]:
+    """Records as plain value tuples, the columnar form a snapshot stores in bulk."""
+    return [tuple(getattr(r, name) for name in _RECORD_FIELDS) for r in records]
+
+
+def records_from_rows(rows: Iterable[tuple[object, ...]]) -> list[MemoryRecord]:
+    """The inverse of ``record_rows``: one loop instead of one unpickle call a record."""
+    new, names, set_dict = object.__new__, _RECORD_FIELDS, object.__setattr__
+    out: list[MemoryRecord] = []
+    for values in rows:
+        record = new(MemoryRecord)
+        set_dict(record, "__dict__", dict(zip(names, values, strict=True)))
+        out.append(record)
+    return out

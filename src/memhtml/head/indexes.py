@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from immutables import Map
 
-from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.record import MemoryRecord, record_rows, records_from_rows
 from memhtml.head.lexical import (
     EMPTY_LEXICAL,
     LexicalIndex,
@@ -47,6 +47,29 @@ class Indexes:
     inbound: Map[str, PathSet]
     by_entity: Map[str, PathSet]
     lexical: LexicalIndex
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Records travel as one column of value tuples: a snapshot restores them in a
+        # single loop rather than one unpickle call per record.
+        return (
+            _restore_indexes,
+            (tuple(self.records.keys()), record_rows(self.records.values()),
+             self.by_content_hash, self.by_frame_key, self.inbound, self.by_entity,
+             self.lexical),
+        )
+
+
+def _restore_indexes(
+    paths: tuple[str, ...],
+    rows: list[tuple[object, ...]],
+    by_content_hash: Map[str, str],
+    by_frame_key: Map[str, PathSet],
+    inbound: Map[str, PathSet],
+    by_entity: Map[str, PathSet],
+    lexical: LexicalIndex,
+) -> Indexes:
+    records = Map(zip(paths, records_from_rows(rows), strict=True))
+    return Indexes(records, by_content_hash, by_frame_key, inbound, by_entity, lexical)
 
 
 EMPTY_INDEXES = Indexes(Map(), Map(), Map(), Map(), Map(), EMPTY_LEXICAL)

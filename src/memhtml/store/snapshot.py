@@ -26,7 +26,7 @@ from memhtml.contracts.record import CitationValue, FacetValue, Link, MemoryReco
 from memhtml.head import HeadVersion, Indexes, LexicalIndex, SkippedFile
 from memhtml.head.lexical import Segment, TermCounts
 
-SNAPSHOT_FORMAT = 3  # bumped when a pickled class changes its state layout
+SNAPSHOT_FORMAT = 4  # bumped when a pickled class changes its state layout
 """Bumped by hand when the payload's shape changes in a way field names cannot show."""
 SNAPSHOTS_KEPT = 2
 SNAPSHOT_DIR = "snapshots"
