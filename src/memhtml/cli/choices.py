@@ -1,27 +1,18 @@
-"""The closed vocabularies as the parser sees them.
+"""The choices the parser offers, as ``Literal`` types cyclopts turns into choices.
 
-Spelled out here rather than imported from ``memhtml.contracts``, whose package
-import pulls in numpy: ``memhtml --help`` and the markdown commands should not pay
-for it. A unit test holds these equal to the contracts' vocabularies.
+The memory types and task statuses come straight from ``memhtml.contracts``, whose
+package resolves its names lazily, so importing the vocabulary costs no numpy and
+``memhtml --help`` stays fast.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeAlias
 
-MemoryTypeName = Literal[
-    "episodic",
-    "semantic",
-    "procedural",
-    "agent_insight",
-    "user_preference",
-    "error_pattern",
-    "verdict",
-    "precedent",
-    "arc",
-    "task",
-]
-TaskStatusName = Literal["todo", "doing", "blocked", "done"]
+from memhtml.contracts.vocabulary import MemoryType, TaskStatus
+
+MemoryTypeName: TypeAlias = MemoryType
+TaskStatusName: TypeAlias = TaskStatus
 TierName = Literal["all", "gist", "summary", "details"]
 EmbedderName = Literal["none", "hashing", "local", "openai"]
 EvalArmName = Literal["lexical", "vector", "hybrid"]

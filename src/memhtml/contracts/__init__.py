@@ -3,62 +3,125 @@
 The bottom of the import graph. Everything here is data or a Protocol.
 """
 
-from memhtml.contracts.errors import (
-    VIOLATION_SEPARATOR,
-    EmbedFailure,
-    GitError,
-    GitFailure,
-    HeadError,
-    InvalidMemory,
-    ModelUnavailable,
-    NotFound,
-    OverlayError,
-    OverlayRefused,
-    PathRefused,
-    RefMoved,
-)
-from memhtml.contracts.ops import (
-    Archive,
-    Label,
-    LinkOp,
-    Move,
-    OverlayOp,
-    Put,
-    Unlabel,
-    UnlinkOp,
-)
-from memhtml.contracts.paths import check_tree_path, to_document_path, to_tree_path
-from memhtml.contracts.record import CitationValue, FacetValue, Link, MemoryRecord
-from memhtml.contracts.services import (
-    FILE_MODE_BLOB,
-    FILE_MODE_LINK,
-    Clock,
-    CommitInfo,
-    DocumentEmbedder,
-    GitService,
-    LanguageModel,
-    PathChange,
-    QueryEmbedder,
-    Signature,
-    TreeEntry,
-    Vector,
-    VectorSpace,
-)
-from memhtml.contracts.view import HeadView
-from memhtml.contracts.vocabulary import (
-    EDGE_RELS,
-    MEMORY_STATUSES,
-    MEMORY_TYPES,
-    TASK_STATUSES,
-    EdgeRel,
-    MemoryStatus,
-    MemoryType,
-    TaskStatus,
-    is_edge_rel,
-    is_memory_status,
-    is_memory_type,
-    is_task_status,
-)
+from typing import TYPE_CHECKING
+
+from memhtml._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from memhtml.contracts.errors import (
+        VIOLATION_SEPARATOR,
+        EmbedFailure,
+        GitError,
+        GitFailure,
+        HeadError,
+        InvalidMemory,
+        ModelUnavailable,
+        NotFound,
+        OverlayError,
+        OverlayRefused,
+        PathRefused,
+        RefMoved,
+    )
+    from memhtml.contracts.ops import (
+        Archive,
+        Label,
+        LinkOp,
+        Move,
+        OverlayOp,
+        Put,
+        Unlabel,
+        UnlinkOp,
+    )
+    from memhtml.contracts.paths import check_tree_path, to_document_path, to_tree_path
+    from memhtml.contracts.record import CitationValue, FacetValue, Link, MemoryRecord
+    from memhtml.contracts.services import (
+        FILE_MODE_BLOB,
+        FILE_MODE_LINK,
+        Clock,
+        CommitInfo,
+        DocumentEmbedder,
+        GitService,
+        LanguageModel,
+        PathChange,
+        QueryEmbedder,
+        Signature,
+        TreeEntry,
+        Vector,
+        VectorSpace,
+    )
+    from memhtml.contracts.view import HeadView
+    from memhtml.contracts.vocabulary import (
+        EDGE_RELS,
+        MEMORY_STATUSES,
+        MEMORY_TYPES,
+        TASK_STATUSES,
+        EdgeRel,
+        MemoryStatus,
+        MemoryType,
+        TaskStatus,
+        is_edge_rel,
+        is_memory_status,
+        is_memory_type,
+        is_task_status,
+    )
+
+_EXPORTS = {
+    "Archive": "ops",
+    "CitationValue": "record",
+    "Clock": "services",
+    "CommitInfo": "services",
+    "DocumentEmbedder": "services",
+    "EDGE_RELS": "vocabulary",
+    "EdgeRel": "vocabulary",
+    "EmbedFailure": "errors",
+    "FILE_MODE_BLOB": "services",
+    "FILE_MODE_LINK": "services",
+    "FacetValue": "record",
+    "GitError": "errors",
+    "GitFailure": "errors",
+    "GitService": "services",
+    "HeadError": "errors",
+    "HeadView": "view",
+    "InvalidMemory": "errors",
+    "Label": "ops",
+    "LanguageModel": "services",
+    "Link": "record",
+    "LinkOp": "ops",
+    "MEMORY_STATUSES": "vocabulary",
+    "MEMORY_TYPES": "vocabulary",
+    "MemoryRecord": "record",
+    "MemoryStatus": "vocabulary",
+    "MemoryType": "vocabulary",
+    "ModelUnavailable": "errors",
+    "Move": "ops",
+    "NotFound": "errors",
+    "OverlayError": "errors",
+    "OverlayOp": "ops",
+    "OverlayRefused": "errors",
+    "PathChange": "services",
+    "PathRefused": "errors",
+    "Put": "ops",
+    "QueryEmbedder": "services",
+    "RefMoved": "errors",
+    "Signature": "services",
+    "TASK_STATUSES": "vocabulary",
+    "TaskStatus": "vocabulary",
+    "TreeEntry": "services",
+    "Unlabel": "ops",
+    "UnlinkOp": "ops",
+    "VIOLATION_SEPARATOR": "errors",
+    "Vector": "services",
+    "VectorSpace": "services",
+    "check_tree_path": "paths",
+    "is_edge_rel": "vocabulary",
+    "is_memory_status": "vocabulary",
+    "is_memory_type": "vocabulary",
+    "is_task_status": "vocabulary",
+    "to_document_path": "paths",
+    "to_tree_path": "paths",
+}
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "EDGE_RELS",

@@ -14,7 +14,7 @@ the tool function's annotations at registration, and real objects need no resolv
 """
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -131,6 +131,7 @@ SessionArg = Annotated[str | None, Field(description="The conversation or sessio
                                                      "from.")]
 
 Out = CallToolResult
+T = TypeVar("T")
 
 
 def _one_line(doc: str | None) -> str:
@@ -163,6 +164,15 @@ def _landed(result: Result[Landed, StoreError], path: str | None = None,
         case Success(landed):
             about = path if path is not None else (landed.primary or "")
             return answer(committed(landed, about, archived))
+        case _:
+            return refusal(result.failure())
+
+
+def _reply(result: Result[T, StoreError], render: Callable[[T], Out]) -> Out:
+    """A read's answer: the rendered value, or the store's refusal as a tool error."""
+    match result:
+        case Success(value):
+            return render(value)
         case _:
             return refusal(result.failure())
 
@@ -201,14 +211,9 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
         memory and before writing, to find what is already known. Returns hits, best
         first, each with its path, its claim (the one-sentence gist) and its score;
         read a hit with memory_read for more."""
-        found = gate.run(lambda store: search(
+        return _reply(gate.run(lambda store: search(
             store, query, at=at, types=types, entities=entities, tags=tags, prefix=prefix,
-            limit=limit))
-        match found:
-            case Success(hits):
-                return answer(search_result(hits, explain))
-            case _:
-                return refusal(found.failure())
+            limit=limit)), lambda hits: answer(search_result(hits, explain)))
 
     @tool("memory_read", title="Read a memory", annotations=READ)
     def memory_read(
@@ -222,36 +227,23 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
         """Read one memory at a disclosure tier, from the smallest (gist) to the whole
         file (all). Start at summary and go deeper only when the task needs it.
         Returns the text of that tier; archived memories can be read too."""
-        found = gate.run(lambda store: read(store, path, tier, at))
-        match found:
-            case Success(text):
-                return answer(ReadResult(path=path, tier=tier, text=text), text)
-            case _:
-                return refusal(found.failure())
+        return _reply(gate.run(lambda store: read(store, path, tier, at)),
+                      lambda text: answer(ReadResult(path=path, tier=tier, text=text), text))
 
     @tool("memory_related", title="Related memories", annotations=READ)
     def memory_related(path: PathArg, at: AtArg = None) -> Annotated[Out, RelatedResult]:
         """List a memory's edges: outbound (the memories it links to, with the rel and
         whether the target exists) and inbound (memories that link to it). Use it to
         follow supersedes, contradicts, caused_by and other edges around a fact."""
-        found = gate.run(lambda store: related(store, path, at))
-        match found:
-            case Success(edges):
-                return answer(related_result(edges))
-            case _:
-                return refusal(found.failure())
+        return _reply(gate.run(lambda store: related(store, path, at)),
+                      lambda edges: answer(related_result(edges)))
 
     @tool("memory_status", title="Store status", annotations=READ)
     def memory_status() -> Annotated[Out, StatusResult]:
         """Summarize the store: the branch tip commit, how many memories there are by
         type and status, tasks by status and how many are overdue, and files in the
         tree that are not valid memories. Use it to orient yourself in a new store."""
-        found = gate.run(status)
-        match found:
-            case Success(state):
-                return answer(status_result(state))
-            case _:
-                return refusal(found.failure())
+        return _reply(gate.run(status), lambda state: answer(status_result(state)))
 
     @tool("task_list", title="List tasks", annotations=READ)
     def task_list_tool(
@@ -261,12 +253,8 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
         """List the tasks: open ones by default, overdue first, then by due date
         (undated last). Returns each task's path, title, status, due date and whether
         it is overdue."""
-        found = gate.run(lambda store: task_list(store, include_done))
-        match found:
-            case Success(rows):
-                return answer(task_list_result(rows))
-            case _:
-                return refusal(found.failure())
+        return _reply(gate.run(lambda store: task_list(store, include_done)),
+                      lambda rows: answer(task_list_result(rows)))
 
     @tool("memory_write", title="Write a memory", annotations=ADD)
     def memory_write(
