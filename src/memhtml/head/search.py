@@ -166,11 +166,15 @@ def _lexical_candidates(
     """
     base_scores, delta_scores = _bm25_parts(indexes, query)
     paths = indexes.lexical.base.paths
-    hits = np.flatnonzero(base_scores)
-    if admit is None and len(hits) > cap:
-        values = base_scores[hits]
-        kth = np.partition(values, len(values) - cap)[len(values) - cap]
-        hits = hits[values >= kth]
+    size = len(base_scores)
+    if admit is None and size > cap:
+        # The cap-th best score over the whole array, then everything at or above it
+        # (ties included): two linear passes, cheaper than listing the matches first.
+        kth = float(np.partition(base_scores, size - cap)[size - cap])
+        hits = np.flatnonzero(base_scores >= kth) if kth > 0.0 else np.flatnonzero(
+            base_scores > 0.0)
+    else:
+        hits = np.flatnonzero(base_scores > 0.0)
     scored = list(zip((paths[i] for i in hits.tolist()), base_scores[hits].tolist(), strict=True))
     scored.extend(delta_scores.items())
     if admit is not None:
@@ -276,17 +280,25 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
         arms.append(("vector", VECTOR_WEIGHT, arm_ranks(scored, VECTOR_ARM_LIMIT)))
     fused: dict[str, float] = {}
     seen_by: dict[str, list[SearchArm]] = {}
-    for name, weight, ranked in arms:
-        for path, rank in ranked:
-            fused[path] = fused.get(path, 0.0) + weight / (RRF_K + rank)
-            seen_by.setdefault(path, []).append(name)
+    if len(arms) == 1:
+        # One arm: its order (score, then path) is already the fused order, since
+        # the fused score falls as the rank grows and equal ranks sort by path.
+        name, weight, ranked = arms[0]
+        fused = {path: weight / (RRF_K + rank) for path, rank in ranked}
+        seen_by = {path: [name] for path in fused}
+        order = [path for path, _ in ranked]
+    else:
+        for name, weight, ranked in arms:
+            for path, rank in ranked:
+                fused[path] = fused.get(path, 0.0) + weight / (RRF_K + rank)
+                seen_by.setdefault(path, []).append(name)
+        order = sorted(fused, key=lambda path: (-fused[path], path))
     now = search.now
 
     def recency(path: str) -> str:
         key = records[path].recency_key
         return now if now is not None and key > now else key
 
-    order = sorted(fused, key=lambda path: (-fused[path], path))
     limit = max(search.limit, 0)
     hits: list[SearchHit] = []
     start = 0
