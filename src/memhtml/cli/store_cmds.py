@@ -88,7 +88,7 @@ def correct(path: str, /, *, fields: MemoryFields = _FIELDS, common: Common = _C
     from returns.result import Failure
 
     from memhtml import store as doors
-    from memhtml.store.plan import tree_path
+    from memhtml.store.paths import tree_path
 
     def call(store: Store) -> IOResult[Landed, StoreError]:
         old = None

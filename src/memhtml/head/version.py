@@ -18,7 +18,6 @@ from memhtml.contracts.errors import GitError, GitFailure
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import GitService, TreeEntry
 from memhtml.head.indexes import IndexedView, Indexes, build_indexes, insert_record, remove_record
-from memhtml.head.record import record_from
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +52,10 @@ def is_candidate_path(path: str) -> bool:
 def _parse_entries(
     entries: Iterable[TreeEntry], blobs: dict[str, bytes]
 ) -> tuple[list[MemoryRecord], list[SkippedFile]]:
+    # Parsing pulls in the whole format package (lxml and the checker); a version
+    # restored from a snapshot and advanced over nothing never needs it.
+    from memhtml.head.record import record_from
+
     records: list[MemoryRecord] = []
     skipped: list[SkippedFile] = []
     for entry in entries:

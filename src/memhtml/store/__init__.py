@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from memhtml._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from memhtml.store.checks import Finding, doctor, stale_generated
     from memhtml.store.deps import StoreDeps
     from memhtml.store.doors import (
         archive,
@@ -44,17 +45,14 @@ if TYPE_CHECKING:
     from memhtml.store.layout import LAYOUT_DIRS, archive_path, init_store, slug_of, unique_path
     from memhtml.store.publish_door import publish
     from memhtml.store.reads import (
-        Finding,
         InboundLink,
         OutboundLink,
         Related,
         StoreStatus,
-        doctor,
         log,
         read,
         related,
         search,
-        stale_generated,
         status,
     )
     from memhtml.store.session import Store
@@ -71,7 +69,7 @@ _EXPORTS = {
     "BUnlink": "inputs",
     "BWrite": "inputs",
     "BatchOp": "inputs",
-    "Finding": "reads",
+    "Finding": "checks",
     "InboundLink": "reads",
     "LAYOUT_DIRS": "layout",
     "Landed": "landing",
@@ -89,7 +87,7 @@ _EXPORTS = {
     "batch": "doors",
     "correct": "doors",
     "describe": "errors",
-    "doctor": "reads",
+    "doctor": "checks",
     "init_store": "layout",
     "label": "doors",
     "link": "doors",
@@ -100,7 +98,7 @@ _EXPORTS = {
     "related": "reads",
     "search": "reads",
     "slug_of": "layout",
-    "stale_generated": "reads",
+    "stale_generated": "checks",
     "status": "reads",
     "task_add": "doors",
     "task_list": "doors",

@@ -39,7 +39,7 @@ from memhtml.store.inputs import (
     BWrite,
     WriteInput,
 )
-from memhtml.store.landing import Draft, Landed, land, now_stamp
+from memhtml.store.landing import Draft, Landed, land
 from memhtml.store.plan import (
     Outcome,
     Plan,
@@ -54,6 +54,7 @@ from memhtml.store.plan import (
     write_step,
 )
 from memhtml.store.session import Store
+from memhtml.store.stamps import now_stamp
 from memhtml.store.tasks import TaskRow, task_list
 
 __all__ = [

@@ -15,7 +15,6 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
@@ -71,11 +70,6 @@ class Draft:
 
 
 Derive = Callable[[], IOResult[Draft, StoreError]]
-
-
-def now_stamp(at: datetime) -> str:
-    """A datetime in the format's sortable instant form, ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def commit_message(draft: Draft) -> str:

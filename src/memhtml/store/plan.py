@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import PathRefused
 from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
-from memhtml.contracts.paths import check_tree_path, to_document_path, to_tree_path
+from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import PathChange
 from memhtml.contracts.vocabulary import is_edge_rel, is_memory_type, is_task_status
@@ -27,11 +26,12 @@ from memhtml.format import (
     render_template,
     set_meta,
 )
-from memhtml.head import HeadVersion, IndexedView, is_candidate_path, is_entity, with_overlay
+from memhtml.head import HeadVersion, IndexedView, is_entity, with_overlay
 from memhtml.head.record import is_archived_path, record_from
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import INBOX, TASKS, archive_path, normalize_directory, unique_path
+from memhtml.store.paths import href_path, memory_path, tree_path
 
 
 @dataclass(frozen=True)
@@ -99,32 +99,6 @@ class Plan:
         """Paths the plan writes where the base holds no memory."""
         return tuple(p for p in sorted(self.touched)
                      if self.base.get(p) is None and self.view.get(p) is not None)
-
-
-def tree_path(path: str) -> Result[str, StoreError]:
-    """A caller's path in tree form, checked to stay inside the store. A leading
-    slash is refused here: a path argument is read as a file path, and an absolute
-    one names something outside the repository."""
-    checked: Result[str, PathRefused] = check_tree_path(path)
-    return checked.alt(lambda e: e)
-
-
-def href_path(href: str) -> Result[str, StoreError]:
-    """A link target in either spelling: an href is root-relative (``/a/b.html``) by
-    the format's rule, so its leading slash means the store root, not the disk's."""
-    return tree_path(to_tree_path(href.strip()))
-
-
-def memory_path(path: str) -> Result[str, StoreError]:
-    """A path a memory may be written at: inside the store and indexed by the head."""
-    checked = tree_path(path)
-    if not is_successful(checked):
-        return checked
-    tree = checked.unwrap()
-    if not is_candidate_path(tree):
-        return Failure(PathRefused(tree, "a memory path ends in .html, is not an index.html "
-                                         "and is not under .memhtml/"))
-    return Success(tree)
 
 
 def held(plan: Plan, path: str) -> Result[MemoryRecord, StoreError]:

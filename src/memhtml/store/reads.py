@@ -20,30 +20,27 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import CommitInfo
 from memhtml.head import HeadVectors, HeadVersion, SearchHeadInput, SearchHit, search_head
 from memhtml.head.version import SkippedFile
-from memhtml.store.checks import Finding, doctor, stale_generated
 from memhtml.store.errors import Refused, StoreError
-from memhtml.store.landing import now_stamp
-from memhtml.store.plan import tree_path
+from memhtml.store.paths import tree_path
 from memhtml.store.session import Store
+from memhtml.store.stamps import now_stamp
 from memhtml.store.tasks import is_overdue
 
 __all__ = [
-    "Finding",
     "InboundLink",
     "OutboundLink",
     "Related",
     "StoreStatus",
-    "doctor",
     "log",
     "read",
     "related",
     "search",
-    "stale_generated",
     "status",
 ]
 
 Tier = Literal["all", "gist", "summary", "details"]
 TIERS: tuple[Tier, ...] = ("all", "gist", "summary", "details")
+
 
 
 def version_of(store: Store, at: str | None) -> IOResult[HeadVersion, StoreError]:

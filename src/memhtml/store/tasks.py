@@ -13,8 +13,8 @@ from returns.io import IOResult
 
 from memhtml.contracts.record import MemoryRecord
 from memhtml.store.errors import StoreError
-from memhtml.store.landing import now_stamp
 from memhtml.store.session import Store
+from memhtml.store.stamps import now_stamp
 
 
 @dataclass(frozen=True, slots=True)
