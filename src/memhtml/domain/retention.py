@@ -55,7 +55,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias, get_args
 
 from returns.result import Failure, Result, Success
 
@@ -73,16 +73,7 @@ SignalName: TypeAlias = Literal[
     "importance",
     "contested_status",
 ]
-SIGNAL_NAMES: Final[tuple[SignalName, ...]] = (
-    "recency",
-    "access_frequency",
-    "confidence",
-    "pagerank",
-    "bridge_importance",
-    "reinforcement",
-    "importance",
-    "contested_status",
-)
+SIGNAL_NAMES: Final[tuple[SignalName, ...]] = get_args(SignalName)
 
 Band: TypeAlias = Literal["keep", "compress", "evict"]
 BANDS: Final[tuple[Band, ...]] = ("keep", "compress", "evict")
