@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from returns.result import Failure, Result, Success
@@ -43,7 +43,6 @@ class Settings:
     written into a config file."""
     embedder: str = "none"
     """``none``, ``hashing``, ``local`` or ``openai``: which vector space search uses."""
-    extra: Mapping[str, str] = field(default_factory=dict)
 
 
 def discover_store(explicit: str | None, env: Mapping[str, str], cwd: Path) -> Path | None:
@@ -63,8 +62,6 @@ def discover_store(explicit: str | None, env: Mapping[str, str], cwd: Path) -> P
 
 
 def _coerce(name: str, value: object) -> Result[object, SettingsError]:
-    if name == "store":
-        return Success(Path(str(value)))
     if not isinstance(value, str):
         return Failure(SettingsError(f"config key {name!r} must be a string, not {value!r}"))
     return Success(value)
@@ -78,7 +75,7 @@ def load_settings(
     not a silent default, and so is an unknown key (a typo would otherwise be ignored)."""
     environ = os.environ if env is None else env
     settings = Settings(store=store)
-    known = {f.name for f in fields(Settings)} - {"store", "extra"}
+    known = {f.name for f in fields(Settings)} - {"store"}
     path = store / CONFIG_FILE
     layers: list[Mapping[str, object]] = []
     if path.is_file():

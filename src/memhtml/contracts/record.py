@@ -112,11 +112,8 @@ _RECORD_FIELDS = tuple(f.name for f in fields(MemoryRecord))
 
 
 def _restore_record(values: tuple[object, ...]) -> MemoryRecord:
-    """Rebuild a pickled record with one C-level dict build, skipping ``__init__``
-    (the values were validated when the record was made)."""
-    record = object.__new__(MemoryRecord)
-    object.__setattr__(record, "__dict__", dict(zip(_RECORD_FIELDS, values, strict=True)))
-    return record
+    """Rebuild one pickled record (the values were validated when it was made)."""
+    return records_from_rows((values,))[0]
 
 
 def record_rows(records: Iterable[MemoryRecord]) -> list[tuple[object, ...]]:

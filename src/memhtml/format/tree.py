@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from lxml import etree
 
-from memhtml.format.vocabulary import FIGURE_SCOPED_ELEMENTS
-
 HtmlElement = etree._Element
 """A plain lxml element. The ``lxml.html`` element classes are not used: their
 per-node Python class lookup cost more than the whole C parse."""
@@ -147,18 +145,11 @@ def has_ancestor(el: HtmlElement, tags: frozenset[str] | tuple[str, ...], stop: 
     return False
 
 
-def inside_figure(el: HtmlElement) -> bool:
-    """True when ``el`` sits inside a ``<figure>``, where div/span are allowed."""
-    return has_ancestor(el, ("figure",), None)
-
-
 __all__ = [
-    "FIGURE_SCOPED_ELEMENTS",
     "HtmlElement",
     "find_article",
     "find_first",
     "has_ancestor",
-    "inside_figure",
     "parse_article_fragment",
     "parse_html",
     "tag_of",
