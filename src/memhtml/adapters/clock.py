@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -12,6 +13,9 @@ class SystemClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,3 +31,8 @@ class FixedClock:
 
     def now(self) -> datetime:
         return self.at
+
+    def sleep(self, seconds: float) -> None:
+        # Real waiting: a fixed stamp pins commit ids, but processes racing for a
+        # ref still need the back-off to spread out.
+        time.sleep(seconds)

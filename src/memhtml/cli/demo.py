@@ -10,6 +10,7 @@ title, since the task door names the file).
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +45,9 @@ class FollowingClock:
 
     def now(self) -> datetime:
         return self.at
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
 
 def instant(stamp: str) -> datetime:

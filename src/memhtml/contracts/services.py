@@ -196,6 +196,11 @@ class LanguageModel(Protocol):
 
 
 class Clock(Protocol):
-    """The one source of "now": injected so commits and tests are deterministic."""
+    """The one source of "now", and of waiting: injected so commits are deterministic
+    and a retry loop's back-off can be run in tests without real time passing."""
 
     def now(self) -> datetime: ...
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` (a test clock advances its "now" instead)."""
+        ...

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -113,7 +112,7 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
             return IOFailure(failure)
         last_moved = failure
         ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * (2 ** min(attempt, 10)))
-        time.sleep(jitter.uniform(0.0, ceiling))
+        deps.clock.sleep(jitter.uniform(0.0, ceiling))
     assert last_moved is not None
     return IOFailure(last_moved)
 
