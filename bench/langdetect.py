@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from memhtml.format.detect import (
+from memhtml.detect import (
     CANONICAL_LANGS,
     DEPLOY_THRESHOLD,
     MAX_DETECT_CHARS,

@@ -7,6 +7,11 @@ body paragraph that is a whole fenced block becomes ``<figure><pre><code>``. The
 language rides on ``data-lang`` (``class`` is refused by constraint 3 and ``lang``
 means a human language); the info string wins outright, and the detector is asked
 only about an unlabeled fence, so no detector opinion overrides what a person wrote.
+
+The format never guesses a language itself: a guess depends on which lexers are
+installed, and the file format must mean the same thing everywhere. The caller
+hands in a detector (the store passes ``memhtml.detect.detect_lang``, pinned to
+one Pygments release); with none, an unlabeled fence stays unlabeled.
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ class NewMemoryInput:
     task_status: TaskStatus | None = None
     due_at: str | None = None
     detect: Callable[[str], str | None] | None = field(default=None, compare=False)
-    """Language detector for unlabeled fences; the default is the pinned Pygments one."""
+    """Language detector for unlabeled fences; None leaves them unlabeled (no guess)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,15 +117,11 @@ def prose_paragraph_text(paragraph: ProseParagraph) -> str:
     return " ".join(part for part in (paragraph.claim, paragraph.text) if part)
 
 
-def _default_detect(code: str) -> str | None:
-    from memhtml.format.detect import detect_lang
-
-    return detect_lang(code)
-
-
-def _render(paragraph: Paragraph, detect: Callable[[str], str | None]) -> str:
+def _render(paragraph: Paragraph, detect: Callable[[str], str | None] | None) -> str:
     if isinstance(paragraph, FigureParagraph):
-        lang = paragraph.block.lang or detect(paragraph.block.code)
+        lang = paragraph.block.lang
+        if not lang and detect is not None:
+            lang = detect(paragraph.block.code)
         attr = f' data-lang="{escape_text(lang)}"' if lang else ""
         return f"<figure><pre><code{attr}>{escape_text(paragraph.block.code)}</code></pre></figure>"
     parts: list[str] = []
@@ -135,8 +136,7 @@ def article_html_for(data: NewMemoryInput) -> str:
     """The article markup: ``article_html`` verbatim when given, else the prose plan."""
     if data.article_html is not None:
         return data.article_html
-    detect = data.detect or _default_detect
-    return "\n".join(_render(p, detect) for p in prose_paragraphs(data.claim, data.body))
+    return "\n".join(_render(p, data.detect) for p in prose_paragraphs(data.claim, data.body))
 
 
 def new_memory_doc(data: NewMemoryInput) -> MemoryDoc:

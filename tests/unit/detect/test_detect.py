@@ -1,4 +1,5 @@
-"""Fence-language detection: vocabulary, gates, laziness and measured quality."""
+"""Fence-language detection: vocabulary, gates, laziness, measured quality, and the
+template guessing only through a detector its caller hands in."""
 
 from __future__ import annotations
 
@@ -6,14 +7,14 @@ import dataclasses
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import get_args
 
 import pytest
 
-from memhtml.format import detect as detect_module
-from memhtml.format.detect import (
+from memhtml.detect import (
     CANONICAL_LANGS,
     DEPLOY_THRESHOLD,
     MAX_DETECT_CHARS,
@@ -23,6 +24,8 @@ from memhtml.format.detect import (
     detect_lang,
     normalize_lang,
 )
+from memhtml.detect import detector as detector_module
+from memhtml.format import NewMemoryInput, render_template
 
 SNIPPETS = Path(__file__).resolve().parents[2] / "data" / "langdetect" / "snippets.jsonl"
 
@@ -106,7 +109,7 @@ def test_oversize_fence_abstains_without_lexing(monkeypatch: pytest.MonkeyPatch)
     def boom(code: str) -> object:
         raise AssertionError("a lexer ran on an oversize fence")
 
-    monkeypatch.setattr(detect_module, "_ranked", boom)
+    monkeypatch.setattr(detector_module, "_ranked", boom)
     code = "SELECT id FROM users WHERE id = 1;\n" * (MAX_DETECT_CHARS // 20)
     assert len(code) > MAX_DETECT_CHARS
     assert detect(code) == Detection(lang=None, confidence=0.0)
@@ -121,14 +124,14 @@ def _run_python(source: str) -> str:
 
 
 def test_import_does_not_load_lexers() -> None:
-    out = _run_python("import memhtml.format.detect, sys; print('pygments.lexers' in sys.modules)")
+    out = _run_python("import memhtml.detect, sys; print('pygments.lexers' in sys.modules)")
     assert out == "False"
 
 
 def test_oversize_detection_does_not_load_lexers() -> None:
     out = _run_python(
         "import sys\n"
-        "from memhtml.format.detect import detect, MAX_DETECT_CHARS\n"
+        "from memhtml.detect import detect, MAX_DETECT_CHARS\n"
         "detect('x = 1\\n' * MAX_DETECT_CHARS)\n"
         "print('pygments.lexers' in sys.modules)"
     )
@@ -207,3 +210,23 @@ def test_precision_at_deploy_threshold_meets_the_floor() -> None:
             correct += lang == label
     assert stamped > 0
     assert correct / stamped >= 0.95
+
+
+def _fenced(code: str, detector: Callable[[str], str | None] | None) -> str:
+    return render_template(
+        NewMemoryInput(
+            title="Fence",
+            claim="A fence follows.",
+            memory_type="semantic",
+            at="2026-01-01T00:00:00Z",
+            body=("```\n" + code.rstrip("\n") + "\n```",),
+            detect=detector,
+        )
+    )
+
+
+def test_template_stamps_an_unlabeled_fence_only_through_the_detector_it_is_given() -> None:
+    label, code = _snippets()["json-02"]
+    assert f'<code data-lang="{label}">' in _fenced(code, detect_lang)
+    assert "<code>" in _fenced(code, None)
+    assert "data-lang" not in _fenced(code, None)
