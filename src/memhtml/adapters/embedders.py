@@ -21,14 +21,12 @@ import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, reduce
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
 
 from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.services import Vector, VectorSpace
@@ -178,6 +176,11 @@ class OpenAICompatibleEmbedder:
                                "dimension= or call resolve_space() first")
         return VectorSpace(self.model, self._dimension)
 
+    @property
+    def known_width(self) -> bool:
+        """True once the space's width is known (given, or learnt from an answer)."""
+        return self._dimension is not None
+
     def resolve_space(self) -> IOResult[VectorSpace, EmbedFailure]:
         """The space, asking the endpoint for one vector when the width is not known."""
         if self._dimension is not None:
@@ -185,13 +188,17 @@ class OpenAICompatibleEmbedder:
         return self.embed(["dimension probe"]).map(lambda _vectors: self.space)
 
     def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
-        out: list[Vector] = []
-        for start in range(0, len(texts), self.batch_size):
-            result = self._embed_batch(list(texts[start : start + self.batch_size]))
-            if not is_successful(result):
-                return result
-            out.extend(unsafe_perform_io(result.unwrap()))
-        return IOSuccess(out)
+        chunks = [list(texts[start : start + self.batch_size])
+                  for start in range(0, len(texts), self.batch_size)]
+
+        def then(done: IOResult[tuple[Vector, ...], EmbedFailure], chunk: list[str]
+                 ) -> IOResult[tuple[Vector, ...], EmbedFailure]:
+            # The first failed batch stops the rest: nothing more is sent.
+            return done.bind(lambda so_far: self._embed_batch(chunk).map(
+                lambda more: (*so_far, *more)))
+
+        start: IOResult[tuple[Vector, ...], EmbedFailure] = IOSuccess(())
+        return reduce(then, chunks, start)
 
     def embed_query(self, text: str) -> IOResult[Vector, EmbedFailure]:
         return self.embed([text]).map(lambda vectors: vectors[0])

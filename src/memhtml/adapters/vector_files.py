@@ -31,8 +31,6 @@ from typing import TypeAlias, TypeVar
 
 import numpy as np
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
 
 from memhtml.contracts.services import Vector, VectorSpace
 from memhtml.head.vectors import VectorCache, cache_from, empty_vector_cache
@@ -189,15 +187,20 @@ def save_cache(root: Path, cache: VectorCache) -> IOResult[SaveCounts, VectorFil
 
 
 def _save(folder: Path, cache: VectorCache) -> IOResult[SaveCounts, VectorFilesError]:
-    space = cache.space
     folder.mkdir(parents=True, exist_ok=True)
-    previous = _load(folder, space)
-    merged: dict[str, Vector] = {}
-    if is_successful(previous):
-        old = unsafe_perform_io(previous.unwrap())
-        merged.update(old.vectors.items())
+    # A file set that does not load is replaced (None), not merged with.
+    previous: IOResult[dict[str, Vector] | None, VectorFilesError] = _load(
+        folder, cache.space).map(lambda old: dict(old.vectors.items()))
+    return previous.lash(lambda _: IOSuccess(None)).bind(
+        lambda old: _save_merged(folder, cache, old))
+
+
+def _save_merged(folder: Path, cache: VectorCache, old: dict[str, Vector] | None
+                 ) -> IOResult[SaveCounts, VectorFilesError]:
+    space = cache.space
+    merged: dict[str, Vector] = dict(old or {})
     added = sum(1 for h in cache.vectors if h not in merged)
-    if added == 0 and is_successful(previous):
+    if added == 0 and old is not None:
         return IOSuccess(SaveCounts(len(merged), 0))
     for content_hash in cache.vectors:
         if not _HASH.fullmatch(content_hash):

@@ -3,7 +3,8 @@
 The options are one flattened dataclass, so each command lists them in its help
 without repeating their declarations. Opening a store goes through the composition
 root (``memhtml.compose``), which is where flags, ``MEMHTML_*`` variables and
-``.memhtml/config.toml`` meet; nothing here picks an adapter of its own.
+``.memhtml/config.toml`` meet and where every service is picked; nothing here picks
+an adapter of its own.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import TYPE_CHECKING
 
 from cyclopts import Parameter
 
-from memhtml.cli.output import CliError
+from memhtml.cli.output import CliError, unwrap_io
 
 if TYPE_CHECKING:
-    from memhtml.compose import Settings
+    from memhtml.compose import Services, Settings
     from memhtml.store import Store
 
 
@@ -50,27 +51,25 @@ def store_root(common: Common) -> Path:
 
 def settings_for(common: Common, overrides: dict[str, str] | None = None) -> Settings:
     """Settings of the store the options name, flags over environment over config."""
-    from returns.pipeline import is_successful
+    from returns.io import IOResult
 
     from memhtml.compose import load_settings
 
     loaded = load_settings(store_root(common), overrides=overrides or {})
-    if not is_successful(loaded):
-        raise CliError(loaded.failure().reason)
-    return loaded.unwrap()
+    return unwrap_io(IOResult.from_result(loaded), lambda error: error.reason)
 
 
-def open_cli_store(settings: Settings) -> Store:
-    """The store for ``settings``; a directory that is not a repository is a failure."""
-    from memhtml.cli.output import unwrap_io
-    from memhtml.compose import open_store
+def open_cli_services(common: Common, *, embedder: str | None = None,
+                      overrides: dict[str, str] | None = None) -> Services:
+    """The composition root's services for the store the options name; a directory
+    that is not a repository, or a setting that cannot be honoured, is a failure."""
+    from memhtml.compose import open_services
 
-    opened = open_store(settings)
-    return unwrap_io(opened, lambda error: error.reason)
+    return unwrap_io(open_services(settings_for(common, overrides), embedder=embedder),
+                     lambda error: error.reason)
 
 
-def open_common(common: Common, overrides: dict[str, str] | None = None
-                ) -> tuple[Settings, Store]:
-    """Settings and store in one step, for the commands that need both."""
-    settings = settings_for(common, overrides)
-    return settings, open_cli_store(settings)
+def open_common(common: Common) -> tuple[Services, Store]:
+    """Services and a store over them in one step, for the commands that need both."""
+    services = open_cli_services(common)
+    return services, services.store()

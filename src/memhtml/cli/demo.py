@@ -103,20 +103,19 @@ def _write_example(store: Store, entry: Entry, written: dict[str, str]) -> Lande
 def build_demo(target: Path, on_example: Any = None) -> DemoRun:
     """Create the demo store at ``target`` (an empty or missing directory)."""
     from memhtml import store as doors
-    from memhtml.adapters.git import PygitService
     from memhtml.cli.output import unwrap_io
-    from memhtml.compose import Settings, open_store
+    from memhtml.compose import Settings, init_repository, open_services
     from memhtml.store import init_store, publish
 
     if target.exists() and any(target.iterdir()):
         raise CliError(f"{target} is not empty; the demo needs a new directory")
     target.mkdir(parents=True, exist_ok=True)
-    unwrap_io(PygitService.init(target), lambda e: f"git init failed: {e.reason}")
+    unwrap_io(init_repository(target), lambda e: e.reason)
     examples = load_examples()
     clock = FollowingClock(instant(examples[0]["at"]))
     # Built from defaults, not the environment: a demo is the same store everywhere.
     settings = Settings(store=target, author_name=DEMO_AUTHOR[0], author_email=DEMO_AUTHOR[1])
-    store = unwrap_io(open_store(settings, clock), lambda e: e.reason)
+    store = unwrap_io(open_services(settings, clock=clock), lambda e: e.reason).store()
     store_value(init_store(store.deps))
     written: dict[str, str] = {}
     for entry in examples:

@@ -48,10 +48,10 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
         import tempfile
         from datetime import datetime
 
-        from memhtml.adapters.git import PygitService
         from memhtml.cli.output import unwrap_io
         from memhtml.cli.progress import progress
-        from memhtml.compose import Settings
+        from memhtml.compose import Settings, VectorFiles, init_repository, pick_embedder
+        from memhtml.compose.services import space_of
         from memhtml.eval.beir import doc_id_of_path, read_corpus, read_qrels, read_queries
         from memhtml.eval.harness import evaluate_beir, import_beir, render_table, report_json
         from memhtml.head import empty_vector_cache, fill_vectors, load_head
@@ -75,19 +75,19 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
             raise CliError(f"cannot read the BEIR split: {type(exc).__name__}: {exc}") \
                 from exc
         with tempfile.TemporaryDirectory(prefix="memhtml-eval-") as scratch:
-            git = unwrap_io(PygitService.init(Path(scratch), bare=True),
-                            lambda e: f"git init failed: {e.reason}")
+            git = unwrap_io(init_repository(Path(scratch), bare=True), lambda e: e.reason)
             with progress(f"importing {len(docs)} documents", None, common.json):
                 sha = store_value(import_beir(git, docs, datetime.fromisoformat(EVAL_AT)))
                 version = store_value(load_head(git, sha))
             vectors = query_vectors = None
             if name is not None and any(a != "lexical" for a in arms):
-                from memhtml.cli.vectors import embedder_for, space_of
+                from returns.io import IOResult
 
-                chosen = embedder_for(settings, Path(scratch), name)
-                assert chosen is not None
-                space = space_of(chosen, resolve=True)
-                assert space is not None
+                picked = pick_embedder(settings, VectorFiles(Path(scratch)), name)
+                chosen = unwrap_io(IOResult.from_result(picked), lambda e: e.reason)
+                space = unwrap_io(space_of(chosen, resolve=True), lambda e: e.reason)
+                if chosen is None or space is None:
+                    raise CliError(f"embedder {name!r} gives no vector space")
                 cache = empty_vector_cache(space)
 
                 def failed(error: object) -> str:

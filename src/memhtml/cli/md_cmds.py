@@ -17,7 +17,7 @@ from memhtml.cli.output import EXIT_FAILED, EXIT_OK, CliError, Reply, respond, s
 if TYPE_CHECKING:
     from returns.io import IOResult
 
-    from memhtml.mdindex import Corpus, MdIndexError
+    from memhtml.mdindex import Corpus, CorpusReader, MdIndexError
 
 md_app = App(name="md", help="A markdown memory directory: query it, verify it, count it.")
 import_app = App(name="import", help="Bring memories in from another format.")
@@ -39,13 +39,18 @@ def _md_value(result: IOResult[T, MdIndexError]) -> T:
     return unwrap_io(result, describe)
 
 
+def _reader(root: Path) -> CorpusReader:
+    """The composition root's reader over a markdown directory on disk."""
+    from memhtml.cli.output import unwrap_io
+    from memhtml.compose import markdown_reader
+
+    return unwrap_io(markdown_reader(root), lambda error: error.reason)
+
+
 def _corpus(root: Path) -> Corpus:
-    from memhtml.adapters.mdfs import DirectoryReader
     from memhtml.mdindex import build
 
-    if not root.is_dir():
-        raise CliError(f"{root} is not a directory")
-    return _md_value(build(DirectoryReader(root)))
+    return _md_value(build(_reader(root)))
 
 
 @md_app.command(name="query")
@@ -116,16 +121,13 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
     """
 
     def body() -> Reply:
-        from memhtml.adapters.mdfs import DirectoryReader
         from memhtml.mdindex import Finding, frontmatter_present, list_visible
         from memhtml.mdindex import coverage as check_coverage
         from memhtml.mdindex import wikilinks as check_wikilinks
 
         if not (coverage or frontmatter or wikilinks):
             raise CliError("name a check: --coverage A:B, --frontmatter or --wikilinks")
-        if not root.is_dir():
-            raise CliError(f"{root} is not a directory")
-        reader = DirectoryReader(root)
+        reader = _reader(root)
         findings: list[Finding] = []
         for pair in coverage:
             glob_a, sep, glob_b = pair.partition(":")
@@ -191,14 +193,11 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
     """
 
     def body() -> Reply:
-        from memhtml.adapters.mdfs import DirectoryReader
         from memhtml.cli.progress import progress
         from memhtml.store import BWrite, batch
         from memhtml.store.markdown_import import convert_tree
 
-        if not directory.is_dir():
-            raise CliError(f"{directory} is not a directory")
-        reader = DirectoryReader(directory)
+        reader = _reader(directory)
         # Hidden directories (.git, .obsidian) hold tooling, not memories.
         paths = _md_value(reader.list_files(lambda p: p.rsplit("/", 1)[-1].startswith(".")))
         paths = tuple(p for p in paths if not any(s.startswith(".") for s in p.split("/")))

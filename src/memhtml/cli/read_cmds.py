@@ -10,7 +10,7 @@ from memhtml.cli.inputs import Many
 from memhtml.cli.output import EXIT_FAILED, EXIT_OK, Reply, respond, store_value, table
 
 if TYPE_CHECKING:
-    from memhtml.cli.vectors import Coverage
+    from memhtml.compose import Coverage
     from memhtml.head import SearchHit
     from memhtml.store import Finding, Related, Store, StoreStatus
 
@@ -95,24 +95,18 @@ def search(query: str, /, *, type: tuple[MemoryTypeName, ...] = (),
     at
         Search the store as it was at this commit or ref.
     """
-    from memhtml import store as doors
-    from memhtml.cli.vectors import hybrid_for
-    from memhtml.store.reads import version_of
+    from memhtml.compose.search import search_memories
 
     def body() -> Reply:
-        settings, store = open_common(common)
+        services, store = open_common(common)
         warm(store, common.json)
-        version = store_value(version_of(store, at))
-        hybrid, why = hybrid_for(settings, store, version, query)
-        hits = store_value(doors.search(
-            store, query, at=at, types=type, entities=entity, tags=tag, prefix=prefix,
-            limit=limit, vectors=hybrid.cache if hybrid else None,
-            query_vector=hybrid.query_vector if hybrid else None,  # type: ignore[arg-type]
-        ))
-        mode = "hybrid" if hybrid else "lexical"
-        payload = {"query": query, "mode": mode, "commit": version.sha, "hits": hits}
-        return Reply(payload, render_hits(hits, mode),
-                     notes=(f"note: {why}",) if why else ())
+        found = store_value(search_memories(
+            services, store, query, at=at, types=type, entities=entity, tags=tag,
+            prefix=prefix, limit=limit))
+        payload = {"query": query, "mode": found.mode, "commit": found.commit,
+                   "hits": found.hits}
+        return Reply(payload, render_hits(found.hits, found.mode),
+                     notes=(f"note: {found.note}",) if found.note else ())
 
     return respond(common.json, body)
 
@@ -170,16 +164,14 @@ def status(*, common: Common = _COMMON) -> int:
     """The store at a glance: head commit, counts by type and status, tasks, files that
     are not memories (and why), and vector coverage when an embedder is configured."""
     from memhtml import store as doors
-    from memhtml.cli.vectors import coverage_of
+    from memhtml.cli.output import unwrap_io
 
     def body() -> Reply:
-        settings, store = open_common(common)
+        services, store = open_common(common)
         warm(store, common.json)
         state = store_value(doors.status(store))
-        vectors = None
-        if settings.embedder != "none":
-            vectors = coverage_of(settings, store, store_value(store.head()))
-        payload = {"store": str(settings.store), **_plain(state), "vectors": vectors}
+        vectors = unwrap_io(services.coverage(store_value(store.head())), lambda e: e.reason)
+        payload = {"store": str(services.settings.store), **_plain(state), "vectors": vectors}
         return Reply(payload, render_status(state, vectors))
 
     return respond(common.json, body)

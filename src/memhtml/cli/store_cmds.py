@@ -43,8 +43,7 @@ def init(directory: Path | None = None, /, *, common: Common = _COMMON) -> int:
     import os
 
     def body() -> Reply:
-        from memhtml.adapters.git import PygitService
-        from memhtml.compose import ENV_STORE
+        from memhtml.compose import ENV_STORE, init_repository, is_repository
         from memhtml.store import init_store
 
         root = (directory or (Path(common.store) if common.store else None)
@@ -52,8 +51,8 @@ def init(directory: Path | None = None, /, *, common: Common = _COMMON) -> int:
         root = root.expanduser().resolve()
         if root.exists() and not root.is_dir():
             raise CliError(f"{root} is not a directory")
-        if not (root / ".git").exists() and not (root / "HEAD").is_file():
-            unwrap_io(PygitService.init(root), lambda e: f"git init failed: {e.reason}")
+        if not is_repository(root):
+            unwrap_io(init_repository(root), lambda e: e.reason)
         _, store = open_common(Common(store=str(root), json=common.json))
         reply = landed_reply(store_value(init_store(store.deps)), "already a store")
         payload = {**reply.payload, "store": str(root)} if isinstance(reply.payload, dict) \

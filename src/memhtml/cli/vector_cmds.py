@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memhtml.cli.choices import EmbedderName
-from memhtml.cli.common import Common, open_common
+from memhtml.cli.common import Common, open_cli_services
 from memhtml.cli.output import CliError, Reply, respond, store_value, unwrap_io
 
 _COMMON = Common()
@@ -28,19 +28,16 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
     """
 
     def body() -> Reply:
-        from memhtml.adapters.vector_files import save_cache
         from memhtml.cli.progress import progress
-        from memhtml.cli.vectors import embedder_for, load_cache, space_of, vectors_root
         from memhtml.head import FillCounts, fill_vectors
 
-        settings, store = open_common(common)
-        root = vectors_root(store, settings)
-        chosen = embedder_for(settings, root, embedder)
-        if chosen is None:
+        services = open_cli_services(common, embedder=embedder)
+        store = services.store()
+        chosen = services.embedder
+        space = unwrap_io(services.embedder_space(resolve=True), lambda e: e.reason)
+        if chosen is None or space is None:
             raise CliError(NO_EMBEDDER)
-        space = space_of(chosen, resolve=True)
-        assert space is not None
-        cache = load_cache(root, space)
+        cache = unwrap_io(services.vectors.load(space), lambda e: e.reason)
         version = store_value(store.head())
 
         def fill_error(error: object) -> str:
@@ -66,7 +63,7 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
                 bar.advance(filled.counts.embedded)
         if embedded:
             # Vectors already computed are kept even when a later batch failed.
-            unwrap_io(save_cache(root, cache), lambda e: f"vector cache {e.path}: {e.reason}")
+            unwrap_io(services.vectors.save(cache), lambda e: e.reason)
         if failure is not None:
             raise CliError(f"{failure.message} (after {embedded} embedded and saved)")
         counts = FillCounts(first.counts.records, first.counts.reused, embedded,

@@ -1,10 +1,21 @@
-"""The composition root: settings from flags, environment and config, turned into deps.
+"""The composition root: settings from flags, environment and config, turned into services.
 
 The only place that picks service implementations. Both edges (the CLI and the MCP
-server) call ``open_store``; nothing below them reads configuration or chooses an
-adapter.
+server) call ``open_services`` and hand the ``Services`` value (or the ``Store`` it
+builds) to the core; nothing below them reads configuration or chooses an adapter.
+``value_of`` and ``perform`` run an IO result for a Python caller.
 """
 
+from memhtml.compose.run import MemhtmlError, explain, perform, value_of
+from memhtml.compose.services import (
+    EMBEDDERS,
+    Services,
+    init_repository,
+    is_repository,
+    markdown_reader,
+    open_services,
+    pick_embedder,
+)
 from memhtml.compose.settings import (
     CONFIG_FILE,
     ENV_STORE,
@@ -13,14 +24,28 @@ from memhtml.compose.settings import (
     discover_store,
     load_settings,
 )
-from memhtml.compose.wiring import open_store
+from memhtml.compose.vectors import Arm, Coverage, Hybrid, VectorFiles
 
 __all__ = [
     "CONFIG_FILE",
+    "EMBEDDERS",
     "ENV_STORE",
+    "Arm",
+    "Coverage",
+    "Hybrid",
+    "MemhtmlError",
+    "Services",
     "Settings",
     "SettingsError",
+    "VectorFiles",
     "discover_store",
+    "explain",
+    "init_repository",
+    "is_repository",
     "load_settings",
-    "open_store",
+    "markdown_reader",
+    "open_services",
+    "perform",
+    "pick_embedder",
+    "value_of",
 ]

@@ -15,10 +15,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from returns.io import IOResult
-from returns.pipeline import is_successful
-from returns.result import Failure, Result, Success
-from returns.unsafe import unsafe_perform_io
+from returns.result import Result
 
+from memhtml.compose import Services, perform
 from memhtml.store import Store, StoreError
 
 T = TypeVar("T")
@@ -27,13 +26,18 @@ T = TypeVar("T")
 class StoreGate:
     """The server's one store, behind a lock, brought up to date before each door."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self._store = services.store()
         self._lock = threading.Lock()
 
     @property
     def store(self) -> Store:
         return self._store
+
+    @property
+    def services(self) -> Services:
+        return self._services
 
     def run(self, door: Callable[[Store], IOResult[T, StoreError]]) -> Result[T, StoreError]:
         """Advance the head to the branch tip, then run ``door`` against it.
@@ -43,13 +47,8 @@ class StoreGate:
         the paths that changed since the cached version.
         """
         with self._lock:
-            fresh = self._store.head()
-            if not is_successful(fresh):
-                return Failure(unsafe_perform_io(fresh.failure()))
-            outcome = door(self._store)
-        if is_successful(outcome):
-            return Success(unsafe_perform_io(outcome.unwrap()))
-        return Failure(unsafe_perform_io(outcome.failure()))
+            outcome = self._store.head().bind(lambda _: door(self._store))
+        return perform(outcome)
 
     def warm(self) -> None:
         """Load the head now, so the first tool call does not pay for it. A failure

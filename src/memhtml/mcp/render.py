@@ -16,8 +16,8 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
+from memhtml.compose.search import Searched
 from memhtml.contracts.paths import to_tree_path
-from memhtml.head.search import SearchHit
 from memhtml.store import Landed, Related, StoreError, StoreStatus, TaskRow, describe
 from memhtml.store.layout import original_of_archived
 
@@ -36,6 +36,9 @@ class Hit(BaseModel):
 
 class SearchResult(BaseModel):
     hits: list[Hit]
+    mode: str = Field(description="hybrid when the vector arm ranked too, else lexical")
+    note: str | None = Field(default=None, description="Why search stayed lexical when "
+                             "an embedder is configured.")
 
 
 class ReadResult(BaseModel):
@@ -116,11 +119,11 @@ def refusal(error: StoreError) -> CallToolResult:
                           is_error=True)
 
 
-def search_result(hits: list[SearchHit], explain: bool) -> SearchResult:
-    return SearchResult(hits=[
+def search_result(found: Searched, explain: bool) -> SearchResult:
+    return SearchResult(mode=found.mode, note=found.note, hits=[
         Hit(path=h.path, claim=h.claim, score=round(h.score, SCORE_DIGITS),
             arms=list(h.arms) if explain else None)
-        for h in hits
+        for h in found.hits
     ])
 
 

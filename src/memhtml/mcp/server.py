@@ -1,11 +1,12 @@
 """The MCP server: memhtml's store as an agent's memory, over stdio.
 
-``build_server`` wires a store into an ``MCPServer`` with the twelve tools;
-``serve`` opens the store a ``Settings`` names and runs that server on stdin/stdout
-until the client hangs up. The server keeps one ``Store`` (and so one parsed head)
-for its whole life and advances it to the branch tip before every call, so a commit
-made by the CLI or by a person with git is seen by the next call, at the cost of
-the paths that changed.
+``build_server`` wires the composition root's ``Services`` into an ``MCPServer``
+with the twelve tools; ``serve`` runs that server on stdin/stdout until the client
+hangs up. ``memhtml mcp`` (the CLI) opens the services, so the server searches with
+the same embedder and vector cache as ``memhtml search``. The server keeps one
+``Store`` (and so one parsed head) for its whole life and advances it to the branch
+tip before every call, so a commit made by the CLI or by a person with git is seen
+by the next call, at the cost of the paths that changed.
 
 Curation (``sleep``) is deliberately not a tool. It rewrites the corpus (merges,
 decay, archiving) and lands its work on a branch that a person is meant to read and
@@ -21,13 +22,10 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
 
-from memhtml.compose import Settings, open_store
+from memhtml.compose import Services
 from memhtml.mcp.gate import StoreGate
 from memhtml.mcp.tools import register_tools
-from memhtml.store import Store
 
 SERVER_NAME = "memhtml"
 INSTRUCTIONS = (
@@ -55,25 +53,20 @@ def _server(gate: StoreGate) -> MCPServer[Any]:
     return server
 
 
-def build_server(store: Store) -> MCPServer[Any]:
-    """An MCP server over ``store`` with every tool registered, not yet running."""
-    return _server(StoreGate(store))
+def build_server(services: Services) -> MCPServer[Any]:
+    """An MCP server over the store ``services`` open, every tool registered, not yet
+    running."""
+    return _server(StoreGate(services))
 
 
-def serve(settings: Settings) -> None:
-    """Open the store ``settings`` names and serve it over stdio until the client
-    disconnects. Exits with a message on stderr when the store cannot be opened
-    (stdout belongs to the protocol)."""
-    opened = open_store(settings)
-    if not is_successful(opened):
-        reason = unsafe_perform_io(opened.failure()).reason
-        raise SystemExit(f"memhtml mcp: {reason}")
-    store = unsafe_perform_io(opened.unwrap())
-    gate = StoreGate(store)
+def serve(services: Services) -> None:
+    """Serve the store ``services`` open over stdio until the client disconnects."""
+    gate = StoreGate(services)
     server = _server(gate)
     # Parse the head beside the handshake rather than before it: a large store takes
     # a second or two to load cold, and a client waits on initialize with a timeout.
     # Tool calls queue on the gate's lock until the head is warm.
     threading.Thread(target=gate.warm, name="memhtml-warm", daemon=True).start()
+    settings = services.settings
     print(f"memhtml mcp: serving {settings.store} ({settings.branch})", file=sys.stderr)
     server.run("stdio")

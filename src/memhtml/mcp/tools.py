@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 from returns.result import Result, Success
 
+from memhtml.compose.search import search_memories
 from memhtml.contracts.record import Link
 from memhtml.contracts.vocabulary import EdgeRel, MemoryType, TaskStatus
 from memhtml.mcp.gate import StoreGate
@@ -49,7 +50,6 @@ from memhtml.store import (
     link,
     read,
     related,
-    search,
     status,
     task_add,
     task_list,
@@ -211,9 +211,9 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
         memory and before writing, to find what is already known. Returns hits, best
         first, each with its path, its claim (the one-sentence gist) and its score;
         read a hit with memory_read for more."""
-        return _reply(gate.run(lambda store: search(
-            store, query, at=at, types=types, entities=entities, tags=tags, prefix=prefix,
-            limit=limit)), lambda hits: answer(search_result(hits, explain)))
+        return _reply(gate.run(lambda store: search_memories(
+            gate.services, store, query, at=at, types=types, entities=entities, tags=tags,
+            prefix=prefix, limit=limit)), lambda found: answer(search_result(found, explain)))
 
     @tool("memory_read", title="Read a memory", annotations=READ)
     def memory_read(

@@ -16,9 +16,10 @@ import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from returns.pipeline import is_successful
+from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.services import GitService, IndexUpdate, PathChange
+from memhtml.store.errors import StoreError
 
 
 def git_blob_id(data: bytes) -> str:
@@ -70,7 +71,7 @@ def sync_checkout(
     worktree: Path,
     changes: Sequence[PathChange],
     before: Mapping[str, bytes | None],
-) -> tuple[str, ...]:
+) -> IOResult[tuple[str, ...], StoreError]:
     """Apply ``changes`` to the checkout where it is safe; return the paths left behind.
 
     ``before`` holds each changed path's bytes at the parent commit. The caller has
@@ -95,8 +96,8 @@ def sync_checkout(
             continue
         if not _write(worktree, target, change.data):
             unsynced.append(change.path)
-    if not is_successful(git.update_index(updates)):
-        # The commit has landed; an index that could not be updated (locked by a
-        # concurrent git command) only means the checkout shows the change as unstaged.
-        return tuple(sorted({*unsynced, *(u.path for u in updates)}))
-    return tuple(sorted(unsynced))
+    # The commit has landed; an index that could not be updated (locked by a
+    # concurrent git command) only means the checkout shows the change as unstaged.
+    every = tuple(sorted({*unsynced, *(u.path for u in updates)}))
+    return git.update_index(updates).map(lambda _: tuple(sorted(unsynced))).lash(
+        lambda _: IOSuccess(every))

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import NotFound
 from memhtml.contracts.services import Clock, GitService, Signature
+from memhtml.store.errors import StoreError
+
+Detector: TypeAlias = Callable[[str], str | None]
+"""Guesses an unlabeled code fence's language for a write (None: no guess)."""
 
 
 @dataclass(frozen=True)
@@ -20,8 +29,17 @@ class StoreDeps:
     """``<store>/.memhtml``: snapshots and config, never committed. None keeps no state."""
     worktree: Path | None = None
     """A checkout to bring up to date after each commit; None for a bare repository."""
+    detect: Detector | None = None
+    """The fence-language guess a write uses; None leaves unlabeled fences unlabeled.
+    A guess is pinned to one release of its lexers, so the composition root picks it."""
 
     @property
     def ref(self) -> str:
         """The full name of the branch every door writes to."""
         return self.branch if self.branch.startswith("refs/") else f"refs/heads/{self.branch}"
+
+    def tip(self) -> IOResult[str | None, StoreError]:
+        """The branch's commit, or None while the branch is unborn."""
+        resolved: IOResult[str | None, StoreError] = self.git.resolve(self.ref)
+        return resolved.lash(lambda failure: IOSuccess(None) if isinstance(failure, NotFound)
+                             else IOFailure(failure))

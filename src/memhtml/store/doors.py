@@ -16,13 +16,14 @@ applied at write time.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import reduce
+from typing import assert_never
 
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.result import Failure, Result, Success
-from returns.unsafe import unsafe_perform_io
+from returns.result import Result, Success
 
 from memhtml.contracts.record import Link
+from memhtml.contracts.services import TreeEntry
 from memhtml.contracts.vocabulary import TaskStatus, is_task_status
 from memhtml.head import HeadVersion
 from memhtml.store.errors import Refused, StoreError
@@ -43,6 +44,7 @@ from memhtml.store.landing import Draft, Landed, land
 from memhtml.store.plan import (
     Outcome,
     Plan,
+    Step,
     archive_step,
     correct_step,
     label_step,
@@ -74,7 +76,8 @@ __all__ = [
     "write",
 ]
 
-Steps = Callable[[Plan], Result[list[Outcome], StoreError]]
+Planned = tuple[Plan, tuple[Outcome, ...]]
+Steps = Callable[[Plan], Result[Planned, StoreError]]
 
 
 def _prefixes(path: str) -> list[str]:
@@ -93,45 +96,44 @@ def _guard_tree(store: Store, base: HeadVersion, plan: Plan) -> IOResult[None, S
     if not fresh or base.sha is None:
         return IOSuccess(None)
     asked = sorted({q for p in fresh for q in (p, *_prefixes(p))})
-    found = store.deps.git.entries_at(base.sha, asked)
-    if not is_successful(found):
-        return IOFailure(unsafe_perform_io(found.failure()))
-    entries = unsafe_perform_io(found.unwrap())
-    if not entries:
-        return IOSuccess(None)
-    problems = tuple(
-        f"{e.path} is {'a symbolic link' if e.is_symlink else 'a file that is not a memory'}"
-        + (" on the way to a written path" if e.path not in fresh else "")
-        for e in entries
+
+    def judge(entries: tuple[TreeEntry, ...]) -> IOResult[None, StoreError]:
+        if not entries:
+            return IOSuccess(None)
+        problems = tuple(
+            f"{e.path} is {'a symbolic link' if e.is_symlink else 'a file that is not a memory'}"
+            + (" on the way to a written path" if e.path not in fresh else "")
+            for e in entries
+        )
+        return IOFailure(Refused("refused to write over a tree entry that is not a memory",
+                                 problems))
+
+    return store.deps.git.entries_at(base.sha, asked).alt(_widen).bind(judge)
+
+
+def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None) -> Draft:
+    plan, outcomes = planned
+    changes, before = plan.changes()
+    single = outcomes[0] if batch_subject is None else None
+    return Draft(
+        parent=base.sha,
+        changes=changes,
+        ops=tuple(o.op for o in outcomes),
+        subject=single.subject if single else (batch_subject or ""),
+        body=single.body if single else "; ".join(o.body for o in outcomes if o.body),
+        before=before,
+        primary=single.primary if single else None,
+        label=None if single else "batch",
     )
-    return IOFailure(Refused("refused to write over a tree entry that is not a memory",
-                             problems))
 
 
 def _draft(store: Store, steps: Steps, batch_subject: str | None
            ) -> IOResult[Draft, StoreError]:
     def derive(base: HeadVersion) -> IOResult[Draft, StoreError]:
-        plan = Plan(base, now_stamp(store.deps.clock.now()))
-        done = steps(plan)
-        if not is_successful(done):
-            return IOFailure(done.failure())
-        outcomes = done.unwrap()
-
-        def finish(_: None) -> IOResult[Draft, StoreError]:
-            changes, before = plan.changes()
-            single = outcomes[0] if batch_subject is None else None
-            return IOSuccess(Draft(
-                parent=base.sha,
-                changes=changes,
-                ops=tuple(o.op for o in outcomes),
-                subject=single.subject if single else (batch_subject or ""),
-                body=single.body if single else "; ".join(o.body for o in outcomes if o.body),
-                before=before,
-                primary=single.primary if single else None,
-                label=None if single else "batch",
-            ))
-
-        return _guard_tree(store, base, plan).bind(finish)
+        plan = Plan.start(base, now_stamp(store.deps.clock.now()), store.deps.detect)
+        return IOResult.from_result(steps(plan)).bind(
+            lambda planned: _guard_tree(store, base, planned[0]).map(
+                lambda _: _drafted(base, planned, batch_subject)))
 
     return store.head().bind(derive)
 
@@ -141,8 +143,12 @@ def _run(store: Store, steps: Steps, batch_subject: str | None = None
     return land(store.deps, lambda: _draft(store, steps, batch_subject))
 
 
-def _one(step: Callable[[Plan], Result[Outcome, StoreError]]) -> Steps:
-    return lambda plan: step(plan).map(lambda outcome: [outcome])
+def _one(step: Callable[[Plan], Step]) -> Steps:
+    return lambda plan: step(plan).map(lambda done: (done.plan, (done.outcome,)))
+
+
+def _widen(error: StoreError) -> StoreError:
+    return error
 
 
 def write(store: Store, data: WriteInput) -> IOResult[Landed, StoreError]:
@@ -220,7 +226,7 @@ def task_status(store: Store, path: str, status: str) -> IOResult[Landed, StoreE
     return _run(store, _one(lambda plan: task_status_step(plan, path, status)))
 
 
-def _batch_step(plan: Plan, op: BatchOp) -> Result[Outcome, StoreError]:
+def _batch_step(plan: Plan, op: BatchOp) -> Step:
     match op:
         case BWrite(data=data):
             return write_step(plan, data)
@@ -240,7 +246,8 @@ def _batch_step(plan: Plan, op: BatchOp) -> Result[Outcome, StoreError]:
             return move_step(plan, path, to)
         case BTaskStatus(path=path, status=status):
             return task_status_step(plan, path, status)
-    raise AssertionError(f"unknown batch op {op!r}")
+        case _ as never:
+            assert_never(never)
 
 
 def batch(store: Store, ops: Sequence[BatchOp]) -> IOResult[Landed, StoreError]:
@@ -249,14 +256,21 @@ def batch(store: Store, ops: Sequence[BatchOp]) -> IOResult[Landed, StoreError]:
     if not ops:
         return IOFailure(Refused("an empty batch has nothing to commit"))
 
-    def steps(plan: Plan) -> Result[list[Outcome], StoreError]:
-        outcomes: list[Outcome] = []
-        for index, op in enumerate(ops, start=1):
-            done = _batch_step(plan, op)
-            if not is_successful(done):
-                return Failure(_in_batch(done.failure(), index))
-            outcomes.append(done.unwrap())
-        return Success(outcomes)
+    def then(so_far: Result[Planned, StoreError], numbered: tuple[int, BatchOp]
+             ) -> Result[Planned, StoreError]:
+        index, op = numbered
+
+        def one_more(planned: Planned) -> Result[Planned, StoreError]:
+            plan, outcomes = planned
+            return (_batch_step(plan, op)
+                    .map(lambda done: (done.plan, (*outcomes, done.outcome)))
+                    .alt(lambda error: _in_batch(error, index)))
+
+        return so_far.bind(one_more)
+
+    def steps(plan: Plan) -> Result[Planned, StoreError]:
+        start: Result[Planned, StoreError] = Success((plan, ()))
+        return reduce(then, enumerate(ops, start=1), start)
 
     return _run(store, steps, f"{len(ops)} ops")
 

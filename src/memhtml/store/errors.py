@@ -8,7 +8,7 @@ reported, passed through unchanged, plus ``Refused`` for the store's own rules
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TypeAlias, assert_never
 
 from memhtml.contracts.errors import (
     GitFailure,
@@ -61,4 +61,5 @@ def describe(error: StoreError) -> str:
             return f"{op} on {path} refused: {reason}"
         case Refused(reason=reason, violations=violations):
             return _listed(reason, violations)
-    raise AssertionError(f"unknown store error {error!r}")
+        case _ as never:
+            assert_never(never)

@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
 
 from memhtml.contracts.errors import RefMoved
 from memhtml.contracts.services import PathChange
@@ -90,40 +88,49 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
          ) -> IOResult[Landed, StoreError]:
     """Derive and commit until the swap holds, the derivation fails, or attempts run out."""
     jitter = rng or random.Random()
-    last_moved: RefMoved | None = None
-    for attempt in range(MAX_ATTEMPTS):
-        drafted = derive()
-        if not is_successful(drafted):
-            return IOFailure(unsafe_perform_io(drafted.failure()))
-        draft = unsafe_perform_io(drafted.unwrap())
-        paths = tuple(sorted(c.path for c in draft.changes))
+
+    def attempt(number: int) -> IOResult[Landed, StoreError]:
+        return derive().bind(lambda draft: commit(number, draft))
+
+    def commit(number: int, draft: Draft) -> IOResult[Landed, StoreError]:
         if not draft.changes:
             return IOSuccess(Landed(draft.parent or "", (), "", draft.primary))
         message = commit_message(draft)
-        committed = deps.git.commit(
+        committed: IOResult[str, StoreError] = deps.git.commit(
             deps.ref, draft.parent, draft.changes, message, deps.author, deps.clock.now()
         )
-        if is_successful(committed):
-            sha = unsafe_perform_io(committed.unwrap())
-            unsynced = _sync(deps, sha, draft)
-            return IOSuccess(Landed(sha, paths, message, draft.primary, unsynced))
-        failure = unsafe_perform_io(committed.failure())
-        if not isinstance(failure, RefMoved):
+        # Syncing the checkout never fails (what it cannot sync it reports as
+        # unsynced), so ``lash`` below only ever sees the commit's own failure.
+        return committed.bind(lambda sha: _synced(deps, sha, draft, message)).lash(
+            lambda failure: retry(number, failure))
+
+    def retry(number: int, failure: StoreError) -> IOResult[Landed, StoreError]:
+        if not isinstance(failure, RefMoved) or number + 1 >= MAX_ATTEMPTS:
             return IOFailure(failure)
-        last_moved = failure
-        ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * (2 ** min(attempt, 10)))
+        ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * (2 ** min(number, 10)))
         deps.clock.sleep(jitter.uniform(0.0, ceiling))
-    assert last_moved is not None
-    return IOFailure(last_moved)
+        return attempt(number + 1)
+
+    return attempt(0)
 
 
-def _sync(deps: StoreDeps, sha: str, draft: Draft) -> tuple[str, ...]:
+def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str
+            ) -> IOResult[Landed, StoreError]:
+    paths = tuple(sorted(c.path for c in draft.changes))
+
+    def landed(unsynced: tuple[str, ...]) -> Landed:
+        return Landed(sha, paths, message, draft.primary, unsynced)
+
     worktree = deps.worktree
     if worktree is None:
-        return ()
-    # Only a checkout whose HEAD is this very commit is touched: HEAD on another
-    # branch, detached, or already moved on by another writer is left as it is.
-    head = deps.git.resolve("HEAD")
-    if not is_successful(head) or unsafe_perform_io(head.unwrap()) != sha:
-        return tuple(sorted(c.path for c in draft.changes))
-    return sync_checkout(deps.git, worktree, draft.changes, draft.before)
+        return IOSuccess(landed(()))
+
+    def sync(head: str) -> IOResult[tuple[str, ...], StoreError]:
+        # Only a checkout whose HEAD is this very commit is touched: HEAD on another
+        # branch, detached, or already moved on by another writer is left as it is.
+        if head != sha:
+            return IOSuccess(paths)
+        return sync_checkout(deps.git, worktree, draft.changes, draft.before)
+
+    resolved: IOResult[str, StoreError] = deps.git.resolve("HEAD")
+    return resolved.bind(sync).lash(lambda _: IOSuccess(paths)).map(landed)

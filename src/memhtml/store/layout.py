@@ -13,13 +13,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Collection
+from pathlib import Path
 
-from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
+from returns.io import IOResult, IOSuccess, impure_safe
 
-from memhtml.contracts.errors import NotFound
-from memhtml.contracts.services import PathChange
+from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.contracts.view import HeadView
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
@@ -134,35 +132,28 @@ def _with_lines(existing: bytes | None, lines: tuple[str, ...], header: str) -> 
     return (prefix + "\n".join(missing) + "\n").encode()
 
 
-def _init_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
+Seen = tuple[set[str], dict[str, bytes]]
+
+
+def _seeded(deps: StoreDeps, tip: str | None) -> IOResult[Seen, StoreError]:
+    """Which seeded directories the tip already has, and the bytes of the files
+    ``init_store`` maintains, as far as they exist."""
+    if tip is None:
+        return IOSuccess((set(), {}))
     git = deps.git
-    resolved = git.resolve(deps.ref)
-    if not is_successful(resolved):
-        failure = unsafe_perform_io(resolved.failure())
-        if not isinstance(failure, NotFound):
-            return IOFailure(failure)
-        tip: str | None = None
-    else:
-        tip = unsafe_perform_io(resolved.unwrap())
-    keeps = [f"{d}{KEEP_FILE}" for d in SEEDED_DIRS]
-    wanted = [*keeps, GITATTRIBUTES, GITIGNORE]
-    current: dict[str, bytes] = {}
-    present_dirs: set[str] = set()
-    if tip is not None:
-        listed = git.list_tree(tip)
-        if not is_successful(listed):
-            return IOFailure(unsafe_perform_io(listed.failure()))
-        entries = unsafe_perform_io(listed.unwrap())
-        for entry in entries:
-            for d in SEEDED_DIRS:
-                if entry.path.startswith(d):
-                    present_dirs.add(d)
+    wanted = {*(f"{d}{KEEP_FILE}" for d in SEEDED_DIRS), GITATTRIBUTES, GITIGNORE}
+
+    def read(entries: tuple[TreeEntry, ...]) -> IOResult[Seen, StoreError]:
+        present = {d for entry in entries for d in SEEDED_DIRS if entry.path.startswith(d)}
         ids = {e.path: e.blob_id for e in entries if e.path in wanted}
-        blobs = git.read_blobs(sorted(set(ids.values())))
-        if not is_successful(blobs):
-            return IOFailure(unsafe_perform_io(blobs.failure()))
-        data = unsafe_perform_io(blobs.unwrap())
-        current = {path: data[blob] for path, blob in ids.items() if blob in data}
+        return git.read_blobs(sorted(set(ids.values()))).map(lambda data: (present, {
+            path: data[blob] for path, blob in ids.items() if blob in data}))
+
+    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.list_tree(tip)
+    return listed.bind(read)
+
+
+def _layout_draft(tip: str | None, present_dirs: set[str], current: dict[str, bytes]) -> Draft:
     changes: list[PathChange] = [
         PathChange(f"{d}{KEEP_FILE}", b"") for d in SEEDED_DIRS if d not in present_dirs
     ]
@@ -176,11 +167,19 @@ def _init_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
         changes.append(PathChange(GITIGNORE, ignore))
     changes.sort(key=lambda c: c.path)
     before = {c.path: current.get(c.path) for c in changes}
-    return IOSuccess(
-        Draft(tip, tuple(changes), ("init",), "store layout",
-              "Create the layout directories, mark generated pages merge=ours, "
-              "and ignore local state.", before)
-    )
+    return Draft(tip, tuple(changes), ("init",), "store layout",
+                 "Create the layout directories, mark generated pages merge=ours, "
+                 "and ignore local state.", before)
+
+
+def _init_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
+    return deps.tip().bind(
+        lambda tip: _seeded(deps, tip).map(lambda seen: _layout_draft(tip, *seen)))
+
+
+@impure_safe(exceptions=(OSError,))
+def _make_state_dir(state_dir: Path) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
 
 
 def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
@@ -192,12 +191,13 @@ def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
     config is not part of the tree, so it is set here on every run.
     """
     key, value = MERGE_OURS_DRIVER
-    configured = deps.git.set_config(key, value)
-    if not is_successful(configured):
-        return IOFailure(unsafe_perform_io(configured.failure()))
-    if deps.state_dir is not None:
-        try:
-            deps.state_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            return IOFailure(Refused(f"cannot create {deps.state_dir}: {exc}"))
-    return land(deps, lambda: _init_draft(deps))
+    state_dir = deps.state_dir
+
+    def state(_: None) -> IOResult[None, StoreError]:
+        if state_dir is None:
+            return IOSuccess(None)
+        return _make_state_dir(state_dir).alt(
+            lambda exc: Refused(f"cannot create {state_dir}: {exc}"))
+
+    configured: IOResult[None, StoreError] = deps.git.set_config(key, value)
+    return configured.bind(state).bind(lambda _: land(deps, lambda: _init_draft(deps)))

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
 from memhtml.contracts.vocabulary import MemoryType, is_memory_type
 from memhtml.format import (
@@ -174,11 +174,8 @@ def convert_markdown(source: str, raw: bytes, directory: str, tags: Sequence[str
     rendered = render_template(NewMemoryInput(
         title=data.title, claim=data.claim, memory_type=data.memory_type, at=CHECK_AT,
         body=data.body, tags=data.tags))
-    checked = parse_memory(rendered, data.path or source)
-    if not isinstance(checked, Success):
-        error = checked.failure()
-        return Failure("; ".join(error.violations) or error.reason)
-    return Success(data)
+    return parse_memory(rendered, data.path or source).map(lambda _: data).alt(
+        lambda error: "; ".join(error.violations) or error.reason)
 
 
 def convert_tree(
@@ -204,10 +201,10 @@ def convert_tree(
             skipped.append(NotConverted(source, "not a markdown (.md) file"))
             continue
         converted = convert_markdown(source, raw, directory, tags)
-        if not isinstance(converted, Success):
-            skipped.append(NotConverted(source, converted.failure()))
+        data = converted.value_or(None)
+        if data is None:
+            skipped.append(NotConverted(source, converted.swap().value_or("not converted")))
             continue
-        data = converted.unwrap()
         if data.path in used:
             skipped.append(NotConverted(source, f"would land on {data.path}, which another "
                                                  "memory already holds"))

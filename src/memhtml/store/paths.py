@@ -6,7 +6,6 @@ importing the machinery that plans and lands commits.
 
 from __future__ import annotations
 
-from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.errors import PathRefused
@@ -31,11 +30,10 @@ def href_path(href: str) -> Result[str, StoreError]:
 
 def memory_path(path: str) -> Result[str, StoreError]:
     """A path a memory may be written at: inside the store and indexed by the head."""
-    checked = tree_path(path)
-    if not is_successful(checked):
-        return checked
-    tree = checked.unwrap()
-    if not is_candidate_path(tree):
-        return Failure(PathRefused(tree, "a memory path ends in .html, is not an index.html "
-                                         "and is not under .memhtml/"))
-    return Success(tree)
+    def candidate(tree: str) -> Result[str, StoreError]:
+        if not is_candidate_path(tree):
+            return Failure(PathRefused(tree, "a memory path ends in .html, is not an "
+                                             "index.html and is not under .memhtml/"))
+        return Success(tree)
+
+    return tree_path(path).bind(candidate)

@@ -1,17 +1,21 @@
 """Each door's change, derived as overlay ops against one version.
 
-A ``Plan`` starts from the version at the tip and applies ops one at a time through
-``with_overlay``, the same writer the head uses, so a failing op stops the plan with
-the overlay's own error and every later step sees the earlier steps' edits (a batch
-can link to a memory it wrote a step before). Nothing here touches git: the door
-turns the finished plan into path changes and lands them.
+A ``Plan`` is a value: the version at the tip, the view with the ops so far applied
+through ``with_overlay`` (the same writer the head uses), and the paths touched.
+Applying an op returns a new plan, so a failing op stops the derivation with the
+overlay's own error and every later step sees the earlier steps' edits (a batch can
+link to a memory it wrote a step before). Nothing here touches git: the door turns
+the finished plan into path changes and lands them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from functools import reduce
+from types import MappingProxyType
+from typing import NamedTuple
 
-from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
@@ -28,6 +32,7 @@ from memhtml.format import (
 )
 from memhtml.head import HeadVersion, IndexedView, is_entity, with_overlay
 from memhtml.head.record import is_archived_path, record_from
+from memhtml.store.deps import Detector
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import INBOX, TASKS, archive_path, normalize_directory, unique_path
@@ -44,38 +49,45 @@ class Outcome:
     body: str
 
 
-Step = Result[Outcome, StoreError]
-
-
+@dataclass(frozen=True)
 class Plan:
-    """Ops accumulated over a base version; ``view`` is the base with them applied.
+    """Ops applied over a base version; ``view`` is the base with them applied."""
 
-    Mutable, but never shared: one plan lives for one derivation attempt.
-    """
+    base: HeadVersion
+    now: str
+    view: IndexedView
+    touched: frozenset[str]
+    not_memories: Mapping[str, str]
+    """Tree paths that are not memory files (and why), so no step writes over one."""
+    detect: Detector | None = None
 
-    def __init__(self, base: HeadVersion, now: str) -> None:
-        self.base = base
-        self.now = now
-        self.view = IndexedView(base.indexes, base.sha)
-        self.ops: list[OverlayOp] = []
-        self.touched: dict[str, None] = {}
-        self.not_memories = {s.path: s.reason for s in base.skipped_files}
+    @classmethod
+    def start(cls, base: HeadVersion, now: str, detect: Detector | None = None) -> Plan:
+        """An empty plan over ``base``, stamping with ``now``."""
+        skipped = MappingProxyType({s.path: s.reason for s in base.skipped_files})
+        return cls(base, now, IndexedView(base.indexes, base.sha), frozenset(), skipped, detect)
 
     @property
     def year(self) -> str:
         return self.now[:4]
 
-    def apply(self, op: OverlayOp) -> Result[None, StoreError]:
-        result = with_overlay(self.view, [op])
-        if not is_successful(result):
-            return Failure(result.failure())
-        self.view = result.unwrap()
-        self.ops.append(op)
-        self.touched[op.path] = None
+    def apply(self, op: OverlayOp) -> Result[Plan, StoreError]:
+        """This plan with ``op`` applied, or the overlay's refusal."""
         to = getattr(op, "to", None)
-        if isinstance(to, str):
-            self.touched[to] = None
-        return Success(None)
+        touched = {op.path, to} if isinstance(to, str) else {op.path}
+
+        def advanced(view: IndexedView) -> Plan:
+            return replace(self, view=view, touched=self.touched | touched)
+
+        return with_overlay(self.view, [op]).map(advanced).alt(_widen)
+
+    def apply_all(self, ops: Iterable[OverlayOp]) -> Result[Plan, StoreError]:
+        """Each op in turn; the first refusal stops the rest."""
+        def then(applied: Result[Plan, StoreError], op: OverlayOp) -> Result[Plan, StoreError]:
+            return applied.bind(lambda plan: plan.apply(op))
+
+        start: Result[Plan, StoreError] = Success(self)
+        return reduce(then, ops, start)
 
     def changes(self) -> tuple[tuple[PathChange, ...], dict[str, bytes | None]]:
         """The path changes the ops amount to, sorted, and each path's bytes before."""
@@ -101,19 +113,39 @@ class Plan:
                      if self.base.get(p) is None and self.view.get(p) is not None)
 
 
+class Stepped(NamedTuple):
+    """A step's result: the plan after it, and what it did."""
+
+    plan: Plan
+    outcome: Outcome
+
+
+Step = Result[Stepped, StoreError]
+
+
+def _widen(error: StoreError) -> StoreError:
+    """Lift a narrower error union (the overlay's) into ``StoreError`` for the checker."""
+    return error
+
+
+def _done(op: str, primary: str | None, subject: str, body: str
+          ) -> Callable[[Plan], Stepped]:
+    return lambda plan: Stepped(plan, Outcome(op, primary, subject, body))
+
+
 def held(plan: Plan, path: str) -> Result[MemoryRecord, StoreError]:
     """The memory at ``path`` in the plan's view, or why there is none."""
-    checked = tree_path(path)
-    if not is_successful(checked):
-        return Failure(checked.failure())
-    tree = checked.unwrap()
-    record = plan.view.get(tree)
-    if record is not None:
-        return Success(record)
-    if tree in plan.not_memories:
-        return Failure(Refused(f"{tree} is not a memory file ({plan.not_memories[tree]}); "
-                               "it is left alone"))
-    return Failure(Refused(f"no memory at {tree}"))
+
+    def look(tree: str) -> Result[MemoryRecord, StoreError]:
+        record = plan.view.get(tree)
+        if record is not None:
+            return Success(record)
+        if tree in plan.not_memories:
+            return Failure(Refused(f"{tree} is not a memory file ({plan.not_memories[tree]}); "
+                                   "it is left alone"))
+        return Failure(Refused(f"no memory at {tree}"))
+
+    return tree_path(path).bind(look)
 
 
 def _live(plan: Plan, path: str) -> Result[MemoryRecord, StoreError]:
@@ -125,14 +157,14 @@ def _live(plan: Plan, path: str) -> Result[MemoryRecord, StoreError]:
     return held(plan, path).bind(active)
 
 
-def _stamp(plan: Plan, path: str, before: str) -> Result[None, StoreError]:
+def _stamp(plan: Plan, path: str, before: str) -> Result[Plan, StoreError]:
     """Stamp ``memhtml-updated`` on ``path`` when an op just changed it."""
     record = plan.view.get(path)
     if record is None or record.html == before:
-        return Success(None)
+        return Success(plan)
     stamped = set_meta(record.html, "memhtml-updated", plan.now)
     if stamped == record.html:
-        return Success(None)
+        return Success(plan)
     return plan.apply(Put(path, stamped))
 
 
@@ -173,79 +205,90 @@ def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = (
         tags=data.tags, aliases=data.aliases, links=links + extra_links, author=data.author,
         confidence=data.confidence, importance=data.importance, session_id=data.session_id,
         valid_from=data.valid_from, valid_until=data.valid_until,
-        task_status=data.task_status, due_at=data.due_at,
+        task_status=data.task_status, due_at=data.due_at, detect=plan.detect,
     )))
 
 
-def _new_path(plan: Plan, data: WriteInput, html: str, directory: str | None
-              ) -> Result[str, StoreError]:
-    if data.path is not None:
-        chosen = memory_path(data.path)
-        if not is_successful(chosen):
-            return chosen
-        path = chosen.unwrap()
+def _explicit_path(plan: Plan, asked: str) -> Result[str, StoreError]:
+    def free(path: str) -> Result[str, StoreError]:
         if plan.view.get(path) is not None:
             return Failure(Refused(f"{path} already holds a memory; correct it, or pick "
                                    "another path"))
         if is_archived_path(path):
             return Failure(Refused(f"{path} is under archive/; a new memory starts live"))
         return Success(path)
-    title = data.title
-    if data.file_html is not None:
-        parsed = record_from(html, "(new file)")
-        if not is_successful(parsed):
-            return Failure(parsed.failure())
-        title = parsed.unwrap().title
+
+    return memory_path(asked).bind(free)
+
+
+def _title_of(data: WriteInput, html: str) -> Result[str, StoreError]:
+    if data.file_html is None:
+        return Success(data.title)
+    return record_from(html, "(new file)").map(lambda record: record.title).alt(_widen)
+
+
+def _folder(plan: Plan, data: WriteInput, directory: str | None) -> Result[str, StoreError]:
     folder = directory if directory is not None else data.directory
     if folder is None:
         folder = TASKS if data.memory_type == "task" else INBOX
     bare = folder.strip().rstrip("/")
-    if bare:
-        checked = tree_path(bare)
-        if not is_successful(checked):
-            return Failure(checked.failure())
-    folder = normalize_directory(bare)
-    if is_archived_path(folder):
-        return Failure(Refused(f"{folder} is under archive/; a new memory starts live"))
-    return Success(unique_path(plan.view, folder, title, plan.not_memories.keys()))
+
+    def live(_: object) -> Result[str, StoreError]:
+        normal = normalize_directory(bare)
+        if is_archived_path(normal):
+            return Failure(Refused(f"{normal} is under archive/; a new memory starts live"))
+        return Success(normal)
+
+    return (tree_path(bare) if bare else Success(bare)).bind(live)
+
+
+def _new_path(plan: Plan, data: WriteInput, html: str, directory: str | None
+              ) -> Result[str, StoreError]:
+    if data.path is not None:
+        return _explicit_path(plan, data.path)
+    return Result.do(
+        unique_path(plan.view, folder, title, plan.not_memories.keys())
+        for title in _title_of(data, html)
+        for folder in _folder(plan, data, directory)
+    )
 
 
 def write_step(plan: Plan, data: WriteInput, directory: str | None = None,
                extra_links: tuple[Link, ...] = (), op: str = "write") -> Step:
     """A new memory at a fresh path (or the explicit one, when free)."""
-    def place(html: str) -> Step:
-        def put(path: str) -> Step:
-            applied = plan.apply(Put(path, html))
-            if not is_successful(applied):
-                return Failure(applied.failure())
-            record = plan.view.get(path)
-            return Success(Outcome(op, path, path, record.title if record else ""))
 
-        return _new_path(plan, data, html, directory).bind(put)
+    def put(html: str, path: str) -> Step:
+        def stepped(after: Plan) -> Stepped:
+            record = after.view.get(path)
+            return Stepped(after, Outcome(op, path, path, record.title if record else ""))
 
-    return render_write(plan, data, extra_links).bind(place)
+        return plan.apply(Put(path, html)).map(stepped)
+
+    return render_write(plan, data, extra_links).bind(
+        lambda html: _new_path(plan, data, html, directory).bind(lambda path: put(html, path)))
 
 
-def _rewrite_hrefs(plan: Plan, old: str, new: str) -> Result[None, StoreError]:
+def _rewrite_hrefs(plan: Plan, old: str, new: str) -> Result[Plan, StoreError]:
     """Point every link and ``superseded-by`` at ``old`` (document form) to ``new``."""
+    ops: list[OverlayOp] = []
     for source in plan.view.inbound(old):
         record = plan.view.get(source)
         if record is None:
             continue
         for link in record.links:
-            if link.href != old:
-                continue
-            for op in (UnlinkOp(source, link.rel, old), LinkOp(source, link.rel, new)):
-                applied = plan.apply(op)
-                if not is_successful(applied):
-                    return applied
-    for record in list(plan.view.records()):
-        if record.superseded_by == old:
-            applied = plan.apply(Put(record.path,
-                                     set_meta(record.html, "memhtml-superseded-by", new)))
-            if not is_successful(applied):
-                return applied
-    return Success(None)
+            if link.href == old:
+                ops += [UnlinkOp(source, link.rel, old), LinkOp(source, link.rel, new)]
+
+    def supersessions(linked: Plan) -> Result[Plan, StoreError]:
+        # Read after the link edits: a record both linking to and superseded by ``old``
+        # must keep the rewritten links when its meta is set.
+        return linked.apply_all(
+            Put(record.path, set_meta(record.html, "memhtml-superseded-by", new))
+            for record in list(linked.view.records())
+            if record.superseded_by == old
+        )
+
+    return plan.apply_all(ops).bind(supersessions)
 
 
 def archive_step(plan: Plan, path: str, superseded_by: str | None = None) -> Step:
@@ -257,18 +300,21 @@ def archive_step(plan: Plan, path: str, superseded_by: str | None = None) -> Ste
         if plan.view.get(to) is not None or to in plan.not_memories:
             return Failure(Refused(f"{to} is already taken by an earlier archive of "
                                    f"{record.path} this year"))
-        rewritten = _rewrite_hrefs(plan, to_document_path(record.path), to_document_path(to))
-        if not is_successful(rewritten):
-            return Failure(rewritten.failure())
-        current = plan.view.get(record.path)
-        assert current is not None
-        html = set_meta(current.html, "memhtml-status", "archived")
-        html = set_meta(html, "memhtml-archived", plan.now)
-        html = set_meta(html, "memhtml-updated", plan.now)
-        if superseded_by is not None:
-            html = set_meta(html, "memhtml-superseded-by", superseded_by)
-        return plan.apply(Archive(record.path, to, html)).map(
-            lambda _: Outcome("archive", record.path, record.path, f"archived to {to}"))
+
+        def moved(rewritten: Plan) -> Result[Plan, StoreError]:
+            current = rewritten.view.get(record.path)
+            if current is None:
+                return Failure(Refused(f"{record.path} vanished while rewriting its links"))
+            html = set_meta(current.html, "memhtml-status", "archived")
+            html = set_meta(html, "memhtml-archived", plan.now)
+            html = set_meta(html, "memhtml-updated", plan.now)
+            if superseded_by is not None:
+                html = set_meta(html, "memhtml-superseded-by", superseded_by)
+            return rewritten.apply(Archive(record.path, to, html))
+
+        return (_rewrite_hrefs(plan, to_document_path(record.path), to_document_path(to))
+                .bind(moved)
+                .map(_done("archive", record.path, record.path, f"archived to {to}")))
 
     return _live(plan, path).bind(archive)
 
@@ -282,14 +328,15 @@ def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
         if folder is None and data.path is None:
             folder = record.path.rsplit("/", 1)[0] + "/" if "/" in record.path else ""
         supersedes = (Link("supersedes", to_document_path(to)),)
-        written = write_step(plan, data, folder, supersedes)
-        if not is_successful(written):
-            return written
-        new_path = written.unwrap().primary
-        assert new_path is not None
-        archived = archive_step(plan, record.path, to_document_path(new_path))
-        return archived.map(lambda _: Outcome(
-            "correct", new_path, record.path, f"supersedes {record.path} with {new_path}"))
+
+        def archive_old(written: Stepped) -> Step:
+            new_path = written.outcome.primary or ""
+            return archive_step(written.plan, record.path, to_document_path(new_path)).map(
+                lambda archived: Stepped(archived.plan, Outcome(
+                    "correct", new_path, record.path,
+                    f"supersedes {record.path} with {new_path}")))
+
+        return write_step(plan, data, folder, supersedes).bind(archive_old)
 
     return _live(plan, path).bind(correct)
 
@@ -297,22 +344,20 @@ def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
 def _edge(plan: Plan, path: str, rel: str, href: str, adding: bool) -> Step:
     if not is_edge_rel(rel):
         return Failure(Refused(f"{rel!r} is not an edge rel"))
-    checked = href_path(href)
-    if not is_successful(checked):
-        return Failure(checked.failure())
-    target = checked.unwrap()
-    document = to_document_path(target)
 
-    def edit(record: MemoryRecord) -> Step:
+    def edit(target: str, record: MemoryRecord) -> Step:
+        document = to_document_path(target)
         if adding and plan.view.get(target) is None:
             return Failure(Refused(f"no memory at {document} to link to"))
         op: OverlayOp = (LinkOp(record.path, rel, document) if adding
                          else UnlinkOp(record.path, rel, document))
-        return plan.apply(op).bind(lambda _: _stamp(plan, record.path, record.html)).map(
-            lambda _: Outcome("link" if adding else "unlink", record.path, record.path,
-                              f"{rel} {document}"))
+        return (plan.apply(op)
+                .bind(lambda after: _stamp(after, record.path, record.html))
+                .map(_done("link" if adding else "unlink", record.path, record.path,
+                           f"{rel} {document}")))
 
-    return held(plan, path).bind(edit)
+    return href_path(href).bind(
+        lambda target: held(plan, path).bind(lambda record: edit(target, record)))
 
 
 def link_step(plan: Plan, path: str, rel: str, href: str) -> Step:
@@ -327,9 +372,10 @@ def unlink_step(plan: Plan, path: str, rel: str, href: str) -> Step:
 def _entity(plan: Plan, path: str, entity: str, adding: bool) -> Step:
     def edit(record: MemoryRecord) -> Step:
         op: OverlayOp = Label(record.path, entity) if adding else Unlabel(record.path, entity)
-        return plan.apply(op).bind(lambda _: _stamp(plan, record.path, record.html)).map(
-            lambda _: Outcome("label" if adding else "unlabel", record.path, record.path,
-                              entity))
+        return (plan.apply(op)
+                .bind(lambda after: _stamp(after, record.path, record.html))
+                .map(_done("label" if adding else "unlabel", record.path, record.path,
+                           entity)))
 
     return held(plan, path).bind(edit)
 
@@ -345,28 +391,25 @@ def unlabel_step(plan: Plan, path: str, entity: str) -> Step:
 def move_step(plan: Plan, path: str, to: str) -> Step:
     """Rename a live memory, rewriting every href to it in the same plan."""
 
-    def move(record: MemoryRecord) -> Step:
-        raw = to.strip()
-        if raw.endswith("/"):
-            raw = raw + record.path.rsplit("/", 1)[-1]
-        chosen = memory_path(raw)
-        if not is_successful(chosen):
-            return Failure(chosen.failure())
-        target = chosen.unwrap()
+    def move(record: MemoryRecord, target: str) -> Step:
         if target == record.path:
-            return Success(Outcome("move", record.path, record.path, "already there"))
+            return Success(Stepped(plan, Outcome("move", record.path, record.path,
+                                                 "already there")))
         if is_archived_path(target):
             return Failure(Refused(f"{target} is under archive/; archive the memory instead"))
         if plan.view.get(target) is not None or target in plan.not_memories:
             return Failure(Refused(f"{target} is already taken"))
-        rewritten = _rewrite_hrefs(plan, to_document_path(record.path),
-                                   to_document_path(target))
-        if not is_successful(rewritten):
-            return Failure(rewritten.failure())
-        return plan.apply(Move(record.path, target)).map(
-            lambda _: Outcome("move", record.path, record.path, f"moved to {target}"))
+        return (_rewrite_hrefs(plan, to_document_path(record.path), to_document_path(target))
+                .bind(lambda rewritten: rewritten.apply(Move(record.path, target)))
+                .map(_done("move", record.path, record.path, f"moved to {target}")))
 
-    return _live(plan, path).bind(move)
+    def destination(record: MemoryRecord) -> Step:
+        raw = to.strip()
+        if raw.endswith("/"):
+            raw = raw + record.path.rsplit("/", 1)[-1]
+        return memory_path(raw).bind(lambda target: move(record, target))
+
+    return _live(plan, path).bind(destination)
 
 
 def task_status_step(plan: Plan, path: str, status: str) -> Step:
@@ -374,17 +417,20 @@ def task_status_step(plan: Plan, path: str, status: str) -> Step:
     if not is_task_status(status):
         return Failure(Refused(f"{status!r} is not a task status (todo, doing, blocked, done)"))
 
+    def finish(after: Plan, record: MemoryRecord) -> Step:
+        if status == "done":
+            return archive_step(after, record.path).map(lambda archived: Stepped(
+                archived.plan, Outcome("task-status", record.path, record.path,
+                                       "done, archived")))
+        return Success(Stepped(after, Outcome("task-status", record.path, record.path, status)))
+
     def set_status(record: MemoryRecord) -> Step:
         if record.memory_type != "task":
             return Failure(Refused(f"{record.path} is a {record.memory_type} memory, not a task"))
+        updated: Result[Plan, StoreError] = Success(plan)
         if record.task_status != status:
             html = set_meta(record.html, "memhtml-task-status", status)
-            applied = plan.apply(Put(record.path, set_meta(html, "memhtml-updated", plan.now)))
-            if not is_successful(applied):
-                return Failure(applied.failure())
-        if status == "done":
-            return archive_step(plan, record.path).map(
-                lambda _: Outcome("task-status", record.path, record.path, "done, archived"))
-        return Success(Outcome("task-status", record.path, record.path, status))
+            updated = plan.apply(Put(record.path, set_meta(html, "memhtml-updated", plan.now)))
+        return updated.bind(lambda after: finish(after, record))
 
     return _live(plan, path).bind(set_status)

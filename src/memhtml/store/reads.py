@@ -12,7 +12,6 @@ from typing import Literal
 
 import numpy.typing as npt
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
 
 from memhtml.contracts.errors import NotFound
 from memhtml.contracts.paths import to_document_path, to_tree_path
@@ -49,18 +48,17 @@ def version_of(store: Store, at: str | None) -> IOResult[HeadVersion, StoreError
 
 
 def _record(version: HeadVersion, path: str) -> IOResult[MemoryRecord, StoreError]:
-    checked = tree_path(path)
-    if not is_successful(checked):
-        return IOFailure(checked.failure())
-    tree = checked.unwrap()
-    record = version.get(tree)
-    if record is not None:
-        return IOSuccess(record)
-    for skipped in version.skipped_files:
-        if skipped.path == tree:
-            return IOFailure(NotFound(f"memory {tree} (the file is not a memory: "
-                                      f"{skipped.reason})"))
-    return IOFailure(NotFound(f"memory {tree}"))
+    def look(tree: str) -> IOResult[MemoryRecord, StoreError]:
+        record = version.get(tree)
+        if record is not None:
+            return IOSuccess(record)
+        for skipped in version.skipped_files:
+            if skipped.path == tree:
+                return IOFailure(NotFound(f"memory {tree} (the file is not a memory: "
+                                          f"{skipped.reason})"))
+        return IOFailure(NotFound(f"memory {tree}"))
+
+    return IOResult.from_result(tree_path(path)).bind(look)
 
 
 def tier_text(record: MemoryRecord, tier: Tier) -> str:
@@ -207,7 +205,11 @@ def status(store: Store) -> IOResult[StoreStatus, StoreError]:
 
 def log(store: Store, path: str, limit: int = 20) -> IOResult[list[CommitInfo], StoreError]:
     """The commits on the branch that touched ``path``, newest first."""
-    checked = tree_path(path)
-    if not is_successful(checked):
-        return IOFailure(checked.failure())
-    return store.deps.git.commits_touching(store.deps.ref, checked.unwrap(), limit).map(list)
+    def touching(tree: str) -> IOResult[list[CommitInfo], StoreError]:
+        return store.deps.git.commits_touching(store.deps.ref, tree, limit).alt(_widen).map(list)
+
+    return IOResult.from_result(tree_path(path)).bind(touching)
+
+
+def _widen(error: StoreError) -> StoreError:
+    return error

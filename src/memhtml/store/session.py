@@ -8,15 +8,22 @@ parsing the whole corpus.
 
 from __future__ import annotations
 
-from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
+from dataclasses import dataclass
+from functools import reduce
+from pathlib import Path
 
-from memhtml.contracts.errors import NotFound
+from returns.io import IOFailure, IOResult, IOSuccess
+
 from memhtml.head import HeadVersion, advance_head, empty_indexes, load_head
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import StoreError
-from memhtml.store.snapshot import discard_snapshot, read_snapshot, save_snapshot, snapshot_files
+from memhtml.store.snapshot import (
+    Snapshot,
+    discard_snapshot,
+    read_snapshot,
+    save_snapshot,
+    snapshot_files,
+)
 
 SNAPSHOT_EVERY = 64
 """A warm handle re-saves its snapshot after this many advances, so a long-lived
@@ -32,8 +39,20 @@ def empty_version() -> HeadVersion:
     return HeadVersion(empty_indexes(), None)
 
 
+@dataclass(frozen=True, slots=True)
+class _Miss:
+    """A snapshot that was not used. ``final`` ends the search: the snapshot was good
+    but advancing it failed, so the others would fail the same way."""
+
+    final: bool = False
+
+
 class Store:
-    """One store, through its injected services. Not shared between threads."""
+    """One store, through its injected services. Not shared between threads.
+
+    A handle, not a value: it remembers the last version it built (and how many
+    advances ago it saved a snapshot) so the next call costs the paths that changed.
+    """
 
     def __init__(self, deps: StoreDeps) -> None:
         self._deps = deps
@@ -46,13 +65,7 @@ class Store:
 
     def tip(self) -> IOResult[str | None, StoreError]:
         """The branch's commit, or None while the branch is unborn."""
-        resolved = self._deps.git.resolve(self._deps.ref)
-        if not is_successful(resolved):
-            failure = unsafe_perform_io(resolved.failure())
-            if isinstance(failure, NotFound):
-                return IOSuccess(None)
-            return IOFailure(failure)
-        return IOSuccess(unsafe_perform_io(resolved.unwrap()))
+        return self._deps.tip()
 
     def head(self) -> IOResult[HeadVersion, StoreError]:
         """The version at the branch tip. An unborn branch is the empty version."""
@@ -83,65 +96,81 @@ class Store:
 
     def _version_for_tip(self, tip: str | None) -> IOResult[HeadVersion, StoreError]:
         if tip is None:
-            version = empty_version()
-            self._cached = version
-            return IOSuccess(version)
+            return self._remember(empty_version())
         cached = self._cached
         if cached is not None and cached.sha == tip:
             return IOSuccess(cached)
         if cached is not None and cached.sha is not None:
-            advanced = advance_head(self._deps.git, cached, tip).alt(_widen)
-            return advanced.map(self._keep_warm)
+            return advance_head(self._deps.git, cached, tip).alt(_widen).bind(self._keep_warm)
         return self._cold(tip)
 
-    def _keep_warm(self, version: HeadVersion) -> HeadVersion:
+    def _remember(self, version: HeadVersion) -> IOResult[HeadVersion, StoreError]:
+        self._cached = version
+        return IOSuccess(version)
+
+    def _keep_warm(self, version: HeadVersion) -> IOResult[HeadVersion, StoreError]:
         # The parent pointer is dropped from what is cached: a long-lived handle
         # would otherwise hold every version it ever advanced through.
-        version = HeadVersion(version.indexes, version.sha, None, version.skipped_files)
-        self._cached = version
+        self._cached = HeadVersion(version.indexes, version.sha, None, version.skipped_files)
         self._advances += 1
         if self._advances >= SNAPSHOT_EVERY:
-            self._save(version)
-        return version
+            return self._save(self._cached)
+        return IOSuccess(self._cached)
 
     def _cold(self, tip: str) -> IOResult[HeadVersion, StoreError]:
-        git = self._deps.git
         state_dir = self._deps.state_dir
-        if state_dir is not None:
-            for path in snapshot_files(state_dir):
-                loaded = read_snapshot(path)
-                if not is_successful(loaded):
-                    discard_snapshot(path)
-                    continue
-                snapshot = unsafe_perform_io(loaded.unwrap())
-                # Only an ancestor of the tip is advanced: any commit would give the
-                # right version, but one off another line of history could cost a
-                # diff as large as the tree.
-                between = git.commits_between(tip, snapshot.sha)
-                if not is_successful(between) or unsafe_perform_io(between.unwrap()):
-                    continue
-                changed = git.changed_paths(snapshot.sha, tip)
-                advanced = advance_head(git, snapshot.version(), tip)
-                if is_successful(advanced) and is_successful(changed):
-                    version = unsafe_perform_io(advanced.unwrap())
-                    self._cached = version
-                    if len(unsafe_perform_io(changed.unwrap())) >= SNAPSHOT_STALE_PATHS:
-                        self._save(version)
-                    return IOSuccess(version)
-                break
-        loaded_head = load_head(git, tip).alt(_widen)
-        return loaded_head.map(self._loaded)
+        files = snapshot_files(state_dir) if state_dir is not None else []
 
-    def _loaded(self, version: HeadVersion) -> HeadVersion:
+        def then(found: IOResult[HeadVersion, _Miss], path: Path
+                 ) -> IOResult[HeadVersion, _Miss]:
+            return found.lash(lambda miss: IOFailure(miss) if miss.final
+                              else self._from_snapshot(tip, path))
+
+        start: IOResult[HeadVersion, _Miss] = IOFailure(_Miss())
+        return reduce(then, files, start).lash(
+            lambda _: load_head(self._deps.git, tip).alt(_widen).bind(self._loaded))
+
+    def _from_snapshot(self, tip: str, path: Path) -> IOResult[HeadVersion, _Miss]:
+        git = self._deps.git
+
+        def unusable(_: object) -> IOResult[Snapshot, _Miss]:
+            return discard_snapshot(path).alt(lambda _: _Miss()).bind(lambda _: IOFailure(_Miss()))
+
+        def ancestor(snapshot: Snapshot) -> IOResult[Snapshot, _Miss]:
+            # Only an ancestor of the tip is advanced: any commit would give the right
+            # version, but one off another line of history could cost a diff as large
+            # as the tree.
+            return git.commits_between(tip, snapshot.sha).alt(lambda _: _Miss()).bind(
+                lambda ahead: IOFailure(_Miss()) if ahead else IOSuccess(snapshot))
+
+        def advance(snapshot: Snapshot) -> IOResult[HeadVersion, _Miss]:
+            changed: IOResult[tuple[str, ...], StoreError] = git.changed_paths(snapshot.sha, tip)
+            return changed.bind(lambda paths: advance_head(git, snapshot.version(), tip).alt(
+                _widen).map(lambda version: (version, len(paths)))).alt(
+                lambda _: _Miss(final=True)).bind(self._adopt)
+
+        return read_snapshot(path).lash(unusable).bind(ancestor).bind(advance)
+
+    def _adopt(self, advanced: tuple[HeadVersion, int]) -> IOResult[HeadVersion, _Miss]:
+        version, behind = advanced
         self._cached = version
-        self._save(version)
-        return version
+        if behind >= SNAPSHOT_STALE_PATHS:
+            return self._save(version).alt(lambda _: _Miss())
+        return IOSuccess(version)
 
-    def _save(self, version: HeadVersion) -> None:
+    def _loaded(self, version: HeadVersion) -> IOResult[HeadVersion, StoreError]:
+        self._cached = version
+        return self._save(version)
+
+    def _save(self, version: HeadVersion) -> IOResult[HeadVersion, StoreError]:
+        """Save a snapshot of ``version``; a snapshot is a cache, so failing to write
+        one never fails the read."""
         self._advances = 0
-        if self._deps.state_dir is not None and version.sha is not None:
-            # A snapshot is a cache: failing to write one never fails the read.
-            save_snapshot(self._deps.state_dir, version)
+        state_dir = self._deps.state_dir
+        if state_dir is None or version.sha is None:
+            return IOSuccess(version)
+        return save_snapshot(state_dir, version).map(lambda _: version).lash(
+            lambda _: IOSuccess(version))
 
 
 def _widen(error: StoreError) -> StoreError:

@@ -116,10 +116,12 @@ def read_snapshot(path: Path) -> IOResult[Snapshot, SnapshotUnusable]:
     return IOSuccess(Snapshot(sha, indexes, skipped))
 
 
-def discard_snapshot(path: Path) -> None:
-    """Remove an unusable snapshot; a file already gone is fine."""
+def discard_snapshot(path: Path) -> IOResult[None, SnapshotUnusable]:
+    """Remove an unusable snapshot; a file already gone (or that cannot be removed)
+    is fine: the next reader judges it again."""
     with contextlib.suppress(OSError):
         path.unlink()
+    return IOSuccess(None)
 
 
 def save_snapshot(state_dir: Path, version: HeadVersion) -> IOResult[Path, SnapshotUnusable]:

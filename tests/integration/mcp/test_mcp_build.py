@@ -8,13 +8,14 @@ from pathlib import Path
 
 from mcp.client.client import Client
 
+from memhtml.compose import Settings, open_services, value_of
 from memhtml.mcp.server import build_server
-from tests.integration.mcp.mcp_support import data, make_store, outside_store
+from tests.integration.mcp.mcp_support import data, make_store
 
 
 def test_build_server_answers_in_process(tmp_path: Path) -> None:
     root = make_store(tmp_path)
-    server = build_server(outside_store(root))
+    server = build_server(value_of(open_services(Settings(store=root))))
 
     async def scenario() -> None:
         async with Client(server) as client:

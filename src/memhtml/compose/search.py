@@ -1,0 +1,59 @@
+"""One search for both edges: the lexical arm always, the vector arm when it covers.
+
+The CLI's ``search`` and the MCP server's ``memory_search`` both call
+``search_memories``, so a store configured for hybrid search is searched the same
+way through either door.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from returns.io import IOResult
+
+if TYPE_CHECKING:
+    from memhtml.compose.services import Services
+    from memhtml.compose.vectors import Arm
+    from memhtml.head import HeadVersion, SearchHit
+    from memhtml.store import Store, StoreError
+
+
+@dataclass(frozen=True)
+class Searched:
+    """Hits, best first, with how they were found."""
+
+    hits: list[SearchHit]
+    mode: Literal["lexical", "hybrid"]
+    commit: str | None
+    note: str | None = None
+    """Why search stayed lexical when an embedder is configured, for a person to read."""
+
+
+def search_memories(
+    services: Services,
+    store: Store,
+    query: str,
+    *,
+    at: str | None = None,
+    types: Sequence[str] = (),
+    entities: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    prefix: str | None = None,
+    limit: int = 10,
+) -> IOResult[Searched, StoreError]:
+    """Search ``store`` (at its tip, or at ``at``), hybrid when the vector arm covers."""
+    from memhtml.store import search
+    from memhtml.store.reads import version_of
+
+    def ranked(version: HeadVersion) -> IOResult[Searched, StoreError]:
+        arm: IOResult[Arm, StoreError] = services.vector_arm(version, query)
+        return arm.bind(lambda chosen: search(
+            store, query, at=at, types=types, entities=entities, tags=tags, prefix=prefix,
+            limit=limit, vectors=chosen.hybrid.cache if chosen.hybrid else None,
+            query_vector=chosen.hybrid.query_vector if chosen.hybrid else None,
+        ).map(lambda hits: Searched(hits, "hybrid" if chosen.hybrid else "lexical",
+                                    version.sha, chosen.note)))
+
+    return version_of(store, at).bind(ranked)

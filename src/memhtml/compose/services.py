@@ -1,0 +1,200 @@
+"""The composition root: one ``Services`` value, picked from ``Settings``.
+
+This is the only module that chooses an implementation of a service Protocol (the
+pygit2 repository, the system clock, an embedder, the vector files, the pinned
+fence-language detector). Both edges (the CLI and the MCP server) open a
+``Services`` and hand it, or the ``Store`` it builds, to the core; the core only
+ever sees the Protocols.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Never
+
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.result import Failure, Result, Success
+
+from memhtml.compose.settings import Settings, SettingsError
+from memhtml.compose.vectors import Arm, Coverage, VectorFiles, coverage_of, vector_arm
+from memhtml.contracts.services import (
+    Clock,
+    GitService,
+    LanguageModel,
+    QueryEmbedder,
+    Signature,
+    VectorSpace,
+)
+
+if TYPE_CHECKING:
+    from memhtml.contracts.view import HeadView
+    from memhtml.mdindex import CorpusReader
+    from memhtml.store import Store, StoreDeps
+    from memhtml.store.deps import Detector
+
+STATE_DIR = ".memhtml"
+VECTORS_DIR = "vectors"
+EMBEDDERS = ("none", "hashing", "local", "openai")
+
+
+@dataclass(frozen=True)
+class Services:
+    """Everything outside the pure core that one process talks to.
+
+    Built once per process by ``open_services``; the fields are the Protocols the
+    core takes, so a test can build one from doubles just as well.
+    """
+
+    settings: Settings
+    git: GitService
+    clock: Clock
+    author: Signature
+    vectors: VectorFiles
+    """The vector cache on disk, one file set per vector space."""
+    embedder: QueryEmbedder | None
+    """The configured embedder; None when search is lexical only (``embedder = "none"``)."""
+    embedder_name: str
+    detect: Detector | None
+    """The fence-language guess writes use, pinned to one lexer release."""
+    state_dir: Path | None
+    """This clone's own state (snapshots, vectors); None keeps none."""
+    worktree: Path | None
+    """The checkout to keep up to date after each commit; None for a bare repository."""
+    language_model: LanguageModel | None = None
+    """Slot for the curation run's model; no model is configured yet."""
+
+    def store_deps(self) -> StoreDeps:
+        from memhtml.store import StoreDeps
+
+        return StoreDeps(git=self.git, clock=self.clock, author=self.author,
+                         branch=self.settings.branch, state_dir=self.state_dir,
+                         worktree=self.worktree, detect=self.detect)
+
+    def store(self) -> Store:
+        """A fresh store handle over these services (it caches its own head)."""
+        from memhtml.store import Store
+
+        return Store(self.store_deps())
+
+    def embedder_space(self, resolve: bool) -> IOResult[VectorSpace | None, SettingsError]:
+        """The embedder's vector space; None with no embedder. An endpoint of unknown
+        width is asked once when ``resolve``, else has no space yet (None)."""
+        return space_of(self.embedder, resolve)
+
+    def coverage(self, view: HeadView) -> IOResult[Coverage | None, SettingsError]:
+        """How much of ``view`` the configured embedder's cache covers."""
+        return self.embedder_space(resolve=False).bind(lambda space: coverage_of(
+            self.vectors, self.embedder, self.embedder_name, space, view))
+
+    def vector_arm(self, view: HeadView, query: str) -> IOResult[Arm, Never]:
+        """The vector arm for ``query`` over ``view``, or why search stays lexical."""
+        space = space_of(self.embedder, resolve=False)
+        return space.lash(lambda error: IOSuccess(None)).bind(
+            lambda known: vector_arm(self.vectors, self.embedder, known, view, query))
+
+
+def space_of(embedder: QueryEmbedder | None, resolve: bool
+             ) -> IOResult[VectorSpace | None, SettingsError]:
+    from memhtml.adapters.embedders import OpenAICompatibleEmbedder
+
+    if embedder is None:
+        return IOSuccess(None)
+    if not isinstance(embedder, OpenAICompatibleEmbedder) or embedder.known_width:
+        return IOSuccess(embedder.space)
+    if not resolve:
+        return IOSuccess(None)
+    resolved: IOResult[VectorSpace | None, SettingsError] = embedder.resolve_space().alt(
+        lambda e: SettingsError(f"embedder {e.model_id}: {e.reason}"))
+    return resolved
+
+
+def pick_embedder(settings: Settings, vectors: VectorFiles, name: str | None = None,
+                  env: Mapping[str, str] | None = None
+                  ) -> Result[QueryEmbedder | None, SettingsError]:
+    """The embedder ``name`` (default: the settings') names; None for ``none``.
+
+    An endpoint's width is taken from a file set already saved for its model, so a
+    query does not cost a probe call.
+    """
+    chosen = name or settings.embedder
+    if chosen == "none":
+        return Success(None)
+    if chosen == "hashing":
+        from memhtml.adapters.embedders import HashingEmbedder
+
+        return Success(HashingEmbedder())
+    if chosen == "local":
+        from memhtml.adapters.embedders import LocalEmbedder
+
+        return Success(LocalEmbedder())
+    if chosen == "openai":
+        from memhtml.adapters.embedders import OpenAICompatibleEmbedder
+
+        if not settings.embed_url or not settings.embed_model:
+            return Failure(SettingsError(
+                "the openai embedder needs embed_url and embed_model (in .memhtml/config.toml "
+                "or MEMHTML_EMBED_URL/MEMHTML_EMBED_MODEL)"))
+        environ = os.environ if env is None else env
+        saved = vectors.saved_space(settings.embed_model)
+        return Success(OpenAICompatibleEmbedder(
+            settings.embed_url, settings.embed_model,
+            api_key=environ.get(settings.embed_key_env),
+            dimension=saved.dimension if saved else None))
+    return Failure(SettingsError(f"unknown embedder {chosen!r} ({', '.join(EMBEDDERS)})"))
+
+
+def open_services(settings: Settings, *, clock: Clock | None = None,
+                  embedder: str | None = None) -> IOResult[Services, SettingsError]:
+    """The services for the store ``settings`` names: a checkout (``.git`` inside) or
+    a bare repository. ``clock`` replaces the system clock (the demo, tests);
+    ``embedder`` replaces the configured embedder for this process."""
+    from memhtml.adapters.clock import SystemClock
+    from memhtml.adapters.git import PygitService
+    from memhtml.detect import detect_lang
+
+    root = settings.store
+    is_checkout = (root / ".git").exists()
+    state_dir = root / STATE_DIR
+    vectors = VectorFiles(state_dir / VECTORS_DIR)
+
+    def wire(git: PygitService) -> IOResult[Services, SettingsError]:
+        def services(chosen: QueryEmbedder | None) -> Services:
+            return Services(
+                settings=settings, git=git, clock=clock or SystemClock(),
+                author=Signature(settings.author_name, settings.author_email),
+                vectors=vectors, embedder=chosen,
+                embedder_name=embedder or settings.embedder, detect=detect_lang,
+                state_dir=state_dir, worktree=root if is_checkout else None)
+
+        return IOResult.from_result(pick_embedder(settings, vectors, embedder)).map(services)
+
+    opened: IOResult[PygitService, SettingsError] = PygitService.open(
+        root / ".git" if is_checkout else root).alt(
+        lambda error: SettingsError(f"no git repository at {root}: {error.reason}"))
+    return opened.bind(wire)
+
+
+def init_repository(root: Path, *, bare: bool = False) -> IOResult[GitService, SettingsError]:
+    """A new, empty git repository at ``root`` (made when missing)."""
+    from memhtml.adapters.git import PygitService
+
+    made: IOResult[GitService, SettingsError] = PygitService.init(root, bare=bare).alt(
+        lambda error: SettingsError(f"git init failed: {error.reason}"))
+    return made
+
+
+def is_repository(root: Path) -> bool:
+    """True for a checkout (``.git`` inside) or a bare repository."""
+    return (root / ".git").exists() or ((root / "HEAD").is_file() and (root / "objects").is_dir())
+
+
+def markdown_reader(root: Path) -> IOResult[CorpusReader, SettingsError]:
+    """A reader over a markdown directory on disk, for the indexer and the import."""
+    from memhtml.adapters.mdfs import DirectoryReader
+
+    if not root.is_dir():
+        return IOFailure(SettingsError(f"{root} is not a directory"))
+    return IOSuccess(DirectoryReader(root))

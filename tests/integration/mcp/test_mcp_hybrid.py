@@ -1,0 +1,81 @@
+"""The server searches the way the CLI does: hybrid whenever the store is configured
+for it and the vector cache covers every memory, lexical (with the reason) otherwise.
+
+Both edges take the composition root's services, so the embedder and the vector
+cache the CLI uses are the server's too. Checked through the official client over
+stdio against the CLI's own ``search --json`` on the same store.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession
+
+from memhtml.cli.app import app
+from memhtml.store import WriteInput, write
+from tests.integration.mcp.mcp_support import data, make_store, ok, outside_store, run
+
+FACTS = (
+    ("Deploy window", "Deploys to the checkout service happen on Tuesday mornings."),
+    ("Kettle", "The office kettle is descaled every Monday."),
+    ("Rollback", "A failed checkout deploy is rolled back within ten minutes."),
+)
+QUERY = "checkout deploy"
+
+
+def _configured(tmp_path: Path) -> Path:
+    root = make_store(tmp_path)
+    store = outside_store(root)
+    for title, claim in FACTS:
+        ok(write(store, WriteInput(title=title, claim=claim)))
+    (root / ".memhtml" / "config.toml").write_text('embedder = "hashing"\n', encoding="utf-8")
+    return root
+
+
+def _cli_search(root: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    capsys.readouterr()
+    code = app(["search", QUERY, "--store", str(root), "--json"], result_action="return_value")
+    assert code == 0
+    payload: dict[str, object] = json.loads(capsys.readouterr().out)
+    return payload
+
+
+def test_hybrid_through_the_server_matches_the_cli(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    root = _configured(tmp_path)
+    # Before the cache is filled both doors stay lexical and say why.
+    before = _cli_search(root, capsys)
+    assert before["mode"] == "lexical"
+    code = app(["embed", "--store", str(root), "--json"], result_action="return_value")
+    assert code == 0
+    cli = _cli_search(root, capsys)
+    assert cli["mode"] == "hybrid"
+    cli_hits = cli["hits"]
+    assert isinstance(cli_hits, list)
+
+    async def scenario(session: ClientSession) -> None:
+        found = data(await session.call_tool("memory_search",
+                                             {"query": QUERY, "explain": True}))
+        assert found["mode"] == "hybrid"
+        assert found["note"] is None
+        assert [h["path"] for h in found["hits"]] == [h["path"] for h in cli_hits]
+        assert any("vector" in h["arms"] for h in found["hits"])
+
+    run(root, scenario)
+
+
+def test_a_store_without_vectors_is_searched_lexically_and_says_why(tmp_path: Path) -> None:
+    root = _configured(tmp_path)
+
+    async def scenario(session: ClientSession) -> None:
+        found = data(await session.call_tool("memory_search",
+                                             {"query": QUERY, "explain": True}))
+        assert found["mode"] == "lexical"
+        assert "memhtml embed" in found["note"]
+        assert all(h["arms"] == ["lexical"] for h in found["hits"])
+        assert found["hits"], "the lexical arm still answers"
+
+    run(root, scenario)
