@@ -163,16 +163,26 @@ def render_status(state: StoreStatus, vectors: Coverage | None) -> str:
 def status(*, common: Common = _COMMON) -> int:
     """The store at a glance: head commit, counts by type and status, tasks, files that
     are not memories (and why), and vector coverage when an embedder is configured."""
+    from returns.io import IOResult, IOSuccess
+
     from memhtml import store as doors
     from memhtml.cli.output import unwrap_io
+    from memhtml.compose import SettingsError
 
     def body() -> Reply:
         services, store = open_common(common)
         warm(store, common.json)
         state = store_value(doors.status(store))
-        vectors = unwrap_io(services.coverage(store_value(store.head())), lambda e: e.reason)
-        payload = {"store": str(services.settings.store), **_plain(state), "vectors": vectors}
-        return Reply(payload, render_status(state, vectors))
+        # An embedder that cannot be used here (a missing extra, no endpoint) is a
+        # note, not a failed status: the store itself is fine.
+        covered: IOResult[tuple[Coverage | None, str | None], SettingsError] = \
+            services.coverage(store_value(store.head())).map(lambda coverage: (coverage, None))
+        covered = covered.lash(lambda e: IOSuccess((None, e.reason)))
+        vectors, problem = unwrap_io(covered, str)
+        payload = {"store": str(services.settings.store), **_plain(state), "vectors": vectors,
+                   "vectors_problem": problem}
+        return Reply(payload, render_status(state, vectors),
+                     notes=(f"note: vectors: {problem}",) if problem else ())
 
     return respond(common.json, body)
 

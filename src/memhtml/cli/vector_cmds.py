@@ -28,12 +28,14 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
     """
 
     def body() -> Reply:
+        from returns.io import IOResult
+
         from memhtml.cli.progress import progress
         from memhtml.head import FillCounts, fill_vectors
 
         services = open_cli_services(common, embedder=embedder)
         store = services.store()
-        chosen = services.embedder
+        chosen = unwrap_io(IOResult.from_result(services.embedder), lambda e: e.reason)
         space = unwrap_io(services.embedder_space(resolve=True), lambda e: e.reason)
         if chosen is None or space is None:
             raise CliError(NO_EMBEDDER)

@@ -54,8 +54,10 @@ class Services:
     author: Signature
     vectors: VectorFiles
     """The vector cache on disk, one file set per vector space."""
-    embedder: QueryEmbedder | None
-    """The configured embedder; None when search is lexical only (``embedder = "none"``)."""
+    embedder: Result[QueryEmbedder | None, SettingsError]
+    """The configured embedder (None: search is lexical only, ``embedder = "none"``),
+    or why it cannot be built. Kept as a result so a store whose embedder is not
+    usable on this machine still reads and writes; only the vector arm does without."""
     embedder_name: str
     detect: Detector | None
     """The fence-language guess writes use, pinned to one lexer release."""
@@ -82,18 +84,26 @@ class Services:
     def embedder_space(self, resolve: bool) -> IOResult[VectorSpace | None, SettingsError]:
         """The embedder's vector space; None with no embedder. An endpoint of unknown
         width is asked once when ``resolve``, else has no space yet (None)."""
-        return space_of(self.embedder, resolve)
+        return IOResult.from_result(self.embedder).bind(
+            lambda embedder: space_of(embedder, resolve))
 
     def coverage(self, view: HeadView) -> IOResult[Coverage | None, SettingsError]:
-        """How much of ``view`` the configured embedder's cache covers."""
-        return self.embedder_space(resolve=False).bind(lambda space: coverage_of(
-            self.vectors, self.embedder, self.embedder_name, space, view))
+        """How much of ``view`` the configured embedder's cache covers (None with no
+        embedder), or why the embedder cannot be used here."""
+        return IOResult.from_result(self.embedder).bind(
+            lambda embedder: space_of(embedder, resolve=False).bind(
+                lambda space: coverage_of(self.vectors, embedder, self.embedder_name,
+                                          space, view)))
 
     def vector_arm(self, view: HeadView, query: str) -> IOResult[Arm, Never]:
         """The vector arm for ``query`` over ``view``, or why search stays lexical."""
-        space = space_of(self.embedder, resolve=False)
-        return space.lash(lambda error: IOSuccess(None)).bind(
-            lambda known: vector_arm(self.vectors, self.embedder, known, view, query))
+
+        def armed(embedder: QueryEmbedder | None) -> IOResult[Arm, SettingsError]:
+            return space_of(embedder, resolve=False).bind(
+                lambda space: vector_arm(self.vectors, embedder, space, view, query))
+
+        return IOResult.from_result(self.embedder).bind(armed).lash(
+            lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))
 
 
 def space_of(embedder: QueryEmbedder | None, resolve: bool
@@ -160,21 +170,18 @@ def open_services(settings: Settings, *, clock: Clock | None = None,
     state_dir = root / STATE_DIR
     vectors = VectorFiles(state_dir / VECTORS_DIR)
 
-    def wire(git: PygitService) -> IOResult[Services, SettingsError]:
-        def services(chosen: QueryEmbedder | None) -> Services:
-            return Services(
-                settings=settings, git=git, clock=clock or SystemClock(),
-                author=Signature(settings.author_name, settings.author_email),
-                vectors=vectors, embedder=chosen,
-                embedder_name=embedder or settings.embedder, detect=detect_lang,
-                state_dir=state_dir, worktree=root if is_checkout else None)
-
-        return IOResult.from_result(pick_embedder(settings, vectors, embedder)).map(services)
+    def wire(git: PygitService) -> Services:
+        return Services(
+            settings=settings, git=git, clock=clock or SystemClock(),
+            author=Signature(settings.author_name, settings.author_email),
+            vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
+            embedder_name=embedder or settings.embedder, detect=detect_lang,
+            state_dir=state_dir, worktree=root if is_checkout else None)
 
     opened: IOResult[PygitService, SettingsError] = PygitService.open(
         root / ".git" if is_checkout else root).alt(
         lambda error: SettingsError(f"no git repository at {root}: {error.reason}"))
-    return opened.bind(wire)
+    return opened.map(wire)
 
 
 def init_repository(root: Path, *, bare: bool = False) -> IOResult[GitService, SettingsError]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Never
+from typing import TYPE_CHECKING
 
 from returns.io import IOResult, IOSuccess
 
@@ -115,7 +115,8 @@ def coverage_of(vectors: VectorFiles, embedder: QueryEmbedder | None, name: str,
 
 
 def vector_arm(vectors: VectorFiles, embedder: QueryEmbedder | None,
-               space: VectorSpace | None, view: HeadView, query: str) -> IOResult[Arm, Never]:
+               space: VectorSpace | None, view: HeadView, query: str
+               ) -> IOResult[Arm, SettingsError]:
     """The vector arm's inputs when the cache covers ``view``, else the reason not.
 
     Never a failure: search always has its lexical arm, so a cache that does not
