@@ -122,11 +122,20 @@ def record_rows(records: Iterable[MemoryRecord]) -> list[tuple[object, ...]]:
 
 
 def records_from_rows(rows: Iterable[tuple[object, ...]]) -> list[MemoryRecord]:
-    """The inverse of ``record_rows``: one loop instead of one unpickle call a record."""
-    new, names, set_dict = object.__new__, _RECORD_FIELDS, object.__setattr__
+    """The inverse of ``record_rows``: one loop instead of one unpickle call a record.
+
+    Each record is made the way pickle (and ``copy.copy``) restores any frozen
+    dataclass instance: ``object.__new__``, then the saved fields placed in the new
+    instance's ``__dict__``. ``MemoryRecord(*row)`` gives an equal record, because the
+    generated ``__init__`` only assigns (the class has no ``__post_init__``; a test
+    holds both facts), but it assigns one field at a time through the frozen
+    ``__setattr__`` guard: 36 ms for SciFact's 5,183 rows against 14 ms here. A row
+    whose length is not the field count raises ``ValueError``.
+    """
+    new, names = object.__new__, _RECORD_FIELDS
     out: list[MemoryRecord] = []
     for values in rows:
         record = new(MemoryRecord)
-        set_dict(record, "__dict__", dict(zip(names, values, strict=True)))
+        record.__dict__.update(zip(names, values, strict=True))
         out.append(record)
     return out

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from immutables import Map
 
 from memhtml.contracts.record import MemoryRecord, record_rows, records_from_rows
+from memhtml.contracts.view import HeadView
 from memhtml.head.lexical import (
     EMPTY_LEXICAL,
     LexicalIndex,
@@ -129,9 +130,10 @@ def insert_record(indexes: Indexes, record: MemoryRecord) -> Indexes:
 def remove_record(indexes: Indexes, path: str) -> Indexes:
     """Drop the record at ``path`` from every index; an absent path is a no-op.
 
-    Removing the holder of a content hash leaves the hash unmapped even while a
-    byte-identical twin stays active: the map says who claimed it first, and a
-    fresh version re-derives the holder from tree order.
+    Removing the holder of a content hash leaves the hash unmapped even while a twin
+    (another active record with that hash) stays: the slot says who claimed it
+    first, and only the next active insertion of the hash fills it again. A version
+    loaded from a tree inserts in path order, so there the least path holds it.
     """
     record = indexes.records.get(path)
     if record is None:
@@ -238,12 +240,19 @@ def view_of(indexes: Indexes, sha: str | None) -> IndexedView:
     return IndexedView(indexes, sha)
 
 
-def indexes_of(view: object) -> Indexes:
-    """The indexes behind any view: reused when it was built here, rebuilt from its
-    records when a caller supplied its own ``HeadView``."""
+def indexes_of(view: HeadView) -> Indexes:
+    """The indexes behind a view this package built (a loaded, advanced or overlaid
+    version, or ``view_of``).
+
+    Any other ``HeadView`` is refused with a ``TypeError`` naming its type. Rebuilding
+    the indexes from its records instead would make every search or overlay over it
+    a full index build, and nothing would say so; a caller holding records builds a
+    view once with ``view_of(build_indexes(records), sha)``.
+    """
     if isinstance(view, IndexedView):
         return view.indexes
-    records = getattr(view, "records", None)
-    if records is None:
-        raise TypeError("indexes_of needs a HeadView")
-    return build_indexes(records())
+    kind = type(view)
+    raise TypeError(
+        f"indexes_of needs an IndexedView built by memhtml.head, got "
+        f"{kind.__module__}.{kind.__qualname__}"
+    )

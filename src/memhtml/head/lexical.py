@@ -73,11 +73,27 @@ def term_counts(record: MemoryRecord) -> TermCounts:
     return TermCounts(counts, sum(counts.values()))
 
 
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def mean_length(total_length: int, documents: int) -> float:
+    """The average document length BM25 normalizes by (0 for no documents)."""
+    return total_length / documents if documents else 0.0
+
+
+def bm25_norms(average_length: float) -> tuple[float, float]:
+    """``(norm_a, norm_b)`` of BM25's saturation ``tf / (tf + norm_a + norm_b * length)``
+    at a given average length: ``k1 * (1 - b)`` and ``k1 * b / average``."""
+    return BM25_K1 * (1.0 - BM25_B), BM25_K1 * BM25_B / (average_length or 1.0)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Segment:
     """Immutable compressed postings over a fixed, path-sorted set of documents.
 
-    Never mutated after construction, so every version built on it may share it.
+    Never mutated after construction (its arrays are read-only), so every version
+    built on it may share it. Build one with ``make_segment``.
     """
 
     paths: tuple[str, ...]
@@ -86,12 +102,45 @@ class Segment:
     vocab: Mapping[str, tuple[int, int]]
     """token -> (start, end) into ``doc_ids``/``tfs``; postings ascend by doc id."""
     doc_ids: npt.NDArray[np.int32]
-    tfs: npt.NDArray[np.float64]
+    tfs: npt.NDArray[np.int32]
+    """Term frequencies as integers: numpy turns each into the same float64 inside
+    the BM25 arithmetic, and they take half the room of floats next to the saturation."""
     total_length: int
+    saturation_norm_b: float
+    """The ``norm_b`` at this segment's own average length."""
+    saturation: npt.NDArray[np.float64]
+    """``tf / (tf + norm_a + saturation_norm_b * length)`` for every posting, computed
+    once when the segment is built. A version whose live documents are exactly the
+    segment's (a loaded version, a compacted one) has that average, and its searches
+    cost one gather per query token; a version with a delta has another average and
+    normalizes the postings its query touches instead (``search._bm25_parts``)."""
 
     def df(self, token: str) -> int:
         span = self.vocab.get(token)
         return 0 if span is None else span[1] - span[0]
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # The index map and the saturation are derived: a snapshot carries the postings
+        # only and the restore recomputes the rest, bit for bit.
+        return (make_segment, (self.paths, self.lengths, self.vocab, self.doc_ids, self.tfs,
+                               self.total_length))
+
+
+def make_segment(
+    paths: tuple[str, ...],
+    lengths: npt.NDArray[np.float64],
+    vocab: Mapping[str, tuple[int, int]],
+    doc_ids: npt.NDArray[np.int32],
+    tfs: npt.NDArray[np.int32],
+    total_length: int,
+) -> Segment:
+    """A segment from its postings, with everything derived from them computed now."""
+    norm_a, norm_b = bm25_norms(mean_length(total_length, len(paths)))
+    saturation = tfs / (tfs + norm_a + norm_b * lengths[doc_ids])
+    for array in (lengths, doc_ids, tfs, saturation):
+        array.setflags(write=False)
+    return Segment(paths, {p: i for i, p in enumerate(paths)}, lengths, vocab, doc_ids, tfs,
+                   total_length, norm_b, saturation)
 
 
 def _segment_from_tokens(paths: tuple[str, ...], token_lists: list[list[str]]) -> Segment:
@@ -108,9 +157,8 @@ def _segment_from_tokens(paths: tuple[str, ...], token_lists: list[list[str]]) -
     lengths = np.array([len(tokens) for tokens in token_lists], dtype=np.int64)
     words = len(vocab_ids)
     if not ids:
-        return Segment(paths, {p: i for i, p in enumerate(paths)},
-                       lengths.astype(np.float64), {}, np.zeros(0, np.int32),
-                       np.zeros(0, np.float64), 0)
+        return make_segment(paths, lengths.astype(np.float64), {}, np.zeros(0, np.int32),
+                            np.zeros(0, np.int32), 0)
     # Renumber tokens in sorted order so a token's postings sit at a fixed, sorted slot.
     ordered = sorted(vocab_ids)
     rank = np.empty(words, dtype=np.int64)
@@ -121,13 +169,12 @@ def _segment_from_tokens(paths: tuple[str, ...], token_lists: list[list[str]]) -
     tokens_sorted = keys // len(paths)
     starts = np.searchsorted(tokens_sorted, np.arange(words + 1))
     vocab = {t: (int(starts[i]), int(starts[i + 1])) for i, t in enumerate(ordered)}
-    return Segment(
+    return make_segment(
         paths=paths,
-        doc_index={p: i for i, p in enumerate(paths)},
         lengths=lengths.astype(np.float64),
         vocab=vocab,
         doc_ids=(keys % len(paths)).astype(np.int32),
-        tfs=counts.astype(np.float64),
+        tfs=counts.astype(np.int32),
         total_length=int(lengths.sum()),
     )
 
@@ -146,7 +193,11 @@ EMPTY_SEGMENT = build_segment(())
 
 @dataclass(frozen=True, slots=True, eq=False)
 class LexicalIndex:
-    """Active records only: a shared base segment, plus this version's delta."""
+    """Active records only: a shared base segment, plus this version's delta.
+
+    A plain value: nothing is computed into it after construction. What a search
+    reuses is built with the shared base segment (``Segment.saturation``).
+    """
 
     base: Segment
     removed: Map[str, TermCounts] = field(default_factory=Map)
@@ -155,26 +206,10 @@ class LexicalIndex:
     """Live documents outside the base, by path."""
     documents: int = 0
     total_length: int = 0
-    memo: dict[str, npt.NDArray[np.float64]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
-    """Derived arrays computed on first use (the BM25 length-normalized term weight of
-    every base posting). A value of this index never changes, so neither do they."""
 
     @property
     def average_length(self) -> float:
-        return self.total_length / self.documents if self.documents else 0.0
-
-    def __getstate__(self) -> tuple[object, ...]:
-        # The memo is derived and as large as the postings; a snapshot leaves it out.
-        return (self.base, self.removed, self.added, self.documents, self.total_length)
-
-    def __setstate__(self, state: tuple[object, ...]) -> None:
-        base, removed, added, documents, total_length = state
-        for name, value in (("base", base), ("removed", removed), ("added", added),
-                            ("documents", documents), ("total_length", total_length),
-                            ("memo", {})):
-            object.__setattr__(self, name, value)
+        return mean_length(self.total_length, self.documents)
 
     @property
     def delta_size(self) -> int:
@@ -182,19 +217,6 @@ class LexicalIndex:
 
     def is_live_in_base(self, path: str) -> bool:
         return path in self.base.doc_index and path not in self.removed
-
-    def base_saturation(self, norm_a: float, norm_b: float) -> npt.NDArray[np.float64]:
-        """``tf / (tf + norm_a + norm_b * length)`` for every base posting, computed once
-        per index. Searches then cost one gather per query token instead of four."""
-        key = f"saturation:{norm_a!r}:{norm_b!r}"
-        cached = self.memo.get(key)
-        if cached is None:
-            base = self.base
-            cached = base.tfs / (base.tfs + norm_a + norm_b * base.lengths[base.doc_ids])
-            cached.setflags(write=False)
-            self.memo.clear()
-            self.memo[key] = cached
-        return cached
 
     def length_of(self, path: str) -> int | None:
         tc = self.added.get(path)

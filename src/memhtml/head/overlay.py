@@ -10,6 +10,7 @@ or resolve, naming it.
 from __future__ import annotations
 
 import re
+from typing import assert_never
 
 from returns.result import Failure, Result, Success
 
@@ -118,7 +119,8 @@ def apply_op(indexes: Indexes, op: OverlayOp) -> Result[Indexes, OverlayError]:
                 return _reparse(remove_record(indexes, path), r.html, to)
 
             return _held(indexes, op).bind(move)
-    raise AssertionError(f"unknown overlay op {op!r}")
+        case _ as never:
+            assert_never(never)
 
 
 def with_overlay(base: HeadView, ops: list[OverlayOp] | tuple[OverlayOp, ...]

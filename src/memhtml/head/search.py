@@ -24,7 +24,7 @@ import numpy.typing as npt
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import Indexes, indexes_of, is_active
-from memhtml.head.lexical import tokenize
+from memhtml.head.lexical import BM25_K1, bm25_norms, tokenize
 from memhtml.head.vectors import VectorCache
 
 SearchArm = Literal["lexical", "recency", "vector"]
@@ -40,8 +40,6 @@ it is confident about instead of spreading it over the whole corpus."""
 LEXICAL_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
 RRF_K = 60
-BM25_K1 = 1.2
-BM25_B = 0.75
 
 
 class HeadVectors(Protocol):
@@ -108,13 +106,10 @@ def _bm25_parts(
     n = lexical.documents
     if n == 0:
         return np.zeros(len(base.paths), dtype=np.float64), delta_scores
-    average = lexical.average_length or 1.0
-    norm_a = BM25_K1 * (1.0 - BM25_B)
-    norm_b = BM25_K1 * BM25_B / average
-    saturation = lexical.base_saturation(norm_a, norm_b)
+    norm_a, norm_b = bm25_norms(lexical.average_length)
     has_delta = bool(lexical.removed) or bool(lexical.added)
-    id_slices: list[npt.NDArray[np.int32]] = []
-    term_slices: list[npt.NDArray[np.float64]] = []
+    spans: list[tuple[int, int]] = []
+    weights: list[float] = []
     # Both sides compute weight * (tf / (tf + norm_a + norm_b * length)), and both add
     # a document's terms in sorted-token order (bincount accumulates in input order),
     # so the float is identical wherever the document sits.
@@ -126,17 +121,29 @@ def _bm25_parts(
         weight = idf * (BM25_K1 + 1.0)
         span = base.vocab.get(token)
         if span is not None:
-            id_slices.append(base.doc_ids[span[0] : span[1]])
-            term_slices.append(weight * saturation[span[0] : span[1]])
+            spans.append(span)
+            weights.append(weight)
         for path, tc in lexical.added.items():
             tf = tc.counts.get(token)
             if tf:
                 term = weight * (tf / (tf + norm_a + norm_b * tc.length))
                 delta_scores[path] = delta_scores.get(path, 0.0) + term
-    if id_slices:
+    if spans:
+        ids = np.concatenate([base.doc_ids[start:end] for start, end in spans])
+        if norm_b == base.saturation_norm_b:
+            # The version's average is the segment's: its saturation was computed
+            # when the segment was built, so each token costs one slice.
+            saturation = base.saturation
+            terms = np.concatenate([weight * saturation[start:end]
+                                    for weight, (start, end) in zip(weights, spans, strict=True)])
+        else:
+            # Another average: normalize just the postings the query touches, every
+            # token in one pass, rather than keep per-version state.
+            tfs = np.concatenate([base.tfs[start:end] for start, end in spans])
+            per_posting = np.repeat(weights, [end - start for start, end in spans])
+            terms = per_posting * (tfs / (tfs + norm_a + norm_b * base.lengths[ids]))
         base_scores = np.bincount(
-            np.concatenate(id_slices), weights=np.concatenate(term_slices),
-            minlength=len(base.paths),
+            ids, weights=terms, minlength=len(base.paths)
         ).astype(np.float64, copy=False)
     else:
         base_scores = np.zeros(len(base.paths), dtype=np.float64)

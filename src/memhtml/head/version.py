@@ -113,6 +113,10 @@ def advance_head(git: GitService, parent: HeadVersion, to: str) -> IOResult[Head
     object (changed and changed back), and nothing else is touched, so every
     unchanged record is the very object the parent holds. ``to`` equal to the
     parent's commit returns the parent itself.
+
+    The result equals ``load_head(git, to)`` except in which twin holds a content
+    hash: a load inserts in path order, while an advance keeps each untouched holder
+    and re-inserts only the changed paths (see ``insert_record``/``remove_record``).
     """
     if parent.sha is None:
         return IOFailure(GitFailure("advance_head", "the parent version has no commit"))

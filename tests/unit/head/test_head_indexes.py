@@ -3,19 +3,26 @@ content hash, and that no-op writes return the very same value."""
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from collections.abc import Iterator
 
+import numpy as np
+import pytest
 from tests.property.head_support import archived, memory, memory_with, record_at
 
-from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.record import MemoryRecord, record_rows, records_from_rows
 from memhtml.head import (
     IndexedView,
     Indexes,
+    SearchHeadInput,
     empty_indexes,
     indexes_of,
     insert_record,
     remove_record,
+    search_head,
     view_of,
+    with_overlay,
 )
 from memhtml.head.indexes import build_indexes
 
@@ -162,9 +169,41 @@ class _MapView:
         return ()
 
 
-def test_indexes_of_reuses_or_rebuilds() -> None:
+def test_indexes_of_reuses_a_view_built_here_and_refuses_any_other() -> None:
     records = [record_at("areas/a.html", TWIN), _linked("areas/b.html")]
     indexes = _fold(*records)
     view: IndexedView = view_of(indexes, "sha")
     assert indexes_of(view) is indexes
-    assert indexes_of(_MapView(records)) == indexes
+    # A caller's own view is refused by name, not silently rebuilt on every call.
+    with pytest.raises(TypeError, match=r"test_head_indexes\._MapView"):
+        indexes_of(_MapView(records))
+    with pytest.raises(TypeError, match="_MapView"):
+        search_head(_MapView(records), SearchHeadInput("twin"))
+    with pytest.raises(TypeError, match="_MapView"):
+        with_overlay(_MapView(records), [])
+    assert indexes_of(view_of(build_indexes(records), None)) == indexes
+
+
+def test_record_rows_round_trip_equals_the_constructor() -> None:
+    records = [record_at("areas/a.html", TWIN), _linked("areas/b.html"),
+               record_at("archive/2026/c.html", archived(TWIN_LATER))]
+    rows = record_rows(records)
+    restored = records_from_rows(rows)
+    assert restored == records == [MemoryRecord(*row) for row in rows]  # type: ignore[arg-type]
+    # The fast restore skips __init__, which is sound only while __init__ just assigns.
+    assert "__post_init__" not in vars(MemoryRecord)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        restored[0].path = "elsewhere.html"  # type: ignore[misc]
+    with pytest.raises(ValueError, match="zip"):
+        records_from_rows([rows[0][:-1]])
+
+
+def test_indexes_survive_a_pickle_round_trip() -> None:
+    indexes = _fold(record_at("areas/a.html", TWIN), _linked("areas/b.html"),
+                    record_at("areas/c.html", TWIN_LATER))
+    restored = pickle.loads(pickle.dumps(indexes))
+    assert restored == indexes
+    assert restored.by_content_hash == indexes.by_content_hash
+    base = restored.lexical.base
+    assert not base.saturation.flags.writeable
+    assert np.array_equal(base.saturation, indexes.lexical.base.saturation)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import pickle
 
 import pytest
 from tests.property.head_support import memory_with, record_at
 
 from memhtml.head import STOP_WORDS, empty_indexes, insert_record, tokenize
 from memhtml.head.indexes import build_indexes
-from memhtml.head.search import BM25_B, BM25_K1, bm25_scores
+from memhtml.head.lexical import BM25_B, BM25_K1, LexicalIndex
+from memhtml.head.search import bm25_scores
 
 
 @pytest.mark.parametrize(
@@ -100,3 +103,30 @@ def test_bm25_of_an_empty_index_or_unknown_words_is_empty() -> None:
     assert bm25_scores(empty_indexes(), "alpha") == {}
     records = [record_at(path, memory_with(title, claim)) for path, (title, claim) in DOCS.items()]
     assert bm25_scores(build_indexes(records), "zeta the") == {}
+
+
+def test_a_base_document_scores_the_same_at_the_segments_average_and_at_another() -> None:
+    # A version whose average length is its segment's reads the saturation the
+    # segment computed when built; one with a delta normalizes per query. The floats
+    # must not depend on which path a document took.
+    records = [record_at(path, memory_with(title, claim)) for path, (title, claim) in DOCS.items()]
+    extra = record_at("d.html", memory_with("Epsilon", "Alpha epsilon epsilon epsilon."))
+    advanced = insert_record(build_indexes(records), extra)
+    assert advanced.lexical.average_length != build_indexes(records).lexical.average_length
+    assert bm25_scores(advanced, "alpha beta gamma") == bm25_scores(
+        build_indexes([*records, extra]), "alpha beta gamma")
+
+
+def test_a_lexical_index_is_a_plain_value() -> None:
+    # Nothing is computed into an index on read: its fields are its contents, and the
+    # segment's arrays are read-only.
+    names = [f.name for f in dataclasses.fields(LexicalIndex)]
+    assert names == ["base", "removed", "added", "documents", "total_length"]
+    records = [record_at(path, memory_with(title, claim)) for path, (title, claim) in DOCS.items()]
+    indexes = build_indexes(records)
+    before = pickle.dumps(indexes.lexical)
+    bm25_scores(indexes, "alpha beta")
+    assert pickle.dumps(indexes.lexical) == before
+    base = indexes.lexical.base
+    for array in (base.lengths, base.doc_ids, base.tfs, base.saturation):
+        assert not array.flags.writeable

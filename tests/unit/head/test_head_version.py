@@ -6,10 +6,20 @@ from pathlib import Path
 
 import pytest
 from returns.io import IOFailure
-from tests.property.head_support import AT, AUTHOR, commit, memory, new_repo, record_at, run
+from tests.property.head_support import (
+    AT,
+    AUTHOR,
+    commit,
+    memory,
+    new_repo,
+    record_at,
+    run,
+    without_holders,
+)
 
 from memhtml.adapters.git import PygitService
 from memhtml.contracts.services import PathChange
+from memhtml.format import set_meta
 from memhtml.head import (
     HeadVersion,
     advance_head,
@@ -123,3 +133,48 @@ def test_version_from_records_equals_the_fold_with_a_repeated_path() -> None:
         folded = insert_record(folded, record)
     assert version_from_records(records, "sha").indexes == folded
     assert build_indexes(records) == folded
+
+
+def test_twin_holders_when_advancing_and_when_loading(tmp_path: Path) -> None:
+    """The content-hash slot goes to the first active twin inserted while it is empty.
+    A load inserts in path order; an advance keeps the holders its parent had, so the
+    two agree on everything but which twin holds a slot."""
+    git = new_repo(tmp_path)
+    twin = memory("Twin", "The twin claim.", "Twin body.")
+    sha1 = commit(git, None, {"areas/b.html": twin})
+    v1 = run(load_head(git, sha1))
+    h = v1.indexes.records["areas/b.html"].content_hash
+    assert v1.by_content_hash(h) == "areas/b.html"
+
+    def step(
+        parent: HeadVersion, changes: dict[str, str | None]
+    ) -> tuple[HeadVersion, HeadVersion]:
+        sha = commit(git, parent.sha, changes)
+        advanced, loaded = run(advance_head(git, parent, sha)), run(load_head(git, sha))
+        assert without_holders(advanced.indexes) == without_holders(loaded.indexes)
+        return advanced, loaded
+
+    # A byte-identical twin at a path sorting first: the advance keeps the earlier
+    # holder, a load hands the slot to the least path.
+    v2, loaded2 = step(v1, {"areas/a.html": twin})
+    assert v2.by_content_hash(h) == "areas/b.html"
+    assert loaded2.by_content_hash(h) == "areas/a.html"
+
+    # Editing the holder's head rewrites its path: it leaves and re-enters the slot it
+    # emptied, since no other changed path inserts the hash first.
+    touched = set_meta(twin, "memhtml-updated", "2026-12-01T00:00:00Z")
+    v3, _ = step(v2, {"areas/b.html": touched})
+    assert v3.by_content_hash(h) == "areas/b.html"
+
+    # Removing the holder empties the slot, even though areas/a.html stays active with
+    # the same content hash; the load of that tree gives it to areas/a.html.
+    v4, loaded4 = step(v3, {"areas/b.html": None})
+    assert v4.by_content_hash(h) is None
+    assert v4.get("areas/a.html") is v3.get("areas/a.html")
+    assert loaded4.by_content_hash(h) == "areas/a.html"
+
+    # The next insertion of an active twin takes the empty slot: here the surviving
+    # twin, re-inserted because its head changed. Advance and load agree again.
+    v5, loaded5 = step(v4, {"areas/a.html": touched})
+    assert v5.by_content_hash(h) == "areas/a.html"
+    assert v5.indexes == loaded5.indexes
