@@ -4,6 +4,10 @@ The model knows only what each door promises (which paths hold which claims,
 statuses, entities and edges, and where archives and moves send inbound hrefs),
 so a door that loses a write, leaves an href dangling or commits a refused
 change shows up as a disagreement after the step that did it.
+
+The machine runs at full size on ``InMemoryGit``, which passes the same contract
+suite as the pygit2 adapter (``tests/contract``), and again, smaller, on a real
+repository, so the doors are also seen landing through libgit2.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from returns.pipeline import is_successful
 from returns.unsafe import unsafe_perform_io
 
 from memhtml.contracts.record import Link
+from memhtml.contracts.services import GitService
 from memhtml.head import is_candidate_path
 from memhtml.store import (
     Landed,
+    Store,
     WriteInput,
     archive,
     archive_path,
@@ -36,7 +42,7 @@ from memhtml.store import (
     unlink,
     write,
 )
-from tests.integration.store.store_support import make_store, ok
+from tests.integration.store.store_support import make_memory_store, make_store, ok
 
 YEAR = "2026"
 TITLES = ["Deploy", "Cache", "Queue retry", "Déjà vu", "Deploy!"]
@@ -69,14 +75,15 @@ def _doc(path: str) -> str:
 
 
 class StoreMachine(RuleBasedStateMachine):
+    """The store on ``InMemoryGit``: bare, no worktree, no state directory."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.root = Path(tempfile.mkdtemp(prefix="memhtml-machine-"))
-        self.store, self.git = make_store(self.root / "repo.git", bare=True)
+        self.store, self.git = self.make_store()
         self.model: dict[str, Model] = {}
 
-    def teardown(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+    def make_store(self) -> tuple[Store, GitService]:
+        return make_memory_store()
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -282,5 +289,18 @@ class StoreMachine(RuleBasedStateMachine):
         assert version.size == len(self.model)
 
 
+class RealGitStoreMachine(StoreMachine):
+    """The same machine on a bare repository through ``PygitService``."""
+
+    def make_store(self) -> tuple[Store, GitService]:
+        self.root = Path(tempfile.mkdtemp(prefix="memhtml-machine-"))
+        return make_store(self.root / "repo.git", bare=True)
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 StoreMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=30)
 TestStoreMachine = StoreMachine.TestCase
+RealGitStoreMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=30)
+TestRealGitStoreMachine = RealGitStoreMachine.TestCase

@@ -11,6 +11,7 @@ import math
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TypeVar
@@ -76,7 +77,7 @@ def _signature(author: Signature, at: datetime) -> Result[pygit2.Signature, GitE
     )
 
 
-def _trailers(message: str) -> tuple[tuple[str, str], ...]:
+def parse_trailers(message: str) -> tuple[tuple[str, str], ...]:
     """``Key: value`` lines of the message's last paragraph, in order.
 
     Read as ``git interpret-trailers`` does, a little stricter: the subject
@@ -99,6 +100,12 @@ def _trailers(message: str) -> tuple[tuple[str, str], ...]:
             return ()
         found.append((matched.group(1), matched.group(2).strip()))
     return tuple(found)
+
+
+def _parents_of(path: str) -> list[str]:
+    """Every directory ``path`` sits in: ``a/b/c`` -> ``a``, ``a/b``."""
+    parts = path.split("/")
+    return ["/".join(parts[:end]) for end in range(1, len(parts))]
 
 
 def _entry_at(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
@@ -386,7 +393,7 @@ class PygitService:
             message=commit.message,
             author=Signature(author.name, author.email),
             time=datetime.fromtimestamp(author.time, zone),
-            trailers=_trailers(commit.message),
+            trailers=parse_trailers(commit.message),
         )
 
     def _commits_between(self, old: str | None, new: str) -> Result[tuple[str, ...], GitError]:
@@ -499,26 +506,33 @@ class PygitService:
         index = pygit2.Index()
         if parent is not None:
             index.read_tree(parent.tree)
+        # libgit2's in-memory index does not police a file/directory clash: adding
+        # "a" beside "a/b" keeps both entries and write_tree then drops one side
+        # silently. The clash is checked here, against the paths as they stand after
+        # each earlier change of the same commit (a clash cleared first is fine).
+        files = {entry.path for entry in index}
+        under: Counter[str] = Counter(d for f in files for d in _parents_of(f))
         for change in changes:
             path = change.path
-            present = path in index
+            present = path in files
             if change.data is None:
                 if present:
                     index.remove(path)
+                    files.discard(path)
+                    under.subtract(_parents_of(path))
                 continue
-            mode = index[path].mode if present else FILE_MODE_BLOB
-            before = len(index)
-            blob_id = self._repo.create_blob(change.data)
-            index.add(pygit2.IndexEntry(path, blob_id, FileMode(mode)))
-            # libgit2 resolves a file/directory clash by dropping the other side: a
-            # write to "a" would silently delete all of "a/...". The entry count
-            # shows it, and the write is refused instead.
-            if len(index) != before + (0 if present else 1):
+            if not present and (under[path] > 0 or any(d in files for d in _parents_of(path))):
                 return Failure(
                     GitFailure(
                         "commit", f"{path!r} collides with a file or directory of the same name"
                     )
                 )
+            mode = index[path].mode if present else FILE_MODE_BLOB
+            blob_id = self._repo.create_blob(change.data)
+            index.add(pygit2.IndexEntry(path, blob_id, FileMode(mode)))
+            if not present:
+                files.add(path)
+                under.update(_parents_of(path))
         return Success(index.write_tree(self._repo))
 
     def _swap_ref(

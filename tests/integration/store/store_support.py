@@ -1,4 +1,5 @@
-"""Shared helpers for the store's integration tests: a real repository, a fixed clock."""
+"""Shared helpers for the store's tests: a real repository or its in-memory double, and
+a fixed clock."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
-from memhtml.contracts.services import Signature
+from memhtml.adapters.memory_git import InMemoryGit
+from memhtml.contracts.services import Clock, Signature
 from memhtml.store import Store, StoreDeps, init_store
 
 T = TypeVar("T")
@@ -48,6 +50,17 @@ def make_store(root: Path, *, bare: bool = False, state: bool = True, worktree: 
     if init:
         ok(init_store(deps))
     return Store(deps), git
+
+
+def make_memory_store(git: InMemoryGit | None = None, *, clock: Clock = CLOCK,
+                      init: bool = True) -> tuple[Store, InMemoryGit]:
+    """A store on ``InMemoryGit`` (bare, no state directory): what ``make_store(bare=True)``
+    builds, with no file system. Pass ``git`` to use a subclass that interferes."""
+    memory = git if git is not None else InMemoryGit(bare=True)
+    deps = StoreDeps(git=memory, clock=clock, author=AUTHOR)
+    if init:
+        ok(init_store(deps))
+    return Store(deps), memory
 
 
 def git_cli(root: Path, *args: str) -> str:

@@ -1,9 +1,17 @@
-"""Eight processes writing into one store at once: every write lands, none collides."""
+"""Processes writing into one store at once: every write lands, none collides.
+
+The one real multi-process race left: what it adds to the retry tests on the
+in-memory double (``tests/unit/store/test_landing_retries.py``) and the threaded race
+in the contract suite is libgit2's ref lock file holding between processes.
+"""
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
+import queue
 import subprocess
+import time
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
@@ -16,8 +24,8 @@ from memhtml.adapters.git import PygitService
 from memhtml.store import Store, StoreDeps, WriteInput, describe, write
 from tests.integration.store.store_support import AUTHOR, CLOCK, make_store, ok
 
-WRITERS = 8
-WRITES = 50
+WRITERS = 4
+WRITES = 20
 
 
 def _writer(git_dir: str, state_dir: str, writer: int, start: Barrier,
@@ -26,7 +34,7 @@ def _writer(git_dir: str, state_dir: str, writer: int, start: Barrier,
     store = Store(StoreDeps(git, CLOCK, AUTHOR, state_dir=Path(state_dir)))
     start.wait()
     for i in range(WRITES):
-        # Every writer uses the same titles, so each path is contested by all eight.
+        # Every writer uses the same titles, so each path is contested by all of them.
         landed = write(store, WriteInput(title=f"Shared note {i}",
                                          claim=f"Writer {writer} wrote note {i}."))
         if is_successful(landed):
@@ -36,7 +44,7 @@ def _writer(git_dir: str, state_dir: str, writer: int, start: Barrier,
 
 
 @pytest.mark.slow
-def test_eight_processes_times_fifty_writes_all_land(tmp_path: Path) -> None:
+def test_racing_processes_land_every_write(tmp_path: Path) -> None:
     store, git = make_store(tmp_path / "store.git", bare=True)
     state = tmp_path / "state"
     context = multiprocessing.get_context("spawn")
@@ -46,10 +54,19 @@ def test_eight_processes_times_fifty_writes_all_land(tmp_path: Path) -> None:
              for w in range(WRITERS)]
     for proc in procs:
         proc.start()
-    landed = [results.get(timeout=600) for _ in range(WRITERS * WRITES)]
+    landed: list[tuple[int, int, str]] = []
+    deadline = time.monotonic() + 120
+    # A writer that dies says so by its exit code at once, not by a queue that never fills.
+    while len(landed) < WRITERS * WRITES and time.monotonic() < deadline:
+        try:
+            landed.append(results.get(timeout=1))
+        except queue.Empty:
+            if not any(proc.is_alive() for proc in procs) and results.empty():
+                break
     for proc in procs:
         proc.join(timeout=60)
-        assert proc.exitcode == 0
+    assert [proc.exitcode for proc in procs] == [0] * WRITERS
+    assert len(landed) == WRITERS * WRITES
     failures = [r for r in landed if r[2].startswith("FAILED")]
     assert failures == []
     paths = [r[2] for r in landed]
@@ -62,6 +79,8 @@ def test_eight_processes_times_fifty_writes_all_land(tmp_path: Path) -> None:
         assert record.claim == f"Writer {writer} wrote note {i}."
     commits = ok(git.commits_between(None, version.sha or ""))
     assert len(commits) == WRITERS * WRITES + 1
+    for older, newer in itertools.pairwise(commits):
+        assert ok(git.commit_info(newer)).parents == (older,)
     fsck = subprocess.run(["git", "--git-dir", git.path, "fsck", "--strict"],
                           capture_output=True, text=True, check=False)
     assert fsck.returncode == 0, fsck.stderr

@@ -1,0 +1,481 @@
+"""``GitService`` in memory: the test double of ``PygitService``, held to the same contract.
+
+It keeps git's own objects under the ids git gives them, so a history built here has
+the very shas libgit2 writes; ``tests/contract`` runs one suite on both and asserts that.
+It is mutable, as a repository is, and one lock serializes every call so threads may
+share an instance.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import re
+import threading
+from collections.abc import Callable, Container, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
+from typing import Concatenate, ParamSpec, TypeAlias, TypeVar
+
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
+
+from memhtml.adapters.git import parse_trailers  # one parser: the double cannot drift
+from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
+from memhtml.contracts.paths import check_tree_path
+from memhtml.contracts.services import (
+    FILE_MODE_BLOB,
+    FILE_MODE_EXECUTABLE,
+    FILE_MODE_LINK,
+    CommitInfo,
+    IndexUpdate,
+    PathChange,
+    Signature,
+    TreeEntry,
+)
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
+_Entry: TypeAlias = tuple[int, str]
+"""A file in a tree: git file mode and blob id."""
+_Flat: TypeAlias = Mapping[str, _Entry]
+
+_TREE_MODE = 0o40000
+_GITLINK_MODE = 0o160000
+_INDEX_MODES = frozenset({FILE_MODE_BLOB, FILE_MODE_EXECUTABLE, FILE_MODE_LINK, _GITLINK_MODE})
+_FULL_SHA = re.compile(r"[0-9a-fA-F]{40}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_CONFIG_PART = re.compile(r"[A-Za-z0-9-]+")
+_ALL_CAPS = re.compile(r"[A-Z](?:[A-Z_]*[A-Z])?")
+_REF_BAD_CHARS = frozenset(" ~^:?[*\\\x7f" + "".join(map(chr, range(0x20))))
+_DWIM = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}",
+         "refs/remotes/{}/HEAD")
+_MIN_PREFIX = 4
+"""libgit2 calls a shorter sha prefix ambiguous, whatever the repository holds."""
+_CRUD = "".join(map(chr, range(33))) + ",:;\"\\'"
+"""What libgit2 trims from both ends of a signature's name and email."""
+_NTFS_RESERVED = (b".git", b"git~1")
+"""Refused as tree components even off Windows: libgit2's core.protectNTFS defaults on."""
+
+
+class _RefusalError(Exception):
+    """Raised inside a call, returned at its edge; a ``str`` is a ``GitFailure`` reason."""
+
+    def __init__(self, error: GitError | str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _operation(name: str) -> Callable[
+    [Callable[Concatenate[InMemoryGit, _P], _T]],
+    Callable[Concatenate[InMemoryGit, _P], IOResult[_T, GitError]],
+]:
+    """Run a method under the lock and return its refusal as the failure, as
+    ``PygitService`` turns libgit2's errors into ``GitFailure(operation, reason)``."""
+
+    def wrap(method: Callable[Concatenate[InMemoryGit, _P], _T]
+             ) -> Callable[Concatenate[InMemoryGit, _P], IOResult[_T, GitError]]:
+        @functools.wraps(method)
+        def run(self: InMemoryGit, /, *args: _P.args, **kwargs: _P.kwargs
+                ) -> IOResult[_T, GitError]:
+            with self._lock:
+                try:
+                    return IOSuccess(method(self, *args, **kwargs))
+                except _RefusalError as refused:
+                    error = refused.error
+                    return IOFailure(GitFailure(name, error) if isinstance(error, str) else error)
+        return run
+    return wrap
+
+
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    tree: str
+    parents: tuple[str, ...]
+    author: Signature
+    time: int  # seconds as stored: libgit2 writes a 32-bit unsigned number
+    offset: int  # minutes east of UTC
+    message: str
+
+    def body(self) -> bytes:
+        hours, minutes = divmod(abs(self.offset), 60)
+        sign = "-" if self.offset < 0 else "+"
+        person = (f"{self.author.name} <{self.author.email}> {self.time} "
+                  f"{sign}{hours:02d}{minutes:02d}")
+        lines = [f"tree {self.tree}", *(f"parent {p}" for p in self.parents),
+                 f"author {person}", f"committer {person}"]
+        return ("\n".join(lines) + "\n\n" + self.message).encode()
+
+
+def _object_id(kind: bytes, body: bytes) -> str:
+    return hashlib.sha1(b"%s %d\0%s" % (kind, len(body), body), usedforsecurity=False).hexdigest()
+
+
+def _tree_body(tree: Mapping[str, _Entry]) -> bytes:
+    # git orders a tree by name bytes, a subtree's name read as if it ended in "/".
+    def key(name: str) -> bytes:
+        return name.encode() + (b"/" if tree[name][0] == _TREE_MODE else b"")
+
+    return b"".join(b"%o %s\0" % (tree[name][0], name.encode()) + bytes.fromhex(tree[name][1])
+                    for name in sorted(tree, key=key))
+
+
+def _valid_ref_name(name: str) -> bool:
+    """``pygit2.reference_is_valid_name``: git's check-ref-format rules, as libgit2 has them."""
+    if name == "@":
+        return True
+    segments = name.split("/")
+    if name.endswith(".") or not _REF_BAD_CHARS.isdisjoint(name):
+        return False
+    if any(not s or s.startswith(".") or ".." in s or "@{" in s or s.endswith(".lock")
+           for s in segments):
+        return False
+    if len(segments) == 1:
+        return _ALL_CAPS.fullmatch(name) is not None
+    return segments[0] != "@" and _ALL_CAPS.fullmatch(segments[0]) is None
+
+
+def _ntfs_safe(path: str) -> bool:
+    """False for a component Windows reads as ``.git`` (``.git.``, ``GIT~1``, ``.git:x``)."""
+    for part in path.encode().split(b"/"):
+        for reserved in _NTFS_RESERVED:
+            rest = part[len(reserved):]
+            if part[: len(reserved)].lower() == reserved and (
+                    rest[:1] in (b":", b"\\") or not rest.strip(b" .")):
+                return False
+    return True
+
+
+def _signature(author: Signature, at: datetime) -> tuple[Signature, int, int]:
+    """The signature as libgit2 stores it: trimmed, the time wrapped, the offset in minutes."""
+    offset = at.utcoffset()
+    if offset is None:
+        raise _RefusalError(GitFailure("commit", "the commit time must be timezone-aware"))
+    name = author.name.split("\0", 1)[0]  # pygit2 passes the name on as a C string
+    if any(ch in "<>" for ch in name) or any(ch in "<>\0" for ch in author.email):
+        raise _RefusalError("a signature may not hold angle brackets, nor an email NUL")
+    trimmed = Signature(name.strip(_CRUD), author.email.strip(_CRUD))
+    if not trimmed.name or not trimmed.email:
+        raise _RefusalError("a signature cannot have an empty name or email")
+    return trimmed, math.floor(at.timestamp()) % 2**32, int(offset.total_seconds()) // 60
+
+
+class InMemoryGit:
+    """One repository in memory. ``bare`` as in ``PygitService.init``: a bare repository
+    has no index, so ``update_index`` updates nothing.
+
+    ``resolve`` knows what memhtml names: ``HEAD``/``@``, branches, full refs and shas
+    or their prefixes. It refuses rev-parse operators (``~``, ``^``, ``:``, ``@{``) with a
+    ``GitFailure`` rather than guess, and there are no tags.
+    """
+
+    def __init__(self, initial_branch: str = "main", *, bare: bool = False) -> None:
+        self._lock = threading.RLock()
+        self._bare = bare
+        self._blobs: dict[str, bytes] = {}
+        self._trees: dict[str, _Flat] = {}
+        """Each tree by id, as the files under it by relative path: enough for every
+        read, and the nested form is rebuilt only to hash a new tree."""
+        self._commits: dict[str, _Commit] = {}
+        self._refs: dict[str, str] = {}
+        self._head = f"refs/heads/{initial_branch}"  # HEAD, which is always symbolic here
+        self._config: dict[str, str] = {}
+        self._index: dict[str, _Entry] = {}
+
+    @property
+    def config(self) -> Mapping[str, str]:
+        """What ``set_config`` stored, under git's normalized key."""
+        with self._lock:
+            return MappingProxyType(dict(self._config))
+
+    @property
+    def index(self) -> tuple[TreeEntry, ...]:
+        """The checkout's index, sorted by path (empty for a bare repository)."""
+        with self._lock:
+            return tuple(TreeEntry(p, oid, mode) for p, (mode, oid) in sorted(self._index.items()))
+
+    # -- the GitService Protocol ----------------------------------------------------------
+
+    @_operation("resolve")
+    def resolve(self, ref: str) -> str:
+        return self._peel(ref)
+
+    @_operation("list_tree")
+    def list_tree(self, commit: str) -> tuple[TreeEntry, ...]:
+        flat = self._tree_of(commit)
+        return tuple(TreeEntry(p, oid, mode) for p, (mode, oid) in sorted(flat.items()))
+
+    @_operation("read_blobs")
+    def read_blobs(self, blob_ids: Sequence[str]) -> Mapping[str, bytes]:
+        if bad := [blob_id for blob_id in blob_ids if not _FULL_SHA.fullmatch(blob_id)]:
+            raise _RefusalError(f"not a full object id: {bad[0]!r}")
+        return {b: self._blobs[b.lower()] for b in blob_ids if b.lower() in self._blobs}
+
+    @_operation("entries_at")
+    def entries_at(self, commit: str, paths: Sequence[str]) -> tuple[TreeEntry, ...]:
+        flat = self._tree_of(commit)
+        # PygitService walks to a path's directory from the root tree, where one leading
+        # "/" names the root again; so a path found there is found here.
+        held = ((path, flat.get(path.removeprefix("/"))) for path in paths)
+        found = [TreeEntry(path, entry[1], entry[0]) for path, entry in held if entry]
+        return tuple(sorted(found, key=lambda e: e.path))
+
+    @_operation("changed_paths")
+    def changed_paths(self, old: str, new: str) -> tuple[str, ...]:
+        before, after = self._tree_of(old), self._tree_of(new)
+        return tuple(sorted(p for p in before.keys() | after.keys()
+                            if before.get(p) != after.get(p)))
+
+    @_operation("commit")
+    def commit(self, ref: str, expected_parent: str | None, changes: Sequence[PathChange],
+               message: str, author: Signature, at: datetime) -> str:
+        return self._commit_changes(ref, expected_parent, changes, message, author, at, {})
+
+    @_operation("commit")
+    def chmod(self, ref: str, expected_parent: str, modes: Mapping[str, int], message: str,
+              author: Signature, at: datetime) -> str:
+        """Commit new modes for existing files, with ``commit``'s compare-and-swap.
+
+        Not in the Protocol, whose commits only keep modes; but real repositories hold
+        executables and symlinks committed by git itself, and tests need such trees.
+        """
+        return self._commit_changes(ref, expected_parent, (), message, author, at, modes)
+
+    @_operation("create_branch")
+    def create_branch(self, name: str, at: str) -> None:
+        full = self._branch(name)
+        if full == "refs/heads/HEAD" or full.startswith("refs/heads/-"):
+            raise _RefusalError(f"git does not create a branch named {name!r}")
+        if full in self._refs:
+            raise _RefusalError(f"branch {full.removeprefix('refs/heads/')!r} already exists")
+        target = self._peel(at)
+        self._lock_ref(full)
+        self._refs[full] = target
+
+    @_operation("delete_branch")
+    def delete_branch(self, name: str) -> None:
+        full = self._branch(name)
+        if full not in self._refs:
+            raise _RefusalError(f"no branch {full.removeprefix('refs/heads/')!r}")
+        if self._head == full:
+            raise _RefusalError(f"cannot delete {full}: it is the current HEAD")
+        del self._refs[full]
+
+    @_operation("set_config")
+    def set_config(self, key: str, value: str) -> None:
+        section, dot, rest = key.partition(".")
+        name = rest.rpartition(".")[2]
+        if ("\0" in key + value or not dot or not _CONFIG_PART.fullmatch(section)
+                or not _CONFIG_PART.fullmatch(name) or "\n" in rest):
+            raise _RefusalError(f"invalid config item name {key!r}")
+        # git lower-cases the section and the name; a subsection keeps its case.
+        self._config[f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}"] = value
+
+    @_operation("update_index")
+    def update_index(self, updates: Sequence[IndexUpdate]) -> tuple[str, ...]:
+        """Compare-and-set as ``PygitService`` does: all or nothing, an entry that moved
+        skipped, a new entry's object checked the way libgit2 checks it."""
+        if self._bare or not updates:
+            return ()
+        index, done = dict(self._index), []
+        for update in updates:
+            checked = check_tree_path(update.path)
+            if not is_successful(checked):
+                raise _RefusalError(checked.failure().reason)
+            if (index[update.path][1] if update.path in index else None) != update.expected:
+                continue
+            done.append(update.path)
+            if update.blob_id is None:
+                index.pop(update.path, None)
+                continue
+            blob = update.blob_id.lower().ljust(40, "0")  # as pygit2's Oid(hex=...) reads it
+            if update.mode not in _INDEX_MODES or not _ntfs_safe(update.path):
+                raise _RefusalError(f"invalid entry mode or path for {update.path!r}")
+            # libgit2 checks the object is a blob, except for a submodule's commit.
+            if not _FULL_SHA.fullmatch(blob) or (
+                    update.mode != _GITLINK_MODE and blob not in self._blobs):
+                raise _RefusalError(f"no blob {update.blob_id!r} for {update.path!r}")
+            index[update.path] = (update.mode, blob)
+        self._index = index
+        return tuple(sorted(done))
+
+    @_operation("commit_info")
+    def commit_info(self, sha: str) -> CommitInfo:
+        return self._info(self._peel(sha))
+
+    @_operation("commits_between")
+    def commits_between(self, old: str | None, new: str) -> tuple[str, ...]:
+        # Every commit here has at most one parent, so history is a chain and libgit2's
+        # topological-time order is simply that chain, oldest first.
+        chain = self._chain(self._peel(new))
+        hidden = set() if old is None else set(self._chain(self._peel(old)))
+        return tuple(reversed([sha for sha in chain if sha not in hidden]))
+
+    @_operation("commits_touching")
+    def commits_touching(self, ref: str, path: str, limit: int) -> tuple[CommitInfo, ...]:
+        checked = check_tree_path(path)
+        if not is_successful(checked):
+            raise _RefusalError(checked.failure().reason)
+        found: list[CommitInfo] = []
+        chain = self._chain(self._peel(ref))
+        for sha in chain if limit > 0 else ():
+            commit = self._commits[sha]
+            before = self._at(commit.parents[0], path) if commit.parents else None
+            if self._at(sha, path) != before:
+                found.append(self._info(sha))
+                if len(found) >= limit:
+                    break
+        return tuple(found)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _info(self, sha: str) -> CommitInfo:
+        commit = self._commits[sha]
+        zone = timezone(timedelta(minutes=commit.offset))
+        return CommitInfo(sha, commit.parents, commit.message, commit.author,
+                          datetime.fromtimestamp(commit.time, zone), parse_trailers(commit.message))
+
+    def _at(self, sha: str, path: str) -> tuple[_Entry | None, list[tuple[str, _Entry]]] | None:
+        """What a commit holds at ``path``, file or directory: equal exactly when git's
+        entries (id and mode) there are, since equal directories have equal tree ids."""
+        flat, under = self._trees[self._commits[sha].tree], path + "/"
+        held = (flat.get(path), sorted((p, e) for p, e in flat.items() if p.startswith(under)))
+        return held if held != (None, []) else None
+
+    def _tree_of(self, rev: str) -> _Flat:
+        return self._trees[self._commits[self._peel(rev)].tree]
+
+    def _target(self, name: str) -> str | None:
+        return self._refs.get(self._head if name == "HEAD" else name)
+
+    def _kind(self, oid: str) -> str | None:
+        stores: dict[str, Container[str]] = {
+            "commit": self._commits, "tree": self._trees, "blob": self._blobs}
+        return next((kind for kind, store in stores.items() if oid in store), None)
+
+    def _peel(self, rev: str) -> str:
+        """The commit ``rev`` names, or the refusal ``PygitService._commit`` gives."""
+        oid = self._lookup(rev)
+        if oid is None:
+            raise _RefusalError(NotFound(f"commit {rev!r}"))
+        kind = self._kind(oid)
+        if kind != "commit":
+            raise _RefusalError(GitFailure("resolve", f"{rev!r} names a {kind}, not a commit"))
+        return oid
+
+    def _lookup(self, rev: str) -> str | None:
+        """libgit2's order: a whole sha; the branch (before a tag, as PygitService prefers);
+        each short-name rule in turn, where the last rule's verdict on the name alone
+        decides "invalid" over "not found"; then a sha prefix."""
+        if _FULL_SHA.fullmatch(rev):
+            return rev.lower() if self._kind(rev.lower()) else None
+        name = "HEAD" if rev == "@" else rev
+        candidates = [f"refs/heads/{rev}", *(rule.format(name) for rule in _DWIM)]
+        # Every stored ref was checked when made, so an invalid candidate cannot match.
+        if (target := next(filter(None, map(self._target, candidates)), None)) is not None:
+            return target
+        if not _valid_ref_name(candidates[-1]):
+            raise _RefusalError(f"invalid revision {rev!r}")
+        if not _HEX.fullmatch(rev):
+            return None
+        if len(rev) < _MIN_PREFIX:
+            raise _RefusalError(f"ambiguous sha prefix {rev!r}: too short")
+        found = [oid for store in (self._commits, self._trees, self._blobs)
+                 for oid in store if oid.startswith(rev.lower())]
+        if len(found) > 1:
+            raise _RefusalError(f"ambiguous sha prefix {rev!r}")
+        return found[0] if found else None
+
+    def _chain(self, sha: str) -> list[str]:
+        """``sha`` and its first-parent ancestors, newest first."""
+        chain = [sha]
+        while self._commits[chain[-1]].parents:
+            chain.append(self._commits[chain[-1]].parents[0])
+        return chain
+
+    def _branch(self, name: str) -> str:
+        full = f"refs/heads/{name.removeprefix('refs/heads/')}"
+        if not _valid_ref_name(full):
+            raise _RefusalError(f"not a valid branch name: {name!r}")
+        return full
+
+    def _direct_ref(self, ref: str) -> str:
+        """The direct ref ``ref`` ends at: ``HEAD`` moves the branch it names."""
+        name = ref if ref == "HEAD" or ref.startswith("refs/") else f"refs/heads/{ref}"
+        if not _valid_ref_name(name):
+            raise _RefusalError(f"not a valid ref name: {ref!r}")
+        return self._head if name == "HEAD" else name
+
+    def _lock_ref(self, name: str) -> None:
+        """Refs are files under ``.git``, so ``a`` and ``a/b`` cannot both exist: git
+        cannot take the lock of the one that would be created."""
+        if any(ref.startswith(f"{name}/") or name.startswith(f"{ref}/") for ref in self._refs):
+            raise _RefusalError(f"could not lock {name}: a ref is in the way")
+
+    def _write_tree(self, flat: _Flat) -> str:
+        entries: dict[str, _Entry] = {}
+        subtrees: dict[str, dict[str, _Entry]] = {}
+        for path, entry in flat.items():
+            head, slash, rest = path.partition("/")
+            if slash:
+                subtrees.setdefault(head, {})[rest] = entry
+            else:
+                entries[head] = entry
+        entries.update({name: (_TREE_MODE, self._write_tree(sub))
+                        for name, sub in subtrees.items()})
+        oid = _object_id(b"tree", _tree_body(entries))
+        self._trees.setdefault(oid, MappingProxyType(dict(flat)))
+        return oid
+
+    def _apply(self, flat: dict[str, _Entry], change: PathChange) -> None:
+        """One change as libgit2's index takes it: a write keeps the mode it replaces, and
+        one that would displace a file or directory of its name is refused."""
+        path = change.path
+        if change.data is None:
+            flat.pop(path, None)
+            return
+        blob = _object_id(b"blob", change.data)
+        self._blobs[blob] = change.data
+        if not _ntfs_safe(path):
+            raise _RefusalError(f"invalid path: {path!r}")
+        parts = path.split("/")
+        if any("/".join(parts[:n]) in flat for n in range(1, len(parts))) or any(
+                p.startswith(path + "/") for p in flat):
+            raise _RefusalError(f"{path!r} collides with a file or directory of the same name")
+        flat[path] = (flat[path][0] if path in flat else FILE_MODE_BLOB, blob)
+
+    def _commit_changes(self, ref: str, expected_parent: str | None,
+                        changes: Sequence[PathChange], message: str, author: Signature,
+                        at: datetime, modes: Mapping[str, int]) -> str:
+        for change in changes:
+            checked = check_tree_path(change.path)
+            if not is_successful(checked):
+                refused = checked.failure()
+                raise _RefusalError(f"{refused.path!r}: {refused.reason}")
+        person, seconds, offset = _signature(author, at)
+        refname = self._direct_ref(ref)
+        parent = None if expected_parent is None else self._peel(expected_parent)
+        flat = {} if parent is None else dict(self._tree_of(parent))
+        for change in changes:
+            self._apply(flat, change)
+        for path, mode in modes.items():
+            if path not in flat or mode not in _INDEX_MODES - {_GITLINK_MODE}:
+                raise _RefusalError(f"cannot set mode {mode:o} on {path!r}")
+            flat[path] = (mode, flat[path][1])
+        tree = self._write_tree(flat)
+        if parent is not None and tree == self._commits[parent].tree:
+            sha = parent  # nothing changed: no commit, but the swap is still checked
+        else:
+            # Written before the swap, as libgit2 does: a lost swap leaves only garbage.
+            made = _Commit(tree, () if parent is None else (parent,), person, seconds, offset,
+                           message.split("\0", 1)[0])
+            sha = _object_id(b"commit", made.body())
+            self._commits[sha] = made
+        self._lock_ref(refname)
+        actual = self._refs.get(refname)
+        if actual != parent:
+            raise _RefusalError(RefMoved(ref, parent, actual))
+        self._refs[refname] = sha
+        return sha
