@@ -35,7 +35,11 @@ if TYPE_CHECKING:
     from memhtml.store import Store, StoreDeps
     from memhtml.store.deps import Detector
 
-STATE_DIR = ".memhtml"
+STATE_DIR = "memhtml"
+"""This clone's own state, under the git directory (``.git/memhtml`` of a checkout,
+``<repo>/memhtml`` of a bare repository): git never transfers it, so a clone or a
+pull cannot supply a cache, and a file committed under ``.memhtml/`` is never read
+as state."""
 VECTORS_DIR = "vectors"
 EMBEDDERS = ("none", "hashing", "local", "openai")
 
@@ -167,10 +171,9 @@ def open_services(settings: Settings, *, clock: Clock | None = None,
 
     root = settings.store
     is_checkout = (root / ".git").exists()
-    state_dir = root / STATE_DIR
-    vectors = VectorFiles(state_dir / VECTORS_DIR)
-
     def wire(git: PygitService) -> Services:
+        state_dir = Path(git.path) / STATE_DIR
+        vectors = VectorFiles(state_dir / VECTORS_DIR)
         return Services(
             settings=settings, git=git, clock=clock or SystemClock(),
             author=Signature(settings.author_name, settings.author_email),

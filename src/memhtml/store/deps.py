@@ -26,7 +26,8 @@ class StoreDeps:
     author: Signature
     branch: str = "main"
     state_dir: Path | None = None
-    """``<store>/.memhtml``: snapshots and config, never committed. None keeps no state."""
+    """This clone's own state (snapshots), under the git directory where a clone cannot
+    supply it (``.git/memhtml``). None keeps no state."""
     worktree: Path | None = None
     """A checkout to bring up to date after each commit; None for a bare repository."""
     detect: Detector | None = None
