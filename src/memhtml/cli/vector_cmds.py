@@ -14,8 +14,9 @@ NO_EMBEDDER = ("no embedder configured: set embedder = \"hashing\", \"local\" or
 
 def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
           batch: int = EMBED_BATCH, common: Common = _COMMON) -> int:
-    """Embed the active memories the vector cache lacks and save them under
-    the clone's own state (.git/memhtml/vectors/). Once every memory has a vector, search turns hybrid.
+    """Embed the active memories the vector cache lacks and save them in this clone's
+    own state (.git/memhtml/vectors/). Once every memory has a vector, search turns
+    hybrid.
 
     Parameters
     ----------
