@@ -7,7 +7,9 @@ CI runs the derandomized profile so a red build is reproducible from its log;
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -19,3 +21,19 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, max_examples=200)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test reads the developer's own ``~/.config/memhtml/config.toml``: settings
+    that name endpoints come from there, and a test must not depend on (or reach) them.
+    Session-scoped (hypothesis refuses function-scoped fixtures); subprocesses inherit
+    the variable."""
+    previous = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("xdg-config"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = previous

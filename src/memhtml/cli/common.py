@@ -2,9 +2,9 @@
 
 The options are one flattened dataclass, so each command lists them in its help
 without repeating their declarations. Opening a store goes through the composition
-root (``memhtml.compose``), which is where flags, ``MEMHTML_*`` variables and
-``.memhtml/config.toml`` meet and where every service is picked; nothing here picks
-an adapter of its own.
+root (``memhtml.compose``), which is where flags, ``MEMHTML_*`` variables, the
+store's ``.memhtml/config.toml`` and the user's ``~/.config/memhtml/config.toml`` meet
+and where every service is picked; nothing here picks an adapter of its own.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from cyclopts import Parameter
 
-from memhtml.cli.output import CliError, unwrap_io
+from memhtml.cli.output import CliError, print_err, unwrap_io
 
 if TYPE_CHECKING:
     from memhtml.compose import Services, Settings
@@ -50,13 +50,20 @@ def store_root(common: Common) -> Path:
 
 
 def settings_for(common: Common, overrides: dict[str, str] | None = None) -> Settings:
-    """Settings of the store the options name, flags over environment over config."""
+    """Settings of the store the options name: flags over environment over the store's
+    config over the user's. What the store's own config tried to set and may not
+    (a local setting, an unknown key) is printed once to stderr, in ``--json`` mode
+    too: stdout is the answer, and an MCP client's protocol."""
     from returns.io import IOResult
 
     from memhtml.compose import load_settings
 
-    loaded = load_settings(store_root(common), overrides=overrides or {})
-    return unwrap_io(IOResult.from_result(loaded), lambda error: error.reason)
+    loaded = unwrap_io(IOResult.from_result(
+        load_settings(store_root(common), os.environ, overrides or {})),
+        lambda error: error.reason)
+    for warning in dict.fromkeys(loaded.warnings):
+        print_err(f"warning: {warning}")
+    return loaded.settings
 
 
 def open_cli_services(common: Common, *, embedder: str | None = None,
@@ -65,8 +72,35 @@ def open_cli_services(common: Common, *, embedder: str | None = None,
     that is not a repository, or a setting that cannot be honoured, is a failure."""
     from memhtml.compose import open_services
 
-    return unwrap_io(open_services(settings_for(common, overrides), embedder=embedder),
-                     lambda error: error.reason)
+    services = unwrap_io(open_services(settings_for(common, overrides), embedder=embedder),
+                         lambda error: error.reason)
+    finish_interrupted_writes(services)
+    return services
+
+
+def finish_interrupted_writes(services: Services) -> None:
+    """Before anything else: bring the checkout up to date for writes an earlier
+    process left half done (killed after its commit landed, or kept from the index
+    by git's lock), so a person's next ``git commit`` cannot revert them."""
+    from returns.io import IOSuccess
+
+    from memhtml.cli.output import print_err
+    from memhtml.store import finish_checkout
+
+    finished = finish_checkout(services.store_deps()).map(lambda paths: (paths, "")).lash(
+        lambda error: IOSuccess(((), describe_error(error))))
+    paths, problem = unwrap_io(finished, str)
+    if paths:
+        print_err(f"note: brought the checkout up to date for {len(paths)} path(s) an earlier "
+                  f"write left behind: {', '.join(paths)}")
+    if problem:
+        print_err(f"note: could not check the checkout for interrupted writes: {problem}")
+
+
+def describe_error(error: object) -> str:
+    from memhtml.compose import explain
+
+    return explain(error)
 
 
 def open_common(common: Common) -> tuple[Services, Store]:

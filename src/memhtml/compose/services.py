@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Never
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.compose.settings import Settings, SettingsError
+from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
 from memhtml.compose.vectors import Arm, Coverage, VectorFiles, coverage_of, vector_arm
 from memhtml.contracts.services import (
     Clock,
@@ -67,6 +67,7 @@ class Services:
     """The fence-language guess writes use, pinned to one lexer release."""
     state_dir: Path | None
     """This clone's own state (snapshots, vectors); None keeps none."""
+    git_dir: Path | None
     worktree: Path | None
     """The checkout to keep up to date after each commit; None for a bare repository."""
     language_model: LanguageModel | None = None
@@ -77,7 +78,7 @@ class Services:
 
         return StoreDeps(git=self.git, clock=self.clock, author=self.author,
                          branch=self.settings.branch, state_dir=self.state_dir,
-                         worktree=self.worktree, detect=self.detect)
+                         worktree=self.worktree, git_dir=self.git_dir, detect=self.detect)
 
     def store(self) -> Store:
         """A fresh store handle over these services (it caches its own head)."""
@@ -148,9 +149,14 @@ def pick_embedder(settings: Settings, vectors: VectorFiles, name: str | None = N
         from memhtml.adapters.embedders import OpenAICompatibleEmbedder
 
         if not settings.embed_url or not settings.embed_model:
-            return Failure(SettingsError(
-                "the openai embedder needs embed_url and embed_model (in .memhtml/config.toml "
-                "or MEMHTML_EMBED_URL/MEMHTML_EMBED_MODEL)"))
+            wanted = (("embed_url", settings.embed_url,
+                       f"set it in {USER_CONFIG_HINT} or MEMHTML_EMBED_URL; a store's own "
+                       f"config cannot name it"),
+                      ("embed_model", settings.embed_model,
+                       f"set it in the store's {CONFIG_FILE.as_posix()}, {USER_CONFIG_HINT} "
+                       f"or MEMHTML_EMBED_MODEL"))
+            return Failure(SettingsError("the openai embedder needs " + "; ".join(
+                f"{key} ({where})" for key, value, where in wanted if not value)))
         environ = os.environ if env is None else env
         saved = vectors.saved_space(settings.embed_model)
         return Success(OpenAICompatibleEmbedder(
@@ -179,7 +185,7 @@ def open_services(settings: Settings, *, clock: Clock | None = None,
             author=Signature(settings.author_name, settings.author_email),
             vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
             embedder_name=embedder or settings.embedder, detect=detect_lang,
-            state_dir=state_dir, worktree=root if is_checkout else None)
+            state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None)
 
     opened: IOResult[PygitService, SettingsError] = PygitService.open(
         root / ".git" if is_checkout else root).alt(

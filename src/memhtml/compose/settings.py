@@ -1,27 +1,52 @@
-"""Settings: command-line flags over environment variables over ``.memhtml/config.toml``.
+"""Settings: flags over environment over the store's config over the user's config.
 
-Precedence is the usual one, most specific first: a flag the caller passed wins,
-then a ``MEMHTML_*`` variable, then the store's own config file, then the default.
+Two kinds of setting, because a store is a git repository that people clone and
+pull, and whatever it carries is untrusted input:
+
+- **store settings** (``branch``, ``embedder``, ``embed_model``) describe the corpus
+  and may travel with it, committed in ``<store>/.memhtml/config.toml``;
+- **local settings** (``embed_url``, ``embed_key_env``, ``author_name``,
+  ``author_email``) send data off this machine, name a secret or say who the user
+  is. They come only from flags, ``MEMHTML_*`` variables or the user's own
+  ``$XDG_CONFIG_HOME/memhtml/config.toml`` (``~/.config/memhtml/config.toml``): a
+  clone that named an endpoint and a key variable would otherwise receive every
+  memory, and the key, the first time its reader ran ``memhtml embed``.
+
+Precedence, most specific last wins: defaults < user config < store config (store
+keys only) < environment < flags. The user's file is trusted, so a typo there is an
+error; the store's file is not, so anything wrong in it is a warning and is ignored
+rather than a refusal that would lock the reader out of the store.
 """
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Literal, TypeAlias
 
+from returns.methods import unwrap_or_failure
 from returns.result import Failure, Result, Success
 
 ENV_STORE = "MEMHTML_STORE"
 CONFIG_FILE = Path(".memhtml") / "config.toml"
+"""The store's own config file, relative to the store (committed, untrusted)."""
+USER_CONFIG_FILE = Path("memhtml") / "config.toml"
+"""The user's config file, relative to ``$XDG_CONFIG_HOME`` (default ``~/.config``)."""
+USER_CONFIG_HINT = "~/.config/memhtml/config.toml"
 _ENV_PREFIX = "MEMHTML_"
+
+Kind = Literal["store", "local"]
+_STORE: Mapping[str, Kind] = {"kind": "store"}
+_LOCAL: Mapping[str, Kind] = {"kind": "local"}
+StoreLayer: TypeAlias = tuple[dict[str, str], tuple[str, ...]]
+"""The store keys a store's file sets, and the warnings for what it tried to set."""
 
 
 @dataclass(frozen=True, slots=True)
 class SettingsError:
-    """A store that cannot be found, or a config file that cannot be read."""
+    """A store that cannot be found, or a config file of the user's that cannot be read."""
 
     reason: str
 
@@ -29,20 +54,50 @@ class SettingsError:
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the edges configure. Field names double as config keys
-    (``branch = "main"``) and, upper-cased, as ``MEMHTML_`` variables."""
+    (``branch = "main"``) and, upper-cased, as ``MEMHTML_`` variables. Each field is a
+    store setting (may be committed with the store) or a local one (flags,
+    environment and the user's config file only); see the module docstring."""
 
     store: Path
-    branch: str = "main"
-    author_name: str = "memhtml"
-    author_email: str = "memhtml@localhost"
-    embed_url: str | None = None
-    """An OpenAI-compatible embeddings endpoint (``http://127.0.0.1:11434/v1``)."""
-    embed_model: str | None = None
-    embed_key_env: str = "MEMHTML_EMBED_API_KEY"
-    """The name of the variable holding the endpoint's key: the key itself is never
-    written into a config file."""
-    embedder: str = "none"
-    """``none``, ``hashing``, ``local`` or ``openai``: which vector space search uses."""
+    branch: str = field(default="main", metadata=_STORE)
+    """Store setting: the branch memories are read from and written to."""
+    author_name: str = field(default="memhtml", metadata=_LOCAL)
+    """Local setting: the commit author's name (who the user is)."""
+    author_email: str = field(default="memhtml@localhost", metadata=_LOCAL)
+    """Local setting: the commit author's email (who the user is)."""
+    embed_url: str | None = field(default=None, metadata=_LOCAL)
+    """Local setting: an OpenAI-compatible embeddings endpoint
+    (``http://127.0.0.1:11434/v1``). Every memory and every query is sent there, so
+    a store's own config file cannot name it."""
+    embed_model: str | None = field(default=None, metadata=_STORE)
+    """Store setting: the model id that names the vector space."""
+    embed_key_env: str = field(default="MEMHTML_EMBED_API_KEY", metadata=_LOCAL)
+    """Local setting: the name of the variable holding the endpoint's key (the key
+    itself is never written into a config file). Local because a store naming it
+    could pick any variable of the reader's environment to be sent as a token."""
+    embedder: str = field(default="none", metadata=_STORE)
+    """Store setting: ``none``, ``hashing``, ``local`` or ``openai``, the embedder
+    that defines the vector space search uses."""
+
+
+def _keys(kind: Kind) -> frozenset[str]:
+    return frozenset(f.name for f in fields(Settings) if f.metadata.get("kind") == kind)
+
+
+STORE_KEYS = _keys("store")
+"""Settings a store's committed config file may set."""
+LOCAL_KEYS = _keys("local")
+"""Settings only flags, ``MEMHTML_*`` variables or the user's config file may set."""
+KNOWN_KEYS = STORE_KEYS | LOCAL_KEYS
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSettings:
+    """Settings together with what was ignored on the way (one line each), for the
+    edge to show on stderr."""
+
+    settings: Settings
+    warnings: tuple[str, ...] = ()
 
 
 def discover_store(explicit: str | None, env: Mapping[str, str], cwd: Path) -> Path | None:
@@ -61,44 +116,114 @@ def discover_store(explicit: str | None, env: Mapping[str, str], cwd: Path) -> P
     return None
 
 
-def _coerce(name: str, value: object) -> Result[object, SettingsError]:
-    if not isinstance(value, str):
-        return Failure(SettingsError(f"config key {name!r} must be a string, not {value!r}"))
-    return Success(value)
+def user_config_path(env: Mapping[str, str]) -> Path | None:
+    """The user's config file: ``$XDG_CONFIG_HOME/memhtml/config.toml``, else
+    ``$HOME/.config/memhtml/config.toml``; None when ``env`` names no home at all.
+    A relative ``XDG_CONFIG_HOME`` is ignored, as the XDG spec asks."""
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / USER_CONFIG_FILE
+    home = env.get("HOME") or env.get("USERPROFILE")
+    return Path(home) / ".config" / USER_CONFIG_FILE if home else None
+
+
+def _read_toml(path: Path) -> Result[dict[str, object], str]:
+    """The table in ``path``; an empty one when there is no file; why it cannot be read."""
+    try:
+        if not path.exists():
+            return Success({})
+        if not path.is_file():
+            # A FIFO or a device would block or never end; only a regular file is read.
+            return Failure(f"cannot read {path}: not a regular file")
+        return Success(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return Failure(f"cannot read {path}: {exc}")
+
+
+def _checked_user_table(path: Path, table: dict[str, object]
+                        ) -> Result[dict[str, str], SettingsError]:
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        return Failure(SettingsError(f"unknown keys in {path}: {', '.join(unknown)}"))
+    wrong = sorted(f"{name} must be a string, not {type(value).__name__}"
+                   for name, value in table.items() if not isinstance(value, str))
+    if wrong:
+        return Failure(SettingsError(f"in {path}: {'; '.join(wrong)}"))
+    return Success({name: str(value) for name, value in table.items()})
+
+
+def _user_layer(path: Path | None) -> Result[dict[str, str], SettingsError]:
+    """The user's file, every key known and a string: it is trusted, so a mistake in
+    it is the user's to fix and is not passed over."""
+    if path is None:
+        return Success({})
+    return _read_toml(path).alt(SettingsError).bind(
+        lambda table: _checked_user_table(path, table))
+
+
+def _store_keys(path: Path, table: dict[str, object], user_path: Path | None
+                ) -> StoreLayer:
+    warnings: list[str] = []
+    # Key names are the file's own text: repr() keeps control characters out of the
+    # reader's terminal.
+    unknown = sorted(repr(name) for name in set(table) - KNOWN_KEYS)
+    if unknown:
+        warnings.append(f"ignored unknown keys in {path}: {', '.join(unknown)}")
+    local = sorted(set(table) & LOCAL_KEYS)
+    if local:
+        warnings.append(
+            f"ignored {', '.join(local)} in {path}: settings that send data off this "
+            f"machine, name secrets or say who you are come only from flags, MEMHTML_* "
+            f"variables or {user_path or USER_CONFIG_HINT}")
+    kept: dict[str, str] = {}
+    for name in sorted(set(table) & STORE_KEYS):
+        value = table[name]
+        if isinstance(value, str):
+            kept[name] = value
+        else:
+            warnings.append(
+                f"ignored {name} in {path}: must be a string, not {type(value).__name__}")
+    return kept, tuple(warnings)
+
+
+def _store_layer(path: Path, user_path: Path | None
+                 ) -> StoreLayer:
+    """The store keys of the store's file, and a warning for everything else in it.
+
+    Nothing here fails: the file came with a clone, and a key a newer memhtml added,
+    or one planted to redirect data, must not lock the reader out of the store."""
+    def unreadable(reason: str) -> StoreLayer:
+        return {}, (f"{reason}; its settings are ignored",)
+
+    return unwrap_or_failure(_read_toml(path).map(
+        lambda table: _store_keys(path, table, user_path)).alt(unreadable))
 
 
 def load_settings(
-    store: Path, env: Mapping[str, str] | None = None, overrides: Mapping[str, str] | None = None
-) -> Result[Settings, SettingsError]:
-    """Settings for ``store``: defaults, then its config file, then the environment,
-    then ``overrides`` (the caller's flags). An unreadable config file is an error,
-    not a silent default, and so is an unknown key (a typo would otherwise be ignored)."""
-    environ = os.environ if env is None else env
-    settings = Settings(store=store)
-    known = {f.name for f in fields(Settings)} - {"store"}
-    path = store / CONFIG_FILE
-    layers: list[Mapping[str, object]] = []
-    if path.is_file():
-        try:
-            layers.append(tomllib.loads(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            return Failure(SettingsError(f"cannot read {path}: {exc}"))
-        unknown = sorted(set(layers[0]) - known)
-        if unknown:
-            return Failure(SettingsError(f"unknown keys in {path}: {', '.join(unknown)}"))
-    layers.append({
-        name: environ[_ENV_PREFIX + name.upper()]
-        for name in known
-        if _ENV_PREFIX + name.upper() in environ
-    })
-    layers.append(dict(overrides or {}))
-    for layer in layers:
-        for name, value in layer.items():
-            if name not in known:
-                return Failure(SettingsError(f"unknown setting {name!r}"))
-            match _coerce(name, value):
-                case Success(coerced):
-                    settings = replace(settings, **{name: coerced})
-                case Failure(error):
-                    return Failure(error)
-    return Success(settings)
+    store: Path, env: Mapping[str, str], overrides: Mapping[str, str] | None = None
+) -> Result[LoadedSettings, SettingsError]:
+    """Settings for ``store``, with what was ignored: defaults, then the user's config
+    file (any key), then the store's ``.memhtml/config.toml`` (store keys only), then
+    ``MEMHTML_*`` variables of ``env``, then ``overrides`` (the caller's flags).
+
+    The user's file failing to parse, or holding an unknown key or a non-string
+    value, is an error naming it. The store's file never is: an unreadable file,
+    a local or unknown key, or a value of the wrong type is ignored with a warning.
+    """
+    flags = dict(overrides or {})
+    unknown = sorted(set(flags) - KNOWN_KEYS)
+    if unknown:
+        return Failure(SettingsError(f"unknown setting {', '.join(unknown)}"))
+    user_path = user_config_path(env)
+    committed, warnings = _store_layer(store / CONFIG_FILE, user_path)
+    from_env = {name: env[_ENV_PREFIX + name.upper()]
+                for name in sorted(KNOWN_KEYS) if _ENV_PREFIX + name.upper() in env}
+
+    def layered(user: dict[str, str]) -> LoadedSettings:
+        settings = Settings(store=store)
+        for layer in (user, committed, from_env, flags):
+            # Every key is a known field and every value a string (checked above).
+            settings = replace(settings, **layer)  # type: ignore[arg-type]
+        return LoadedSettings(settings, warnings)
+
+    return _user_layer(user_path).map(layered)
