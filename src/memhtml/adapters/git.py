@@ -10,10 +10,13 @@ from __future__ import annotations
 import math
 import os
 import re
+import secrets
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import TypeVar
 
 import pygit2
@@ -44,6 +47,7 @@ _TRAILER = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(.*)")
 _BLANK = re.compile(r"\n(?:[ \t]*\n)+")
 
 _LOCK_WAIT_SECONDS = 2.0
+_GITLINK_MODE = 0o160000
 """How long ``commit`` waits for another writer to release the ref's lock."""
 
 _SYMREF_DEPTH = 5
@@ -100,6 +104,23 @@ def parse_trailers(message: str) -> tuple[tuple[str, str], ...]:
             return ()
         found.append((matched.group(1), matched.group(2).strip()))
     return tuple(found)
+
+
+def _take_lock(lock: Path, wait_seconds: float) -> bool:
+    """Create ``lock`` exclusively (git's own protocol for its lock files), waiting up
+    to ``wait_seconds`` while another process holds it."""
+    deadline = time.monotonic() + wait_seconds
+    pause = 0.001
+    while True:
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        else:
+            return True
 
 
 def _parents_of(path: str) -> list[str]:
@@ -223,13 +244,20 @@ class PygitService:
         return _guarded("set_config", lambda: self._set_config(key, value))
 
     def update_index(self, updates: Sequence[IndexUpdate]) -> IOResult[tuple[str, ...], GitError]:
-        """Compare-and-set on the checkout's index, written once under git's index lock.
+        """Compare-and-set on the checkout's index, read and written under git's lock.
 
-        An entry that no longer holds ``expected`` is skipped, not overwritten: it is
-        something the user staged. The new entries carry no stat data, so git
-        re-hashes those files on its next status rather than trusting a stale stat.
+        ``index.lock`` is taken the way git takes it (created exclusively) before the
+        index is read, and held until the new index has replaced the old, so a
+        person's ``git add`` can neither slip in between (and be lost) nor be
+        overwritten. A lock held by another git command is waited for briefly, then
+        reported. An entry that no longer holds ``expected`` is skipped, not
+        overwritten: it is something the user staged. The new entries carry no stat
+        data, so git re-hashes those files on its next status.
         """
         return _guarded("update_index", lambda: self._update_index(updates))
+
+    def index_entries(self) -> IOResult[Mapping[str, str], GitError]:
+        return _guarded("index_entries", self._index_entries)
 
     # -- internals -------------------------------------------------------------------
 
@@ -237,31 +265,73 @@ class PygitService:
         self._repo.config[key] = value
         return Success(None)
 
+    def _is_entry_object(self, update: IndexUpdate) -> bool:
+        """The object an index entry names is a blob this repository holds; a
+        submodule's entry names a commit of another repository, so it is not looked up.
+        (A repository's own index checks this; the standalone index written under the
+        lock does not.)"""
+        if update.mode == _GITLINK_MODE:
+            return True
+        try:
+            found = self._repo.get(update.blob_id or "")
+        except ValueError:
+            return False
+        if found is None:
+            return False
+        return bool(found.type == ObjectType.BLOB)
+
+    def _index_entries(self) -> Result[Mapping[str, str], GitError]:
+        if self._repo.is_bare:
+            return Success({})
+        index_path = Path(self._repo.path) / "index"
+        if not index_path.exists():
+            return Success({})
+        index = pygit2.Index(str(index_path))
+        return Success({entry.path: str(entry.id) for entry in index})
+
     def _update_index(self, updates: Sequence[IndexUpdate]) -> Result[tuple[str, ...], GitError]:
         if self._repo.is_bare or not updates:
             return Success(())
-        index = self._repo.index
-        index.read()
-        done: list[str] = []
         for update in updates:
             checked = check_tree_path(update.path)
             if not is_successful(checked):
                 return Failure(GitFailure("update_index", checked.failure().reason))
-            current = str(index[update.path].id) if update.path in index else None
-            if current != update.expected:
-                continue
-            if update.blob_id is None:
-                if current is not None:
-                    index.remove(update.path)
-            else:
-                index.add(
-                    pygit2.IndexEntry(update.path, pygit2.Oid(hex=update.blob_id),
-                                      FileMode(update.mode))
-                )
-            done.append(update.path)
-        if done:
-            index.write()
-        return Success(tuple(sorted(done)))
+            if update.blob_id is not None and not self._is_entry_object(update):
+                return Failure(GitFailure("update_index", f"no blob {update.blob_id!r} for "
+                                                          f"{update.path!r}"))
+        git_dir = Path(self._repo.path)
+        lock = git_dir / "index.lock"
+        if not _take_lock(lock, _LOCK_WAIT_SECONDS):
+            return Failure(GitFailure(
+                "update_index", f"{lock} is held by another git command; the index was "
+                                "left as it was"))
+        scratch = git_dir / f"memhtml-index-{secrets.token_hex(4)}.tmp"
+        try:
+            index_path = git_dir / "index"
+            if index_path.exists():
+                shutil.copyfile(index_path, scratch)
+            index = pygit2.Index(str(scratch))
+            done: list[str] = []
+            for update in updates:
+                current = str(index[update.path].id) if update.path in index else None
+                if current != update.expected:
+                    continue
+                if update.blob_id is None:
+                    if current is not None:
+                        index.remove(update.path)
+                else:
+                    index.add(pygit2.IndexEntry(update.path, pygit2.Oid(hex=update.blob_id),
+                                                FileMode(update.mode)))
+                done.append(update.path)
+            if done:
+                index.write()
+                with scratch.open("rb") as written:
+                    os.fsync(written.fileno())
+                os.replace(scratch, index_path)
+            return Success(tuple(sorted(done)))
+        finally:
+            scratch.unlink(missing_ok=True)
+            lock.unlink(missing_ok=True)
 
     def _lookup(self, rev: str) -> pygit2.Object | None:
         if _FULL_SHA.fullmatch(rev):

@@ -301,6 +301,11 @@ class InMemoryGit:
         self._index = index
         return tuple(sorted(done))
 
+    @_operation("index_entries")
+    def index_entries(self) -> Mapping[str, str]:
+        """The index as path -> blob id; empty for a bare repository."""
+        return MappingProxyType({path: oid for path, (_, oid) in self._index.items()})
+
     @_operation("commit_info")
     def commit_info(self, sha: str) -> CommitInfo:
         return self._info(self._peel(sha))

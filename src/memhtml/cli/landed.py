@@ -21,6 +21,7 @@ def landed_reply(landed: Landed, nothing: str = "nothing to commit") -> Reply:
         "paths": list(landed.paths),
         "path": landed.primary,
         "unsynced": list(landed.unsynced),
+        "pending": landed.pending,
     }
     if not landed.paths:
         return Reply(payload, f"{nothing} (at {landed.commit[:10] or 'an unborn branch'})")
@@ -28,4 +29,7 @@ def landed_reply(landed: Landed, nothing: str = "nothing to commit") -> Reply:
     lines += [f"  {path}" for path in landed.paths]
     notes = tuple(f"note: {path} has local changes in the checkout; left as it is"
                   for path in landed.unsynced)
+    if landed.pending:
+        notes += ("note: the commit landed, but git's index lock (another git command) kept "
+                  "the checkout from following; the next memhtml command brings it up to date",)
     return Reply(payload, "\n".join(lines), notes=notes)

@@ -205,20 +205,37 @@ def render_findings(findings: list[Finding]) -> str:
     return table([(f.path, f.kind, f.message) for f in findings])
 
 
-def doctor(*, common: Common = _COMMON) -> int:
+def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
     """Check the whole store: every file's violations and warnings, stale content-hash
-    metas, dangling links, status/path mismatches and stale published pages. Exits 1
-    when anything but a warning is found."""
+    metas, dangling links, status/path mismatches, stale published pages, and a
+    checkout left behind its branch. Exits 1 when anything but a warning is found.
+
+    Parameters
+    ----------
+    fix
+        Bring a checkout left behind its branch up to date first (only paths that
+        still hold what a memhtml commit replaced; a person's own edits are kept).
+    """
     from memhtml import store as doors
 
     def body() -> Reply:
         _, store = open_common(common)
+        notes: tuple[str, ...] = ()
+        if fix:
+            behind = store_value(doors.checkout_behind(store.deps))
+            synced = store_value(doors.fix_behind(store.deps.git, store.deps.worktree,
+                                                  store.deps.ref, behind)) \
+                if behind and store.deps.worktree is not None else None
+            if synced is not None:
+                notes = (f"fixed: {len(synced.paths)} path(s) brought up to date"
+                         + (f"; kept (a person's change): {', '.join(synced.kept)}"
+                            if synced.kept else ""),)
         warm(store, common.json)
         findings = store_value(doors.doctor(store))
         serious = [f for f in findings if f.kind != "warning"]
         code = EXIT_FAILED if serious else EXIT_OK
         return Reply({"ok": not serious, "findings": findings}, render_findings(findings),
-                     code)
+                     code, notes)
 
     return respond(common.json, body)
 

@@ -18,7 +18,7 @@ from returns.io import IOResult
 from returns.result import Result
 
 from memhtml.compose import Services, perform
-from memhtml.store import Store, StoreError
+from memhtml.store import Store, StoreError, finish_checkout
 
 T = TypeVar("T")
 
@@ -47,7 +47,10 @@ class StoreGate:
         the paths that changed since the cached version.
         """
         with self._lock:
-            outcome = self._store.head().bind(lambda _: door(self._store))
+            # A write another process left half done is finished first, as every CLI
+            # command does; its outcome is the door's concern only if git fails.
+            outcome = finish_checkout(self._store.deps).bind(
+                lambda _: self._store.head()).bind(lambda _: door(self._store))
         return perform(outcome)
 
     def warm(self) -> None:

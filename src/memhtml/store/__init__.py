@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from memhtml._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from memhtml.store.checkout import Behind, checkout_behind, finish_checkout, fix_behind
     from memhtml.store.checks import Finding, doctor, stale_generated
     from memhtml.store.deps import StoreDeps
     from memhtml.store.doors import (
@@ -69,6 +70,10 @@ _EXPORTS = {
     "BUnlink": "inputs",
     "BWrite": "inputs",
     "BatchOp": "inputs",
+    "Behind": "checkout",
+    "checkout_behind": "checkout",
+    "finish_checkout": "checkout",
+    "fix_behind": "checkout",
     "Finding": "checks",
     "InboundLink": "reads",
     "LAYOUT_DIRS": "layout",
@@ -123,6 +128,7 @@ __all__ = [
     "BUnlink",
     "BWrite",
     "BatchOp",
+    "Behind",
     "Finding",
     "InboundLink",
     "Landed",
@@ -138,9 +144,12 @@ __all__ = [
     "archive",
     "archive_path",
     "batch",
+    "checkout_behind",
     "correct",
     "describe",
     "doctor",
+    "finish_checkout",
+    "fix_behind",
     "init_store",
     "label",
     "link",

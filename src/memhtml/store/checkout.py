@@ -1,30 +1,178 @@
-"""Bring a checkout up to date after a commit made without it, never clobbering.
+"""Keep a checkout in step with its branch after commits made without it.
 
-Commits are built in memory, so a checkout beside the repository falls behind its
-branch. A changed path is written into the working tree only when the file there
-still holds the parent commit's bytes (or is absent where the parent had none);
-anything else is a local modification and is left alone, reported as unsynced.
-The index gets the same compare-and-set, so a later plain ``git commit`` in the
-checkout does not read the memhtml commit as a change to revert.
+Commits are built in memory and land on the branch by compare-and-swap, so a checkout
+beside the repository falls behind until its index and working tree are brought up
+to date. Left behind, the index reads as a staged revert of the memhtml commit and a
+person's next ``git commit`` undoes it. Three rules keep that from ever happening
+silently:
+
+- **A durable mark first.** Before a write moves the branch it records, in this
+  clone's own state (``<git-dir>/memhtml/pending/``), which paths it changes and each
+  one's blob before. The mark is removed only once the index has been brought up to
+  date; a process killed in between leaves it for the next command to finish.
+- **Compare-and-set, against the branch as it stands.** A path is brought to what the
+  checked-out branch's tip holds (which may already be a later writer's version),
+  and only where the index entry, and separately the working-tree file, still hold
+  the blob from before the write. Anything else is a person's change and is left
+  alone; a person's edits to other paths are never touched.
+- **Git's lock is git's.** The index is read and written holding ``index.lock``
+  (``GitService.update_index``); a lock held by a person's git is waited for, and a
+  write that finds it still held commits nothing.
+
+``scan_checkout`` is the backstop ``doctor`` runs: any path whose index entry or
+working-tree file still holds the blob from before the last memhtml commit that
+touched it, found from the tree itself rather than from marks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import reduce
 from pathlib import Path
 
-from returns.io import IOResult, IOSuccess
+from returns.io import IOFailure, IOResult, IOSuccess, impure_safe
 
-from memhtml.contracts.services import GitService, IndexUpdate, PathChange
-from memhtml.store.errors import StoreError
+from memhtml.contracts.services import CommitInfo, GitService, IndexUpdate, TreeEntry
+from memhtml.store.deps import StoreDeps
+from memhtml.store.errors import Refused, StoreError
+
+PENDING_DIR = "pending"
+JOURNAL_SUFFIX = ".json"
+INDEX_LOCK_WAIT_SECONDS = 2.0
+"""How long a write waits for a person's git to release ``index.lock`` before it
+refuses (nothing committed) rather than commit past it."""
+MEMHTML_SUBJECT = "memhtml "
 
 
 def git_blob_id(data: bytes) -> str:
     """The id git gives a blob of these bytes."""
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class PathStep:
+    """One path of a write: its blob before (None: absent). The blob after is read
+    from the branch when the checkout is brought up to date."""
+
+    path: str
+    before: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """The durable mark of one write in flight, and where it is kept."""
+
+    file: Path
+    ref: str
+    steps: tuple[PathStep, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Synced:
+    """What bringing a checkout up to date did."""
+
+    paths: tuple[str, ...]
+    """Paths whose index entry or file was brought up to date."""
+    kept: tuple[str, ...]
+    """Paths left as they are: a person's change is there."""
+    index_updated: bool
+    """False when git's index lock could not be had: the mark stays for later."""
+
+
+def pending_dir(git_dir: Path) -> Path:
+    return git_dir / "memhtml" / PENDING_DIR
+
+
+# -- the durable mark ------------------------------------------------------------------
+
+
+@impure_safe(exceptions=(OSError,))
+def _write_journal(folder: Path, ref: str, steps: Sequence[PathStep]) -> Journal:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
+    body = json.dumps({"ref": ref, "steps": [[s.path, s.before] for s in steps]})
+    temporary = target.with_suffix(".tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
+        handle.write(body)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, target)
+    return Journal(target, ref, tuple(steps))
+
+
+def write_journal(git_dir: Path, ref: str, steps: Sequence[PathStep]
+                  ) -> IOResult[Journal, StoreError]:
+    """Record a write before it moves the branch; a failure to record commits nothing."""
+    return _write_journal(pending_dir(git_dir), ref, steps).alt(
+        lambda exc: Refused(f"cannot record the write in {pending_dir(git_dir)}: {exc}"))
+
+
+def drop_journal(journal: Journal) -> IOResult[None, StoreError]:
+    """Remove a mark whose work is done (a mark already gone is fine)."""
+    # A mark that cannot be removed is only finished again, harmlessly.
+    with contextlib.suppress(OSError):
+        journal.file.unlink(missing_ok=True)
+    return IOSuccess(None)
+
+
+def read_journals(git_dir: Path) -> tuple[Journal, ...]:
+    """Every mark left behind, oldest first. An unreadable one is skipped (and
+    ``doctor``'s scan still finds what it was about)."""
+    folder = pending_dir(git_dir)
+    try:
+        files = sorted(folder.glob(f"*{JOURNAL_SUFFIX}"), key=lambda p: (_mtime(p), p.name))
+    except OSError:
+        return ()
+    found: list[Journal] = []
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+            steps = tuple(PathStep(str(path), None if before is None else str(before))
+                          for path, before in data["steps"])
+            found.append(Journal(file, str(data["ref"]), steps))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return tuple(found)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+# -- waiting for git ---------------------------------------------------------------------
+
+
+def index_lock_free(git_dir: Path, sleep: Callable[[float], None],
+                    wait_seconds: float = INDEX_LOCK_WAIT_SECONDS) -> IOResult[None, StoreError]:
+    """Wait for a person's git to release ``index.lock``; refuse when it stays held.
+
+    Checked before a write commits, so a write never lands while the index is being
+    rewritten under it (the later update would have to wait or be lost).
+    """
+    lock = git_dir / "index.lock"
+    waited, pause = 0.0, 0.005
+    while lock.exists():
+        if waited >= wait_seconds:
+            return IOFailure(Refused(
+                f"git's index lock {lock} has been held for {wait_seconds:.0f} s (another git "
+                "command is running); nothing was written. Retry, or remove the file if no "
+                "git command is running"))
+        sleep(pause)
+        waited += pause
+        pause = min(pause * 2, 0.1)
+    return IOSuccess(None)
+
+
+# -- bringing the checkout up to date --------------------------------------------------
 
 
 def _through_symlink(worktree: Path, path: str) -> bool:
@@ -36,19 +184,24 @@ def _through_symlink(worktree: Path, path: str) -> bool:
     return False
 
 
-def _current_bytes(target: Path) -> bytes | bool | None:
-    """The file's bytes, None when absent, False when something else is there."""
-    if not target.exists() and not target.is_symlink():
+def _file_blob(worktree: Path, path: str) -> str | bool | None:
+    """The blob id of the working-tree file; None when absent; False when something
+    else is there (a directory, a symlink on the way, an unreadable file)."""
+    target = worktree / path
+    if _through_symlink(worktree, path):
+        return False
+    if not target.exists():
         return None
-    if target.is_symlink() or not target.is_file():
+    if not target.is_file():
         return False
     try:
-        return target.read_bytes()
+        return git_blob_id(target.read_bytes())
     except OSError:
         return False
 
 
-def _write(worktree: Path, target: Path, data: bytes | None) -> bool:
+def _put_file(worktree: Path, path: str, data: bytes | None) -> bool:
+    target = worktree / path
     try:
         if data is None:
             target.unlink()
@@ -66,38 +219,213 @@ def _write(worktree: Path, target: Path, data: bytes | None) -> bool:
     return True
 
 
-def sync_checkout(
-    git: GitService,
-    worktree: Path,
-    changes: Sequence[PathChange],
-    before: Mapping[str, bytes | None],
-) -> IOResult[tuple[str, ...], StoreError]:
-    """Apply ``changes`` to the checkout where it is safe; return the paths left behind.
+def _on_branch(git: GitService, ref: str) -> IOResult[str | None, StoreError]:
+    """The branch tip when the checkout's HEAD is that branch; None otherwise (a
+    detached or other-branch checkout is not ours to bring up to date)."""
 
-    ``before`` holds each changed path's bytes at the parent commit. The caller has
-    checked that the checkout's HEAD is the new commit.
+    def compare(head: str) -> IOResult[str | None, StoreError]:
+        tip: IOResult[str, StoreError] = git.resolve(ref)
+        return tip.map(lambda branch: branch if branch == head else None)
+
+    resolved: IOResult[str, StoreError] = git.resolve("HEAD")
+    return resolved.bind(compare).lash(lambda _: IOSuccess(None))
+
+
+def bring_up_to_date(git: GitService, worktree: Path, ref: str, steps: Sequence[PathStep]
+                     ) -> IOResult[Synced, StoreError]:
+    """Bring ``steps``' paths to the branch tip's blobs where the checkout still holds
+    the blob from before; the rest is a person's and is kept."""
+    paths = [s.path for s in steps]
+
+    def against(tip: str | None) -> IOResult[Synced, StoreError]:
+        if tip is None:
+            return IOSuccess(Synced((), tuple(sorted(paths)), True))
+        entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
+        return entries.bind(lambda found: _apply(git, worktree, steps, {e.path: e for e in found}))
+
+    return _on_branch(git, ref).bind(against)
+
+
+def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
+           now: Mapping[str, TreeEntry]) -> IOResult[Synced, StoreError]:
+    def with_blobs(blobs: Mapping[str, bytes]) -> IOResult[Synced, StoreError]:
+        updates: list[IndexUpdate] = []
+        moved: set[str] = set()
+        kept: set[str] = set()
+        for step in steps:
+            entry = now.get(step.path)
+            after = None if entry is None or entry.is_symlink else entry.blob_id
+            if entry is not None and entry.is_symlink:
+                kept.add(step.path)
+                continue
+            if after != step.before:
+                updates.append(IndexUpdate(step.path, step.before, after,
+                                           entry.mode if entry is not None else 0o100644))
+            current = _file_blob(worktree, step.path)
+            if current == after:
+                continue
+            if current != step.before or (after is not None and after not in blobs):
+                kept.add(step.path)
+                continue
+            if _put_file(worktree, step.path, None if after is None else blobs[after]):
+                moved.add(step.path)
+            else:
+                kept.add(step.path)
+
+        def indexed(done: tuple[str, ...]) -> Synced:
+            skipped = {u.path for u in updates} - set(done)
+            return Synced(tuple(sorted(moved | set(done))), tuple(sorted(kept | skipped)), True)
+
+        updated: IOResult[Synced, StoreError] = git.update_index(updates).map(indexed)
+        return updated.lash(lambda _: IOSuccess(
+            Synced(tuple(sorted(moved)), tuple(sorted(kept | {u.path for u in updates})), False)))
+
+    wanted = sorted({e.blob_id for e in now.values() if not e.is_symlink})
+    read: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(wanted)
+    return read.bind(with_blobs)
+
+
+def finish_journals(git: GitService, git_dir: Path, worktree: Path
+                    ) -> IOResult[tuple[str, ...], StoreError]:
+    """Finish every write a process left half done (killed after the branch moved,
+    or kept from the index by git's lock); the paths brought up to date.
+
+    Run before anything else by every command that opens a checkout: cheap when
+    there is nothing to do (one directory listing). A mark is dropped once the index
+    could be updated; one kept from it by git's lock stays for the next command.
     """
-    unsynced: list[str] = []
-    updates: list[IndexUpdate] = []
-    for change in changes:
-        old = before.get(change.path)
-        updates.append(
-            IndexUpdate(
-                change.path,
-                None if old is None else git_blob_id(old),
-                None if change.data is None else git_blob_id(change.data),
-            )
-        )
-        target = worktree / change.path
-        if _through_symlink(worktree, change.path) or _current_bytes(target) != old:
-            unsynced.append(change.path)
-            continue
-        if old is None and change.data is None:
-            continue
-        if not _write(worktree, target, change.data):
-            unsynced.append(change.path)
-    # The commit has landed; an index that could not be updated (locked by a
-    # concurrent git command) only means the checkout shows the change as unstaged.
-    every = tuple(sorted({*unsynced, *(u.path for u in updates)}))
-    return git.update_index(updates).map(lambda _: tuple(sorted(unsynced))).lash(
-        lambda _: IOSuccess(every))
+
+    def then(fixed: IOResult[tuple[str, ...], StoreError], journal: Journal
+             ) -> IOResult[tuple[str, ...], StoreError]:
+        def finished(synced: Synced, so_far: tuple[str, ...]
+                     ) -> IOResult[tuple[str, ...], StoreError]:
+            dropped = drop_journal(journal) if synced.index_updated else IOSuccess(None)
+            return dropped.map(lambda _: (*so_far, *synced.paths))
+
+        return fixed.bind(lambda so_far: bring_up_to_date(
+            git, worktree, journal.ref, journal.steps).bind(
+            lambda synced: finished(synced, so_far)))
+
+    start: IOResult[tuple[str, ...], StoreError] = IOSuccess(())
+    return reduce(then, read_journals(git_dir), start).map(lambda paths: tuple(sorted(set(paths))))
+
+
+def finish_checkout(deps: StoreDeps) -> IOResult[tuple[str, ...], StoreError]:
+    """``finish_journals`` for a store's checkout; nothing to do without one."""
+    git_dir, worktree = deps.checkout_git_dir, deps.worktree
+    if git_dir is None or worktree is None:
+        return IOSuccess(())
+    return finish_journals(deps.git, git_dir, worktree)
+
+
+def checkout_behind(deps: StoreDeps) -> IOResult[tuple[Behind, ...], StoreError]:
+    """``scan_checkout`` for a store's checkout, plus every path a mark still names;
+    nothing without a checkout."""
+    git_dir, worktree = deps.checkout_git_dir, deps.worktree
+    if git_dir is None or worktree is None:
+        return IOSuccess(())
+    return scan_checkout(deps.git, worktree, deps.ref)
+
+
+# -- the backstop: doctor's scan -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Behind:
+    """A path the checkout holds as it was before the memhtml commit ``commit``:
+    its index entry (``index``), its working-tree file (``file``), or both."""
+
+    path: str
+    commit: str
+    before: str | None
+    index: bool
+    file: bool
+
+
+def _untracked_html(worktree: Path, known: set[str]) -> set[str]:
+    found: set[str] = set()
+    for folder, dirs, files in os.walk(worktree):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        base = Path(folder).relative_to(worktree).as_posix()
+        for name in files:
+            path = name if base == "." else f"{base}/{name}"
+            if path.endswith(".html") and path not in known:
+                found.add(path)
+    return found
+
+
+def _last_memhtml_step(git: GitService, ref: str, path: str
+                       ) -> IOResult[tuple[str, str | None] | None, StoreError]:
+    """The newest commit on ``ref`` touching ``path`` and the path's blob before it,
+    when that commit is memhtml's; None when it is not (a person's own history)."""
+
+    def before(commits: tuple[CommitInfo, ...]
+               ) -> IOResult[tuple[str, str | None] | None, StoreError]:
+        if not commits or not commits[0].message.startswith(MEMHTML_SUBJECT):
+            return IOSuccess(None)
+        last = commits[0]
+        if not last.parents:
+            return IOSuccess((last.sha, None))
+        entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(
+            last.parents[0], [path])
+        return entries.map(lambda found: (last.sha, found[0].blob_id if found else None))
+
+    touching: IOResult[tuple[CommitInfo, ...], StoreError] = git.commits_touching(ref, path, 1)
+    return touching.bind(before)
+
+
+def scan_checkout(git: GitService, worktree: Path, ref: str
+                  ) -> IOResult[tuple[Behind, ...], StoreError]:
+    """Every path whose index entry or working-tree file still holds the blob from
+    before the last memhtml commit that touched it (and is otherwise as the branch
+    has it): what a person's ``git commit`` would revert."""
+
+    def judge(path: str, want: str | None, staged: str | None, current: str | bool | None,
+              step: tuple[str, str | None] | None) -> Behind | None:
+        if step is None:
+            return None
+        commit, before = step
+        index = staged != want and staged == before
+        file = current != want and current == before
+        if (index or staged == want) and (file or current == want) and (index or file):
+            return Behind(path, commit, before, index, file)
+        return None
+
+    def compare(tree: tuple[TreeEntry, ...], index: Mapping[str, str]
+                ) -> IOResult[tuple[Behind, ...], StoreError]:
+        head = {e.path: e.blob_id for e in tree if not e.is_symlink}
+        known = set(head) | set(index)
+        paths = sorted(known | _untracked_html(worktree, known))
+        differing = [(path, head.get(path), index.get(path), _file_blob(worktree, path))
+                     for path in paths]
+        differing = [d for d in differing if not (d[2] == d[1] and d[3] == d[1])]
+
+        def then(found: IOResult[tuple[Behind, ...], StoreError],
+                 item: tuple[str, str | None, str | None, str | bool | None]
+                 ) -> IOResult[tuple[Behind, ...], StoreError]:
+            path, want, staged, current = item
+            return found.bind(lambda so_far: _last_memhtml_step(git, ref, path).map(
+                lambda step: (*so_far, *_some(judge(path, want, staged, current, step)))))
+
+        start: IOResult[tuple[Behind, ...], StoreError] = IOSuccess(())
+        return reduce(then, differing, start)
+
+    def scan(tip: str | None) -> IOResult[tuple[Behind, ...], StoreError]:
+        if tip is None:
+            return IOSuccess(())
+        listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.list_tree(tip)
+        indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries()
+        return listed.bind(lambda tree: indexed.bind(lambda index: compare(tree, index)))
+
+    return _on_branch(git, ref).bind(scan)
+
+
+def _some(behind: Behind | None) -> tuple[Behind, ...]:
+    return () if behind is None else (behind,)
+
+
+def fix_behind(git: GitService, worktree: Path, ref: str, behind: Sequence[Behind]
+               ) -> IOResult[Synced, StoreError]:
+    """Bring what ``scan_checkout`` found up to date, by the same compare-and-set rules
+    a write uses (a person's change that appeared meanwhile is kept)."""
+    return bring_up_to_date(git, worktree, ref, [PathStep(b.path, b.before) for b in behind])

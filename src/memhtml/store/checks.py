@@ -18,12 +18,15 @@ from memhtml.contracts.services import GitService, TreeEntry
 from memhtml.format import check_memory
 from memhtml.head import HeadVersion
 from memhtml.head.record import is_archived_path
+from memhtml.store.checkout import Behind, checkout_behind
+from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import StoreError
 from memhtml.store.session import Store
 from memhtml.store.site import is_generated_path, stale_artifacts
 
 FindingKind = Literal[
-    "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact"
+    "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact",
+    "checkout",
 ]
 
 
@@ -109,6 +112,24 @@ def _skipped_findings(entries: tuple[TreeEntry, ...], blobs: dict[str, bytes],
     return out
 
 
+def checkout_findings(deps: StoreDeps) -> IOResult[list[Finding], StoreError]:
+    """The checkout's paths a person's ``git commit`` would revert: held as they were
+    before a memhtml commit, in the index, the working tree, or both."""
+
+    def findings(behind: tuple[Behind, ...]) -> list[Finding]:
+        out: list[Finding] = []
+        for b in behind:
+            where = " and ".join(w for w, held in (("index", b.index), ("working tree", b.file))
+                                 if held)
+            out.append(Finding(b.path, "checkout",
+                               f"the {where} still holds this path as it was before commit "
+                               f"{b.commit[:10]}; a plain git commit would revert it (run "
+                               "memhtml doctor --fix)"))
+        return out
+
+    return checkout_behind(deps).map(findings)
+
+
 def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
     """Every finding at the tip, sorted by path, kind and message."""
 
@@ -133,7 +154,8 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
         def artifacts(stale: list[str]) -> IOResult[list[Finding], StoreError]:
             pages = [Finding(p, "artifact", "generated page is stale; run publish")
                      for p in stale]
-            return skipped_files().map(lambda more: finish(pages + more))
+            return skipped_files().bind(lambda more: checkout_findings(store.deps).map(
+                lambda behind: finish(pages + more + behind)))
 
         return stale_generated(git, version).bind(artifacts)
 

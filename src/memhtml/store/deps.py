@@ -30,6 +30,9 @@ class StoreDeps:
     supply it (``.git/memhtml``). None keeps no state."""
     worktree: Path | None = None
     """A checkout to bring up to date after each commit; None for a bare repository."""
+    git_dir: Path | None = None
+    """The repository's git directory, where a checkout's index and lock live; None
+    derives it as ``<worktree>/.git``."""
     detect: Detector | None = None
     """The fence-language guess a write uses; None leaves unlabeled fences unlabeled.
     A guess is pinned to one release of its lexers, so the composition root picks it."""
@@ -38,6 +41,13 @@ class StoreDeps:
     def ref(self) -> str:
         """The full name of the branch every door writes to."""
         return self.branch if self.branch.startswith("refs/") else f"refs/heads/{self.branch}"
+
+    @property
+    def checkout_git_dir(self) -> Path | None:
+        """The git directory of the checkout writes keep up to date; None without one."""
+        if self.worktree is None:
+            return None
+        return self.git_dir if self.git_dir is not None else self.worktree / ".git"
 
     def tip(self) -> IOResult[str | None, StoreError]:
         """The branch's commit, or None while the branch is unborn."""

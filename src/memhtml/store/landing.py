@@ -14,12 +14,22 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import RefMoved
 from memhtml.contracts.services import PathChange
-from memhtml.store.checkout import sync_checkout
+from memhtml.store.checkout import (
+    Journal,
+    PathStep,
+    Synced,
+    bring_up_to_date,
+    drop_journal,
+    git_blob_id,
+    index_lock_free,
+    write_journal,
+)
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import StoreError
 
@@ -46,6 +56,9 @@ class Landed:
     original path of an archive or move. None for a batch or an init."""
     unsynced: tuple[str, ...] = ()
     """Paths the checkout was not brought up to date for (a local modification)."""
+    pending: bool = False
+    """The commit landed but git's index lock kept the checkout from following; the
+    next memhtml command brings it up to date (the write is marked until then)."""
 
 
 @dataclass(frozen=True)
@@ -86,8 +99,16 @@ def commit_message(draft: Draft) -> str:
 
 def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
          ) -> IOResult[Landed, StoreError]:
-    """Derive and commit until the swap holds, the derivation fails, or attempts run out."""
+    """Derive and commit until the swap holds, the derivation fails, or attempts run out.
+
+    In a checkout, each attempt first waits for git's index lock to be free (and
+    refuses, committing nothing, when it stays held) and records the write's paths
+    in a durable mark; the mark is dropped once the checkout is up to date, so a
+    process killed between the branch moving and the index following leaves it for
+    the next command to finish (``checkout.finish_journals``).
+    """
     jitter = rng or random.Random()
+    git_dir = deps.checkout_git_dir
 
     def attempt(number: int) -> IOResult[Landed, StoreError]:
         return derive().bind(lambda draft: commit(number, draft))
@@ -95,14 +116,24 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
     def commit(number: int, draft: Draft) -> IOResult[Landed, StoreError]:
         if not draft.changes:
             return IOSuccess(Landed(draft.parent or "", (), "", draft.primary))
+        return _marked(deps, git_dir, draft).bind(
+            lambda journal: swap(number, draft, journal))
+
+    def swap(number: int, draft: Draft, journal: Journal | None
+             ) -> IOResult[Landed, StoreError]:
         message = commit_message(draft)
         committed: IOResult[str, StoreError] = deps.git.commit(
             deps.ref, draft.parent, draft.changes, message, deps.author, deps.clock.now()
         )
-        # Syncing the checkout never fails (what it cannot sync it reports as
-        # unsynced), so ``lash`` below only ever sees the commit's own failure.
-        return committed.bind(lambda sha: _synced(deps, sha, draft, message)).lash(
-            lambda failure: retry(number, failure))
+
+        def lost(failure: StoreError) -> IOResult[Landed, StoreError]:
+            unmarked = drop_journal(journal) if journal is not None else IOSuccess(None)
+            return unmarked.bind(lambda _: retry(number, failure))
+
+        # Bringing the checkout up to date never fails (what it cannot do it reports,
+        # and leaves marked), so ``lash`` below only ever sees the commit's failure.
+        return committed.bind(lambda sha: _synced(deps, sha, draft, message, journal)).lash(
+            lost)
 
     def retry(number: int, failure: StoreError) -> IOResult[Landed, StoreError]:
         if not isinstance(failure, RefMoved) or number + 1 >= MAX_ATTEMPTS:
@@ -114,23 +145,36 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
     return attempt(0)
 
 
-def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str
+def _steps(draft: Draft) -> tuple[PathStep, ...]:
+    def blob(path: str) -> str | None:
+        before = draft.before.get(path)
+        return None if before is None else git_blob_id(before)
+
+    return tuple(PathStep(c.path, blob(c.path)) for c in draft.changes)
+
+
+def _marked(deps: StoreDeps, git_dir: Path | None, draft: Draft
+            ) -> IOResult[Journal | None, StoreError]:
+    if git_dir is None:
+        return IOSuccess(None)
+    free = index_lock_free(git_dir, deps.clock.sleep)
+    return free.bind(lambda _: write_journal(git_dir, deps.ref, _steps(draft)))
+
+
+def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str, journal: Journal | None
             ) -> IOResult[Landed, StoreError]:
     paths = tuple(sorted(c.path for c in draft.changes))
-
-    def landed(unsynced: tuple[str, ...]) -> Landed:
-        return Landed(sha, paths, message, draft.primary, unsynced)
-
     worktree = deps.worktree
-    if worktree is None:
-        return IOSuccess(landed(()))
+    if worktree is None or journal is None:
+        return IOSuccess(Landed(sha, paths, message, draft.primary))
 
-    def sync(head: str) -> IOResult[tuple[str, ...], StoreError]:
-        # Only a checkout whose HEAD is this very commit is touched: HEAD on another
-        # branch, detached, or already moved on by another writer is left as it is.
-        if head != sha:
-            return IOSuccess(paths)
-        return sync_checkout(deps.git, worktree, draft.changes, draft.before)
+    def landed(synced: Synced) -> IOResult[Landed, StoreError]:
+        done = drop_journal(journal) if synced.index_updated else IOSuccess(None)
+        return done.map(lambda _: Landed(sha, paths, message, draft.primary, synced.kept,
+                                         pending=not synced.index_updated))
 
-    resolved: IOResult[str, StoreError] = deps.git.resolve("HEAD")
-    return resolved.bind(sync).lash(lambda _: IOSuccess(paths)).map(landed)
+    # The checkout is brought to the branch as it stands (a later writer's version
+    # included), and only where it still holds what was there before this write.
+    synced = bring_up_to_date(deps.git, worktree, deps.ref, journal.steps).lash(
+        lambda _: IOSuccess(Synced((), paths, False)))
+    return synced.bind(landed)

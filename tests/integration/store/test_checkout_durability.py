@@ -1,0 +1,165 @@
+"""The checkout never falls behind silently.
+
+A write commits in memory and moves the branch by compare-and-swap; the checkout's
+index and working tree follow. These tests take away each thing that step relies
+on (git's index lock, the process itself) and check that nothing a person does next
+with plain git can revert a landed memory, and that their own edits are kept.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from memhtml.adapters.clock import SystemClock
+from memhtml.store import (
+    Refused,
+    Store,
+    StoreDeps,
+    WriteInput,
+    checkout_behind,
+    finish_checkout,
+    fix_behind,
+    write,
+)
+from memhtml.store.checkout import pending_dir, read_journals
+from tests.integration.store.store_support import err, git_cli, make_store, ok, tip
+
+
+def _status(root: Path) -> list[str]:
+    return [line for line in git_cli(root, "status", "--porcelain").splitlines() if line]
+
+
+def _hand_commit(root: Path, path: str, text: str) -> None:
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(text, encoding="utf-8")
+    git_cli(root, "add", path)
+    git_cli(root, "-c", "user.name=Person", "-c", "user.email=p@example.org",
+            "commit", "-q", "-m", f"hand edit {path}")
+
+
+def _system_clock(store: Store) -> Store:
+    """The same store with a clock that really waits (the lock tests need time)."""
+    deps = store.deps
+    return Store(StoreDeps(git=deps.git, clock=SystemClock(), author=deps.author,
+                           branch=deps.branch, state_dir=deps.state_dir,
+                           worktree=deps.worktree))
+
+
+def test_a_write_leaves_a_clean_checkout_and_no_mark(tmp_path: Path) -> None:
+    store, _ = make_store(tmp_path / "repo")
+    ok(write(store, WriteInput(title="Kettle", claim="The kettle is descaled on Mondays.")))
+    root = tmp_path / "repo"
+    assert _status(root) == []
+    assert read_journals(root / ".git") == ()
+
+
+def test_a_held_index_lock_refuses_the_write_and_commits_nothing(tmp_path: Path) -> None:
+    store, _ = make_store(tmp_path / "repo")
+    store = _system_clock(store)
+    root = tmp_path / "repo"
+    before = tip(store)
+    (root / ".git" / "index.lock").write_bytes(b"")
+    started = time.monotonic()
+    failure = err(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert time.monotonic() - started >= 1.5, "the lock is waited for before refusing"
+    assert isinstance(failure, Refused)
+    assert "index lock" in failure.reason
+    assert tip(store) == before
+    assert read_journals(root / ".git") == ()
+
+
+def test_a_lock_released_while_waiting_lets_the_write_through(tmp_path: Path) -> None:
+    store, _ = make_store(tmp_path / "repo")
+    store = _system_clock(store)
+    root = tmp_path / "repo"
+    lock = root / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    release = threading.Timer(0.3, lock.unlink)
+    release.start()
+    landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    release.join()
+    assert not landed.pending
+    assert _status(root) == []
+
+
+def test_a_lock_taken_after_the_commit_leaves_a_mark_the_next_command_finishes(
+        tmp_path: Path) -> None:
+    store, git = make_store(tmp_path / "repo")
+    root = tmp_path / "repo"
+    lock = root / ".git" / "index.lock"
+
+    class LockAfterCommit:
+        """git that is grabbed by a person's git right after the branch moves."""
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(git, name)
+
+        def commit(self, *args: object, **kwargs: object) -> object:
+            landed = git.commit(*args, **kwargs)  # type: ignore[arg-type]
+            lock.write_bytes(b"")
+            return landed
+
+    deps = store.deps
+    racing = Store(StoreDeps(git=LockAfterCommit(), clock=deps.clock,  # type: ignore[arg-type]
+                             author=deps.author, state_dir=deps.state_dir,
+                             worktree=deps.worktree))
+    landed = ok(write(racing, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert landed.pending
+    assert len(read_journals(root / ".git")) == 1
+    lock.unlink()
+    # The person's git sees the index as it was: a staged deletion of the memory.
+    assert any("kettle.html" in line for line in _status(root))
+    fixed = ok(finish_checkout(store.deps))
+    assert fixed == (landed.primary,)
+    assert _status(root) == []
+    assert read_journals(root / ".git") == ()
+
+
+def test_an_interrupted_sync_is_found_by_doctor_and_fixed_without_touching_edits(
+        tmp_path: Path) -> None:
+    store, _ = make_store(tmp_path / "repo")
+    root = tmp_path / "repo"
+    _hand_commit(root, "notes/mine.txt", "a person's file\n")
+    landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert landed.primary is not None
+    # What a kill between the branch moving and the checkout following leaves, with
+    # the mark lost too: index and file as they were before the memhtml commit.
+    git_cli(root, "read-tree", "HEAD~1")
+    (root / landed.primary).unlink()
+    # ... and the person's own uncommitted work, staged and unstaged.
+    (root / "notes" / "mine.txt").write_text("edited, not staged\n", encoding="utf-8")
+    (root / "notes" / "staged.txt").write_text("staged, new\n", encoding="utf-8")
+    git_cli(root, "add", "notes/staged.txt")
+
+    behind = ok(checkout_behind(store.deps))
+    assert [(b.path, b.index, b.file) for b in behind] == [(landed.primary, True, True)]
+    assert behind[0].commit == landed.commit
+
+    synced = ok(fix_behind(store.deps.git, root, store.deps.ref, behind))
+    assert synced.paths == (landed.primary,)
+    assert ok(checkout_behind(store.deps)) == ()
+    assert set(_status(root)) == {"A  notes/staged.txt", " M notes/mine.txt"}
+    assert (root / "notes" / "mine.txt").read_text(encoding="utf-8") == "edited, not staged\n"
+
+    git_cli(root, "-c", "user.name=Person", "-c", "user.email=p@example.org",
+            "commit", "-qam", "the person's commit")
+    tree = git_cli(root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert landed.primary in tree
+    assert "notes/staged.txt" in tree
+
+
+def test_a_persons_modified_file_is_kept_and_reported(tmp_path: Path) -> None:
+    store, _ = make_store(tmp_path / "repo")
+    root = tmp_path / "repo"
+    first = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert first.primary is not None
+    (root / first.primary).write_text("my own draft\n", encoding="utf-8")
+    from memhtml.store import label
+
+    landed = ok(label(store, first.primary, "topic:kitchen"))
+    assert landed.unsynced == (first.primary,)
+    assert (root / first.primary).read_text(encoding="utf-8") == "my own draft\n"
+    assert read_journals(root / ".git") == ()
+    assert pending_dir(root / ".git").is_dir()
