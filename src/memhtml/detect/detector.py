@@ -18,12 +18,13 @@ from memhtml.detect.vocabulary import CanonicalLang, normalize_lang
 
 __all__ = ["DEPLOY_THRESHOLD", "MAX_DETECT_CHARS", "Detection", "detect", "detect_lang"]
 
-# Measured operating point on tests/data/langdetect (Pygments 2.20.0): the lowest
-# threshold whose precision is still >= 95% is 0.6544 (96.77% precision, 23.66%
-# coverage). Deployed as 0.66, rounded up, which is the safe direction because
-# confidence is monotone in evidence: at 0.66 the eval set stamps 59 snippets,
-# 58 of them correctly (98.31% precision, 22.52% coverage).
-DEPLOY_THRESHOLD: Final = 0.66
+# Chosen on the held-out set (tests/data/langdetect/heldout.jsonl, written after the
+# scorer was frozen; Pygments 2.20.0): the lowest two-decimal threshold whose held-out
+# precision reaches 95%. At the design set's own operating point (0.66) held-out
+# precision was 72%, and it stays between 58% and 78% up to 0.98, so the guess is
+# all but switched off: a wrong language label is worse than none. A better scorer
+# is measured against the same held-out set before the threshold comes down.
+DEPLOY_THRESHOLD: Final = 0.99
 
 # Every candidate lexer's cost grows with the input and the MCP server is a
 # single process, so a large unlabeled fence abstains rather than stall it.

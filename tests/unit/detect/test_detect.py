@@ -163,10 +163,10 @@ def test_confidence_is_in_unit_interval() -> None:
         assert found.lang is None or found.lang in CANONICAL_LANGS
 
 
-# Each of these clears DEPLOY_THRESHOLD by a wide margin (>= 0.9) in the sweep.
-@pytest.mark.parametrize(
-    "snippet_id", ["json-02", "json-08", "sql-16", "html-06", "html-19", "python-02"]
-)
+# Each of these clears DEPLOY_THRESHOLD (0.99) in the sweep: json-11 at 0.9985,
+# json-08 and json-14 at 0.9975, sql-16 at 0.9933. They are the only design-set
+# snippets that do.
+@pytest.mark.parametrize("snippet_id", ["json-11", "json-08", "json-14", "sql-16"])
 def test_confident_examples_stamp_their_label(snippet_id: str) -> None:
     label, code = _snippets()[snippet_id]
     assert detect_lang(code) == label
@@ -192,9 +192,18 @@ def test_prose_and_other_languages_do_not_stamp(snippet_id: str) -> None:
     assert detect_lang(code) is None
 
 
-@pytest.mark.parametrize("snippet_id", ["other-csharp-03", "other-powershell-01"])
-def test_confident_winner_outside_vocabulary_does_not_stamp(snippet_id: str) -> None:
-    _, code = _snippets()[snippet_id]
+# PowerShell one-liners whose winner clears DEPLOY_THRESHOLD (0.9933 and 0.9975);
+# no design-set snippet outside the vocabulary wins by that much.
+@pytest.mark.parametrize(
+    "code",
+    [
+        "Get-ChildItem -Recurse | Where-Object { $_.Length -gt 1MB } | "
+        "Sort-Object Length -Descending | Select-Object -First 10 FullName, Length\n",
+        'Write-Host "Done" -ForegroundColor Green; Start-Sleep -Seconds 2; '
+        "Remove-Item -Force -Recurse $env:TEMP\\build\n",
+    ],
+)
+def test_confident_winner_outside_vocabulary_does_not_stamp(code: str) -> None:
     found = detect(code)
     assert found.lang is None
     assert found.confidence >= DEPLOY_THRESHOLD
@@ -226,7 +235,7 @@ def _fenced(code: str, detector: Callable[[str], str | None] | None) -> str:
 
 
 def test_template_stamps_an_unlabeled_fence_only_through_the_detector_it_is_given() -> None:
-    label, code = _snippets()["json-02"]
+    label, code = _snippets()["json-11"]
     assert f'<code data-lang="{label}">' in _fenced(code, detect_lang)
     assert "<code>" in _fenced(code, None)
     assert "data-lang" not in _fenced(code, None)
