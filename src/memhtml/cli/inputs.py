@@ -3,6 +3,8 @@ into the store's ``WriteInput``. Shared by ``write``, ``correct`` and ``task add
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
@@ -16,6 +18,11 @@ if TYPE_CHECKING:
     from memhtml.contracts.record import Link
     from memhtml.contracts.vocabulary import EdgeRel, MemoryType
     from memhtml.store import WriteInput
+
+MAX_FILE_BYTES = 1 << 20
+"""``--file``'s cap, 1 MiB: the write door's own cap on one write
+(``memhtml.store.plan.MAX_WRITE_BYTES``; a test holds the two equal). Kept here as a
+number so ``--help`` need not import the store."""
 
 Many = Annotated[tuple[str, ...], Parameter(consume_multiple=False, negative_iterable=())]
 """A repeatable option: ``--body a --body b``, one value per flag."""
@@ -52,7 +59,8 @@ class MemoryFields:
     due: str | None = None
     """A due date (YYYY-MM-DD or an instant), for tasks."""
     file: Path | None = None
-    """A whole memory file to commit verbatim (after validation) instead of the fields."""
+    """A whole memory file to commit verbatim (after validation) instead of the fields:
+    a regular UTF-8 file of at most 1 MiB."""
     path: str | None = None
     """The tree path for the new file (default: made from the title)."""
 
@@ -70,16 +78,49 @@ def parse_links(raw: tuple[str, ...]) -> tuple[Link, ...]:
     return tuple(links)
 
 
+def read_capped(path: Path) -> str:
+    """A regular file's text, refused before reading when it is something else (a FIFO
+    would block, ``/dev/zero`` never ends) and after at most ``MAX_FILE_BYTES`` + 1
+    bytes when it is larger than the cap."""
+    cap = f"the {MAX_FILE_BYTES}-byte (1 MiB) cap on --file"
+    try:
+        # Non-blocking, so opening a FIFO with no writer returns at once; the check is
+        # on the opened descriptor, so nothing can swap the file after it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "not a regular file")
+            raise CliError(f"cannot read {path}: it is {kind}; --file takes a regular file "
+                           f"within {cap}")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_FILE_BYTES:
+        raise CliError(f"cannot read {path}: it is larger than {cap}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"cannot read {path}: not UTF-8 text ({exc.reason} at byte "
+                       f"{exc.start})") from exc
+    # Universal newlines, as reading the file as text always gave the door.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def write_input(fields: MemoryFields, default_type: str = "semantic") -> WriteInput:
     """The door's input; ``--file`` reads the whole file and ignores the other fields."""
     from memhtml.store import WriteInput
 
     if fields.file is not None:
-        try:
-            html = fields.file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"cannot read {fields.file}: {exc}") from exc
-        return WriteInput(file_html=html, path=fields.path)
+        return WriteInput(file_html=read_capped(fields.file), path=fields.path)
     missing = [name for name, value in (("--title", fields.title), ("--claim", fields.claim))
                if not value.strip()]
     if missing:

@@ -7,7 +7,12 @@ back as a tool error carrying ``describe``'s line with every violation in it.
 
 Paths are tree paths relative to the store (``areas/inbox/x.html``): the doors
 refuse an absolute path, a ``..`` segment, a backslash or anything under ``.git``,
-so no argument can name a file outside the repository.
+so no argument can name a file outside the repository; a new file's name must also
+be portable (no Windows device name, no ``.memhtml/``, no case twin).
+
+Every text argument has a length cap in its schema, so an oversized value is
+refused by the SDK's validation before any door runs, and the server keeps serving;
+a write's text as a whole is capped by the door (``MAX_WRITE_BYTES``, 1 MiB).
 
 No ``from __future__ import annotations`` here: the SDK builds each input schema from
 the tool function's annotations at registration, and real objects need no resolving.
@@ -56,6 +61,7 @@ from memhtml.store import (
     task_status,
     write,
 )
+from memhtml.store.plan import MAX_WRITE_BYTES
 
 Tier = Literal["gist", "summary", "details", "all"]
 
@@ -79,56 +85,103 @@ REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempoten
 search stops finding it, which is what a client should ask a person about."""
 
 
+# -- input caps, in characters (the door counts the UTF-8 bytes of a write) -------------
+
+TITLE_MAX = 1_000
+CLAIM_MAX = 10_000
+PARAGRAPH_MAX = 100_000
+PARAGRAPHS_MAX = 1_000
+LABEL_MAX = 256
+"""An entity, a tag, an author or a session id."""
+LABELS_MAX = 200
+"""Entities, tags or links on one memory."""
+PATH_MAX = 4_096
+"""The door refuses a path over 4,096 UTF-8 bytes, or a name in it over 255."""
+DATE_MAX = 64
+REF_MAX = 256
+QUERY_MAX = 4_000
+ARTICLE_MAX = MAX_WRITE_BYTES
+
+
+def _capped(limit: int) -> str:
+    return f" At most {limit:,} characters."
+
+
 class LinkTo(BaseModel):
     """An edge from the new memory to an existing one."""
 
     rel: Annotated[EdgeRel, Field(description="The kind of edge.")]
-    path: Annotated[str, Field(description="The target memory's path, e.g. "
-                                           "areas/inbox/deploy-runbook.html.")]
+    path: Annotated[str, Field(max_length=PATH_MAX,
+                               description="The target memory's path, e.g. "
+                                           "areas/inbox/deploy-runbook.html."
+                                           + _capped(PATH_MAX))]
 
 
 # -- parameter types, shared by the tools that take them --------------------------------
 
 PathArg = Annotated[str, Field(
+    max_length=PATH_MAX,
     description="A memory's path relative to the store, as memory_search returns it, "
-                "e.g. areas/inbox/deploy-runbook.html.")]
+                "e.g. areas/inbox/deploy-runbook.html." + _capped(PATH_MAX))]
 AtArg = Annotated[str | None, Field(
+    max_length=REF_MAX,
     description="Read the store as it was at this commit id or ref; omit for the "
-                "current state.")]
-TitleArg = Annotated[str, Field(description="A short title, a few words; the file name is "
-                                            "made from it.")]
+                "current state." + _capped(REF_MAX))]
+TitleArg = Annotated[str, Field(max_length=TITLE_MAX,
+                                description="A short title, a few words; the file name is "
+                                            "made from it." + _capped(TITLE_MAX))]
 ClaimArg = Annotated[str, Field(
+    max_length=CLAIM_MAX,
     description="The fact itself, one or two self-contained sentences: what a later search "
-                "shows as the gist.")]
-BodyArg = Annotated[tuple[str, ...], Field(
+                "shows as the gist." + _capped(CLAIM_MAX))]
+Paragraph = Annotated[str, Field(max_length=PARAGRAPH_MAX)]
+Label = Annotated[str, Field(max_length=LABEL_MAX)]
+BodyArg = Annotated[tuple[Paragraph, ...], Field(
+    max_length=PARAGRAPHS_MAX,
     description="Supporting prose, one string per paragraph. Plain text: markup is escaped, "
                 "and a paragraph containing a block tag such as <p> or <div> is refused. A "
-                "paragraph that is one fenced block (```lang ... ```) becomes a code figure.")]
+                "paragraph that is one fenced block (```lang ... ```) becomes a code figure. "
+                f"At most {PARAGRAPHS_MAX:,} paragraphs of {PARAGRAPH_MAX:,} characters; the "
+                f"whole memory's text at most {MAX_WRITE_BYTES:,} bytes (UTF-8).")]
 TypeArg = Annotated[MemoryType, Field(
     description="What kind of memory: semantic (a fact), episodic (something that "
                 "happened), procedural (how to do something), user_preference, "
                 "agent_insight, error_pattern, verdict, precedent, arc.")]
-EntitiesArg = Annotated[tuple[str, ...], Field(
+_EACH = f" At most {LABELS_MAX:,}, each at most {LABEL_MAX:,} characters."
+EntitiesArg = Annotated[tuple[Label, ...], Field(
+    max_length=LABELS_MAX,
     description="Entities the memory is about, each type:name in lowercase type, e.g. "
-                "person:ada-lovelace, project:memhtml.")]
-TagsArg = Annotated[tuple[str, ...], Field(description="Free-form tags.")]
+                "person:ada-lovelace, project:memhtml." + _EACH)]
+TagsArg = Annotated[tuple[Label, ...], Field(max_length=LABELS_MAX,
+                                             description="Free-form tags." + _EACH)]
 LinksArg = Annotated[tuple[LinkTo, ...], Field(
-    description="Edges to existing memories.")]
+    max_length=LABELS_MAX,
+    description=f"Edges to existing memories. At most {LABELS_MAX:,}.")]
 DirectoryArg = Annotated[str | None, Field(
+    max_length=PATH_MAX,
     description="The folder for the file, e.g. areas/deploy/ or resources/people/; "
-                "default areas/inbox/ (areas/tasks/ for a task).")]
+                "default areas/inbox/ (areas/tasks/ for a task). A new folder's name must "
+                "be portable: no Windows device name (con, nul, com1), no <>:\"|?*, no "
+                "trailing dot or space, nothing under .memhtml/, and no case-only "
+                "variant of an existing folder." + _capped(PATH_MAX))]
 ArticleArg = Annotated[str | None, Field(
+    max_length=ARTICLE_MAX,
     description="Advanced: the article's inner HTML instead of claim and body. It must "
-                "hold exactly one <mark> around the claim; every violation is reported.")]
-ConfidenceArg = Annotated[float | None, Field(ge=0.0, le=1.0,
+                "hold exactly one <mark> around the claim; every violation is reported."
+                + _capped(ARTICLE_MAX))]
+ConfidenceArg = Annotated[float | None, Field(ge=0.0, le=1.0, allow_inf_nan=False,
                                               description="How sure the fact is, 0 to 1.")]
 ImportanceArg = Annotated[int | None, Field(ge=1, le=10,
                                             description="How much it matters, 1 to 10.")]
 DateArg = Annotated[str | None, Field(
-    description="A date YYYY-MM-DD or an instant YYYY-MM-DDTHH:MM:SSZ.")]
-AuthorArg = Annotated[str | None, Field(description="Who stated the fact.")]
-SessionArg = Annotated[str | None, Field(description="The conversation or session it came "
-                                                     "from.")]
+    max_length=DATE_MAX,
+    description="A date YYYY-MM-DD or an instant YYYY-MM-DDTHH:MM:SSZ." + _capped(DATE_MAX))]
+AuthorArg = Annotated[str | None, Field(max_length=LABEL_MAX,
+                                        description="Who stated the fact."
+                                                    + _capped(LABEL_MAX))]
+SessionArg = Annotated[str | None, Field(max_length=LABEL_MAX,
+                                         description="The conversation or session it came "
+                                                     "from." + _capped(LABEL_MAX))]
 
 Out = CallToolResult
 T = TypeVar("T")
@@ -191,17 +244,22 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
 
     @tool("memory_search", title="Search memories", annotations=READ)
     def memory_search(
-        query: Annotated[str, Field(min_length=1, description="Words to look for.")],
+        query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX,
+                                    description="Words to look for." + _capped(QUERY_MAX))],
         limit: Annotated[int, Field(ge=1, le=50, description="At most this many hits.")] = 10,
         types: Annotated[tuple[MemoryType, ...], Field(
             description="Only memories of these types.")] = (),
-        entities: Annotated[tuple[str, ...], Field(
+        entities: Annotated[tuple[Label, ...], Field(
+            max_length=LABELS_MAX,
             description="Only memories labelled with every one of these type:name "
-                        "entities.")] = (),
-        tags: Annotated[tuple[str, ...], Field(
-            description="Only memories carrying every one of these tags.")] = (),
+                        "entities." + _EACH)] = (),
+        tags: Annotated[tuple[Label, ...], Field(
+            max_length=LABELS_MAX,
+            description="Only memories carrying every one of these tags." + _EACH)] = (),
         prefix: Annotated[str | None, Field(
-            description="Only memories under this folder, e.g. areas/deploy/.")] = None,
+            max_length=PATH_MAX,
+            description="Only memories under this folder, e.g. areas/deploy/."
+                        + _capped(PATH_MAX))] = None,
         explain: Annotated[bool, Field(
             description="Also name the ranking arms behind each hit.")] = False,
         at: AtArg = None,
@@ -274,8 +332,10 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
         valid_until: DateArg = None,
         session_id: SessionArg = None,
         path: Annotated[str | None, Field(
+            max_length=PATH_MAX,
             description="An exact path for the file instead of one made from the title; "
-                        "refused when a memory is already there.")] = None,
+                        "refused when a memory is already there, or when the name is not "
+                        "portable (as for directory)." + _capped(PATH_MAX))] = None,
     ) -> Annotated[Out, Committed]:
         """Remember one new fact as its own memory file, committed to the store. Write
         one fact per call; search first, and use memory_correct instead when the fact
@@ -289,8 +349,10 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
 
     @tool("memory_correct", title="Correct a memory", annotations=REPLACE)
     def memory_correct(
-        path: Annotated[str, Field(description="The live memory that is wrong or out of "
-                                               "date, e.g. areas/inbox/deploy-runbook.html.")],
+        path: Annotated[str, Field(max_length=PATH_MAX,
+                                   description="The live memory that is wrong or out of "
+                                               "date, e.g. areas/inbox/deploy-runbook.html."
+                                               + _capped(PATH_MAX))],
         title: TitleArg,
         claim: ClaimArg,
         body: BodyArg = (),
@@ -299,7 +361,10 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
         tags: TagsArg = (),
         links: LinksArg = (),
         directory: Annotated[str | None, Field(
-            description="The folder for the new file; default the old one's folder.")] = None,
+            max_length=PATH_MAX,
+            description="The folder for the new file; default the old one's folder. A new "
+                        "folder's name must be portable, as for memory_write."
+                        + _capped(PATH_MAX))] = None,
         article_html: ArticleArg = None,
         confidence: ConfidenceArg = None,
         importance: ImportanceArg = None,
@@ -329,11 +394,14 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
 
     @tool("memory_link", title="Link two memories", annotations=ADD_ONCE)
     def memory_link(
-        path: Annotated[str, Field(description="The memory the edge starts from.")],
+        path: Annotated[str, Field(max_length=PATH_MAX,
+                                   description="The memory the edge starts from."
+                                               + _capped(PATH_MAX))],
         rel: Annotated[EdgeRel, Field(description="The kind of edge, read as "
                                                   "'<path> <rel> <target>'.")],
-        target: Annotated[str, Field(description="The memory the edge points to; it must "
-                                                 "exist.")],
+        target: Annotated[str, Field(max_length=PATH_MAX,
+                                     description="The memory the edge points to; it must "
+                                                 "exist." + _capped(PATH_MAX))],
     ) -> Annotated[Out, Committed]:
         """Add a typed edge from one memory to another, e.g. caused_by, supports,
         contradicts, part_of, relates_to. Adding an edge that already exists changes
@@ -343,8 +411,10 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
     @tool("memory_label", title="Label a memory", annotations=ADD_ONCE)
     def memory_label(
         path: PathArg,
-        entity: Annotated[str, Field(description="A type:name entity with a lowercase "
-                                                 "type, e.g. person:ada-lovelace.")],
+        entity: Annotated[str, Field(max_length=LABEL_MAX,
+                                     description="A type:name entity with a lowercase "
+                                                 "type, e.g. person:ada-lovelace."
+                                                 + _capped(LABEL_MAX))],
     ) -> Annotated[Out, Committed]:
         """Tag a memory with an entity it is about, so searches filtered by that entity
         find it. Labelling twice changes nothing. Returns the path and the commit id."""
@@ -353,7 +423,9 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
     @tool("task_add", title="Add a task", annotations=ADD)
     def task_add_tool(
         title: TitleArg,
-        claim: Annotated[str, Field(description="What is to be done, in a sentence.")],
+        claim: Annotated[str, Field(max_length=CLAIM_MAX,
+                                    description="What is to be done, in a sentence."
+                                                + _capped(CLAIM_MAX))],
         due_at: DateArg = None,
         entities: EntitiesArg = (),
         body: BodyArg = (),
@@ -370,7 +442,9 @@ def register_tools(server: MCPServer[Any], gate: StoreGate) -> None:
 
     @tool("task_status", title="Set a task's status", annotations=ADD_ONCE)
     def task_status_tool(
-        path: Annotated[str, Field(description="The task's path, as task_list returns it.")],
+        path: Annotated[str, Field(max_length=PATH_MAX,
+                                   description="The task's path, as task_list returns it."
+                                               + _capped(PATH_MAX))],
         status: Annotated[TaskStatus, Field(
             description="todo, doing or blocked; done finishes the task and archives it.")],
     ) -> Annotated[Out, Committed]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from returns.io import IOResult, IOSuccess, impure_safe
 
+from memhtml.contracts.paths import is_reserved_name, path_key
 from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.contracts.view import HeadView
 from memhtml.store.deps import StoreDeps
@@ -101,20 +102,26 @@ def unique_path(view: HeadView, directory: str, title: str,
 
     A path counts as taken when the view holds it, when ``taken`` lists it (files
     in the tree that are not memories), or when it was archived under that name,
-    so archiving the new memory later can never collide with an older archive.
+    so archiving the new memory later can never collide with an older archive; and
+    a name that differs from any of those only by case or Unicode normalization is
+    taken too. A slug that is a Windows device name (``con``) gets ``-memory``.
     """
     folder = normalize_directory(directory)
     slug = slug_of(title)
-    archived = {
-        original
-        for path in view.paths()
-        if (original := original_of_archived(path)) is not None
-    }
-    blocked = set(taken)
+    if is_reserved_name(slug):
+        # con.html, aux.html, com1.html name a device on Windows; like index, kept
+        # recognizable with a suffix rather than refused.
+        slug = f"{slug}-memory"
+    paths = list(view.paths())
+    archived = [original for path in paths
+                if (original := original_of_archived(path)) is not None]
+    # Compared folded: a name that differs from a taken one only by case or Unicode
+    # normalization is the same file on NTFS or APFS, so it is taken too.
+    blocked = {path_key(path) for path in (*paths, *taken, *archived)}
     n = 1
     while True:
         candidate = f"{folder}{slug}.html" if n == 1 else f"{folder}{slug}-{n}.html"
-        if view.get(candidate) is None and candidate not in blocked and candidate not in archived:
+        if path_key(candidate) not in blocked:
             return candidate
         n += 1
 

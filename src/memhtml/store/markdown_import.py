@@ -14,7 +14,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from returns.result import Failure, Result
 
@@ -27,8 +27,10 @@ from memhtml.format import (
     render_template,
     split_paragraphs,
 )
+from memhtml.store.errors import describe
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import normalize_directory, slug_of
+from memhtml.store.paths import Names, Spellings, new_memory_path, spelled
 
 MARKDOWN_SUFFIX = ".md"
 CHECK_AT = "2026-01-01T00:00:00Z"
@@ -189,9 +191,14 @@ def convert_tree(
 
     ``taken`` lists store paths already holding a memory; a file that would land on
     one, or on a path an earlier file of the import took, is reported rather than
-    renamed, so a second import of the same directory adds nothing silently.
+    renamed, so a second import of the same directory adds nothing silently. So is
+    one whose path the write door would refuse as a new name (a Windows device name
+    such as ``con.md``, a name too long, one that differs from a taken path or
+    directory only by case or Unicode normalization), so one such file cannot sink
+    the whole import's commit. Each path is spelled as the door will store it.
     """
     used = set(taken)
+    names = Names((Spellings.of(used),))
     memories: list[ImportedMemory] = []
     skipped: list[NotConverted] = []
     for source, raw in sorted(files):
@@ -205,10 +212,17 @@ def convert_tree(
         if data is None:
             skipped.append(NotConverted(source, converted.swap().value_or("not converted")))
             continue
-        if data.path in used:
-            skipped.append(NotConverted(source, f"would land on {data.path}, which another "
+        path = spelled(data.path or "", names)
+        if path in used:
+            skipped.append(NotConverted(source, f"would land on {path}, which another "
                                                  "memory already holds"))
             continue
-        used.add(data.path or "")
-        memories.append(ImportedMemory(source, data))
+        refused = new_memory_path(path, names).swap().value_or(None)
+        twin = names.twin(path)
+        if refused is not None or twin is not None:
+            why = describe(refused) if refused is not None else f"path {path!r}: {twin}"
+            skipped.append(NotConverted(source, f"would land on a refused path: {why}"))
+            continue
+        used.add(path)
+        memories.append(ImportedMemory(source, replace(data, path=path)))
     return MarkdownImport(tuple(memories), tuple(skipped))

@@ -2,14 +2,35 @@
 
 Kept apart from the write planning so a read command can check a path without
 importing the machinery that plans and lands commits.
+
+A read or an edit names a file that exists, spelled as the tree spells it, so it
+is only checked to stay inside the store (``check_store_path``). A *new* name is
+held to more: it must be portable (``check_portable_path``), and it must not differ
+only by case or Unicode normalization from a file or directory the tree already
+has, because a clone on NTFS or APFS would fold the two into one file and lose one
+of them. NFC is the form a new name is stored in. The leading part of a new path
+that names, as given, a directory the tree already has is not new: it keeps that
+directory's spelling and is not judged again, so a correction lands beside the
+memory it corrects even in a directory made decomposed on an older macOS, or named
+``a:b`` before these rules.
 """
 
 from __future__ import annotations
 
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.errors import PathRefused
-from memhtml.contracts.paths import check_tree_path, to_tree_path
+from memhtml.contracts.paths import (
+    check_portable_path,
+    check_store_path,
+    path_key,
+    to_tree_path,
+)
 from memhtml.head.version import is_candidate_path
 from memhtml.store.errors import StoreError
 
@@ -18,7 +39,7 @@ def tree_path(path: str) -> Result[str, StoreError]:
     """A caller's path in tree form, checked to stay inside the store. A leading
     slash is refused here: a path argument is read as a file path, and an absolute
     one names something outside the repository."""
-    checked: Result[str, PathRefused] = check_tree_path(path)
+    checked: Result[str, PathRefused] = check_store_path(path)
     return checked.alt(lambda e: e)
 
 
@@ -28,12 +49,130 @@ def href_path(href: str) -> Result[str, StoreError]:
     return tree_path(to_tree_path(href.strip()))
 
 
+def _candidate(tree: str) -> Result[str, StoreError]:
+    if not is_candidate_path(tree):
+        return Failure(PathRefused(tree, "a memory path ends in .html, is not an "
+                                         "index.html and is not under .memhtml/"))
+    return Success(tree)
+
+
 def memory_path(path: str) -> Result[str, StoreError]:
     """A path a memory may be written at: inside the store and indexed by the head."""
-    def candidate(tree: str) -> Result[str, StoreError]:
-        if not is_candidate_path(tree):
-            return Failure(PathRefused(tree, "a memory path ends in .html, is not an "
-                                             "index.html and is not under .memhtml/"))
-        return Success(tree)
+    return tree_path(path).bind(_candidate)
 
-    return tree_path(path).bind(candidate)
+
+def _directories(path: str) -> list[str]:
+    """``a/b/c.html`` -> ``["a", "a/b"]``."""
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+@dataclass(frozen=True)
+class Spellings:
+    """Every spelling of each file and directory name in a tree, by ``path_key``, with
+    how many files each spelling accounts for (a directory counts the files under it),
+    so a layer of removed paths can take a directory away when it empties."""
+
+    files: Mapping[str, Counter[str]]
+    dirs: Mapping[str, Counter[str]]
+
+    @classmethod
+    def of(cls, paths: Iterable[str], directories: Iterable[str] = ()) -> Spellings:
+        """The spellings of ``paths``, plus ``directories`` (tree form, a trailing slash
+        or none) known to exist, each counted once, where no file spells any of their
+        steps."""
+        files: dict[str, Counter[str]] = {}
+        parents: Counter[str] = Counter()
+        for path in paths:
+            files.setdefault(path_key(path), Counter())[path] += 1
+            if "/" in path:
+                parents[path.rsplit("/", 1)[0]] += 1
+        dirs: dict[str, Counter[str]] = {}
+        # Folding each distinct parent once, not each file's, keeps this linear in the
+        # number of directories, which is what a large store has few of.
+        for parent, count in parents.items():
+            for directory in (*_directories(parent), parent):
+                dirs.setdefault(path_key(directory), Counter())[directory] += count
+        for extra in directories:
+            steps = (*_directories(extra.strip("/")), extra.strip("/"))
+            # A directory the tree already spells some other way is not added: the
+            # tree's spelling is the one that exists.
+            if all(step and path_key(step) not in dirs for step in steps):
+                for step in steps:
+                    dirs[path_key(step)] = Counter({step: 1})
+        return cls(files, dirs)
+
+
+@dataclass(frozen=True)
+class Names:
+    """The names a new path is judged against: the spellings ``present`` minus the
+    spellings ``gone`` (files a plan removed, or the one a move takes away)."""
+
+    present: tuple[Spellings, ...]
+    gone: tuple[Spellings, ...] = ()
+
+    def _count(self, table: Callable[[Spellings], Mapping[str, Counter[str]]], key: str
+               ) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for layer in self.present:
+            total.update(table(layer).get(key, {}))
+        for layer in self.gone:
+            total.subtract(table(layer).get(key, {}))
+        return +total
+
+    def _dirs(self, directory: str) -> Counter[str]:
+        return self._count(lambda layer: layer.dirs, path_key(directory))
+
+    def has_directory(self, directory: str) -> bool:
+        return self._dirs(directory)[directory] > 0
+
+    def twin(self, path: str) -> str | None:
+        """Why ``path`` would be one file with another name, or None when it would not."""
+        for directory in _directories(path):
+            other = sorted(s for s in self._dirs(directory) if s != directory)
+            if other:
+                return (f"directory {directory!r} differs only by case or Unicode "
+                        f"normalization from the existing {other[0]!r}; a case-insensitive "
+                        "or normalizing file system (Windows, macOS) would make them one")
+        other = sorted(s for s in self._count(lambda layer: layer.files, path_key(path))
+                       if s != path)
+        if other:
+            return (f"differs only by case or Unicode normalization from the existing "
+                    f"{other[0]!r}; a case-insensitive or normalizing file system "
+                    "(Windows, macOS) would make them one file")
+        return None
+
+
+def existing_depth(path: str, names: Names) -> int:
+    """How many leading segments of ``path`` name, as spelled, a directory that exists."""
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        if names.has_directory("/".join(parts[:depth])):
+            return depth
+    return 0
+
+
+def spelled(path: str, names: Names) -> str:
+    """``path`` as a new name is stored: the leading directories that exist as given
+    keep their spelling, and the rest is NFC."""
+    parts = path.split("/")
+    kept = existing_depth(path, names)
+    rest = unicodedata.normalize("NFC", "/".join(parts[kept:]))
+    return "/".join([*parts[:kept], rest])
+
+
+def portable_path(path: str, names: Names) -> Result[str, StoreError]:
+    """``path``, or its refusal when the part of it that is new is not portable."""
+    checked: Result[str, PathRefused] = check_portable_path(path, existing_depth(path, names))
+    return checked.alt(lambda e: e)
+
+
+def new_memory_path(path: str, names: Names) -> Result[str, StoreError]:
+    """A path a new memory may be written at: a memory path, and a portable one."""
+    return memory_path(path).bind(lambda tree: portable_path(tree, names))
+
+
+def unshared(path: str, names: Names) -> Result[str, StoreError]:
+    """``path``, or its refusal when it is another name's case or normalization twin."""
+    reason = names.twin(path)
+    return Success(path) if reason is None else Failure(PathRefused(path, reason))

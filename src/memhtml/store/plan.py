@@ -10,11 +10,12 @@ the finished plan into path changes and lands them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import reduce
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from returns.result import Failure, Result, Success
 
@@ -35,8 +36,35 @@ from memhtml.head.record import is_archived_path, record_from
 from memhtml.store.deps import Detector
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.inputs import WriteInput
-from memhtml.store.layout import INBOX, TASKS, archive_path, normalize_directory, unique_path
-from memhtml.store.paths import href_path, memory_path, tree_path
+from memhtml.store.layout import (
+    INBOX,
+    SEEDED_DIRS,
+    TASKS,
+    archive_path,
+    normalize_directory,
+    unique_path,
+)
+from memhtml.store.paths import (
+    Names,
+    Spellings,
+    href_path,
+    memory_path,
+    new_memory_path,
+    portable_path,
+    spelled,
+    tree_path,
+    unshared,
+)
+
+MAX_WRITE_BYTES = 1 << 20
+"""The most one write may carry, in UTF-8 bytes: its text fields together, or a whole
+file. A memory is one fact; a megabyte is far past any, and the bound keeps one
+request from holding a writer (and every later read of the file) for long. The CLI's
+``--file`` and the MCP tools cap at the same number."""
+CONFIDENCE_RANGE = (0.0, 1.0)
+IMPORTANCE_RANGE = (1, 10)
+"""The bounds the format reads (``memhtml.format.parse``): a value outside them is
+dropped there with a warning, so the door refuses it rather than commit a dead value."""
 
 
 @dataclass(frozen=True)
@@ -187,13 +215,47 @@ def _body_violations(data: WriteInput) -> tuple[str, ...]:
               if not is_edge_rel(link.rel)]
     if not is_memory_type(data.memory_type):
         found.append(f"memory type {data.memory_type!r} is not one of the ten types")
+    low, high = CONFIDENCE_RANGE
+    if data.confidence is not None and not (
+            isinstance(data.confidence, (int, float)) and not isinstance(data.confidence, bool)
+            and math.isfinite(data.confidence) and low <= data.confidence <= high):
+        found.append(f"confidence {data.confidence!r} is not a finite number in [0, 1]")
+    first, last = IMPORTANCE_RANGE
+    if data.importance is not None and not (
+            isinstance(data.importance, int) and not isinstance(data.importance, bool)
+            and first <= data.importance <= last):
+        found.append(f"importance {data.importance!r} is not an integer from 1 to 10")
+    oversize = _oversize(_text_bytes(data), "the memory's text")
+    if oversize is not None:
+        found.append(oversize)
     return tuple(found)
+
+
+def _text_bytes(data: WriteInput) -> int:
+    texts = (data.title, data.claim, *data.body, data.article_html or "", *data.entities,
+             *data.tags, *data.aliases, *(link.href for link in data.links),
+             data.author or "", data.session_id or "")
+    # A character is at least a byte: past the cap in characters, no need to encode.
+    chars = sum(len(text) for text in texts)
+    if chars > MAX_WRITE_BYTES:
+        return chars
+    return sum(len(text.encode("utf-8")) for text in texts)
+
+
+def _oversize(size: int, what: str) -> str | None:
+    if size <= MAX_WRITE_BYTES:
+        return None
+    return (f"{what} is {size} bytes, over the {MAX_WRITE_BYTES}-byte "
+            f"({MAX_WRITE_BYTES >> 20} MiB) cap on one write")
 
 
 def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = ()
                  ) -> Result[str, StoreError]:
     """The file a write commits: the given file, or the template's rendering."""
     if data.file_html is not None:
+        oversize = _oversize(len(data.file_html.encode("utf-8")), "the file")
+        if oversize is not None:
+            return Failure(Refused("the memory was not written", (oversize,)))
         return Success(data.file_html)
     violations = _body_violations(data)
     if violations:
@@ -209,7 +271,40 @@ def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = (
     )))
 
 
-def _explicit_path(plan: Plan, asked: str) -> Result[str, StoreError]:
+class _LastBase:
+    """The spellings of the last plan's base, so a batch of a thousand writes folds the
+    tree's names once rather than once a step. Keyed by the identity of the base's
+    record map and of the plan's not-memory map; one entry, replaced whole, so a
+    concurrent reader sees an old entry or a new one, never half of one."""
+
+    entry: ClassVar[tuple[object, object, Spellings] | None] = None
+
+
+def _base_spellings(plan: Plan) -> Spellings:
+    records, skipped = plan.base.indexes.records, plan.not_memories
+    entry = _LastBase.entry
+    if entry is not None and entry[0] is records and entry[1] is skipped:
+        return entry[2]
+    # The seeded directories hold only a .gitkeep, which the view does not list, and
+    # they are where most writes go: named here, --dir Areas/Inbox meets areas/inbox.
+    spellings = Spellings.of([*plan.base.paths(), *skipped], SEEDED_DIRS)
+    _LastBase.entry = (records, skipped, spellings)
+    return spellings
+
+
+def _names(plan: Plan, leaving: str | None = None) -> Names:
+    """The names a new path must not twin: the base's, with the plan's own writes in
+    and its removals (and ``leaving``, a move's source) out."""
+    added = [p for p in plan.touched
+             if plan.base.get(p) is None and plan.view.get(p) is not None]
+    removed = [p for p in plan.touched
+               if plan.base.get(p) is not None and plan.view.get(p) is None]
+    if leaving is not None:
+        removed.append(leaving)
+    return Names((_base_spellings(plan), Spellings.of(added)), (Spellings.of(removed),))
+
+
+def _explicit_path(plan: Plan, asked: str, names: Names) -> Result[str, StoreError]:
     def free(path: str) -> Result[str, StoreError]:
         if plan.view.get(path) is not None:
             return Failure(Refused(f"{path} already holds a memory; correct it, or pick "
@@ -218,7 +313,8 @@ def _explicit_path(plan: Plan, asked: str) -> Result[str, StoreError]:
             return Failure(Refused(f"{path} is under archive/; a new memory starts live"))
         return Success(path)
 
-    return memory_path(asked).bind(free)
+    return (new_memory_path(spelled(asked, names), names).bind(free)
+            .bind(lambda path: unshared(path, names)))
 
 
 def _title_of(data: WriteInput, html: str) -> Result[str, StoreError]:
@@ -227,30 +323,38 @@ def _title_of(data: WriteInput, html: str) -> Result[str, StoreError]:
     return record_from(html, "(new file)").map(lambda record: record.title).alt(_widen)
 
 
-def _folder(plan: Plan, data: WriteInput, directory: str | None) -> Result[str, StoreError]:
+def _folder(plan: Plan, data: WriteInput, directory: str | None, names: Names
+            ) -> Result[str, StoreError]:
     folder = directory if directory is not None else data.directory
     if folder is None:
         folder = TASKS if data.memory_type == "task" else INBOX
     bare = folder.strip().rstrip("/")
 
-    def live(_: object) -> Result[str, StoreError]:
-        normal = normalize_directory(bare)
+    def live(checked: str) -> Result[str, StoreError]:
+        normal = normalize_directory(checked)
         if is_archived_path(normal):
             return Failure(Refused(f"{normal} is under archive/; a new memory starts live"))
         return Success(normal)
 
-    return (tree_path(bare) if bare else Success(bare)).bind(live)
+    if not bare:
+        return live(bare)
+    # Spelled as a directory (the trailing slash), so an existing one keeps its name;
+    # whether its new part is portable is judged on the whole path the write makes.
+    return tree_path(spelled(f"{bare}/", names).rstrip("/")).bind(live)
 
 
 def _new_path(plan: Plan, data: WriteInput, html: str, directory: str | None
               ) -> Result[str, StoreError]:
+    names = _names(plan)
     if data.path is not None:
-        return _explicit_path(plan, data.path)
-    return Result.do(
+        return _explicit_path(plan, data.path, names)
+    made: Result[str, StoreError] = Result.do(
         unique_path(plan.view, folder, title, plan.not_memories.keys())
         for title in _title_of(data, html)
-        for folder in _folder(plan, data, directory)
+        for folder in _folder(plan, data, directory, names)
     )
+    return (made.bind(lambda path: new_memory_path(path, names))
+            .bind(lambda path: unshared(path, names)))
 
 
 def write_step(plan: Plan, data: WriteInput, directory: str | None = None,
@@ -407,7 +511,15 @@ def move_step(plan: Plan, path: str, to: str) -> Step:
         raw = to.strip()
         if raw.endswith("/"):
             raw = raw + record.path.rsplit("/", 1)[-1]
-        return memory_path(raw).bind(lambda target: move(record, target))
+        names = _names(plan, leaving=record.path)
+
+        def new_name(target: str) -> Result[str, StoreError]:
+            if target == record.path:
+                return Success(target)
+            return portable_path(target, names).bind(lambda fresh: unshared(fresh, names))
+
+        return (memory_path(spelled(raw, names)).bind(new_name)
+                .bind(lambda target: move(record, target)))
 
     return _live(plan, path).bind(destination)
 
