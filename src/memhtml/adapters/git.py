@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import shutil
+import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -106,21 +107,72 @@ def parse_trailers(message: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+_LOCK_OWNER = b"memhtml-lock "
+
+
+def _owner_line() -> bytes:
+    return _LOCK_OWNER + f"{socket.gethostname()} {os.getpid()}\n".encode()
+
+
 def _take_lock(lock: Path, wait_seconds: float) -> bool:
     """Create ``lock`` exclusively (git's own protocol for its lock files), waiting up
-    to ``wait_seconds`` while another process holds it."""
+    to ``wait_seconds`` while another process holds it.
+
+    The lock names its owner (host and pid; git never reads a lock's content), so a
+    lock left by a memhtml process that died holding it can be told from one a live
+    git holds, and cleared by the next command (``clear_stale_index_lock``). The
+    owner is written to a private file first and hard-linked into place, which is as
+    exclusive as git's own ``O_EXCL`` create: the lock never exists without its owner.
+    """
     deadline = time.monotonic() + wait_seconds
     pause = 0.001
-    while True:
-        try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except FileExistsError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
-        else:
-            return True
+    claim = lock.with_name(f"memhtml-lock-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    claim.write_bytes(_owner_line())
+    try:
+        while True:
+            try:
+                os.link(claim, lock)
+            except FileExistsError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
+            else:
+                return True
+    finally:
+        claim.unlink(missing_ok=True)
+
+
+def _dead_pid(name: str) -> bool:
+    """For ``memhtml-<kind>-<pid>-<token>.tmp``: True when that process is gone."""
+    parts = name.split("-")
+    return len(parts) >= 3 and parts[2].isdigit() and not _alive(int(parts[2]))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _dead_owner(lock: Path) -> bool:
+    """True when ``lock`` was taken by a memhtml process on this host that is gone."""
+    try:
+        content = lock.read_bytes()[:200]
+    except OSError:
+        return False
+    if not content.startswith(_LOCK_OWNER):
+        return False
+    fields = content[len(_LOCK_OWNER):].decode("utf-8", "replace").split()
+    if len(fields) != 2 or fields[0] != socket.gethostname() or not fields[1].isdigit():
+        return False
+    return not _alive(int(fields[1]))
 
 
 def _parents_of(path: str) -> list[str]:
@@ -259,6 +311,25 @@ class PygitService:
     def index_entries(self) -> IOResult[Mapping[str, str], GitError]:
         return _guarded("index_entries", self._index_entries)
 
+    def clear_stale_index_lock(self) -> IOResult[bool, GitError]:
+        """Remove ``index.lock`` when a memhtml process on this host took it and has
+        died (killed mid-update); a lock of a live process, or of git, is left."""
+
+        def clear() -> Result[bool, GitError]:
+            git_dir = Path(self._repo.path)
+            lock = git_dir / "index.lock"
+            # Claims and scratch indexes of dead processes are litter, never state.
+            for litter in (*git_dir.glob("memhtml-lock-*.tmp"),
+                           *git_dir.glob("memhtml-index-*.tmp")):
+                if _dead_pid(litter.name):
+                    litter.unlink(missing_ok=True)
+            if self._repo.is_bare or not _dead_owner(lock):
+                return Success(False)
+            lock.unlink(missing_ok=True)
+            return Success(True)
+
+        return _guarded("clear_stale_index_lock", clear)
+
     # -- internals -------------------------------------------------------------------
 
     def _set_config(self, key: str, value: str) -> Result[None, GitError]:
@@ -305,7 +376,7 @@ class PygitService:
             return Failure(GitFailure(
                 "update_index", f"{lock} is held by another git command; the index was "
                                 "left as it was"))
-        scratch = git_dir / f"memhtml-index-{secrets.token_hex(4)}.tmp"
+        scratch = git_dir / f"memhtml-index-{os.getpid()}-{secrets.token_hex(4)}.tmp"
         try:
             index_path = git_dir / "index"
             if index_path.exists():

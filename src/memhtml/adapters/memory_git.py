@@ -306,6 +306,11 @@ class InMemoryGit:
         """The index as path -> blob id; empty for a bare repository."""
         return MappingProxyType({path: oid for path, (_, oid) in self._index.items()})
 
+    @_operation("clear_stale_index_lock")
+    def clear_stale_index_lock(self) -> bool:
+        """An index in memory has no lock file to leave behind."""
+        return False
+
     @_operation("commit_info")
     def commit_info(self, sha: str) -> CommitInfo:
         return self._info(self._peel(sha))

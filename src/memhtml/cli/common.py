@@ -79,20 +79,26 @@ def open_cli_services(common: Common, *, embedder: str | None = None,
 
 
 def finish_interrupted_writes(services: Services) -> None:
-    """Before anything else: bring the checkout up to date for writes an earlier
-    process left half done (killed after its commit landed, or kept from the index
-    by git's lock), so a person's next ``git commit`` cannot revert them."""
+    """Before anything else: finish writes an earlier process left half done (killed
+    after its commit landed, or kept from the index by git's lock), and restore a
+    write that a person's commit made from a stale index undid, so nothing landed is
+    lost to a plain ``git commit``."""
     from returns.io import IOSuccess
 
     from memhtml.cli.output import print_err
-    from memhtml.store import finish_checkout
+    from memhtml.store import Recovered, finish_checkout
 
-    finished = finish_checkout(services.store_deps()).map(lambda paths: (paths, "")).lash(
-        lambda error: IOSuccess(((), describe_error(error))))
-    paths, problem = unwrap_io(finished, str)
-    if paths:
-        print_err(f"note: brought the checkout up to date for {len(paths)} path(s) an earlier "
-                  f"write left behind: {', '.join(paths)}")
+    finished = finish_checkout(services.store_deps()).map(
+        lambda done: (done, "")).lash(lambda error: IOSuccess((Recovered(), describe_error(
+            error))))
+    done, problem = unwrap_io(finished, str)
+    if done.synced:
+        print_err(f"note: brought the checkout up to date for {len(done.synced)} path(s) an "
+                  f"earlier write left behind: {', '.join(done.synced)}")
+    if done.restored:
+        print_err(f"note: restored {len(done.restored)} path(s) that commit "
+                  f"{', '.join(sha[:10] for sha in done.reverted_by)} (made from a stale git "
+                  f"index) had undone: {', '.join(done.restored)}")
     if problem:
         print_err(f"note: could not check the checkout for interrupted writes: {problem}")
 

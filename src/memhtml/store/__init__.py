@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from memhtml._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from memhtml.store.checkout import Behind, checkout_behind, finish_checkout, fix_behind
+    from memhtml.store.checkout import Behind, checkout_behind, fix_behind
     from memhtml.store.checks import Finding, doctor, stale_generated
     from memhtml.store.deps import StoreDeps
     from memhtml.store.doors import (
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         search,
         status,
     )
+    from memhtml.store.recovery import Recovered, finish_checkout
     from memhtml.store.session import Store
     from memhtml.store.tasks import TaskRow
 
@@ -72,7 +73,8 @@ _EXPORTS = {
     "BatchOp": "inputs",
     "Behind": "checkout",
     "checkout_behind": "checkout",
-    "finish_checkout": "checkout",
+    "finish_checkout": "recovery",
+    "Recovered": "recovery",
     "fix_behind": "checkout",
     "Finding": "checks",
     "InboundLink": "reads",
@@ -133,6 +135,7 @@ __all__ = [
     "InboundLink",
     "Landed",
     "OutboundLink",
+    "Recovered",
     "Refused",
     "Related",
     "Store",

@@ -32,7 +32,7 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
 from pathlib import Path
 
@@ -57,20 +57,34 @@ def git_blob_id(data: bytes) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PathStep:
-    """One path of a write: its blob before (None: absent). The blob after is read
-    from the branch when the checkout is brought up to date."""
+    """One path of a write: its blob before and the blob the write commits (None:
+    absent). The checkout is brought to the branch's blob, which may be a later
+    writer's; ``after`` is what a revert check compares against."""
 
     path: str
     before: str | None
+    after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Journal:
-    """The durable mark of one write in flight, and where it is kept."""
+    """The durable mark of one write, and where it is kept.
+
+    Written before the branch moves (``commit`` None, ``parent`` the expected tip);
+    rewritten with ``commit`` once the write has landed, and kept a while after, so
+    a person's commit made from an index read before the write (which would undo
+    it) is noticed and undone in turn.
+    """
 
     file: Path
     ref: str
     steps: tuple[PathStep, ...]
+    parent: str | None = None
+    commit: str | None = None
+    at: float = 0.0
+    """When the mark was written (the injected clock's time, as a POSIX timestamp)."""
+    synced: bool = False
+    """The checkout's index has been brought up to date for this write."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,38 +106,54 @@ def pending_dir(git_dir: Path) -> Path:
 # -- the durable mark ------------------------------------------------------------------
 
 
+def _journal_body(journal: Journal) -> str:
+    return json.dumps({
+        "ref": journal.ref, "parent": journal.parent, "commit": journal.commit,
+        "at": journal.at, "synced": journal.synced,
+        "steps": [[s.path, s.before, s.after] for s in journal.steps],
+    })
+
+
 @impure_safe(exceptions=(OSError,))
-def _write_journal(folder: Path, ref: str, steps: Sequence[PathStep]) -> Journal:
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
-    body = json.dumps({"ref": ref, "steps": [[s.path, s.before] for s in steps]})
-    temporary = target.with_suffix(".tmp")
+def _put_journal(journal: Journal) -> Journal:
+    journal.file.parent.mkdir(parents=True, exist_ok=True)
+    temporary = journal.file.with_suffix(".tmp")
     with temporary.open("w", encoding="utf-8") as handle:
-        handle.write(body)
+        handle.write(_journal_body(journal))
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(temporary, target)
-    return Journal(target, ref, tuple(steps))
+    os.replace(temporary, journal.file)
+    return journal
 
 
-def write_journal(git_dir: Path, ref: str, steps: Sequence[PathStep]
-                  ) -> IOResult[Journal, StoreError]:
+def write_journal(git_dir: Path, ref: str, parent: str | None, steps: Sequence[PathStep],
+                  at: float) -> IOResult[Journal, StoreError]:
     """Record a write before it moves the branch; a failure to record commits nothing."""
-    return _write_journal(pending_dir(git_dir), ref, steps).alt(
+    name = f"{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
+    journal = Journal(pending_dir(git_dir) / name, ref, tuple(steps), parent, None, at)
+    return _put_journal(journal).alt(
         lambda exc: Refused(f"cannot record the write in {pending_dir(git_dir)}: {exc}"))
+
+
+def mark_landed(journal: Journal, commit: str, synced: bool) -> IOResult[Journal, StoreError]:
+    """The mark of a write that has landed as ``commit`` (and whether the checkout has
+    followed). Failing to rewrite it only leaves the older mark, from which the same
+    is found again."""
+    landed = replace(journal, commit=commit, synced=synced)
+    return _put_journal(landed).lash(lambda _: IOSuccess(journal))
 
 
 def drop_journal(journal: Journal) -> IOResult[None, StoreError]:
     """Remove a mark whose work is done (a mark already gone is fine)."""
-    # A mark that cannot be removed is only finished again, harmlessly.
+    # A mark that cannot be removed is only looked at again, harmlessly.
     with contextlib.suppress(OSError):
         journal.file.unlink(missing_ok=True)
     return IOSuccess(None)
 
 
 def read_journals(git_dir: Path) -> tuple[Journal, ...]:
-    """Every mark left behind, oldest first. An unreadable one is skipped (and
-    ``doctor``'s scan still finds what it was about)."""
+    """Every mark, oldest first. An unreadable one is skipped (``doctor``'s scan
+    still finds what it was about)."""
     folder = pending_dir(git_dir)
     try:
         files = sorted(folder.glob(f"*{JOURNAL_SUFFIX}"), key=lambda p: (_mtime(p), p.name))
@@ -133,12 +163,18 @@ def read_journals(git_dir: Path) -> tuple[Journal, ...]:
     for file in files:
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
-            steps = tuple(PathStep(str(path), None if before is None else str(before))
-                          for path, before in data["steps"])
-            found.append(Journal(file, str(data["ref"]), steps))
+            steps = tuple(PathStep(str(path), _blob(before), _blob(after))
+                          for path, before, after in data["steps"])
+            found.append(Journal(file, str(data["ref"]), steps, _blob(data.get("parent")),
+                                 _blob(data.get("commit")), float(data.get("at", 0.0)),
+                                 data.get("synced") is True))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return tuple(found)
+
+
+def _blob(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _mtime(path: Path) -> int:
@@ -283,39 +319,6 @@ def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
     wanted = sorted({e.blob_id for e in now.values() if not e.is_symlink})
     read: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(wanted)
     return read.bind(with_blobs)
-
-
-def finish_journals(git: GitService, git_dir: Path, worktree: Path
-                    ) -> IOResult[tuple[str, ...], StoreError]:
-    """Finish every write a process left half done (killed after the branch moved,
-    or kept from the index by git's lock); the paths brought up to date.
-
-    Run before anything else by every command that opens a checkout: cheap when
-    there is nothing to do (one directory listing). A mark is dropped once the index
-    could be updated; one kept from it by git's lock stays for the next command.
-    """
-
-    def then(fixed: IOResult[tuple[str, ...], StoreError], journal: Journal
-             ) -> IOResult[tuple[str, ...], StoreError]:
-        def finished(synced: Synced, so_far: tuple[str, ...]
-                     ) -> IOResult[tuple[str, ...], StoreError]:
-            dropped = drop_journal(journal) if synced.index_updated else IOSuccess(None)
-            return dropped.map(lambda _: (*so_far, *synced.paths))
-
-        return fixed.bind(lambda so_far: bring_up_to_date(
-            git, worktree, journal.ref, journal.steps).bind(
-            lambda synced: finished(synced, so_far)))
-
-    start: IOResult[tuple[str, ...], StoreError] = IOSuccess(())
-    return reduce(then, read_journals(git_dir), start).map(lambda paths: tuple(sorted(set(paths))))
-
-
-def finish_checkout(deps: StoreDeps) -> IOResult[tuple[str, ...], StoreError]:
-    """``finish_journals`` for a store's checkout; nothing to do without one."""
-    git_dir, worktree = deps.checkout_git_dir, deps.worktree
-    if git_dir is None or worktree is None:
-        return IOSuccess(())
-    return finish_journals(deps.git, git_dir, worktree)
 
 
 def checkout_behind(deps: StoreDeps) -> IOResult[tuple[Behind, ...], StoreError]:

@@ -55,6 +55,7 @@ from memhtml.store.plan import (
     unlink_step,
     write_step,
 )
+from memhtml.store.recovery import finish_checkout
 from memhtml.store.session import Store
 from memhtml.store.stamps import now_stamp
 from memhtml.store.tasks import TaskRow, task_list
@@ -140,7 +141,13 @@ def _draft(store: Store, steps: Steps, batch_subject: str | None
 
 def _run(store: Store, steps: Steps, batch_subject: str | None = None
          ) -> IOResult[Landed, StoreError]:
-    return land(store.deps, lambda: _draft(store, steps, batch_subject))
+    landed = land(store.deps, lambda: _draft(store, steps, batch_subject))
+    # A person's git commit that read the index before this write may already have
+    # landed on top of it and undone it; checking now (cheap: this write's mark and a
+    # tree lookup) restores it before the caller is told the write is in. What the
+    # check cannot do is left for the next command, never reported as a failure.
+    return landed.bind(lambda done: finish_checkout(store.deps).map(lambda _: done).lash(
+        lambda _: IOSuccess(done)))
 
 
 def _one(step: Callable[[Plan], Step]) -> Steps:

@@ -28,6 +28,7 @@ from memhtml.store.checkout import (
     drop_journal,
     git_blob_id,
     index_lock_free,
+    mark_landed,
     write_journal,
 )
 from memhtml.store.deps import StoreDeps
@@ -146,11 +147,11 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
 
 
 def _steps(draft: Draft) -> tuple[PathStep, ...]:
-    def blob(path: str) -> str | None:
-        before = draft.before.get(path)
-        return None if before is None else git_blob_id(before)
+    def blob(data: bytes | None) -> str | None:
+        return None if data is None else git_blob_id(data)
 
-    return tuple(PathStep(c.path, blob(c.path)) for c in draft.changes)
+    return tuple(PathStep(c.path, blob(draft.before.get(c.path)), blob(c.data))
+                 for c in draft.changes)
 
 
 def _marked(deps: StoreDeps, git_dir: Path | None, draft: Draft
@@ -158,7 +159,8 @@ def _marked(deps: StoreDeps, git_dir: Path | None, draft: Draft
     if git_dir is None:
         return IOSuccess(None)
     free = index_lock_free(git_dir, deps.clock.sleep)
-    return free.bind(lambda _: write_journal(git_dir, deps.ref, _steps(draft)))
+    at = deps.clock.now().timestamp()
+    return free.bind(lambda _: write_journal(git_dir, deps.ref, draft.parent, _steps(draft), at))
 
 
 def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str, journal: Journal | None
@@ -168,13 +170,15 @@ def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str, journal: Jour
     if worktree is None or journal is None:
         return IOSuccess(Landed(sha, paths, message, draft.primary))
 
-    def landed(synced: Synced) -> IOResult[Landed, StoreError]:
-        done = drop_journal(journal) if synced.index_updated else IOSuccess(None)
-        return done.map(lambda _: Landed(sha, paths, message, draft.primary, synced.kept,
-                                         pending=not synced.index_updated))
+    def landed(synced: Synced) -> Landed:
+        return Landed(sha, paths, message, draft.primary, synced.kept,
+                      pending=not synced.index_updated)
 
-    # The checkout is brought to the branch as it stands (a later writer's version
-    # included), and only where it still holds what was there before this write.
+    # The mark is kept after landing (``recovery`` drops it once it is safe): a
+    # person's git commit started from an index read before this write could still
+    # undo it. The checkout is brought to the branch as it stands (a later writer's
+    # version included), and only where it still holds what was there before.
     synced = bring_up_to_date(deps.git, worktree, deps.ref, journal.steps).lash(
         lambda _: IOSuccess(Synced((), paths, False)))
-    return synced.bind(landed)
+    return synced.bind(lambda outcome: mark_landed(journal, sha, outcome.index_updated).map(
+        lambda _: landed(outcome)))

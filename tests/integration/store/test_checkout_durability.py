@@ -47,12 +47,13 @@ def _system_clock(store: Store) -> Store:
                            worktree=deps.worktree))
 
 
-def test_a_write_leaves_a_clean_checkout_and_no_mark(tmp_path: Path) -> None:
+def test_a_write_leaves_a_clean_checkout_and_a_landed_mark(tmp_path: Path) -> None:
     store, _ = make_store(tmp_path / "repo")
-    ok(write(store, WriteInput(title="Kettle", claim="The kettle is descaled on Mondays.")))
+    landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
     root = tmp_path / "repo"
     assert _status(root) == []
-    assert read_journals(root / ".git") == ()
+    mark = read_journals(root / ".git")[-1]
+    assert (mark.commit, mark.synced) == (landed.commit, True)
 
 
 def test_a_held_index_lock_refuses_the_write_and_commits_nothing(tmp_path: Path) -> None:
@@ -60,6 +61,7 @@ def test_a_held_index_lock_refuses_the_write_and_commits_nothing(tmp_path: Path)
     store = _system_clock(store)
     root = tmp_path / "repo"
     before = tip(store)
+    marks = read_journals(root / ".git")
     (root / ".git" / "index.lock").write_bytes(b"")
     started = time.monotonic()
     failure = err(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
@@ -67,7 +69,7 @@ def test_a_held_index_lock_refuses_the_write_and_commits_nothing(tmp_path: Path)
     assert isinstance(failure, Refused)
     assert "index lock" in failure.reason
     assert tip(store) == before
-    assert read_journals(root / ".git") == ()
+    assert read_journals(root / ".git") == marks, "a refused write leaves no mark"
 
 
 def test_a_lock_released_while_waiting_lets_the_write_through(tmp_path: Path) -> None:
@@ -107,14 +109,16 @@ def test_a_lock_taken_after_the_commit_leaves_a_mark_the_next_command_finishes(
                              worktree=deps.worktree))
     landed = ok(write(racing, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
     assert landed.pending
-    assert len(read_journals(root / ".git")) == 1
+    mark = read_journals(root / ".git")[-1]
+    assert (mark.commit, mark.synced) == (landed.commit, False)
     lock.unlink()
     # The person's git sees the index as it was: a staged deletion of the memory.
     assert any("kettle.html" in line for line in _status(root))
     fixed = ok(finish_checkout(store.deps))
-    assert fixed == (landed.primary,)
+    assert fixed.synced == (landed.primary,)
     assert _status(root) == []
-    assert read_journals(root / ".git") == ()
+    mark = read_journals(root / ".git")[-1]
+    assert mark.synced
 
 
 def test_an_interrupted_sync_is_found_by_doctor_and_fixed_without_touching_edits(
@@ -161,5 +165,47 @@ def test_a_persons_modified_file_is_kept_and_reported(tmp_path: Path) -> None:
     landed = ok(label(store, first.primary, "topic:kitchen"))
     assert landed.unsynced == (first.primary,)
     assert (root / first.primary).read_text(encoding="utf-8") == "my own draft\n"
-    assert read_journals(root / ".git") == ()
     assert pending_dir(root / ".git").is_dir()
+
+
+def test_a_commit_made_from_a_stale_index_is_undone_by_the_next_command(
+        tmp_path: Path) -> None:
+    store, _ = make_store(tmp_path / "repo")
+    root = tmp_path / "repo"
+    stale_index = (root / ".git" / "index").read_bytes()
+    landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert landed.primary is not None
+    # A person's git commit that read the index before the write: it commits that
+    # index (without the memory) on top of the memhtml commit.
+    (root / ".git" / "index").write_bytes(stale_index)
+    (root / "notes").mkdir()
+    (root / "notes" / "mine.txt").write_text("mine\n", encoding="utf-8")
+    git_cli(root, "add", "notes/mine.txt")
+    git_cli(root, "-c", "user.name=Person", "-c", "user.email=p@example.org",
+            "commit", "-qm", "my notes")
+    assert landed.primary not in git_cli(root, "ls-tree", "-r", "--name-only", "HEAD")
+    person = git_cli(root, "rev-parse", "HEAD").strip()
+
+    recovered = ok(finish_checkout(store.deps))
+    assert recovered.restored == (landed.primary,)
+    assert recovered.reverted_by == (person,)
+    tree = git_cli(root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert landed.primary in tree and "notes/mine.txt" in tree
+    assert _status(root) == []
+    subject = git_cli(root, "log", "-1", "--format=%s")
+    assert subject.startswith(f"memhtml restore: 1 path(s) undone by {person[:10]}")
+    # Nothing more to do on the next command.
+    assert ok(finish_checkout(store.deps)) == type(recovered)()
+
+
+def test_a_deliberate_archive_is_not_read_as_an_undo(tmp_path: Path) -> None:
+    from memhtml.store import archive
+
+    store, _ = make_store(tmp_path / "repo")
+    landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert landed.primary is not None
+    ok(archive(store, landed.primary))
+    recovered = ok(finish_checkout(store.deps))
+    assert recovered.restored == ()
+    assert landed.primary not in git_cli(tmp_path / "repo", "ls-tree", "-r", "--name-only",
+                                         "HEAD").split()
