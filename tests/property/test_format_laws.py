@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from returns.result import Success
@@ -26,7 +27,9 @@ from memhtml.format import (
     serialize_memory,
     set_meta,
 )
-from memhtml.format.tree import parse_article_fragment
+from memhtml.format.browser import BrowserElement, BrowserTree
+from memhtml.format.parity import browser_shape, checker_shape
+from memhtml.format.tree import parse_article_fragment, parse_html
 from tests.property.strategies import article_bodies, hrefs, memory_files, memory_inputs, words
 
 
@@ -169,3 +172,91 @@ def test_check_memory_is_total(text: str) -> None:
     assert isinstance(result.violations, tuple)
     if result.violations:
         assert parsed.failure().violations == result.violations
+
+
+# --- totality: no input makes the parser, the checker or the hash raise -----------------
+
+_PIECES = (
+    "<", ">", "/", '"', "'", "=", "&", ";", "\x00", "\x1b", "\r", "\ud800", "\ufeff",
+    "<p>", "</p>", "<b>", "</b>", "<em>", "<table>", "<tr>", "<td>", "</table>", "<body>",
+    "</body>", "<html>", "</html>", "<head>", "</head>", "<!--", "-->", "<mark>", "</mark>",
+    "<li>", "<dd>", "<dt>", "<pre>\n", "</pre>", "<title>", "</title>", "<meta charset=utf-8>",
+    '<meta charset="iso-2022-jp">', " onclick=x", "<a href=javascript:x>", "<svg>", "<math>",
+    "<template>", "<select>", "<frameset>", "<p title='", "&#0;", "<figure>", "<div>",
+    "<textarea>", "<plaintext>", "<xmp>", "<section>" * 70, "<em>" * 300, "9" * 4400,
+    '<meta name="memhtml-importance" content="' + "1" * 4400 + '">',
+    '<meta name="memhtml-reprieves" content="' + "7" * 4400 + '">',
+    '<meta name="memhtml-confidence" content="0.' + "5" * 4400 + '">',
+    '<data value="' + "4" * 4400 + '">n</data>', "<dl><dt>k<dd><data value=1e999>x</data></dl>",
+    '<link rel="memhtml-supports" href="/a/%2e%2e/b.html">', "<time datetime=2026-02-30>",
+)
+
+
+@st.composite
+def mutated_files(draw: st.DrawFn) -> str:
+    """A valid memory file after a few random cuts and splices of markup."""
+    text = draw(memory_files)
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        if draw(st.booleans()):
+            text = text[:at] + draw(st.sampled_from(_PIECES)) + text[at:]
+        else:
+            text = text[:at] + text[at + draw(st.integers(1, 8)) :]
+    return text
+
+
+_any_text = st.one_of(
+    st.text(max_size=300),
+    _html_like,
+    memory_files.map(lambda t: t[: len(t) // 2]),
+    mutated_files(),
+    st.binary(max_size=400).map(lambda b: b.decode("utf-8", errors="replace")),
+    st.binary(max_size=400).map(lambda b: b.decode("utf-8", errors="surrogateescape")),
+    st.binary(max_size=400).map(lambda b: b.decode("latin-1")),
+)
+
+
+@given(_any_text)
+def test_parse_check_and_hash_return_normally(text: str) -> None:
+    result = check_memory(text)
+    parsed = parse_memory(text)
+    assert content_hash(text).startswith("sha256:")
+    assert all(isinstance(v, str) and v for v in result.violations)
+    if result.violations:
+        assert parsed.failure().violations == result.violations
+    else:
+        assert content_hash(parsed.unwrap().article) == content_hash(text)
+
+
+@given(st.builds(lambda n, digit: digit * n, st.integers(19, 20_000), st.sampled_from("123456789")),
+       st.sampled_from(("memhtml-importance", "memhtml-reprieves", "memhtml-confidence")))
+def test_a_number_of_any_length_is_read_or_dropped_never_raised(digits: str, name: str) -> None:
+    text = set_meta(render_template(NewMemoryInput(
+        title="t", claim="c", memory_type="semantic", at="2026-01-01T00:00:00Z",
+        detect=lambda _code: None)), name, digits)
+    doc = parse_memory(text).unwrap()
+    assert any(name in warning for warning in doc.warnings)
+
+
+# --- parity: what passes is what a browser builds -----------------------------------------
+
+
+@given(mutated_files())
+def test_a_file_that_passes_is_the_tree_an_independent_html5_parser_builds(text: str) -> None:
+    html5lib = pytest.importorskip("html5lib")
+    if check_memory(text).violations:
+        return
+    data = text.encode("utf-8")
+    tree = html5lib.parse(data, treebuilder="etree", namespaceHTMLElements=False)
+    elements: list[BrowserElement] = []
+    depths = {tree: 1}
+    for el in tree.iter():
+        for child in el:
+            depths[child] = depths[el] + 1
+        if isinstance(el.tag, str):
+            attributes = tuple((str(k), str(v)) for k, v in el.attrib.items())
+            elements.append(BrowserElement(el.tag, attributes, depths[el], False))
+    root, _ = parse_html(text)
+    assert root is not None
+    oracle = browser_shape(BrowserTree(tuple(elements), 0, True))
+    assert checker_shape([root]) == oracle

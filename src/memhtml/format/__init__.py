@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         block_tag_in_run,
     )
     from memhtml.format.constraints import CheckResult, check_document, url_scheme
-    from memhtml.format.datetimes import is_root_relative_href, is_valid_datetime
+    from memhtml.format.datetimes import is_root_relative_href, is_utc_instant, is_valid_datetime
     from memhtml.format.document import (
         ArticleExtractions,
         Citation,
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         content_hash,
         is_content_hash,
     )
+    from memhtml.format.limits import MAX_DEPTH, MAX_MEMORY_BYTES, MAX_START_TAGS
     from memhtml.format.markup import escape_attribute, escape_text, write_children, write_outer
     from memhtml.format.parse import check_memory, parse_memory, parse_memory_hashed
     from memhtml.format.serialize import meta_pairs, serialize_memory
@@ -107,6 +108,9 @@ _EXPORTS = {
     "KNOWN_ELEMENTS": "vocabulary",
     "LANG_TOKEN": "fences",
     "LINK_REL_PREFIX": "vocabulary",
+    "MAX_DEPTH": "limits",
+    "MAX_MEMORY_BYTES": "limits",
+    "MAX_START_TAGS": "limits",
     "META_ORDER": "vocabulary",
     "META_PREFIX": "vocabulary",
     "MemoryDoc": "document",
@@ -141,6 +145,7 @@ _EXPORTS = {
     "is_memory_meta_name": "vocabulary",
     "is_repeatable_meta": "vocabulary",
     "is_root_relative_href": "datetimes",
+    "is_utc_instant": "datetimes",
     "is_valid_datetime": "datetimes",
     "meta_pairs": "serialize",
     "new_memory_doc": "template",
@@ -175,6 +180,9 @@ __all__ = [
     "KNOWN_ELEMENTS",
     "LANG_TOKEN",
     "LINK_REL_PREFIX",
+    "MAX_DEPTH",
+    "MAX_MEMORY_BYTES",
+    "MAX_START_TAGS",
     "META_ORDER",
     "META_PREFIX",
     "PERSON_ELEMENTS",
@@ -217,6 +225,7 @@ __all__ = [
     "is_memory_meta_name",
     "is_repeatable_meta",
     "is_root_relative_href",
+    "is_utc_instant",
     "is_valid_datetime",
     "meta_pairs",
     "new_memory_doc",

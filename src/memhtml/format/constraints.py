@@ -1,11 +1,13 @@
 """The six format constraints, as pure checks over a parsed document.
 
+0. Reading (``reading``): the file is within the bounds every parser reads whole,
+   UTF-8 is its only encoding, and libxml2's tree is the tree a browser builds.
 1. The claim: exactly one non-empty ``<mark>``, leading the article's first ``<p>``
    or ``<li>``, never inside an ``<aside>`` or ``<details>``.
 2. The skeleton: an ``<html>`` with a ``<head>`` holding one non-empty ``<title>``,
    exactly one ``<article>`` in the ``<body>``, metadata only in the head.
 3. Safety: no forbidden element, no forbidden or event-handler attribute, no URL
-   with a scheme outside http, https and mailto.
+   with a scheme outside http, https and mailto, judged on the browser's tree.
 4. Metadata: the required metas present once each, scalars at most once, the
    closed vocabularies respected, datetimes in the sortable forms, a task status on
    a task and only on a task, an archived stamp exactly when archived.
@@ -24,20 +26,25 @@ violation is collected, so one run tells an author everything that is wrong.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lxml import etree
 
 from memhtml.contracts.vocabulary import is_edge_rel, is_memory_status, is_memory_type
 from memhtml.contracts.vocabulary import is_task_status as _is_task_status
-from memhtml.format.datetimes import is_root_relative_href, is_valid_datetime
+from memhtml.format.browser import BrowserElement
+from memhtml.format.datetimes import is_root_relative_href, is_utc_instant, is_valid_datetime
 from memhtml.format.hash import canonical_text
+from memhtml.format.limits import shown
+from memhtml.format.reading import Reading
 from memhtml.format.tree import HtmlElement, has_ancestor, tag_of, text_content
 from memhtml.format.vocabulary import (
     DATETIME_META,
     FIGURE_SCOPED_ELEMENTS,
     FORBIDDEN_ATTRIBUTES,
     FORBIDDEN_ELEMENTS,
+    INSTANT_META,
     KNOWN_ELEMENTS,
     LINK_REL_PREFIX,
     META_PREFIX,
@@ -111,6 +118,7 @@ def collect_head_metas(head: HtmlElement | None) -> list[tuple[str, str]]:
 
 class _Checker:
     def __init__(self) -> None:
+        self.c0: list[str] = []
         self.c1: list[str] = []
         self.c2: list[str] = []
         self.c3: list[str] = []
@@ -126,7 +134,7 @@ class _Checker:
 
     def result(self) -> CheckResult:
         return CheckResult(
-            tuple(self.c1 + self.c2 + self.c3 + self.c4 + self.c5), tuple(self.c6)
+            tuple(self.c0 + self.c1 + self.c2 + self.c3 + self.c4 + self.c5), tuple(self.c6)
         )
 
 
@@ -185,32 +193,46 @@ def _check_skeleton(
     return head, (articles[0] if articles else None)
 
 
-def _check_element(ck: _Checker, el: HtmlElement) -> None:
-    tag = tag_of(el)
+def _check_element(
+    ck: _Checker, tag: str, attributes: Iterable[tuple[str, str]], in_figure: bool
+) -> None:
     if tag in FORBIDDEN_ELEMENTS:
         ck.c3.append(f"forbidden element: <{tag}> (a memory is data; data does not execute)")
     elif tag not in KNOWN_ELEMENTS:
-        ck.warn(tag, f"vocabulary: <{tag}> is not in the memory vocabulary")
-    elif tag in FIGURE_SCOPED_ELEMENTS and not has_ancestor(el, ("figure",), None):
+        ck.warn(tag, f"vocabulary: <{shown(tag)}> is not in the memory vocabulary")
+    elif tag in FIGURE_SCOPED_ELEMENTS and not in_figure:
         ck.warn(tag, f"vocabulary: <{tag}> outside a <figure>")
-    for raw_name, raw_value in el.attrib.items():
-        name = str(raw_name).lower()
-        value = str(raw_value)
+    for raw_name, value in attributes:
+        name = raw_name.lower()
         if name.startswith("on"):
-            ck.c3.append(f"event handler: {name} on <{tag}>")
+            ck.c3.append(f"event handler: {shown(name)} on <{shown(tag)}>")
         elif name in FORBIDDEN_ATTRIBUTES:
-            ck.c3.append(f"forbidden attribute: {name} on <{tag}>")
+            ck.c3.append(f"forbidden attribute: {name} on <{shown(tag)}>")
         elif name in URL_ATTRIBUTES:
             scheme = url_scheme(value)
             if scheme is not None and scheme not in SAFE_LINK_SCHEMES:
-                ck.c3.append(f"unsafe URL: {scheme}: in {name} of <{tag}>")
+                ck.c3.append(f"unsafe URL: {shown(scheme)}: in {name} of <{shown(tag)}>")
             elif tag == "link" and name == "href":
                 pass  # the link rules below own this
             elif tag in ("a", "q") and not _is_safe_reference(value.strip(_ASCII_WS)):
                 ck.c5.append(
-                    f"reference: {name}=\"{value}\" on <{tag}> must be root-relative "
+                    f"reference: {name}=\"{shown(value)}\" on <{tag}> must be root-relative "
                     "(/a/b.html), a #fragment, or an http(s)/mailto URL"
                 )
+
+
+def _lxml_elements(tops: Iterable[HtmlElement]
+                   ) -> Iterable[tuple[str, list[tuple[str, str]], bool]]:
+    for top in tops:
+        for el in top.iter(etree.Element):
+            attributes = [(str(k), str(v)) for k, v in el.attrib.items()]
+            yield tag_of(el), attributes, has_ancestor(el, ("figure",), None)
+
+
+def _browser_elements(elements: Iterable[BrowserElement]
+                      ) -> Iterable[tuple[str, tuple[tuple[str, str], ...], bool]]:
+    for el in elements:
+        yield el.tag, el.attributes, el.in_figure
 
 
 def _check_links(ck: _Checker, root: HtmlElement) -> None:
@@ -218,15 +240,15 @@ def _check_links(ck: _Checker, root: HtmlElement) -> None:
         rel_attr = link.get("rel") or ""
         href = (link.get("href") or "").strip(_ASCII_WS)
         if rel_of(rel_attr) is None:
-            ck.c5.append(f"reference: <link rel=\"{rel_attr}\"> is not a memory edge")
+            ck.c5.append(f"reference: <link rel=\"{shown(rel_attr)}\"> is not a memory edge")
         if not is_root_relative_href(href):
-            ck.c5.append(f"reference: link href \"{href}\" is not root-relative (/a/b.html)")
+            ck.c5.append(f"reference: link href \"{shown(href)}\" is not root-relative "
+                         "(/a/b.html)")
     for time in root.iter("time"):
         value = time.get("datetime")
         if value is not None and not is_valid_datetime(value.strip(_ASCII_WS)):
-            ck.c5.append(
-                f"reference: <time datetime=\"{value}\"> is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"
-            )
+            ck.c5.append(f"reference: <time datetime=\"{shown(value)}\"> is not YYYY-MM-DD "
+                         "or YYYY-MM-DDTHH:MM:SSZ")
 
 
 def _check_metas(ck: _Checker, metas: list[tuple[str, str]]) -> None:
@@ -243,20 +265,23 @@ def _check_metas(ck: _Checker, metas: list[tuple[str, str]]) -> None:
             ck.c4.append(f"metadata: {name} appears {len(values)} times; it is single-valued")
     mtype = seen.get("memhtml-type", [None])[0]
     if mtype is not None and not is_memory_type(mtype):
-        ck.c4.append(f"metadata: memhtml-type \"{mtype}\" is not one of the ten memory types")
+        ck.c4.append(f"metadata: memhtml-type \"{shown(mtype)}\" is not one of the ten memory "
+                     "types")
     status = seen.get("memhtml-status", [None])[0]
     if status is not None and not is_memory_status(status):
-        ck.c4.append(f"metadata: memhtml-status \"{status}\" is not active or archived")
+        ck.c4.append(f"metadata: memhtml-status \"{shown(status)}\" is not active or archived")
     for name in DATETIME_META:
         for value in seen.get(name, []):
             if not is_valid_datetime(value):
-                ck.c4.append(
-                    f"metadata: {name} \"{value}\" is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"
-                )
+                ck.c4.append(f"metadata: {name} \"{shown(value)}\" is not YYYY-MM-DD or "
+                             "YYYY-MM-DDTHH:MM:SSZ")
+            elif name in INSTANT_META and not is_utc_instant(value):
+                ck.c4.append(f"metadata: {name} \"{shown(value)}\" is a date; a write stamp is "
+                             "a UTC instant, YYYY-MM-DDTHH:MM:SSZ")
     task_status = seen.get("memhtml-task-status", [None])[0]
     if task_status is not None and not _is_task_status(task_status):
-        ck.c4.append(f"metadata: memhtml-task-status \"{task_status}\" is not todo, doing, "
-                     "blocked or done")
+        ck.c4.append(f"metadata: memhtml-task-status \"{shown(task_status)}\" is not todo, "
+                     "doing, blocked or done")
     if mtype == "task" and task_status is None:
         ck.c4.append("metadata: a task needs memhtml-task-status")
     if mtype is not None and mtype != "task" and task_status is not None:
@@ -268,7 +293,8 @@ def _check_metas(ck: _Checker, metas: list[tuple[str, str]]) -> None:
         ck.c4.append("metadata: memhtml-archived on an active memory")
     for value in seen.get("memhtml-superseded-by", []):
         if not is_root_relative_href(value):
-            ck.c5.append(f"reference: memhtml-superseded-by \"{value}\" is not root-relative")
+            ck.c5.append(f"reference: memhtml-superseded-by \"{shown(value)}\" is not "
+                         "root-relative")
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,53 +307,29 @@ class CheckedDocument:
     metas: list[tuple[str, str]]
 
 
-_SKELETON_TAG = re.compile(r"<(html|head|body)(?=[\s/>])((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",
-                           re.IGNORECASE)
-_TAG_ATTR = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?""")
-
-
-def _check_source_tags(ck: _Checker, source: str) -> None:
-    """Skeleton start tags as written in the source, which the tree cannot show.
-
-    A browser merges the attributes of a second ``<body>`` or ``<html>`` start tag
-    into the real element, so ``<body onload=...>`` typed inside the article runs;
-    lxml drops such a tag without a trace, so it is found in the text instead.
-    """
-    seen: dict[str, int] = {}
-    for match in _SKELETON_TAG.finditer(source):
-        tag = match.group(1).lower()
-        seen[tag] = seen.get(tag, 0) + 1
-        if seen[tag] == 2:
-            ck.c2.append(f"skeleton: a second <{tag}> start tag; a browser would merge it "
-                         "into the real one")
-        if seen[tag] >= 2:
-            for attr in _TAG_ATTR.finditer(match.group(2)):
-                name = attr.group(1).lower()
-                if name.startswith("on"):
-                    ck.c3.append(f"event handler: {name} on <{tag}>")
-                elif name in FORBIDDEN_ATTRIBUTES:
-                    ck.c3.append(f"forbidden attribute: {name} on <{tag}>")
-
-
-def check_located(root: HtmlElement, source: str | None = None) -> CheckedDocument:
+def check_located(root: HtmlElement, reading: Reading | None = None) -> CheckedDocument:
     """``check_document``, also returning the head, the article and the head metas.
 
-    Given the ``source`` text, skeleton start tags the tree lost are checked too.
+    Given the ``reading`` of the file's source, its violations come first and the
+    safety rules are judged on the browser's tree; without one (a tree handed in
+    with no source) they are judged on libxml2's.
     """
     ck = _Checker()
     # lxml parks anything after </html> in a second top-level element; a browser
     # moves it into the body and runs it, so every top-level tree is checked.
     outside = [*root.itersiblings(preceding=True), *root.itersiblings()]
+    if reading is not None:
+        ck.c0.extend(reading.violations)
     head, article = _check_skeleton(ck, root, outside)
     if article is not None:
         _check_claim(ck, article)
     if any(len(el) or (el.text or "").strip(_ASCII_WS) for el in outside):
         ck.c2.append("skeleton: content outside <html>; a browser would show and run it")
-    for top in (root, *outside):
-        for el in top.iter(etree.Element):
-            _check_element(ck, el)
-    if source is not None:
-        _check_source_tags(ck, source)
+    browser = reading.browser if reading is not None else None
+    elements = (_browser_elements(browser.elements) if browser is not None
+                else _lxml_elements((root, *outside)))
+    for tag, attributes, in_figure in elements:
+        _check_element(ck, tag, attributes, in_figure)
     metas = collect_head_metas(head)
     _check_metas(ck, metas)
     _check_links(ck, root)

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
+from urllib.parse import unquote
 
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _INSTANT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 _SEGMENT_FORBIDDEN = frozenset({"", ".", ".."})
+_HREF_FORBIDDEN = re.compile(r'[\s\x00-\x20\x7f-\x9f"<>\\?#]')
+"""Characters a document reference never holds: whitespace and controls (a browser
+strips some and keeps others, so the checker and the reader would resolve different
+paths), the markup metacharacters, the backslash a browser reads as ``/``, and a
+query or fragment."""
 
 
 def is_valid_datetime(value: str) -> bool:
@@ -32,16 +38,31 @@ def is_valid_datetime(value: str) -> bool:
     return fields[0] >= 1
 
 
+def is_utc_instant(value: str) -> bool:
+    """True for ``YYYY-MM-DDTHH:MM:SSZ`` naming a real instant: a write stamp's form."""
+    return _INSTANT.fullmatch(value) is not None and is_valid_datetime(value)
+
+
 def is_root_relative_href(href: str) -> bool:
     """True for a repo-root-relative document reference: ``/a/b.html``.
 
     No scheme, no host, no ``.``/``..`` or empty segment, no backslash, query,
-    fragment or whitespace. A relative href would break on the first ``git mv``
-    of the file holding it, and a protocol-relative ``//host/x`` would silently
-    leave the repository, so both are refused rather than normalized.
+    fragment, whitespace, control or markup character. A relative href would break
+    on the first ``git mv`` of the file holding it, and a protocol-relative
+    ``//host/x`` would silently leave the repository, so both are refused rather
+    than normalized.
+
+    The segments are judged as a browser resolves them and as a static server
+    decodes them: a browser reads ``%2e`` as a dot, so ``/a/%2e%2e/b`` climbs out of
+    ``/a`` exactly as ``/a/../b`` does, and a server that decodes ``%2f`` or ``%5c``
+    before it splits the path sees separators the browser did not. So the path
+    decoded once must pass the same rules as the path as written.
     """
     if not href.startswith("/") or href.startswith("//"):
         return False
-    if any(ch in href for ch in "\\?#") or any(ch.isspace() or ord(ch) < 0x20 for ch in href):
+    if _HREF_FORBIDDEN.search(href):
         return False
-    return not any(seg in _SEGMENT_FORBIDDEN for seg in href[1:].split("/"))
+    decoded = unquote(href, errors="replace") if "%" in href else href
+    if decoded != href and (decoded.startswith("//") or _HREF_FORBIDDEN.search(decoded)):
+        return False
+    return not any(seg in _SEGMENT_FORBIDDEN for seg in decoded[1:].split("/"))

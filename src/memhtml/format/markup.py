@@ -19,11 +19,14 @@ from memhtml.format.vocabulary import VOID_ELEMENTS
 
 def escape_text(text: str) -> str:
     """Escape a text run. U+00A0 is written as ``&nbsp;`` because a literal no-break
-    space is invisible in an editor and reads as a plain space in review."""
+    space is invisible in an editor and reads as a plain space in review. ESC is
+    written as ``&#27;``: a raw ESC byte is refused in a memory file (it is how
+    ISO-2022-JP switches character sets), and a terminal log pasted with its colour
+    codes keeps them as a reference instead."""
     # Chained replace runs in C and beats a translate table by several times here.
     return (
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        .replace("\u00a0", "&nbsp;")
+        .replace("\u00a0", "&nbsp;").replace("\x1b", "&#27;")
     )
 
 
@@ -33,7 +36,7 @@ def escape_attribute(value: str) -> str:
     line, which the line-splicing head editors rely on."""
     return (
         value.replace("&", "&amp;").replace('"', "&quot;").replace("\n", "&#10;")
-        .replace("\r", "&#13;").replace("\u00a0", "&nbsp;")
+        .replace("\r", "&#13;").replace("\u00a0", "&nbsp;").replace("\x1b", "&#27;")
     )
 
 

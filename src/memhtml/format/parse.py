@@ -27,15 +27,20 @@ from memhtml.format.constraints import (
     rel_of,
 )
 from memhtml.format.document import ArticleExtractions, MemoryDoc, MemoryMetas
-from memhtml.format.hash import canonical_text, collapse_ascii_whitespace, digest
+from memhtml.format.hash import canonical_text, collapse_ascii_whitespace, digest, is_content_hash
+from memhtml.format.limits import shown
 from memhtml.format.markup import write_children
-from memhtml.format.tree import HtmlElement, find_first, parse_html, tag_of, text_content
+from memhtml.format.reading import read_document
+from memhtml.format.tree import HtmlElement, find_first, tag_of, text_content
 
 _ASCII_WS = " \t\n\r\f"
 _NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 """ASCII decimal notation only: Python's ``float`` would also take ``1_000``, ``inf``
 and full-width digits, none of which a file should mean as a number."""
-_INTEGER = re.compile(r"[0-9]+")
+_INTEGER = re.compile(r"0*([0-9]{1,18})")
+"""A count, read with bounded length: at most 18 significant digits, which is every
+value a signed 64-bit column holds. Python's ``int`` refuses strings of more than
+4,300 digits with an exception, so a longer run of digits must never reach it."""
 
 
 def _squash(text: str) -> str:
@@ -49,10 +54,10 @@ def _text(el: HtmlElement) -> str:
 
 def check_memory(html: str) -> CheckResult:
     """The structured violations and warnings of a file. Total: never raises."""
-    root, why = parse_html(html)
-    if root is None:
-        return CheckResult((f"skeleton: {why}",), ())
-    return check_located(root, html).result
+    reading = read_document(html)
+    if reading.root is None:
+        return CheckResult(reading.violations, ())
+    return check_located(reading.root, reading).result
 
 
 def _extract_article(article: HtmlElement, canon: str) -> ArticleExtractions:
@@ -141,6 +146,12 @@ def _numeric_value(dd: HtmlElement) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _integer(raw: str) -> int | None:
+    """A non-negative decimal integer of at most 18 significant digits, or None."""
+    match = _INTEGER.fullmatch(raw)
+    return int(match.group(1)) if match is not None else None
+
+
 def _optional_scalars(
     values: dict[str, list[str]], warnings: list[str]
 ) -> tuple[float | None, int | None, int | None, bool | None, str | None]:
@@ -149,7 +160,8 @@ def _optional_scalars(
         return found[0] if found else None
 
     def dropped(name: str, raw: str, why: str) -> None:
-        warnings.append(f"metadata: {name} \"{raw}\" dropped ({why}); the default applies")
+        warnings.append(f"metadata: {name} \"{shown(raw)}\" dropped ({why}); the default "
+                        "applies")
 
     confidence: float | None = None
     raw = first("memhtml-confidence")
@@ -162,16 +174,16 @@ def _optional_scalars(
     importance: int | None = None
     raw = first("memhtml-importance")
     if raw is not None:
-        if _INTEGER.fullmatch(raw) and 1 <= int(raw) <= 10:
-            importance = int(raw)
+        integer = _integer(raw)
+        if integer is not None and 1 <= integer <= 10:
+            importance = integer
         else:
             dropped("memhtml-importance", raw, "not an integer from 1 to 10")
     reprieves: int | None = None
     raw = first("memhtml-reprieves")
     if raw is not None:
-        if _INTEGER.fullmatch(raw):
-            reprieves = int(raw)
-        else:
+        reprieves = _integer(raw)
+        if reprieves is None:
             dropped("memhtml-reprieves", raw, "not a non-negative integer")
     needs_revision: bool | None = None
     raw = first("memhtml-needs-revision")
@@ -183,8 +195,6 @@ def _optional_scalars(
     content_hash: str | None = None
     raw = first("memhtml-content-hash")
     if raw is not None:
-        from memhtml.format.hash import is_content_hash
-
         if is_content_hash(raw):
             content_hash = raw
         else:
@@ -250,13 +260,13 @@ def _build(root: HtmlElement, checked: CheckedDocument) -> tuple[MemoryDoc, str]
 
 
 def _parse(html: str, path: str) -> Result[tuple[MemoryDoc, str], InvalidMemory]:
-    root, why = parse_html(html)
-    if root is None:
-        return Failure(InvalidMemory.of(path, (f"skeleton: {why}",)))
-    checked = check_located(root, html)
+    reading = read_document(html)
+    if reading.root is None:
+        return Failure(InvalidMemory.of(path, reading.violations))
+    checked = check_located(reading.root, reading)
     if checked.result.violations:
         return Failure(InvalidMemory.of(path, checked.result.violations))
-    return Success(_build(root, checked))
+    return Success(_build(reading.root, checked))
 
 
 def parse_memory(html: str, path: str = "") -> Result[MemoryDoc, InvalidMemory]:

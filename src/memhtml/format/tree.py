@@ -26,13 +26,14 @@ _FRAGMENT_PREFIX = "<!doctype html><html><head></head><body><article>"
 _FRAGMENT_SUFFIX = "</article></body></html>"
 
 ParseOutcome = tuple[HtmlElement | None, str | None]
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def parse_html(text: str) -> ParseOutcome:
-    """Parse a whole document. Returns ``(root, None)`` or ``(None, why)``; never raises.
+def encode_source(text: str) -> tuple[bytes | None, str | None]:
+    """A file's text as the UTF-8 bytes both parsers read, or ``(None, why)``.
 
-    A ``<pre>``'s leading newline is dropped after parsing, as an HTML5 browser
-    drops it, so the text the hash and the extraction see is the text a reader sees.
+    A NUL is refused outright: a browser drops or replaces it where the checker's
+    parser may end the text, so the two would read different documents.
     """
     if "\x00" in text:
         return None, "NUL character in the file"
@@ -40,8 +41,21 @@ def parse_html(text: str) -> ParseOutcome:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         return None, "text is not encodable as UTF-8 (lone surrogate)"
+    if data.startswith(_UTF8_BOM):
+        # A browser takes a UTF-8 byte-order mark as the encoding and drops it
+        # before parsing; lexbor would read it as text and leave the head early.
+        data = data[len(_UTF8_BOM):]
     if not data.strip():
         return None, "empty document"
+    return data, None
+
+
+def parse_bytes(data: bytes) -> ParseOutcome:
+    """Parse UTF-8 bytes as a whole document: ``(root, None)`` or ``(None, why)``.
+
+    A ``<pre>``'s leading newline is dropped after parsing, as an HTML5 browser
+    drops it, so the text the hash and the extraction see is the text a reader sees.
+    """
     try:
         root: HtmlElement | None = etree.fromstring(data, _PARSER)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
@@ -55,6 +69,14 @@ def parse_html(text: str) -> ParseOutcome:
     return root, None
 
 
+def parse_html(text: str) -> ParseOutcome:
+    """Parse a whole document. Returns ``(root, None)`` or ``(None, why)``; never raises."""
+    data, why = encode_source(text)
+    if data is None:
+        return None, why
+    return parse_bytes(data)
+
+
 _CLOSED_BY = {
     # element -> the parents an HTML5 parser closes before opening it
     "dd": ("dd", "dt"),
@@ -62,9 +84,11 @@ _CLOSED_BY = {
     "li": ("li",),
 }
 _CLOSES_P = frozenset(
-    {"address", "article", "aside", "blockquote", "details", "div", "dl", "figure", "footer",
-     "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "main", "nav", "ol", "p", "pre",
-     "section", "table", "ul"}
+    # every start tag the HTML5 "in body" rules open by closing a <p> in button scope
+    {"address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div",
+     "dl", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
+     "h6", "header", "hgroup", "hr", "listing", "main", "menu", "nav", "ol", "p", "plaintext",
+     "pre", "search", "section", "summary", "table", "ul", "xmp"}
 )
 
 
@@ -147,10 +171,12 @@ def has_ancestor(el: HtmlElement, tags: frozenset[str] | tuple[str, ...], stop: 
 
 __all__ = [
     "HtmlElement",
+    "encode_source",
     "find_article",
     "find_first",
     "has_ancestor",
     "parse_article_fragment",
+    "parse_bytes",
     "parse_html",
     "tag_of",
     "text_content",

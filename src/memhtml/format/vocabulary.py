@@ -66,6 +66,13 @@ DATETIME_META: tuple[MemoryMetaName, ...] = (
 """Metas whose malformed value is a refusal rather than a drop: an instant has no
 default, and dropping an unsortable valid-until would widen the fact's window."""
 
+INSTANT_META: tuple[MemoryMetaName, ...] = ("memhtml-created", "memhtml-updated")
+"""The write stamps: UTC instants, never bare dates. The clock that stamps them
+knows the second, and a bare date would sort before every instant of its own day,
+so a file written at noon would look older than one written at one past midnight.
+The other datetime metas are world times (a validity bound, a deadline, an
+eviction day) where a date is what an author means."""
+
 _META_INDEX: dict[str, int] = {name: i for i, name in enumerate(META_ORDER)}
 
 
