@@ -195,8 +195,10 @@ def move(path: str, to: str, /, *, common: Common = _COMMON) -> int:
 
 
 def publish(*, base_url: str = "", common: Common = _COMMON) -> int:
-    """Publish the store as a static site: an index.html for every directory, a
-    sitemap.xml and a stylesheet, committed as one commit. Open index.html in a browser.
+    """Publish the store as a static site, one commit: an index.html for every
+    directory, a readable page for every memory that passes the check (refused files
+    are listed, unlinked), a sitemap.xml, a stylesheet and a _headers file carrying
+    the pages' Content-Security-Policy for static hosts. Open index.html in a browser.
 
     Parameters
     ----------

@@ -46,7 +46,8 @@ GITATTRIBUTES = ".gitattributes"
 GITATTRIBUTE_LINES: tuple[str, ...] = (
     "index.html merge=ours",
     "sitemap.xml merge=ours",
-    ".site/memhtml.css merge=ours",
+    "memhtml-site/memhtml.css merge=ours",
+    "/_headers merge=ours",
 )
 """Generated artifacts are rebuilt rather than merged; see ``init_store``."""
 GITIGNORE = ".gitignore"

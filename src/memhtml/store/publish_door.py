@@ -2,8 +2,9 @@
 
 ``render_site`` is pure; this door reads the tip's version and tree, renders the
 pages, and commits only the generated files whose bytes changed (and removes the
-generated files that should no longer exist), through the same compare-and-swap
-landing as every other door. A republish of an unchanged store commits nothing.
+generated files that should no longer exist, such as the page of a memory that was
+moved or that the checker now refuses), through the same compare-and-swap landing as
+every other door. A republish of an unchanged store commits nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from memhtml.head import HeadVersion
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import Draft, Landed, land
 from memhtml.store.session import Store
-from memhtml.store.site import is_generated_path, render_site
+from memhtml.store.site import VIEW_ROOT, is_generated_path, render_site
 
 Step = Callable[[str], None]
 """Told the name of each phase as it starts (for a progress display)."""
@@ -41,9 +42,10 @@ def _site_changes(
 
 def publish(store: Store, base_url: str = "", on_step: Step = _quiet
             ) -> IOResult[Landed, StoreError]:
-    """Render an ``index.html`` per directory, ``sitemap.xml`` and the stylesheet at
-    the tip, and commit the ones that differ. ``base_url`` prefixes the sitemap's
-    locations. The landed ``paths`` are the files written or removed."""
+    """Render an ``index.html`` per directory, a readable page per memory,
+    ``sitemap.xml``, the stylesheet and ``_headers`` at the tip, and commit the ones
+    that differ. ``base_url`` prefixes the sitemap's locations. The landed ``paths``
+    are the files written or removed."""
     git = store.deps.git
 
     def derive() -> IOResult[Draft, StoreError]:
@@ -70,12 +72,15 @@ def publish(store: Store, base_url: str = "", on_step: Step = _quiet
         def draft(current: dict[str, bytes]) -> IOResult[Draft, StoreError]:
             on_step("committing")
             changes, before = _site_changes(entries, current, site)
-            pages = sum(1 for path in site if path.endswith(".html"))
+            views = sum(1 for path in site if path.startswith(VIEW_ROOT + "/"))
+            listings = sum(1 for path in site if path.endswith(".html")) - views
             return IOSuccess(Draft(
                 parent=sha, changes=changes, ops=("publish",),
-                subject=f"{pages} index pages, sitemap and stylesheet",
-                body="Regenerate the listing pages, the sitemap and the stylesheet from the "
-                     "memories at this commit.",
+                subject=f"{listings} index pages, {views} memory pages, sitemap, "
+                        "stylesheet and headers",
+                body="Regenerate the listing pages, the memory pages, the sitemap, the "
+                     "stylesheet and the hosts' header file from the memories at this "
+                     "commit. A file the format check refuses is listed, never linked.",
                 before=before,
             ))
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.integration.publish.browser_support import Watched, watch
+
 if TYPE_CHECKING:
     # Ignored only where playwright is not installed, so the type check still passes there.
     from playwright.sync_api import Browser  # type: ignore[import-not-found, unused-ignore]
@@ -79,3 +81,9 @@ def browser() -> Iterator[Browser]:
             yield chromium
         finally:
             chromium.close()
+
+
+@pytest.fixture
+def watched(browser: Browser) -> Iterator[Watched]:
+    """A fresh browser context and page, with its dialogs, console and errors kept."""
+    yield from watch(browser)

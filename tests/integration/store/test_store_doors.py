@@ -59,7 +59,7 @@ from tests.integration.store.store_support import (
 LATER = FixedClock(datetime(2026, 6, 2, 8, 30, 0, tzinfo=UTC))
 LATER_STAMP = "2026-06-02T08:30:00Z"
 
-GOLDEN_WRITE_SHA = "75f9e02abacd7b4c0a62b61990106edc02b09c01"
+GOLDEN_WRITE_SHA = "39f832923bce4035ca4325cd3f2989152b05e05a"
 """The commit of ``test_golden_commit_id``: pins the template, the message and the tree."""
 
 
