@@ -199,6 +199,22 @@ def _store_layer(path: Path, user_path: Path | None
         lambda table: _store_keys(path, table, user_path)).alt(unreadable))
 
 
+def _stray_state(folder: Path) -> tuple[str, ...]:
+    """A warning naming what sits in the working tree's ``.memhtml/`` besides the
+    config: snapshots, vectors or anything else there (committed by whoever made
+    the repository, or left by an older release) are never read as state."""
+    try:
+        names = sorted(entry.name for entry in folder.iterdir() if entry.name != CONFIG_FILE.name)
+    except OSError:
+        return ()
+    if not names:
+        return ()
+    shown = ", ".join(repr(name) for name in names[:10]) + (" ..." if len(names) > 10 else "")
+    return (f"ignored {shown} in {folder}: this clone's state (snapshots, vectors) lives "
+            "under the git directory (.git/memhtml), and nothing a repository carries is "
+            "read as state",)
+
+
 def load_settings(
     store: Path, env: Mapping[str, str], overrides: Mapping[str, str] | None = None
 ) -> Result[LoadedSettings, SettingsError]:
@@ -216,6 +232,7 @@ def load_settings(
         return Failure(SettingsError(f"unknown setting {', '.join(unknown)}"))
     user_path = user_config_path(env)
     committed, warnings = _store_layer(store / CONFIG_FILE, user_path)
+    warnings = (*warnings, *_stray_state(store / CONFIG_FILE.parent))
     from_env = {name: env[_ENV_PREFIX + name.upper()]
                 for name in sorted(KNOWN_KEYS) if _ENV_PREFIX + name.upper() in env}
 
