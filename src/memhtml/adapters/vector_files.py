@@ -1,10 +1,11 @@
 """The vector cache on disk: one file set per vector space, keyed by content hash.
 
-Layout under ``root`` (``.memhtml/vectors`` in a store)::
+Layout under ``root`` (``<git-dir>/memhtml/vectors`` in a store)::
 
     <space.key>/manifest.json        which generation is current, and what it holds
     <space.key>/vectors-<gen>.npy    float32 matrix, one row per hash
     <space.key>/hashes-<gen>.txt     the content hashes, one a line, in row order
+    .aside/<space.key>.<why>/        a file set moved aside (see below)
 
 A save writes a new generation's two files, then swaps the manifest in by rename,
 then removes older generations. A reader therefore sees the old set or the new one,
@@ -12,20 +13,28 @@ never a matrix of one save with the hashes of another. Two concurrent saves both
 succeed and the later manifest wins; the loser's new vectors are only missed by the
 cache and get embedded again by a later fill.
 
-Anything that does not add up (a missing file, a shape or count that disagrees with
-the manifest, a non-finite value, a manifest for another space) is reported as
-``VectorFilesCorrupt`` and its vectors are not used.
+``load_cache`` reports what does not add up and uses none of it: a missing file, a
+shape or count that disagrees with the manifest, a non-finite value
+(``VectorFilesCorrupt``); a set written in a newer format or for another vector
+space (``VectorFilesForeign``). ``load_or_heal`` then repairs the cache so the next
+command starts clean, and says once what it did: a corrupt set is deleted (its
+vectors cannot be trusted, and ``memhtml embed`` rebuilds them), while a foreign set
+is moved aside whole, because it is good data to whoever wrote it (a newer memhtml,
+or an embedder whose space key collides with this one's) and its vectors may have
+cost an API bill; deleting it would make an older memhtml destroy a newer one's
+cache just by running ``search``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import secrets
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias, TypeVar
 
@@ -37,18 +46,37 @@ from memhtml.head.vectors import VectorCache, cache_from, empty_vector_cache
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+ASIDE_DIR = ".aside"
 _HASH = re.compile(r"[0-9A-Za-z_:.+/=-]{1,256}")
 _GENERATION = re.compile(r"([0-9]{1,12})-[0-9a-f]{8}")
+_HEAL_ATTEMPTS = 3
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class VectorFilesCorrupt:
-    """A file set that cannot be trusted: where, and why."""
+    """A file set that cannot be trusted: where, and why.
+
+    ``manifest`` holds the manifest's bytes as judged and ``generation`` the
+    generation it named (when it named a valid one), so a repair removes exactly
+    the set that was judged and not one a concurrent save has swapped in since.
+    """
 
     path: str
     reason: str
+    manifest: bytes | None = field(default=None, repr=False, compare=False)
+    generation: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class VectorFilesForeign:
+    """A well-formed file set this memhtml must not use: written in a newer format
+    (``format-<n>``) or for another vector space (``space-<key>``), named by ``tag``."""
+
+    path: str
+    reason: str
+    tag: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +87,7 @@ class VectorFilesFailure:
     reason: str
 
 
-VectorFilesError: TypeAlias = VectorFilesCorrupt | VectorFilesFailure
+VectorFilesError: TypeAlias = VectorFilesCorrupt | VectorFilesForeign | VectorFilesFailure
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +98,20 @@ class SaveCounts:
     added: int
 
 
+@dataclass(frozen=True, slots=True)
+class HealedCache:
+    """A loaded cache, and what loading it discarded or moved aside (None: nothing)."""
+
+    cache: VectorCache
+    discarded: str | None = None
+
+
 def space_dir(root: Path, space: VectorSpace) -> Path:
     return root / space.key
+
+
+def aside_dir(root: Path) -> Path:
+    return root / ASIDE_DIR
 
 
 def _guard(path: Path, thunk: Callable[[], IOResult[T, VectorFilesError]]
@@ -86,58 +126,146 @@ def _guard(path: Path, thunk: Callable[[], IOResult[T, VectorFilesError]]
 
 
 def load_cache(root: Path, space: VectorSpace) -> IOResult[VectorCache, VectorFilesError]:
-    """The cached vectors of ``space`` under ``root``; an empty cache when none is saved."""
+    """The cached vectors of ``space`` under ``root``; an empty cache when none is saved.
+    Reads only: a set that does not add up is reported, not repaired."""
     folder = space_dir(root, space)
-    return _guard(folder, lambda: _load(folder, space))
+
+    def read() -> IOResult[VectorCache, VectorFilesError]:
+        found = _read(folder, space)
+        return IOSuccess(found) if isinstance(found, VectorCache) else IOFailure(found)
+
+    return _guard(folder, read)
 
 
-def _load(folder: Path, space: VectorSpace) -> IOResult[VectorCache, VectorFilesError]:
+def load_or_heal(root: Path, space: VectorSpace) -> IOResult[HealedCache, VectorFilesError]:
+    """``load_cache``, except that a corrupt set is deleted and a foreign one moved
+    aside, and either loads as an empty cache with a note saying what happened.
+
+    Only a file system that refuses a read (or the repair) is a failure. A set that
+    changes while it is judged (a concurrent save) is judged again, not discarded.
+    """
+    folder = space_dir(root, space)
+    return _guard(folder, lambda: _heal(root, folder, space))
+
+
+def _heal(root: Path, folder: Path, space: VectorSpace
+          ) -> IOResult[HealedCache, VectorFilesError]:
+    empty = empty_vector_cache(space)
+    for _ in range(_HEAL_ATTEMPTS):
+        found = _read(folder, space)
+        if isinstance(found, VectorCache):
+            return IOSuccess(HealedCache(found))
+        if isinstance(found, VectorFilesFailure):
+            return IOFailure(found)
+        if isinstance(found, VectorFilesForeign):
+            moved = _move_aside(root, folder, found.tag)
+            return IOSuccess(HealedCache(empty, f"vector cache {folder}: {found.reason}; "
+                                                f"moved aside to {moved}"))
+        if _delete_judged(folder, found):
+            return IOSuccess(HealedCache(empty, f"vector cache {folder}: {found.reason}; "
+                                                "discarded"))
+    return IOFailure(VectorFilesFailure(str(folder), "the file set kept changing while it "
+                                                     "was read"))
+
+
+def _delete_judged(folder: Path, judged: VectorFilesCorrupt) -> bool:
+    """Delete the corrupt set ``judged`` describes; False when its manifest has changed
+    since (or is gone), so the caller judges the set again."""
+    manifest = folder / MANIFEST
+    try:
+        current: bytes | None = manifest.read_bytes()
+    except FileNotFoundError:
+        current = None
+    if current is None or current != judged.manifest:
+        return False
+    # The manifest goes first: without it the set loads as empty, whatever is left.
+    manifest.unlink(missing_ok=True)
+    if judged.generation is not None:
+        limit = _serial(judged.generation)
+        for generation in set(_generations(folder)):
+            if _serial(generation) <= limit:
+                _remove_generation(folder, generation)
+    return True
+
+
+def _move_aside(root: Path, folder: Path, tag: str) -> Path:
+    """Rename the whole space folder to ``.aside/<name>.<tag>``, replacing an older
+    set moved aside under the same tag (the one found now is the newer)."""
+    import shutil
+
+    target = aside_dir(root) / f"{folder.name}.{tag}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        shutil.rmtree(target)
+    with contextlib.suppress(FileNotFoundError):  # another process moved it first
+        folder.rename(target)
+    return target
+
+
+def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
     manifest_path = folder / MANIFEST
-    if not manifest_path.exists():
-        return IOSuccess(empty_vector_cache(space))
+    try:
+        raw = manifest_path.read_bytes()
+    except FileNotFoundError:
+        return empty_vector_cache(space)
 
-    def corrupt(reason: str) -> IOResult[VectorCache, VectorFilesError]:
-        return IOFailure(VectorFilesCorrupt(str(folder), reason))
+    def corrupt(reason: str, generation: str | None = None) -> VectorFilesCorrupt:
+        return VectorFilesCorrupt(str(folder), reason, raw, generation)
 
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return corrupt(f"manifest is not JSON: {exc}")
     if not isinstance(manifest, dict):
         return corrupt("manifest is not a JSON object")
-    if manifest.get("format") != FORMAT_VERSION:
-        return corrupt(f"unknown format {manifest.get('format')!r}")
-    if manifest.get("model_id") != space.model_id or manifest.get("dimension") != space.dimension:
-        return corrupt(f"manifest is for {manifest.get('model_id')!r} "
-                       f"at {manifest.get('dimension')!r}, not {space}")
+    found = manifest.get("format")
+    if isinstance(found, int) and not isinstance(found, bool) and found > FORMAT_VERSION:
+        # Nothing else is read: a newer format may lay out its manifest otherwise.
+        return VectorFilesForeign(str(folder), f"written by a newer memhtml (format {found}, "
+                                               f"this one reads {FORMAT_VERSION})",
+                                  f"format-{found}")
+    if found != FORMAT_VERSION:
+        return corrupt(f"unknown format {found!r}")
+    model_id, dimension = manifest.get("model_id"), manifest.get("dimension")
+    if not isinstance(model_id, str) or not isinstance(dimension, int) \
+            or isinstance(dimension, bool) or dimension < 1:
+        return corrupt("manifest names no valid vector space")
+    if model_id != space.model_id or dimension != space.dimension:
+        other = VectorSpace(model_id, dimension)
+        return VectorFilesForeign(str(folder), f"manifest is for {model_id!r} at {dimension!r}, "
+                                               f"not {space}", f"space-{other.key}")
     generation = manifest.get("generation")
     count = manifest.get("count")
     if not isinstance(generation, str) or not _GENERATION.fullmatch(generation):
         return corrupt("manifest names no valid generation")
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        return corrupt("manifest has no valid count")
+        return corrupt("manifest has no valid count", generation)
     hashes_path = folder / f"hashes-{generation}.txt"
     matrix_path = folder / f"vectors-{generation}.npy"
     if not hashes_path.exists() or not matrix_path.exists():
-        return corrupt(f"generation {generation} is missing a file")
+        return corrupt(f"generation {generation} is missing a file", generation)
     try:
         hashes = hashes_path.read_text(encoding="ascii").splitlines()
     except UnicodeDecodeError:
-        return corrupt("the hash list is not ASCII")
+        return corrupt("the hash list is not ASCII", generation)
     if len(hashes) != count:
-        return corrupt(f"the hash list has {len(hashes)} lines, the manifest says {count}")
+        return corrupt(f"the hash list has {len(hashes)} lines, the manifest says {count}",
+                       generation)
     if len(set(hashes)) != len(hashes) or not all(_HASH.fullmatch(h) for h in hashes):
-        return corrupt("the hash list has a repeated or malformed hash")
+        return corrupt("the hash list has a repeated or malformed hash", generation)
     try:
         matrix = np.load(matrix_path, allow_pickle=False)
     except (ValueError, EOFError) as exc:
-        return corrupt(f"the matrix does not load: {exc}")
+        return corrupt(f"the matrix does not load: {exc}", generation)
+    if not isinstance(matrix, np.ndarray):
+        matrix.close()  # an .npz archive, opened lazily
+        return corrupt("the matrix file is an archive, not an array", generation)
     if matrix.dtype != np.float32 or matrix.shape != (count, space.dimension):
         return corrupt(f"the matrix is {matrix.dtype} {matrix.shape}, expected float32 "
-                       f"{(count, space.dimension)}")
+                       f"{(count, space.dimension)}", generation)
     if not np.all(np.isfinite(matrix)):
-        return corrupt("the matrix holds a non-finite value")
-    return IOSuccess(cache_from(space, {h: matrix[i] for i, h in enumerate(hashes)}))
+        return corrupt("the matrix holds a non-finite value", generation)
+    return cache_from(space, {h: matrix[i] for i, h in enumerate(hashes)})
 
 
 # --------------------------------------------------------------------------- save
@@ -187,12 +315,16 @@ def save_cache(root: Path, cache: VectorCache) -> IOResult[SaveCounts, VectorFil
 
 
 def _save(folder: Path, cache: VectorCache) -> IOResult[SaveCounts, VectorFilesError]:
+    found = _read(folder, cache.space)
+    if isinstance(found, VectorFilesFailure):
+        return IOFailure(found)
+    if isinstance(found, VectorFilesForeign):
+        # Never written over: moved aside as a load would, then replaced by this set.
+        _move_aside(folder.parent, folder, found.tag)
     folder.mkdir(parents=True, exist_ok=True)
-    # A file set that does not load is replaced (None), not merged with.
-    previous: IOResult[dict[str, Vector] | None, VectorFilesError] = _load(
-        folder, cache.space).map(lambda old: dict(old.vectors.items()))
-    return previous.lash(lambda _: IOSuccess(None)).bind(
-        lambda old: _save_merged(folder, cache, old))
+    # A corrupt set is replaced (None), not merged with.
+    old = dict(found.vectors.items()) if isinstance(found, VectorCache) else None
+    return _save_merged(folder, cache, old)
 
 
 def _save_merged(folder: Path, cache: VectorCache, old: dict[str, Vector] | None
@@ -249,5 +381,9 @@ def _remove_other_generations(folder: Path, keep: str) -> None:
     for generation in set(_generations(folder)):
         if _serial(generation) >= _serial(keep):
             continue
-        for name in (f"vectors-{generation}.npy", f"hashes-{generation}.txt"):
-            (folder / name).unlink(missing_ok=True)
+        _remove_generation(folder, generation)
+
+
+def _remove_generation(folder: Path, generation: str) -> None:
+    for name in (f"vectors-{generation}.npy", f"hashes-{generation}.txt"):
+        (folder / name).unlink(missing_ok=True)

@@ -154,6 +154,8 @@ def render_status(state: StoreStatus, vectors: Coverage | None) -> str:
     if vectors is not None:
         lines.append(f"vectors   {vectors.embedder} ({vectors.space or 'no space yet'}): "
                      f"{vectors.have} of {vectors.total} embedded")
+        if vectors.note:
+            lines.append(f"          {vectors.note}")
     if state.skipped:
         lines.append(f"skipped   {len(state.skipped)} file(s) that are not memories:")
         lines += [f"  {s.path}: {s.reason}" for s in state.skipped]

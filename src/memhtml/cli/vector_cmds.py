@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memhtml.cli.choices import EmbedderName
 from memhtml.cli.common import Common, open_cli_services
-from memhtml.cli.output import CliError, Reply, respond, store_value, unwrap_io
+from memhtml.cli.output import CliError, Reply, print_err, respond, store_value, unwrap_io
 
 _COMMON = Common()
 EMBED_BATCH = 64
@@ -40,7 +40,10 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
         space = unwrap_io(services.embedder_space(resolve=True), lambda e: e.reason)
         if chosen is None or space is None:
             raise CliError(NO_EMBEDDER)
-        cache = unwrap_io(services.vectors.load(space), lambda e: e.reason)
+        loaded = unwrap_io(services.vectors.load_noted(space), lambda e: e.reason)
+        cache = loaded.cache
+        if loaded.note:
+            print_err(f"note: {loaded.note}")
         version = store_value(store.head())
 
         def fill_error(error: object) -> str:

@@ -24,17 +24,33 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class LoadedVectors:
+    """A space's saved vectors, and a note when loading them had to repair the cache
+    (a corrupt set deleted, a newer or foreign one moved aside). The note is given
+    once, by the load that did the repair; later loads find a clean, empty cache."""
+
+    cache: VectorCache
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class VectorFiles:
     """The vector cache under ``root``: one file set per vector space."""
 
     root: Path
 
     def load(self, space: VectorSpace) -> IOResult[VectorCache, SettingsError]:
-        """The saved vectors of ``space`` (empty when none are saved); a corrupt file
-        set is a failure, not a guess."""
-        from memhtml.adapters.vector_files import load_cache
+        """The saved vectors of ``space`` (empty when none are saved). A set that
+        cannot be used is repaired and loads as empty (see ``load_noted``, which also
+        says so); only a file system that refuses the read is a failure."""
+        return self.load_noted(space).map(lambda loaded: loaded.cache)
 
-        loaded: IOResult[VectorCache, SettingsError] = load_cache(self.root, space).alt(
+    def load_noted(self, space: VectorSpace) -> IOResult[LoadedVectors, SettingsError]:
+        """``load``, with the note a repair leaves for the caller to show."""
+        from memhtml.adapters.vector_files import load_or_heal
+
+        loaded: IOResult[LoadedVectors, SettingsError] = load_or_heal(self.root, space).map(
+            lambda healed: LoadedVectors(healed.cache, healed.discarded)).alt(
             lambda e: SettingsError(f"vector cache {e.path}: {e.reason}"))
         return loaded
 
@@ -68,12 +84,14 @@ class VectorFiles:
 
 @dataclass(frozen=True, slots=True)
 class Coverage:
-    """How much of a version the cache covers, in one space."""
+    """How much of a version the cache covers, in one space; ``note`` says when the
+    load behind it repaired the cache (see ``LoadedVectors``)."""
 
     embedder: str
     space: str | None
     have: int
     total: int
+    note: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -107,11 +125,11 @@ def coverage_of(vectors: VectorFiles, embedder: QueryEmbedder | None, name: str,
     if space is None:
         return IOSuccess(Coverage(name, None, 0, 0))
 
-    def counted(cache: VectorCache) -> Coverage | None:
-        have, total = coverage(view, cache)
-        return Coverage(name, space.key, have, total)
+    def counted(loaded: LoadedVectors) -> Coverage | None:
+        have, total = coverage(view, loaded.cache)
+        return Coverage(name, space.key, have, total, loaded.note)
 
-    return vectors.load(space).map(counted)
+    return vectors.load_noted(space).map(counted)
 
 
 def vector_arm(vectors: VectorFiles, embedder: QueryEmbedder | None,
@@ -129,14 +147,15 @@ def vector_arm(vectors: VectorFiles, embedder: QueryEmbedder | None,
     if space is None:
         return IOSuccess(Arm(None, "no vectors saved yet; run memhtml embed"))
 
-    def armed(cache: VectorCache) -> IOResult[Arm, SettingsError]:
+    def armed(loaded: LoadedVectors) -> IOResult[Arm, SettingsError]:
+        cache = loaded.cache
         have, total = coverage(view, cache)
         if total == 0 or have < total:
-            return IOSuccess(Arm(None, f"vectors cover {have} of {total} memories; "
-                                       "run memhtml embed"))
+            covered = f"vectors cover {have} of {total} memories; run memhtml embed"
+            return IOSuccess(Arm(None, f"{loaded.note}; {covered}" if loaded.note else covered))
         return embedder.embed_query(query).map(lambda vector: Arm(Hybrid(cache, vector))).lash(
             lambda failure: IOSuccess(Arm(None, f"query not embedded ({failure.reason}); "
                                                 "searched lexically")))
 
-    return vectors.load(space).bind(armed).lash(
+    return vectors.load_noted(space).bind(armed).lash(
         lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))

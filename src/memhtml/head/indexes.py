@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from immutables import Map
 
-from memhtml.contracts.record import MemoryRecord, record_rows, records_from_rows
+from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
 from memhtml.head.lexical import (
     EMPTY_LEXICAL,
@@ -49,28 +49,6 @@ class Indexes:
     by_entity: Map[str, PathSet]
     lexical: LexicalIndex
 
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        # Records travel as one column of value tuples: a snapshot restores them in a
-        # single loop rather than one unpickle call per record.
-        return (
-            _restore_indexes,
-            (tuple(self.records.keys()), record_rows(self.records.values()),
-             self.by_content_hash, self.by_frame_key, self.inbound, self.by_entity,
-             self.lexical),
-        )
-
-
-def _restore_indexes(
-    paths: tuple[str, ...],
-    rows: list[tuple[object, ...]],
-    by_content_hash: Map[str, str],
-    by_frame_key: Map[str, PathSet],
-    inbound: Map[str, PathSet],
-    by_entity: Map[str, PathSet],
-    lexical: LexicalIndex,
-) -> Indexes:
-    records = Map(zip(paths, records_from_rows(rows), strict=True))
-    return Indexes(records, by_content_hash, by_frame_key, inbound, by_entity, lexical)
 
 
 EMPTY_INDEXES = Indexes(Map(), Map(), Map(), Map(), Map(), EMPTY_LEXICAL)
@@ -168,26 +146,40 @@ def build_indexes(records: Iterable[MemoryRecord]) -> Indexes:
             return indexes
         by_path[record.path] = record
     by_hash: dict[str, str] = {}
-    by_frame: dict[str, dict[str, bool]] = {}
-    inbound: dict[str, dict[str, bool]] = {}
-    by_entity: dict[str, dict[str, bool]] = {}
     active: list[MemoryRecord] = []
     for path, record in by_path.items():
         if is_active(record):
             active.append(record)
             by_hash.setdefault(record.content_hash, path)
+    by_frame, inbound, by_entity = path_set_indexes(by_path.values())
+    return Indexes(Map(by_path), Map(by_hash), by_frame, inbound, by_entity,
+                   build_lexical(active))
+
+
+def path_set_indexes(
+    records: Iterable[MemoryRecord],
+) -> tuple[Map[str, PathSet], Map[str, PathSet], Map[str, PathSet]]:
+    """``by_frame_key``, ``inbound`` and ``by_entity`` of a set of records (one per path).
+
+    Unlike ``by_content_hash`` these depend only on which records are present, never
+    on the order they were inserted in, so a snapshot rebuilds them from its records
+    rather than storing them.
+    """
+    by_frame: dict[str, dict[str, bool]] = {}
+    inbound: dict[str, dict[str, bool]] = {}
+    by_entity: dict[str, dict[str, bool]] = {}
+    for record in records:
+        path = record.path
+        if is_active(record):
             by_frame.setdefault(record.frame_key, {})[path] = True
         for link in record.links:
             inbound.setdefault(link.href, {})[path] = True
         for entity in record.entities:
             by_entity.setdefault(entity, {})[path] = True
-    return Indexes(
-        Map(by_path),
-        Map(by_hash),
+    return (
         Map({k: Map(v) for k, v in by_frame.items()}),
         Map({k: Map(v) for k, v in inbound.items()}),
         Map({k: Map(v) for k, v in by_entity.items()}),
-        build_lexical(active),
     )
 
 

@@ -119,12 +119,6 @@ class Segment:
         span = self.vocab.get(token)
         return 0 if span is None else span[1] - span[0]
 
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        # The index map and the saturation are derived: a snapshot carries the postings
-        # only and the restore recomputes the rest, bit for bit.
-        return (make_segment, (self.paths, self.lengths, self.vocab, self.doc_ids, self.tfs,
-                               self.total_length))
-
 
 def make_segment(
     paths: tuple[str, ...],

@@ -1,72 +1,73 @@
 """Parsed versions cached on disk, keyed by commit, so a cold process skips the parse.
 
 A CLI call is a fresh process; re-parsing five thousand files each time costs
-seconds, while unpickling the indexes of a recent commit and advancing them to the
-tip costs the delta. A snapshot is a cache and nothing more: one that fails to load,
-was written by another layout of the record types, or names a commit git does not
-know is ignored and replaced, never trusted. Pickle runs code on load, so a
-snapshot is read only from the store's own ``.memhtml/`` directory, which has the
-same trust as the repository's ``.git/``.
+seconds, while loading the arrays of a recent commit's version and advancing it to
+the tip costs the delta. A snapshot is a cache and nothing more: one that fails to
+load, fails its checksums, was written by another format or layout, or names a
+commit other than its file name says is discarded and rebuilt, never trusted and
+never a failed command.
+
+A snapshot file holds data only, whoever wrote it: a run of ``.npy`` records, each
+read with ``np.load(allow_pickle=False)``, which refuses object arrays and so can
+never run code. The first record is a JSON header (a byte array) naming the format,
+the record layout (``memhtml.head.codec.LAYOUT_KEY``), the commit, and the name,
+size and CRC-32 of every array after it; the arrays are ``encode_version``'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
+import json
 import os
-import pickle
+import re
 import secrets
+import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
+import numpy as np
+import numpy.typing as npt
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.record import CitationValue, FacetValue, Link, MemoryRecord
-from memhtml.head import HeadVersion, Indexes, LexicalIndex, SkippedFile
-from memhtml.head.lexical import Segment, TermCounts
+from memhtml.head import HeadVersion
+from memhtml.head.codec import LAYOUT_KEY as CODEC_LAYOUT_KEY
+from memhtml.head.codec import decode_version, encode_version
 
-SNAPSHOT_FORMAT = 4  # bumped when a pickled class changes its state layout
-"""Bumped by hand when the payload's shape changes in a way field names cannot show."""
+SNAPSHOT_FORMAT = 5
+"""The framing's version (4 was the last pickle). Bumped by hand when the header or
+the record order changes; the codec's own changes show in ``LAYOUT_KEY``."""
+MAGIC = "memhtml-snapshot"
 SNAPSHOTS_KEPT = 2
 SNAPSHOT_DIR = "snapshots"
-_SUFFIX = ".pickle"
+_SUFFIX = ".snapshot"
+_LEGACY_SUFFIXES = (".pickle",)
+"""Snapshots an older memhtml wrote, which this one never reads: removed on save."""
+_TEMPORARY_AGE = 3600.0
+"""A temporary file this many seconds old belongs to a writer that died."""
+_HEADER_LIMIT = 1 << 20
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
-# What a damaged or foreign pickle can raise while loading; all mean "not usable".
-_UNREADABLE = (
-    OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError,
-    KeyError, TypeError, ValueError, MemoryError,
-)
+LAYOUT_KEY = hashlib.sha256(
+    f"format={SNAPSHOT_FORMAT}\n{CODEC_LAYOUT_KEY}".encode()).hexdigest()
+"""The snapshot format with the codec's layout digest (record field names and kinds)."""
 
-
-def _layout_key() -> str:
-    """A digest of every pickled class's field names, with the format number.
-
-    A record type that gained or lost a field would unpickle into an object with
-    missing slots; comparing this key refuses such a snapshot before it is used.
-    """
-    classes = (MemoryRecord, Link, FacetValue, CitationValue, Indexes, LexicalIndex, Segment,
-               TermCounts, SkippedFile)
-    spec = [f"format={SNAPSHOT_FORMAT}"]
-    for cls in classes:
-        names = ",".join(f.name for f in dataclasses.fields(cls))
-        spec.append(f"{cls.__module__}.{cls.__qualname__}({names})")
-    return hashlib.sha256("\n".join(spec).encode()).hexdigest()
-
-
-LAYOUT_KEY = _layout_key()
+# What a damaged or foreign file can raise while its records load; all mean "not usable".
+_UNREADABLE = (OSError, EOFError, ValueError, TypeError, KeyError, IndexError,
+               AttributeError, OverflowError, MemoryError, BufferError)
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """The parsed state at one commit: enough to rebuild its ``HeadVersion``."""
+    """The parsed state at one commit: its ``HeadVersion``, restored."""
 
     sha: str
-    indexes: Indexes
-    skipped_files: tuple[SkippedFile, ...]
+    restored: HeadVersion
 
     def version(self) -> HeadVersion:
-        return HeadVersion(self.indexes, self.sha, None, self.skipped_files)
+        return self.restored
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,10 @@ class SnapshotUnusable:
 
 def snapshot_dir(state_dir: Path) -> Path:
     return state_dir / SNAPSHOT_DIR
+
+
+def snapshot_path(state_dir: Path, sha: str) -> Path:
+    return snapshot_dir(state_dir) / (sha + _SUFFIX)
 
 
 def snapshot_files(state_dir: Path) -> list[Path]:
@@ -98,30 +103,99 @@ def snapshot_files(state_dir: Path) -> list[Path]:
     return [path for _, _, path in stamped]
 
 
+# --------------------------------------------------------------------------- read
+
+
+class _RefusedError(ValueError):
+    """A file that loads but is not a snapshot this version can use."""
+
+
+def _header(stream: BinaryIO, path: Path) -> dict[str, Any]:
+    raw = np.load(stream, allow_pickle=False)
+    if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.ndim != 1 \
+            or raw.nbytes > _HEADER_LIMIT:
+        raise _RefusedError("not a memhtml snapshot")
+    header = json.loads(raw.tobytes())
+    if not isinstance(header, dict) or header.get("magic") != MAGIC:
+        raise _RefusedError("not a memhtml snapshot")
+    found = header.get("format")
+    if found != SNAPSHOT_FORMAT:
+        newer = isinstance(found, int) and found > SNAPSHOT_FORMAT
+        raise _RefusedError(f"written in {'a newer' if newer else 'another'} format ({found!r})")
+    if header.get("layout") != LAYOUT_KEY:
+        raise _RefusedError("written by another snapshot layout")
+    sha = header.get("sha")
+    # The content names its commit; a file renamed (or copied) to another commit's
+    # name would otherwise be advanced as if it were that commit's version.
+    if not isinstance(sha, str) or not _COMMIT.fullmatch(sha) or path.name != sha + _SUFFIX:
+        raise _RefusedError("commit does not match the file name")
+    if not isinstance(header.get("arrays"), list):
+        raise _RefusedError("the header lists no arrays")
+    return header
+
+
+def _arrays(stream: BinaryIO, listed: list[object]) -> dict[str, npt.NDArray[Any]]:
+    arrays: dict[str, npt.NDArray[Any]] = {}
+    for entry in listed:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)):
+            raise _RefusedError("the header lists an array badly")
+        name, size, checksum = entry
+        array = np.load(stream, allow_pickle=False)
+        if not isinstance(array, np.ndarray) or array.nbytes != size:
+            raise _RefusedError(f"array {name} is truncated or the wrong size")
+        # A flipped bit in a record's text would otherwise be served as the file's
+        # content until the next snapshot; the check costs about 6.5 ms on SciFact.
+        if _checksum(array) != checksum:
+            raise _RefusedError(f"array {name} fails its checksum")
+        arrays[name] = array
+    if stream.read(1):
+        raise _RefusedError("bytes after the last array")
+    return arrays
+
+
+def _checksum(array: npt.NDArray[Any]) -> int:
+    return zlib.crc32(np.ascontiguousarray(array).data)
+
+
 def read_snapshot(path: Path) -> IOResult[Snapshot, SnapshotUnusable]:
     """Load and check one snapshot file."""
     try:
-        payload = pickle.loads(path.read_bytes())
+        with path.open("rb") as stream:
+            header = _header(stream, path)
+            arrays = _arrays(stream, header["arrays"])
+    except _RefusedError as refused:
+        return IOFailure(SnapshotUnusable(path, str(refused)))
     except _UNREADABLE as exc:
         return IOFailure(SnapshotUnusable(path, f"unreadable: {type(exc).__name__}"))
-    if not isinstance(payload, dict) or payload.get("layout") != LAYOUT_KEY:
-        return IOFailure(SnapshotUnusable(path, "written by another snapshot layout"))
-    sha, indexes, skipped = payload.get("sha"), payload.get("indexes"), payload.get("skipped")
-    if not isinstance(sha, str) or path.name != sha + _SUFFIX:
-        return IOFailure(SnapshotUnusable(path, "commit does not match the file name"))
-    if not isinstance(indexes, Indexes) or not isinstance(skipped, tuple):
-        return IOFailure(SnapshotUnusable(path, "payload has the wrong types"))
-    if not all(isinstance(s, SkippedFile) for s in skipped):
-        return IOFailure(SnapshotUnusable(path, "payload has the wrong types"))
-    return IOSuccess(Snapshot(sha, indexes, skipped))
+    sha: str = header["sha"]
+    return IOResult.from_result(decode_version(arrays, sha)).map(
+        lambda version: Snapshot(sha, version)).alt(
+        lambda failure: SnapshotUnusable(path, f"does not decode: {failure.reason}"))
 
 
 def discard_snapshot(path: Path) -> IOResult[None, SnapshotUnusable]:
     """Remove an unusable snapshot; a file already gone (or that cannot be removed)
-    is fine: the next reader judges it again."""
+    is fine: the next reader judges it again.
+
+    Even a snapshot a newer memhtml wrote is removed: it is rebuilt from git in one
+    full load, and leaving it would only make every cold start here judge it again.
+    """
     with contextlib.suppress(OSError):
         path.unlink()
     return IOSuccess(None)
+
+
+# --------------------------------------------------------------------------- write
+
+
+def _write(stream: BinaryIO, sha: str, arrays: dict[str, npt.NDArray[Any]]) -> None:
+    listed = [[name, int(a.nbytes), _checksum(a)] for name, a in arrays.items()]
+    header = {"magic": MAGIC, "format": SNAPSHOT_FORMAT, "layout": LAYOUT_KEY, "sha": sha,
+              "arrays": listed}
+    text = json.dumps(header, separators=(",", ":")).encode("ascii")
+    np.save(stream, np.frombuffer(text, dtype=np.uint8), allow_pickle=False)
+    for array in arrays.values():
+        np.save(stream, array, allow_pickle=False)
 
 
 def save_snapshot(state_dir: Path, version: HeadVersion) -> IOResult[Path, SnapshotUnusable]:
@@ -129,27 +203,50 @@ def save_snapshot(state_dir: Path, version: HeadVersion) -> IOResult[Path, Snaps
 
     The payload goes to a uniquely named temporary file first and is renamed into
     place, so a concurrent reader sees a whole snapshot or none, and two writers
-    of the same commit each rename a complete file.
+    of the same commit each rename a complete file. Not fsynced: a crash that
+    leaves a short file leaves one the next reader discards.
     """
     if version.sha is None:
         return IOFailure(SnapshotUnusable(state_dir, "an empty version has no commit"))
+    sha = version.sha
+    target = snapshot_path(state_dir, sha)
+    return IOResult.from_result(encode_version(version)).alt(
+        lambda failure: SnapshotUnusable(target, failure.reason)).bind(
+        lambda arrays: _save_arrays(state_dir, sha, arrays))
+
+
+def _save_arrays(state_dir: Path, sha: str, arrays: dict[str, npt.NDArray[Any]]
+                 ) -> IOResult[Path, SnapshotUnusable]:
     folder = snapshot_dir(state_dir)
-    target = folder / (version.sha + _SUFFIX)
-    temporary = folder / f".{version.sha}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    payload = {
-        "layout": LAYOUT_KEY,
-        "sha": version.sha,
-        "indexes": version.indexes,
-        "skipped": version.skipped_files,
-    }
+    target = snapshot_path(state_dir, sha)
+    temporary = folder / f".{sha}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        with temporary.open("wb") as stream:
+            _write(stream, sha, arrays)
         os.replace(temporary, target)
-    except (OSError, pickle.PicklingError, RecursionError) as exc:
+    except (OSError, ValueError) as exc:
         discard_snapshot(temporary)
         return IOFailure(SnapshotUnusable(target, f"not written: {type(exc).__name__}: {exc}"))
     for stale in snapshot_files(state_dir)[SNAPSHOTS_KEPT:]:
         if stale != target:
             discard_snapshot(stale)
+    _remove_leftovers(folder)
     return IOSuccess(target)
+
+
+def _remove_leftovers(folder: Path) -> None:
+    """Remove snapshots in a format this memhtml never reads (an older memhtml's
+    pickles) and temporary files whose writer died."""
+    now = time.time()
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for path in entries:
+        name = path.name
+        with contextlib.suppress(OSError):
+            legacy = name.endswith(_LEGACY_SUFFIXES)
+            if legacy or (name.startswith(".") and name.endswith(".tmp")
+                          and now - path.stat().st_mtime > _TEMPORARY_AGE):
+                path.unlink()

@@ -1,5 +1,5 @@
 """The on-disk vector cache: round trips, reuse by content hash, spaces kept apart,
-corrupt file sets reported and never trusted."""
+corrupt file sets reported and never trusted (their repair: test_vector_healing)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from memhtml.adapters.vector_files import (
     MANIFEST,
     SaveCounts,
     VectorFilesCorrupt,
+    VectorFilesForeign,
     load_cache,
     save_cache,
     space_dir,
@@ -129,7 +130,12 @@ def test_a_manifest_for_another_space_is_not_trusted(tmp_path: Path) -> None:
     (tmp_path / other.key).mkdir()
     for path in space_dir(tmp_path, SPACE).iterdir():
         (tmp_path / other.key / path.name).write_bytes(path.read_bytes())
-    assert "not VectorSpace" in corrupt(tmp_path, other).reason
+    result = load_cache(tmp_path, other)
+    assert not is_successful(result)
+    error = unsafe_perform_io(result.failure())
+    assert isinstance(error, VectorFilesForeign)
+    assert "not VectorSpace" in error.reason
+    assert error.tag == f"space-{SPACE.key}"
 
 
 def _manifest(root: Path) -> dict[str, object]:

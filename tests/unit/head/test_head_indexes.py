@@ -4,10 +4,8 @@ content hash, and that no-op writes return the very same value."""
 from __future__ import annotations
 
 import dataclasses
-import pickle
 from collections.abc import Iterator
 
-import numpy as np
 import pytest
 from tests.property.head_support import archived, memory, memory_with, record_at
 
@@ -196,14 +194,3 @@ def test_record_rows_round_trip_equals_the_constructor() -> None:
         restored[0].path = "elsewhere.html"  # type: ignore[misc]
     with pytest.raises(ValueError, match="zip"):
         records_from_rows([rows[0][:-1]])
-
-
-def test_indexes_survive_a_pickle_round_trip() -> None:
-    indexes = _fold(record_at("areas/a.html", TWIN), _linked("areas/b.html"),
-                    record_at("areas/c.html", TWIN_LATER))
-    restored = pickle.loads(pickle.dumps(indexes))
-    assert restored == indexes
-    assert restored.by_content_hash == indexes.by_content_hash
-    base = restored.lexical.base
-    assert not base.saturation.flags.writeable
-    assert np.array_equal(base.saturation, indexes.lexical.base.saturation)

@@ -1,0 +1,263 @@
+"""The vector cache repairs itself: a corrupt set is deleted, a newer or foreign one
+moved aside, either loads as empty with a note given once, and search, status and
+embed carry on (lexical, coverage 0, a rebuild)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from returns.pipeline import is_successful
+from returns.unsafe import unsafe_perform_io
+from tests.integration.cli.cli_support import call, call_text
+from tests.integration.embedders.test_vector_files import SPACE, loaded, sample_cache, saved
+from tests.property.head_support import commit, memory, new_repo, run
+
+from memhtml.adapters import vector_files
+from memhtml.adapters.embedders import HashingEmbedder
+from memhtml.adapters.vector_files import (
+    ASIDE_DIR,
+    MANIFEST,
+    HealedCache,
+    VectorFilesError,
+    load_or_heal,
+    space_dir,
+)
+from memhtml.compose import VectorFiles
+from memhtml.compose.vectors import coverage_of, vector_arm
+from memhtml.contracts.services import VectorSpace
+from memhtml.head import load_head
+
+
+def healed(root: Path, space: VectorSpace = SPACE) -> HealedCache:
+    result = load_or_heal(root, space)
+    assert is_successful(result), result
+    return unsafe_perform_io(result.unwrap())
+
+
+def _generation(root: Path) -> str:
+    value = json.loads((space_dir(root, SPACE) / MANIFEST).read_text())["generation"]
+    assert isinstance(value, str)
+    return value
+
+
+def _matrix(root: Path) -> Path:
+    return space_dir(root, SPACE) / f"vectors-{_generation(root)}.npy"
+
+
+def _hashes(root: Path) -> Path:
+    return space_dir(root, SPACE) / f"hashes-{_generation(root)}.txt"
+
+
+def _truncate(root: Path) -> None:
+    data = _matrix(root).read_bytes()
+    _matrix(root).write_bytes(data[: len(data) - 10])
+
+
+def _nan(root: Path) -> None:
+    matrix = np.load(_matrix(root))
+    matrix[0, 0] = np.nan
+    np.save(_matrix(root), matrix)
+
+
+def _pickled(root: Path) -> None:
+    np.save(_matrix(root), np.array([{"a": 1}, {"b": 2}], dtype=object), allow_pickle=True)
+
+
+def _archive(root: Path) -> None:
+    with _matrix(root).open("wb") as stream:
+        np.savez(stream, matrix=np.zeros((2, SPACE.dimension), dtype=np.float32))
+
+
+def _no_format(root: Path) -> None:
+    manifest = space_dir(root, SPACE) / MANIFEST
+    data = json.loads(manifest.read_text())
+    data["format"] = "one"
+    manifest.write_text(json.dumps(data))
+
+
+CORRUPTIONS: dict[str, Callable[[Path], object]] = {
+    "garbage manifest": lambda root: (space_dir(root, SPACE) / MANIFEST).write_text("{no"),
+    "truncated matrix": _truncate,
+    "short hash list": lambda root: _hashes(root).write_text("h1\n"),
+    "missing hash list": lambda root: _hashes(root).unlink(),
+    "non-finite value": _nan,
+    "pickled matrix": _pickled,
+    "an archive for a matrix": _archive,
+    "malformed format": _no_format,
+}
+
+
+@pytest.mark.parametrize("damage", list(CORRUPTIONS), ids=list(CORRUPTIONS))
+def test_a_corrupt_set_is_deleted_once_and_then_rebuilt(tmp_path: Path, damage: str) -> None:
+    saved(tmp_path, sample_cache(SPACE, ["h1", "h2"]))
+    CORRUPTIONS[damage](tmp_path)
+    first = healed(tmp_path)
+    assert len(first.cache) == 0
+    assert first.cache.space == SPACE
+    assert first.discarded is not None and "discarded" in first.discarded
+    assert not (space_dir(tmp_path, SPACE) / MANIFEST).exists()
+    # Reported once: the next load finds a clean, empty cache and says nothing.
+    assert healed(tmp_path) == HealedCache(first.cache)
+    saved(tmp_path, sample_cache(SPACE, ["h3"]))
+    assert sorted(loaded(tmp_path, SPACE).vectors.keys()) == ["h3"]
+    assert len(list(space_dir(tmp_path, SPACE).iterdir())) == 3, "nothing of the bad set left"
+
+
+def _future(root: Path, number: int) -> None:
+    manifest = space_dir(root, SPACE) / MANIFEST
+    data = json.loads(manifest.read_text())
+    data["format"] = number
+    data["layout"] = "whatever a newer memhtml writes"
+    manifest.write_text(json.dumps(data))
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_a_newer_format_is_moved_aside_whole_not_deleted(tmp_path: Path) -> None:
+    saved(tmp_path, sample_cache(SPACE, ["h1", "h2"]))
+    _future(tmp_path, 2)
+    before = _contents(space_dir(tmp_path, SPACE))
+    first = healed(tmp_path)
+    assert len(first.cache) == 0
+    assert first.discarded is not None
+    assert "newer memhtml (format 2" in first.discarded
+    aside = tmp_path / ASIDE_DIR / f"{SPACE.key}.format-2"
+    assert f"moved aside to {aside}" in first.discarded
+    assert _contents(aside) == before
+    assert not space_dir(tmp_path, SPACE).exists()
+    assert healed(tmp_path).discarded is None
+    # This memhtml refills its own set; the newer one's stays where it was put.
+    saved(tmp_path, sample_cache(SPACE, ["h3"]))
+    assert sorted(loaded(tmp_path, SPACE).vectors.keys()) == ["h3"]
+    assert _contents(aside) == before
+    # A later newer set replaces the one set aside before it under the same tag.
+    _future(tmp_path, 2)
+    again = _contents(space_dir(tmp_path, SPACE))
+    assert healed(tmp_path).discarded is not None
+    assert _contents(aside) == again
+    # The aside folder is not a space: it never answers for a model.
+    assert VectorFiles(tmp_path).saved_space(SPACE.model_id) is None
+
+
+def test_a_save_over_a_newer_set_moves_it_aside_first(tmp_path: Path) -> None:
+    saved(tmp_path, sample_cache(SPACE, ["h1"]))
+    _future(tmp_path, 7)
+    before = _contents(space_dir(tmp_path, SPACE))
+    saved(tmp_path, sample_cache(SPACE, ["h2"]))
+    assert _contents(tmp_path / ASIDE_DIR / f"{SPACE.key}.format-7") == before
+    assert sorted(loaded(tmp_path, SPACE).vectors.keys()) == ["h2"]
+
+
+def test_a_set_of_another_space_is_moved_aside(tmp_path: Path) -> None:
+    saved(tmp_path, sample_cache(SPACE, ["x"]))
+    other = VectorSpace("test-model", 9)
+    os.rename(space_dir(tmp_path, SPACE), space_dir(tmp_path, other))
+    first = healed(tmp_path, other)
+    assert first.discarded is not None and "not VectorSpace" in first.discarded
+    aside = tmp_path / ASIDE_DIR / f"{other.key}.space-{SPACE.key}"
+    assert (aside / MANIFEST).exists()
+    assert healed(tmp_path, other).discarded is None
+
+
+def test_a_set_replaced_while_it_is_judged_is_not_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A concurrent save swaps a good manifest in between this reader's judgement and
+    # its repair: the repair must see the change and judge the new set instead.
+    saved(tmp_path, sample_cache(SPACE, ["h1"]))
+    _truncate(tmp_path)
+    real = vector_files._read
+    calls: list[int] = []
+
+    def racing(folder: Path, space: VectorSpace) -> object:
+        found = real(folder, space)
+        if not calls:
+            calls.append(1)
+            saved(tmp_path, sample_cache(SPACE, ["h2"]))
+        return found
+
+    monkeypatch.setattr(vector_files, "_read", racing)
+    result = healed(tmp_path)
+    assert result.discarded is None
+    assert sorted(result.cache.vectors.keys()) == ["h2"]
+
+
+def test_a_file_system_refusal_is_still_a_failure(tmp_path: Path) -> None:
+    saved(tmp_path, sample_cache(SPACE, ["h1"]))
+    manifest = space_dir(tmp_path, SPACE) / MANIFEST
+    manifest.unlink()
+    manifest.mkdir()  # reading it raises IsADirectoryError, an OSError
+    result = load_or_heal(tmp_path, SPACE)
+    assert not is_successful(result)
+    error: VectorFilesError = unsafe_perform_io(result.failure())
+    assert type(error).__name__ == "VectorFilesFailure"
+
+
+def test_the_compose_doors_give_the_note_once(tmp_path: Path) -> None:
+    git = new_repo(tmp_path / "repo")
+    sha = commit(git, None, {"notes/a.html": memory("Deploys", "Deploys on Tuesday.")})
+    version = run(load_head(git, sha))
+    embedder = HashingEmbedder(8)
+    vectors = VectorFiles(tmp_path / "vectors")
+    root = vectors.root
+    saved(root, sample_cache(embedder.space, ["h1"]))
+    (space_dir(root, embedder.space) / MANIFEST).write_text("{no")
+    arm = unsafe_perform_io(vector_arm(vectors, embedder, embedder.space, version,
+                                       "deploys").unwrap())
+    assert arm.hybrid is None
+    assert arm.note is not None
+    assert "discarded" in arm.note and "run memhtml embed" in arm.note
+    covered = unsafe_perform_io(coverage_of(vectors, embedder, "hashing", embedder.space,
+                                            version).unwrap())
+    assert covered is not None
+    assert (covered.have, covered.total, covered.note) == (0, 1, None)
+    (space_dir(root, embedder.space) / MANIFEST).write_text("{no")
+    covered = unsafe_perform_io(coverage_of(vectors, embedder, "hashing", embedder.space,
+                                            version).unwrap())
+    assert covered is not None and covered.note is not None and "discarded" in covered.note
+    assert len(unsafe_perform_io(vectors.load(embedder.space).unwrap())) == 0
+
+
+def test_search_status_and_embed_carry_on_over_a_corrupt_cache(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [n for n in os.environ if n.startswith("MEMHTML_")]:
+        monkeypatch.delenv(name)
+    store = tmp_path / "store"
+    s = ("--store", str(store), "--json")
+    assert call(capsys, "init", str(store), "--json")[0] == 0
+    for title, claim in (("Deploy window", "Deploys happen on Tuesdays."),
+                         ("Coffee", "The coffee machine is on floor two.")):
+        code, answer = call(capsys, "write", "--title", title, "--claim", claim, *s)
+        assert code == 0, answer
+    monkeypatch.setenv("MEMHTML_EMBEDDER", "hashing")
+    assert call(capsys, "embed", *s)[1]["remaining"] == 0
+    assert call(capsys, "search", "deploy tuesdays", *s)[1]["mode"] == "hybrid"
+    vectors = store / ".git" / "memhtml" / "vectors"
+    [folder] = [p for p in vectors.iterdir() if not p.name.startswith(".")]
+    [matrix] = folder.glob("vectors-*.npy")
+    matrix.write_bytes(matrix.read_bytes()[:-7])
+
+    code, out, err = call_text(capsys, "search", "deploy tuesdays", "--store", str(store))
+    assert code == 0, err
+    assert "Deploy window" in out or "deploy-window" in out
+    assert "discarded" in err and "searched lexically" not in out
+    code, answer = call(capsys, "search", "deploy tuesdays", *s)
+    assert code == 0, answer
+    assert answer["mode"] == "lexical"
+    assert answer["hits"]
+    code, _, err = call_text(capsys, "search", "deploy tuesdays", "--store", str(store))
+    assert "discarded" not in err and "cover 0 of 2" in err
+    code, answer = call(capsys, "status", *s)
+    assert code == 0, answer
+    assert answer["vectors"]["have"] == 0
+    code, answer = call(capsys, "embed", *s)
+    assert code == 0, answer
+    assert answer["counts"]["embedded"] == 2
+    assert call(capsys, "search", "deploy tuesdays", *s)[1]["mode"] == "hybrid"
