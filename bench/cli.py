@@ -180,6 +180,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--baseline", default="auto",
                         help="a commit to compare with, 'auto' or 'none'")
+    parser.add_argument("--commands-only", action="store_true",
+                        help="time only the whole commands (a baseline from before the "
+                             "state moved under the git directory has no snapshot to time)")
     parser.add_argument("--tree", type=Path, default=ROOT,
                         help="the checkout to measure (default: this one, with whatever "
                              "is uncommitted in it)")
@@ -195,7 +198,7 @@ def main() -> None:
             shutil.copytree(work / "new", work / "base")
             sides.append(Side(f"baseline {rev[:10]}",
                               {**os.environ, "PYTHONPATH": str(folder / "src")}, work / "base"))
-        report(sides, count, work)
+        report(sides, count, work, snapshots=not args.commands_only)
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -209,15 +212,16 @@ def baseline_tree(baseline: str) -> Iterator[tuple[str, Path] | None]:
         yield rev, folder
 
 
-def report(sides: list[Side], count: int, work: Path) -> None:
+def report(sides: list[Side], count: int, work: Path, snapshots: bool = True) -> None:
     for side in sides:
         where = subprocess.run([sys.executable, "-c", "import memhtml; print(memhtml.__file__)"],
                                check=True, capture_output=True, text=True, env=side.env)
         print(f"{side.name}: memhtml from {Path(where.stdout.strip()).parent.parent}")
     print(f"store: {count} memories (SciFact) under {work}; load average {loadavg()}")
-    firsts = alternating(sides, lambda side: [first_load(side)], FIRST_RUNS)
-    solo = alternating(sides, alone, 3)
-    for side, first, timed in zip(sides, firsts, solo, strict=True):
+    firsts = alternating(sides, lambda side: [first_load(side)], FIRST_RUNS) \
+        if snapshots else []
+    solo = alternating(sides, alone, 3) if snapshots else []
+    for side, first, timed in zip(sides, firsts, solo, strict=False):
         loads = [t for kind, t in timed if kind == "load"]
         saves = [t for kind, t in timed if kind == "save"]
         print(f"{side.name:24s} first status (full load + snapshot write) median "
@@ -226,6 +230,10 @@ def report(sides: list[Side], count: int, work: Path) -> None:
         print(f"{'':24s} read_snapshot alone median {statistics.median(loads) * 1e3:.0f} ms, "
               f"min {min(loads) * 1e3:.0f} ms of {len(loads)}; save_snapshot alone median "
               f"{statistics.median(saves) * 1e3:.0f} ms of {len(saves)}")
+    if not snapshots:
+        # Warm each side once: the first command of a store writes its snapshot.
+        for side in sides:
+            wall(side.memhtml("status"), side.env)
     main_side = sides[0]
     fixed = {
         "python -c pass": [sys.executable, "-c", "pass"],
@@ -240,6 +248,12 @@ def report(sides: list[Side], count: int, work: Path) -> None:
         "memhtml search": lambda side: side.memhtml("search", "cell proliferation"),
         "memhtml read --tier gist": lambda side: side.memhtml("read", gist, "--tier", "gist"),
     }
+    written = iter(range(1_000_000))
+    # A write per run, each a new memory (the store grows by RUNS on each side): the
+    # issue's write-latency figure, door to commit to checkout, beside the baseline.
+    commands["memhtml write"] = lambda side: side.memhtml(
+        "write", "--title", f"Bench write {next(written)}",
+        "--claim", "A write measured from a new process on a store of five thousand.")
     for name, command in commands.items():
         measured = alternating(sides, timing(command), RUNS)
         for side, times in zip(sides, measured, strict=True):

@@ -7,6 +7,7 @@ to the root; a path that would leave the root is refused rather than resolved.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +29,11 @@ def _refusal(path: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class DirectoryReader:
-    """Reads a directory on disk. Symlinked directories are not followed.
+    """Reads a directory on disk: regular files only, no symbolic link followed.
 
-    Not following them keeps a walk finite on a tree with a link cycle and
-    keeps the corpus inside the root the caller named.
+    A link (to a directory or a file) could lead out of the root the caller named
+    (a cloned folder can commit ``notes.md -> /etc/passwd``), and a FIFO or a device
+    would hang or never end a read, so neither is listed or read.
     """
 
     root: Path
@@ -51,7 +53,7 @@ class DirectoryReader:
                     if entry.is_dir(follow_symlinks=False):
                         if not prune(path):
                             pending.append(path)
-                    else:
+                    elif entry.is_file(follow_symlinks=False):
                         found.append(path)
         return tuple(sorted(found))
 
@@ -68,7 +70,25 @@ class DirectoryReader:
 
     @impure_safe(exceptions=(OSError,))
     def _read(self, paths: Sequence[str]) -> tuple[bytes, ...]:
-        return tuple((self.root / path).read_bytes() for path in paths)
+        return tuple(self._regular(path) for path in paths)
+
+    def _regular(self, path: str) -> bytes:
+        """The bytes of a regular file under the root, reached through no link."""
+        current = self.root
+        for part in path.split("/"):
+            current = current / part
+            if current.is_symlink():
+                raise OSError(f"{path}: a symbolic link is not followed")
+        handle = os.open(current, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                raise OSError(f"{path}: not a regular file")
+            with os.fdopen(handle, "rb") as stream:
+                handle = -1
+                return stream.read()
+        finally:
+            if handle >= 0:
+                os.close(handle)
 
 
 @dataclass(frozen=True, slots=True)

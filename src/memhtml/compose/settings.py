@@ -108,9 +108,14 @@ def discover_store(explicit: str | None, env: Mapping[str, str], cwd: Path) -> P
     if env.get(ENV_STORE):
         return Path(env[ENV_STORE]).expanduser().resolve()
     here = cwd.resolve()
-    for candidate in (here, *here.parents):
+    chain = (here, *here.parents)
+    # A checkout around cwd wins over anything shaped like a bare repository inside
+    # it: such a folder is tracked content somebody committed, and taking it for the
+    # store would read that content as this clone's config and state.
+    for candidate in chain:
         if (candidate / ".git").exists():
             return candidate
+    for candidate in chain:
         if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
             return candidate
     return None
@@ -195,14 +200,29 @@ def _store_layer(path: Path, user_path: Path | None
     def unreadable(reason: str) -> StoreLayer:
         return {}, (f"{reason}; its settings are ignored",)
 
+    outside = _leaves_store(path)
+    if outside is not None:
+        return unreadable(outside)
     return unwrap_or_failure(_read_toml(path).map(
         lambda table: _store_keys(path, table, user_path)).alt(unreadable))
+
+
+def _leaves_store(config: Path) -> str | None:
+    """Why the store's config file must not be read: ``.memhtml`` or the file itself is
+    a symbolic link (a repository can commit one pointing anywhere on this machine)."""
+    for part in (config.parent, config):
+        if part.is_symlink():
+            return f"{part} is a symbolic link, which a repository could point anywhere"
+    return None
 
 
 def _stray_state(folder: Path) -> tuple[str, ...]:
     """A warning naming what sits in the working tree's ``.memhtml/`` besides the
     config: snapshots, vectors or anything else there (committed by whoever made
     the repository, or left by an older release) are never read as state."""
+    if folder.is_symlink():
+        return (f"ignored {folder}: a symbolic link, which a repository could point "
+                "anywhere; nothing behind it is read",)
     try:
         names = sorted(entry.name for entry in folder.iterdir() if entry.name != CONFIG_FILE.name)
     except OSError:

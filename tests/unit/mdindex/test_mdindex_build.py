@@ -188,12 +188,18 @@ def test_a_reader_that_ignores_prune_still_cannot_leak_git() -> None:
     assert corpus.files == ("a.md",)
 
 
-def test_unreadable_file_is_a_read_failure(tree: TreeWriter) -> None:
+def test_links_and_special_files_are_never_listed_or_read(tree: TreeWriter) -> None:
     reader = tree({"a.md": "three plain words here"})
     (reader.root / "b.md").mkdir()  # listed as a directory, so skipped: not an error
     assert ok(build(reader)).files == ("a.md",)
-    (reader.root / "c.md").symlink_to(reader.root / "missing-target")
-    assert isinstance(err(build(reader)), ReadFailure)
+    outside = reader.root.parent / "outside.md"
+    outside.write_text("a secret from outside the root")
+    (reader.root / "c.md").symlink_to(outside)
+    (reader.root / "d.md").symlink_to(reader.root / "missing-target")
+    os.mkfifo(reader.root / "e.md")
+    assert ok(build(reader)).files == ("a.md",)
+    for path in ("c.md", "d.md", "e.md"):
+        assert isinstance(err(reader.read_files([path])), ReadFailure), path
 
 
 def test_missing_root_is_a_read_failure(tmp_path: Path) -> None:
