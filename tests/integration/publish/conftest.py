@@ -66,8 +66,11 @@ def serve(root: Path) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """One Chromium per module. Not per session: playwright's sync API keeps an event
+    loop running on the worker while it is open, and every later ``asyncio.run`` on
+    that worker (the MCP client tests) would fail."""
     reason = browser_missing()
     if reason is not None:
         pytest.skip(reason)
