@@ -9,6 +9,7 @@ and a confidence of at least DEPLOY_THRESHOLD.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -16,7 +17,8 @@ from typing import Final
 from memhtml.detect.evidence import candidate_lexers, lexer_evidence
 from memhtml.detect.vocabulary import CanonicalLang, normalize_lang
 
-__all__ = ["DEPLOY_THRESHOLD", "MAX_DETECT_CHARS", "Detection", "detect", "detect_lang"]
+__all__ = ["DEPLOY_THRESHOLD", "MAX_DETECT_CHARS", "Detection", "detect", "detect_lang",
+           "looks_like_prose"]
 
 # Chosen on the held-out set (tests/data/langdetect/heldout.jsonl, written after the
 # scorer was frozen; Pygments 2.20.0): the lowest two-decimal threshold whose held-out
@@ -118,13 +120,37 @@ def detect(code: str) -> Detection:
     return Detection(lang=normalize_lang(winner), confidence=confidence)
 
 
+_PROSE_LINE = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*(?:[ ,;:()\"“”]+[^\W_]+(?:['’-][^\W_]+)*)*"
+                         r"[.!?…]?[\"”)]*")
+_SENTENCE_END = re.compile(r"[.!?…][\"”)]*$")
+_PROSE_MIN_WORDS = 4
+
+
+def looks_like_prose(code: str) -> bool:
+    """True for text a person wrote as sentences: every line is words separated by
+    spaces and sentence punctuation only (no operator, bracket, quote-delimited
+    token, assignment or path character), at least four words in all, and every
+    line ends a sentence. Such a fence holds no code, whatever a lexer's keyword
+    list says about its words (``order``, ``from``, ``table`` are SQL keywords)."""
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    if not lines:
+        return False
+    words = sum(len(line.split()) for line in lines)
+    return (words >= _PROSE_MIN_WORDS
+            and all(_PROSE_LINE.fullmatch(line) for line in lines)
+            and all(_SENTENCE_END.search(line) for line in lines))
+
+
 def detect_lang(code: str) -> CanonicalLang | None:
     """The language to stamp on an unlabeled fence, or None to stamp nothing.
 
-    Two independent gates: the winner must be in the vocabulary, and it must
-    have won by at least DEPLOY_THRESHOLD. A confident win by a lexer outside
-    the vocabulary is still nothing to stamp.
+    Three independent gates: the fence must not read as prose (``looks_like_prose``),
+    the winner must be in the vocabulary, and it must have won by at least
+    DEPLOY_THRESHOLD. A confident win by a lexer outside the vocabulary is still
+    nothing to stamp.
     """
+    if looks_like_prose(code):
+        return None
     found = detect(code)
     if found.lang is None or found.confidence < DEPLOY_THRESHOLD:
         return None
