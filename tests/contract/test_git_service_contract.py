@@ -448,6 +448,29 @@ def test_create_and_delete_branches(backend: Backend) -> None:
     assert ok(git.resolve("main")) == root
 
 
+def test_move_ref_is_a_compare_and_swap(backend: Backend) -> None:
+    git = backend.git
+    root = backend.commit(None, [put("a.html", "a")])
+    ok(git.create_branch("sleep/run", root))
+    ahead = ok(git.commit("sleep/run", root, [put("b.html", "b")], "ahead", AUTHOR, AT))
+    ok(git.move_ref("main", root, ahead))
+    assert ok(git.resolve("main")) == ahead
+    moved = err(git.move_ref("main", root, root))
+    assert isinstance(moved, RefMoved)
+    assert (moved.expected, moved.actual) == (root, ahead)
+    assert ok(git.resolve("main")) == ahead, "a lost swap moves nothing"
+    ok(git.move_ref("refs/heads/fresh", None, root))
+    assert ok(git.resolve("fresh")) == root
+    assert isinstance(err(git.move_ref("fresh", None, ahead)), RefMoved)
+    assert isinstance(err(git.move_ref("main", ahead, "4" * 40)), NotFound)
+    assert ok(git.resolve("main")) == ahead
+
+
+def test_a_bare_repository_has_no_worktree_changes(backend: Backend) -> None:
+    backend.commit(None, [put("a.html", "a")])
+    assert ok(backend.git.worktree_changes()) == ()
+
+
 # -- history ----------------------------------------------------------------------
 
 

@@ -291,6 +291,30 @@ class PygitService:
         """``GitFailure`` if there is no such branch or it is checked out."""
         return _guarded("delete_branch", lambda: self._delete_branch(name))
 
+    def move_ref(self, ref: str, expected: str | None, target: str) -> IOResult[None, GitError]:
+        def move() -> Result[None, GitError]:
+            named = self._direct_ref(ref)
+            if not is_successful(named):
+                return named.map(lambda _: None)
+            found = self._commit(target)
+            if not is_successful(found):
+                return found.map(lambda _: None)
+            commit = found.unwrap()
+            return self._swap_ref(ref, named.unwrap(), expected, commit.id,
+                                  f"memhtml: move to {commit.id}")
+
+        return _guarded("move_ref", move)
+
+    def worktree_changes(self) -> IOResult[tuple[str, ...], GitError]:
+        def changes() -> Result[tuple[str, ...], GitError]:
+            if self._repo.is_bare:
+                return Success(())
+            status = self._repo.status(untracked_files="normal", ignored=False)
+            return Success(tuple(sorted(path for path, flags in status.items()
+                                        if flags != pygit2.enums.FileStatus.CURRENT)))
+
+        return _guarded("worktree_changes", changes)
+
     def set_config(self, key: str, value: str) -> IOResult[None, GitError]:
         """Written to the repository's own config file, never the user's global one."""
         return _guarded("set_config", lambda: self._set_config(key, value))

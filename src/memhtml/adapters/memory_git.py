@@ -254,6 +254,28 @@ class InMemoryGit:
         self._lock_ref(full)
         self._refs[full] = target
 
+    @_operation("move_ref")
+    def move_ref(self, ref: str, expected: str | None, target: str) -> None:
+        refname = self._direct_ref(ref)
+        sha = self._peel(target)
+        self._lock_ref(refname)
+        actual = self._refs.get(refname)
+        if actual != expected:
+            raise _RefusalError(RefMoved(ref, expected, actual))
+        self._refs[refname] = sha
+
+    @_operation("worktree_changes")
+    def worktree_changes(self) -> tuple[str, ...]:
+        """An in-memory repository has no working tree: its index is all there is, and
+        the paths it holds differently from HEAD are the staged ones."""
+        head = self._refs.get(self._head)
+        tree = {} if head is None else dict(self._tree_of(head))
+        if self._bare:
+            return ()
+        staged = {p for p, (_, oid) in self._index.items() if tree.get(p, (0, None))[1] != oid}
+        removed = {p for p in tree if p not in self._index} if self._index else set()
+        return tuple(sorted(staged | removed))
+
     @_operation("delete_branch")
     def delete_branch(self, name: str) -> None:
         full = self._branch(name)

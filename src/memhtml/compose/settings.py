@@ -207,6 +207,11 @@ def _store_layer(path: Path, user_path: Path | None
         lambda table: _store_keys(path, table, user_path)).alt(unreadable))
 
 
+TRAVELLING_ENTRIES = frozenset({CONFIG_FILE.name, "sleep", "state"})
+"""What ``.memhtml/`` holds on purpose and may carry in a clone: the store's settings,
+the sleep run's reports and ledgers, the exported access log. None of it is state."""
+
+
 def _leaves_store(config: Path) -> str | None:
     """Why the store's config file must not be read: ``.memhtml`` or the file itself is
     a symbolic link (a repository can commit one pointing anywhere on this machine)."""
@@ -217,14 +222,16 @@ def _leaves_store(config: Path) -> str | None:
 
 
 def _stray_state(folder: Path) -> tuple[str, ...]:
-    """A warning naming what sits in the working tree's ``.memhtml/`` besides the
-    config: snapshots, vectors or anything else there (committed by whoever made
-    the repository, or left by an older release) are never read as state."""
+    """A warning naming what sits in the working tree's ``.memhtml/`` besides what
+    travels with a store: snapshots, vectors or anything else there (committed by
+    whoever made the repository, or left by an older release) are never read as
+    state."""
     if folder.is_symlink():
         return (f"ignored {folder}: a symbolic link, which a repository could point "
                 "anywhere; nothing behind it is read",)
     try:
-        names = sorted(entry.name for entry in folder.iterdir() if entry.name != CONFIG_FILE.name)
+        names = sorted(entry.name for entry in folder.iterdir()
+                       if entry.name not in TRAVELLING_ENTRIES)
     except OSError:
         return ()
     if not names:

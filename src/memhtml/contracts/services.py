@@ -6,16 +6,16 @@ side is a typed error value, never a stray exception.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Literal, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 from returns.io import IOResult
 
-from memhtml.contracts.errors import EmbedFailure, GitError, ModelUnavailable
+from memhtml.contracts.errors import EmbedFailure, GitError, ModelUnavailable, StateError
 
 Vector = npt.NDArray[np.float32]
 
@@ -127,6 +127,17 @@ class GitService(Protocol):
 
     def create_branch(self, name: str, at: str) -> IOResult[None, GitError]: ...
 
+    def move_ref(self, ref: str, expected: str | None, target: str) -> IOResult[None, GitError]:
+        """Point ``ref`` at the existing commit ``target`` while it still names
+        ``expected`` (None: the ref must not exist); otherwise ``RefMoved`` and nothing
+        moves. The sleep merge's fast-forward of main onto a reviewed branch."""
+        ...
+
+    def worktree_changes(self) -> IOResult[tuple[str, ...], GitError]:
+        """Paths the checkout holds differently from its HEAD commit (staged,
+        unstaged or untracked, not ignored), sorted; a bare repository has none."""
+        ...
+
     def set_config(self, key: str, value: str) -> IOResult[None, GitError]:
         """Set a key in the repository's own config (``.git/config``), e.g. the merge
         driver a ``.gitattributes`` line names, which git does not carry in the tree."""
@@ -213,4 +224,105 @@ class Clock(Protocol):
 
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds`` (a test clock advances its "now" instead)."""
+        ...
+
+
+# -- the state plane: what a sleep run keeps that the tree cannot hold -----------------
+
+CounterKind: TypeAlias = Literal["entity", "edge"]
+"""What a corroboration counter counts detections of: an entity merge the model
+alone proposed, or a machine-detected ``contradicts`` edge."""
+COUNTER_KINDS: tuple[CounterKind, ...] = ("entity", "edge")
+
+AccessKind: TypeAlias = Literal["read"]
+"""How a memory was accessed. Only a read door's answer counts: the retention signal
+is retrieval by a reader, and a search hit is the ranker's choice, not the reader's
+(counting hits would let rank keep what rank already favours)."""
+ACCESS_KINDS: tuple[AccessKind, ...] = ("read",)
+
+
+@dataclass(frozen=True, slots=True)
+class CounterKey:
+    """One corroboration counter. ``key`` is the caller's canonical spelling of what
+    was detected (an unordered pair sorted, a merge's sorted member names), so two
+    runs that reach the same conclusion bump the same counter."""
+
+    kind: CounterKind
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """What a bump answers.
+
+    ``detections`` is the counter after the call. ``counted`` is False when this run
+    id had already been counted (a resume, a repeat), and nothing moved. ``promotes``
+    is True for exactly one run id per counter: the one whose detection was the
+    ``threshold``-th. A resume of that run is told so again, since its promotion may
+    not have landed before it stopped; the promotion write is idempotent."""
+
+    detections: int
+    counted: bool
+    promotes: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Counter:
+    """A counter's current value, as ``counters`` lists it."""
+
+    key: CounterKey
+    detections: int
+
+
+@dataclass(frozen=True, slots=True)
+class AccessCount:
+    """A path's accesses since an instant: how many, and the latest (UTC)."""
+
+    path: str
+    count: int
+    last: datetime
+
+
+class StatePlane(Protocol):
+    """This clone's sleep state: corroboration counters, consolidation watermarks and
+    the access log. None of it can be rebuilt from the tree.
+
+    Every instant must be timezone-aware (a naive one is refused as ``StateFailure``);
+    instants come back in UTC, to the microsecond.
+    """
+
+    def bump(self, counter: CounterKey, run_id: str, threshold: int, at: datetime
+             ) -> IOResult[Detection, StateError]:
+        """Count one detection by run ``run_id``, at most once per run id, and say
+        whether it is the one that reaches ``threshold`` (at least 1)."""
+        ...
+
+    def detections(self, counter: CounterKey) -> IOResult[int, StateError]:
+        """A counter's value; 0 for one never bumped."""
+        ...
+
+    def counters(self, kind: CounterKind) -> IOResult[tuple[Counter, ...], StateError]:
+        """Every counter of ``kind`` that has been bumped, sorted by key."""
+        ...
+
+    def mark_consolidated(self, session_ids: Collection[str], run_id: str, at: datetime
+                          ) -> IOResult[tuple[str, ...], StateError]:
+        """Mark transcript sessions consolidated by ``run_id``. A session already
+        marked keeps its first mark. Returns the ids this call newly marked, sorted."""
+        ...
+
+    def unconsolidated(self, session_ids: Collection[str]
+                       ) -> IOResult[tuple[str, ...], StateError]:
+        """Those of ``session_ids`` not yet marked, sorted, each once."""
+        ...
+
+    def append_access(self, path: str, at: datetime, kind: AccessKind
+                      ) -> IOResult[None, StateError]:
+        """Log one access of the memory at tree path ``path``."""
+        ...
+
+    def access_counts(self, since: datetime, kind: AccessKind = "read"
+                      ) -> IOResult[Mapping[str, AccessCount], StateError]:
+        """Accesses of ``kind`` at or after ``since``, by path; a path with none is
+        absent."""
         ...

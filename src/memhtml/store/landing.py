@@ -78,6 +78,9 @@ class Draft:
     primary: str | None = None
     label: str | None = None
     """The op named in the subject when it is not the single door's (``batch``)."""
+    trailers: tuple[tuple[str, str], ...] = ()
+    """More trailers after the op and path ones, in order (a sleep phase's
+    ``Memhtml-Run``, ``Memhtml-Phase``, ``Memhtml-Counts``, ``Memhtml-Base``)."""
 
 
 Derive = Callable[[], IOResult[Draft, StoreError]]
@@ -91,6 +94,7 @@ def commit_message(draft: Draft) -> str:
         body = body[: BODY_LINE_MAX - 1].rstrip() + "…"
     trailers = [f"Memhtml-Op: {name}" for name in dict.fromkeys(draft.ops)]
     trailers += [f"Memhtml-Path: {c.path}" for c in sorted(draft.changes, key=lambda c: c.path)]
+    trailers += [f"{key}: {_WS.sub(' ', value).strip()}" for key, value in draft.trailers]
     parts = [f"memhtml {op}: {draft.subject}"]
     if body:
         parts.append(body)

@@ -231,3 +231,24 @@ def test_commits_between_orders_a_merge_after_both_sides(service: PygitService) 
     assert order[0] == base
     assert order[-1] == merge
     assert ok(service.commits_between(left, "main")) == (right, merge)
+
+
+def test_worktree_changes_list_what_git_status_lists(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    service = ok(PygitService.init(root))
+
+    def run_git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(root), "-c", "user.name=P", "-c",
+                        "user.email=p@example.org", *args], check=True, capture_output=True)
+
+    (root / "tracked.txt").write_text("one\n")
+    (root / ".gitignore").write_text("ignored.txt\n")
+    run_git("add", "tracked.txt", ".gitignore")
+    run_git("commit", "-q", "-m", "files")
+    assert ok(service.worktree_changes()) == ()
+    (root / "tracked.txt").write_text("changed\n")
+    (root / "staged.txt").write_text("two\n")
+    run_git("add", "staged.txt")
+    (root / "untracked.txt").write_text("new\n")
+    (root / "ignored.txt").write_text("ignored\n")
+    assert ok(service.worktree_changes()) == ("staged.txt", "tracked.txt", "untracked.txt")

@@ -59,7 +59,7 @@ from tests.integration.store.store_support import (
 LATER = FixedClock(datetime(2026, 6, 2, 8, 30, 0, tzinfo=UTC))
 LATER_STAMP = "2026-06-02T08:30:00Z"
 
-GOLDEN_WRITE_SHA = "39f832923bce4035ca4325cd3f2989152b05e05a"
+GOLDEN_WRITE_SHA = "06184ec1ffbc82302f9600b7664e2dd61a6bff26"
 """The commit of ``test_golden_commit_id``: pins the template, the message and the tree."""
 
 
@@ -86,12 +86,38 @@ def test_init_lays_out_the_store_and_sets_the_merge_driver(tmp_path: Path) -> No
     attributes = (tmp_path / ".gitattributes").read_text()
     assert "index.html merge=ours" in attributes
     assert "sitemap.xml merge=ours" in attributes
-    assert ".memhtml/" in (tmp_path / ".gitignore").read_text().splitlines()
+    ignore = (tmp_path / ".gitignore").read_text().splitlines()
+    assert {".memhtml/*", "!.memhtml/config.toml", "!.memhtml/sleep/"} <= set(ignore)
     assert git_cli(tmp_path, "config", "--get", "merge.ours.driver").strip() == "true"
+    # What travels is seen by git; anything else there stays local.
+    (tmp_path / ".memhtml" / "sleep").mkdir(parents=True)
+    (tmp_path / ".memhtml" / "sleep" / "run.html").write_text("report")
+    (tmp_path / ".memhtml" / "config.toml").write_text('branch = "main"\n')
+    (tmp_path / ".memhtml" / "snapshots").mkdir()
+    (tmp_path / ".memhtml" / "snapshots" / "x").write_text("cache")
+    assert sorted(git_cli(tmp_path, "status", "--porcelain", "-uall").splitlines()) == [
+        "?? .memhtml/config.toml", "?? .memhtml/sleep/run.html"]
+    for made in (".memhtml/sleep/run.html", ".memhtml/config.toml", ".memhtml/snapshots/x"):
+        (tmp_path / made).unlink()
     assert git_cli(tmp_path, "status", "--porcelain") == ""
     again = ok(init_store(store.deps))
     assert again.paths == ()
     assert again.commit == tip(store)
+
+
+def test_init_rewrites_an_earlier_releases_ignore_line(tmp_path: Path) -> None:
+    git = ok(PygitService.init(tmp_path, bare=True))
+    old = [PathChange(".gitignore", b"node_modules/\n.memhtml/\n")]
+    ok(git.commit("refs/heads/main", None, old,
+                  "old store", AUTHOR, CLOCK.now()))
+    deps = StoreDeps(git=git, clock=CLOCK, author=AUTHOR)
+    landed = ok(init_store(deps))
+    assert ".gitignore" in landed.paths
+    tip_sha = ok(git.resolve("main"))
+    entry = next(e for e in ok(git.list_tree(tip_sha)) if e.path == ".gitignore")
+    text = ok(git.read_blobs([entry.blob_id]))[entry.blob_id].decode()
+    lines = text.splitlines()
+    assert "node_modules/" in lines and ".memhtml/" not in lines and ".memhtml/*" in lines
 
 
 def test_init_on_a_repository_with_history_adds_only_what_is_missing(tmp_path: Path) -> None:
@@ -106,7 +132,8 @@ def test_init_on_a_repository_with_history_adds_only_what_is_missing(tmp_path: P
     info = ok(git.commit_info(landed.commit))
     assert info.parents == (first,)
     data = ok(git.read_blobs([ok(git.entries_at(landed.commit, [".gitignore"]))[0].blob_id]))
-    assert next(iter(data.values())) == b"node_modules/\n.memhtml/\n"
+    assert next(iter(data.values())) == (
+        b"node_modules/\n.memhtml/*\n!.memhtml/config.toml\n!.memhtml/sleep/\n!.memhtml/state/\n")
 
 
 # -- write ---------------------------------------------------------------------------------
