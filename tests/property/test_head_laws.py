@@ -2,30 +2,43 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import assert_never
+from unittest.mock import patch
 
 import pygit2
-from hypothesis import event, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from returns.result import Success
 
 from memhtml.adapters.git import PygitService
 from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
+from memhtml.contracts.record import Link, MemoryRecord
+from memhtml.contracts.vocabulary import MemoryStatus
 from memhtml.format import add_link, add_meta, remove_link, remove_meta, set_meta
 from memhtml.head import (
-    HeadVersion,
+    IndexedView,
+    Indexes,
     SearchHeadInput,
     advance_head,
     blob_sha_of,
+    build_indexes,
     gate_heads,
+    insert_record,
+    is_active,
     is_candidate_path,
     load_head,
+    remove_record,
     search_head,
+    view_of,
     with_overlay,
 )
+from memhtml.head import indexes as indexes_module
+from memhtml.head.indexes import replace_paths
 from tests.property.head_support import (
     archived,
     commit,
@@ -34,6 +47,7 @@ from tests.property.head_support import (
     least_active_twins,
     memory,
     new_repo,
+    record_at,
     run,
     without_holders,
 )
@@ -59,7 +73,7 @@ def _examples(ci: int) -> int:
     return profile.max_examples
 
 
-def _search_all(version: HeadVersion) -> list[list[tuple[str, float]]]:
+def _search_all(version: IndexedView) -> list[list[tuple[str, float]]]:
     return [[(h.path, h.score) for h in search_head(version, SearchHeadInput(q, limit=20))]
             for q in QUERIES]
 
@@ -132,16 +146,25 @@ SEED_TWIN_BEFORE_IT: list[list[Step]] = [[("copy", "areas/data/a.html", "x|y", 0
 seed as holder, a load of the same tree gives the slot to the twin."""
 
 
+def _rebuilding(bulk: bool) -> AbstractContextManager[object]:
+    """Every advance inside takes ``replace_paths``' bulk path when ``bulk``: the
+    threshold set to zero changed paths, since these trees are far below it."""
+    if not bulk:
+        return nullcontext()
+    return patch.multiple(indexes_module, REBUILD_MINIMUM=0, REBUILD_FRACTION=0.0)
+
+
 @settings(max_examples=_examples(25))
-@example(SEED_TWIN_BEFORE_IT)
-@given(chains())
+@example(SEED_TWIN_BEFORE_IT, False)
+@example(SEED_TWIN_BEFORE_IT, True)
+@given(chains(), st.booleans())
 def test_advancing_a_chain_equals_loading_its_tip_but_for_twin_holders(
-    chain: list[list[Step]],
+    chain: list[list[Step]], bulk: bool,
 ) -> None:
     """advance* == load on records, every index but the content-hash slots, skips and
-    ranking; a slot follows ``holders_after_advance`` at every step, and a load's
-    holder is the least active twin."""
-    with tempfile.TemporaryDirectory() as tmp:
+    ranking; a slot follows ``holders_after_advance`` at every step, the per-path fold
+    and the bulk rebuild alike, and a load's holder is the least active twin."""
+    with tempfile.TemporaryDirectory() as tmp, _rebuilding(bulk):
         git = new_repo(Path(tmp))
         first, commits = _commit_chain(git, chain)
         version = run(load_head(git, first))
@@ -161,11 +184,124 @@ def test_advancing_a_chain_equals_loading_its_tip_but_for_twin_holders(
         assert _search_all(version) == _search_all(loaded)
 
 
+TEMPLATE = record_at("areas/template.html", memory("Template", "template."))
+UNIVERSE = [f"areas/{i:02d}.html" for i in range(72)] + ["archive/2026/a.html",
+                                                          "archive/2026/b.html"]
+HASHES = [f"sha256:{i}" for i in range(6)]
+"""A few content hashes for many records, so twins (and their holder slots) abound."""
+ENTITIES = ["team:sre", "service:api", "service:db"]
+HREFS = ["/areas/00.html", "/areas/01.html", "/elsewhere.html"]
+STATUSES: list[MemoryStatus] = ["active", "active", "archived"]
+
+
+def _with_texts(draw: st.DrawFn, record: MemoryRecord) -> MemoryRecord:
+    """``record`` with another title, claim and body: another lexical document."""
+    return dataclasses.replace(record, title=draw(sentence).title(), claim=draw(sentence),
+                               body_text=draw(st.one_of(st.just(""), sentence)))
+
+
+def _with_meta(draw: st.DrawFn, record: MemoryRecord) -> MemoryRecord:
+    """``record`` with other metadata only: entities, links, confidence, blob."""
+    return dataclasses.replace(
+        record,
+        entities=tuple(draw(st.lists(st.sampled_from(ENTITIES), max_size=2))),
+        links=tuple(Link("relates_to", href)
+                    for href in draw(st.lists(st.sampled_from(HREFS), max_size=2))),
+        confidence=draw(st.sampled_from([None, 0.4, 0.9])),
+        blob_sha=draw(st.sampled_from(["b0", "b1", "b2"])))
+
+
+@st.composite
+def index_records(draw: st.DrawFn, path: str) -> MemoryRecord:
+    """A record as the indexes see it, built from its fields rather than parsed: only
+    the path, texts, hash, frame key, state, entities and links matter to them."""
+    record = dataclasses.replace(
+        TEMPLATE, path=path, archived=path.startswith("archive/"),
+        content_hash=draw(st.sampled_from(HASHES)),
+        frame_key=draw(st.sampled_from(["f0", "f1", "f2"])),
+        status=draw(st.sampled_from(STATUSES)))
+    return _with_meta(draw, _with_texts(draw, record))
+
+
+@st.composite
+def replacements(
+    draw: st.DrawFn,
+) -> tuple[Indexes, set[str], list[MemoryRecord]]:
+    """A parent (a bulk build, then single inserts and removals, so holders are not
+    always the least twin and the lexical index may carry a delta), the paths a commit
+    changes, and the records at those paths afterwards."""
+    every = st.just(set(UNIVERSE))
+    initial = [draw(index_records(p))
+               for p in sorted(draw(st.one_of(st.sets(st.sampled_from(UNIVERSE)), every)))]
+    parent = build_indexes(initial)
+    for path in draw(st.lists(st.sampled_from(UNIVERSE), max_size=4)):
+        if draw(st.booleans()):
+            parent = insert_record(parent, draw(index_records(path)))
+        else:
+            parent = remove_record(parent, path)
+    changed = draw(st.one_of(st.sets(st.sampled_from(UNIVERSE), max_size=12), every))
+    new: list[MemoryRecord] = []
+    for path in sorted(changed):
+        old = parent.records.get(path)
+        kind = draw(st.sampled_from(["meta", "meta", "state", "text", "fresh", "gone"]))
+        if old is None or kind == "fresh":
+            new.append(draw(index_records(path)))
+        elif kind == "meta":
+            new.append(_with_meta(draw, old))
+        elif kind == "state":
+            flipped: MemoryStatus = "archived" if old.status == "active" else "active"
+            new.append(dataclasses.replace(old, status=flipped))
+        elif kind == "text":
+            new.append(_with_texts(draw, old))
+    return parent, changed, new
+
+
+def _document(indexes: Indexes, path: str) -> tuple[str, str, str] | None:
+    """What the lexical index holds for ``path``: nothing unless its record is active."""
+    record = indexes.records.get(path)
+    if record is None or not is_active(record):
+        return None
+    return record.title, record.claim, record.body_text
+
+
+def _search_indexes(indexes: Indexes) -> list[list[tuple[str, float]]]:
+    return _search_all(view_of(indexes, None))
+
+
+@settings(max_examples=_examples(60), suppress_health_check=[HealthCheck.too_slow])
+@given(replacements())
+def test_replacing_paths_in_bulk_equals_the_per_path_fold(
+    case: tuple[Indexes, set[str], list[MemoryRecord]],
+) -> None:
+    """replace_paths(p, changed, new, bulk=b) == fold(p, changed, new) for b in both,
+    holders included: the bulk rebuild hands each slot out by the fold's rule
+    (``holders_after_advance``), and every search scores the same floats."""
+    parent, changed, new = case
+    folded = parent
+    for path in changed:
+        folded = remove_record(folded, path)
+    for record in sorted(new, key=lambda r: r.path):
+        folded = insert_record(folded, record)
+    expected = _search_indexes(folded)
+    relexed = any(_document(parent, path) != _document(folded, path) for path in changed)
+    for bulk in (False, True):
+        replaced = replace_paths(parent, changed, new, bulk=bulk)
+        assert replaced == folded
+        assert dict(replaced.by_content_hash.items()) == holders_after_advance(
+            parent, replaced, changed)
+        assert _search_indexes(replaced) == expected
+        assert (replaced.lexical is parent.lexical) is not relexed
+    event(f"{len(changed) // 20 * 20}+ paths changed")
+    if relexed and replaced.lexical.delta_size == 0:
+        event("the lexical index was built afresh")
+
+
 @settings(max_examples=_examples(25))
-@given(chains())
-def test_advancing_leaves_the_parent_unchanged(chain: list[list[Step]]) -> None:
-    """fingerprint(parent) before advance_head(git, parent, sha) == fingerprint(parent) after."""
-    with tempfile.TemporaryDirectory() as tmp:
+@given(chains(), st.booleans())
+def test_advancing_leaves_the_parent_unchanged(chain: list[list[Step]], bulk: bool) -> None:
+    """fingerprint(parent) before advance_head(git, parent, sha) == fingerprint(parent) after,
+    by the per-path fold and by the bulk rebuild."""
+    with tempfile.TemporaryDirectory() as tmp, _rebuilding(bulk):
         git = new_repo(Path(tmp))
         first, commits = _commit_chain(git, chain)
         version = run(load_head(git, first))

@@ -58,6 +58,14 @@ def document_text(record: MemoryRecord) -> str:
     return f"{record.title}\n{record.claim}\n{record.body_text}"
 
 
+def same_document_text(one: MemoryRecord, other: MemoryRecord) -> bool:
+    """Whether two records give the lexical arm the same document: the three fields
+    ``document_text`` joins, compared one by one (stricter than comparing the joined
+    text, which a newline moved between title and claim would leave equal)."""
+    return (one.title == other.title and one.claim == other.claim
+            and one.body_text == other.body_text)
+
+
 @dataclass(frozen=True, slots=True)
 class TermCounts:
     """One document's token counts and length (tokens after stop-word removal)."""
@@ -312,9 +320,13 @@ def remove_from_lexical(index: LexicalIndex, record: MemoryRecord) -> LexicalInd
     )
 
 
+def compact_limit(index: LexicalIndex) -> int:
+    """The delta size past which the next change compacts ``index`` into a new base."""
+    return max(COMPACT_MINIMUM, int(len(index.base.paths) * COMPACT_FRACTION))
+
+
 def _maybe_compact(index: LexicalIndex) -> LexicalIndex:
-    limit = max(COMPACT_MINIMUM, int(len(index.base.paths) * COMPACT_FRACTION))
-    if index.delta_size <= limit:
+    if index.delta_size <= compact_limit(index):
         return index
     postings, lengths, _ = index.materialize()
     per_doc: dict[str, dict[str, int]] = {path: {} for path in lengths}

@@ -17,7 +17,7 @@ from returns.result import Failure, Success
 from memhtml.contracts.errors import GitError, GitFailure
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import GitService, TreeEntry
-from memhtml.head.indexes import IndexedView, Indexes, build_indexes, insert_record, remove_record
+from memhtml.head.indexes import IndexedView, build_indexes, replace_paths
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,14 +109,17 @@ def advance_head(git: GitService, parent: HeadVersion, to: str) -> IOResult[Head
     """The version at ``to``, built from ``parent`` plus the paths the trees differ on.
 
     Each changed path is removed, then re-inserted when it is still a candidate at
-    ``to``. A path whose blob id equals the parent record's keeps the parent's record
-    object (changed and changed back), and nothing else is touched, so every
-    unchanged record is the very object the parent holds. ``to`` equal to the
-    parent's commit returns the parent itself.
+    ``to`` (``replace_paths``: a per-path fold for a few paths, a bulk rebuild of the
+    maps past ``REBUILD_FRACTION`` of them, equal either way). A path whose blob id
+    equals the parent record's keeps the parent's record object (changed and changed
+    back), and nothing else is touched, so every unchanged record is the very object
+    the parent holds; a commit that changes only metadata keeps the parent's lexical
+    index itself. ``to`` equal to the parent's commit returns the parent itself.
 
     The result equals ``load_head(git, to)`` except in which twin holds a content
     hash: a load inserts in path order, while an advance keeps each untouched holder
-    and re-inserts only the changed paths (see ``insert_record``/``remove_record``).
+    and re-inserts only the changed paths (see ``insert_record``/``remove_record``),
+    on the bulk path too.
     """
     if parent.sha is None:
         return IOFailure(GitFailure("advance_head", "the parent version has no commit"))
@@ -145,11 +148,7 @@ def advance_head(git: GitService, parent: HeadVersion, to: str) -> IOResult[Head
 
         def assemble(blobs: dict[str, bytes]) -> HeadVersion:
             fresh, skipped = _parse_entries(to_read, blobs)
-            indexes: Indexes = parent.indexes
-            for path in candidates:
-                indexes = remove_record(indexes, path)
-            for record in sorted(keep + fresh, key=lambda r: r.path):
-                indexes = insert_record(indexes, record)
+            indexes = replace_paths(parent.indexes, candidates, keep + fresh)
             touched = set(candidates)
             carried = [s for s in parent.skipped_files if s.path not in touched]
             all_skipped = tuple(sorted(carried + skipped, key=lambda s: s.path))

@@ -4,12 +4,13 @@ content hash, and that no-op writes return the very same value."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from tests.property.head_support import archived, memory, memory_with, record_at
 
 from memhtml.contracts.record import MemoryRecord, record_rows, records_from_rows
+from memhtml.format import add_link, add_meta, set_meta
 from memhtml.head import (
     IndexedView,
     Indexes,
@@ -22,7 +23,7 @@ from memhtml.head import (
     view_of,
     with_overlay,
 )
-from memhtml.head.indexes import build_indexes
+from memhtml.head.indexes import build_indexes, replace_paths
 
 TWIN = memory("Twin", "The twin claim.", "Twin body.")
 TWIN_LATER = memory("Twin", "The twin claim.", "Twin body.", at="2026-06-01T00:00:00Z")
@@ -104,6 +105,75 @@ def test_replacing_a_record_moves_its_hash_and_postings() -> None:
     assert before.content_hash not in indexes.by_content_hash
     assert indexes.by_content_hash[after.content_hash] == "areas/x.html"
     assert indexes == build_indexes([after])
+
+
+META = memory_with("Meta", "A meta claim.", "Body words.", entities=("team:sre",))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda html: set_meta(html, "memhtml-confidence", "0.4"),
+        lambda html: add_meta(html, "memhtml-entity", "service:api"),
+        lambda html: add_link(html, "relates_to", "/areas/target.html"),
+        lambda html: set_meta(html, "memhtml-updated", "2026-12-01T00:00:00Z"),
+    ],
+    ids=["confidence", "entity", "link", "updated"],
+)
+def test_a_meta_only_replacement_keeps_the_very_lexical_index(
+    edit: Callable[[str], str],
+) -> None:
+    other = _linked("areas/a.html")
+    before = record_at("areas/x.html", META)
+    after = record_at("areas/x.html", edit(META))
+    assert after != before
+    indexes = _fold(other, before)
+    replaced = insert_record(indexes, after)
+    assert replaced.lexical is indexes.lexical
+    assert replaced.records["areas/x.html"] is after
+    assert replaced == build_indexes([other, after])
+    assert replaced.by_content_hash == _fold(other, before, after).by_content_hash
+
+
+def test_a_replacement_that_changes_the_text_or_the_active_state_relexes() -> None:
+    """Status, archival and any of title, claim and body move the lexical document,
+    exactly as a removal followed by an insertion does."""
+    other = _linked("areas/a.html")
+    before = record_at("areas/x.html", META)
+    indexes = _fold(other, before)
+    for html in (archived(META),
+                 memory_with("Meta", "A changed claim.", "Body words.", entities=("team:sre",)),
+                 memory_with("Meta renamed", "A meta claim.", "Body words.",
+                             entities=("team:sre",)),
+                 memory_with("Meta", "A meta claim.", "Other body words.",
+                             entities=("team:sre",))):
+        after = record_at("areas/x.html", html)
+        replaced = insert_record(indexes, after)
+        assert replaced.lexical is not indexes.lexical
+        assert replaced == build_indexes([other, after])
+        # And back again: an inactive record turning active re-enters the index.
+        restored = insert_record(replaced, before)
+        assert restored == indexes
+        assert restored.lexical.length_of("areas/x.html") == indexes.lexical.length_of(
+            "areas/x.html")
+
+
+def test_replace_paths_outside_its_contract_is_the_plain_fold() -> None:
+    """A record at a path not listed as changed, or a path given twice, is what the
+    fold of removals then path-ordered insertions makes of it, both ways."""
+    a, b = record_at("areas/a.html", TWIN), _linked("areas/b.html")
+    parent = _fold(a, b)
+    later = record_at("areas/a.html", memory("New", "A different claim."))
+    for changed, records in (([], [later]), (["areas/a.html"], [later, a])):
+        folded = parent
+        for path in changed:
+            folded = remove_record(folded, path)
+        for record in sorted(records, key=lambda r: r.path):
+            folded = insert_record(folded, record)
+        for bulk in (False, True):
+            assert replace_paths(parent, changed, records, bulk=bulk) == folded
+    assert replace_paths(parent, [], []) is parent
+    assert replace_paths(parent, ["areas/absent.html"], [], bulk=False) is parent
 
 
 def test_inserting_the_held_record_returns_the_same_value() -> None:

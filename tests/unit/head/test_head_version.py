@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from returns.io import IOFailure
@@ -22,14 +23,17 @@ from memhtml.contracts.services import PathChange
 from memhtml.format import set_meta
 from memhtml.head import (
     HeadVersion,
+    SearchHeadInput,
     advance_head,
     empty_indexes,
     insert_record,
     is_candidate_path,
     load_head,
     record_from,
+    search_head,
     version_from_records,
 )
+from memhtml.head import indexes as indexes_module
 from memhtml.head.indexes import build_indexes
 
 INVALID = "<!doctype html><html><head><title>x</title></head><body></body></html>"
@@ -178,3 +182,51 @@ def test_twin_holders_when_advancing_and_when_loading(tmp_path: Path) -> None:
     v5, loaded5 = step(v4, {"areas/a.html": touched})
     assert v5.by_content_hash(h) == "areas/a.html"
     assert v5.indexes == loaded5.indexes
+
+
+def _search(version: HeadVersion) -> list[list[tuple[str, float]]]:
+    return [[(h.path, h.score) for h in search_head(version, SearchHeadInput(q, limit=20))]
+            for q in ("cache latency", "twin claim", "rewritten memory 7")]
+
+
+def test_advancing_over_most_files_rebuilds_in_bulk_by_the_folds_rules(tmp_path: Path) -> None:
+    """Past ``REBUILD_FRACTION`` of the records an advance rebuilds the maps in bulk,
+    keeps a meta-only commit's lexical index itself, and still hands the twin slots
+    out by the fold's rule: an untouched holder keeps its hash."""
+    git = new_repo(tmp_path)
+    twin = memory("Twin", "The twin claim.", "Twin body.")
+    files = {f"areas/m{i:03d}.html": memory(f"Memory {i}", f"Claim {i} on cache latency.")
+             for i in range(80)}
+    sha1 = commit(git, None, {**files, "areas/z.html": twin})
+    # A byte-identical twin at a path sorting first, by a small advance: z keeps the slot.
+    sha2 = commit(git, sha1, {"areas/a.html": twin})
+    v2 = run(advance_head(git, run(load_head(git, sha1)), sha2))
+    h = v2.indexes.records["areas/z.html"].content_hash
+    assert v2.by_content_hash(h) == "areas/z.html"
+
+    # Every file's confidence but the holder's: the bulk path, the lexical index kept.
+    touched = {**files, "areas/a.html": twin}
+    sha3 = commit(git, sha2, {p: set_meta(html, "memhtml-confidence", "0.8")
+                              for p, html in touched.items()})
+    with patch.object(indexes_module, "_rebuild_maps",
+                      wraps=indexes_module._rebuild_maps) as bulk:
+        v3 = run(advance_head(git, v2, sha3))
+    assert bulk.call_count == 1
+    assert v3.indexes.lexical is v2.indexes.lexical
+    assert all(v3.get(p) is not v2.get(p) for p in touched)
+    assert v3.get("areas/z.html") is v2.get("areas/z.html")
+    loaded3 = run(load_head(git, sha3))
+    assert without_holders(v3.indexes) == without_holders(loaded3.indexes)
+    assert v3.by_content_hash(h) == "areas/z.html"
+    assert loaded3.by_content_hash(h) == "areas/a.html"
+    assert _search(v3) == _search(loaded3)
+
+    # Every file's text: more changed documents than the delta holds, so the lexical
+    # index is built afresh, and it scores exactly as the load's does.
+    sha4 = commit(git, sha3, {p: memory(f"Rewritten memory {i}", f"Claim {i} on cache.")
+                              for i, p in enumerate(sorted(files))})
+    v4 = run(advance_head(git, v3, sha4))
+    loaded4 = run(load_head(git, sha4))
+    assert without_holders(v4.indexes) == without_holders(loaded4.indexes)
+    assert v4.indexes.lexical.delta_size == 0
+    assert _search(v4) == _search(loaded4)
