@@ -17,6 +17,7 @@ from functools import reduce
 from types import MappingProxyType
 from typing import ClassVar, NamedTuple
 
+from immutables import Map
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
@@ -84,7 +85,8 @@ class Plan:
     base: HeadVersion
     now: str
     view: IndexedView
-    touched: frozenset[str]
+    touched: Map[str, bool]
+    """Paths the ops touched (a persistent set: adding one costs a log, not a copy)."""
     not_memories: Mapping[str, str]
     """Tree paths that are not memory files (and why), so no step writes over one."""
     detect: Detector | None = None
@@ -93,7 +95,7 @@ class Plan:
     def start(cls, base: HeadVersion, now: str, detect: Detector | None = None) -> Plan:
         """An empty plan over ``base``, stamping with ``now``."""
         skipped = MappingProxyType({s.path: s.reason for s in base.skipped_files})
-        return cls(base, now, IndexedView(base.indexes, base.sha), frozenset(), skipped, detect)
+        return cls(base, now, IndexedView(base.indexes, base.sha), Map(), skipped, detect)
 
     @property
     def year(self) -> str:
@@ -102,10 +104,12 @@ class Plan:
     def apply(self, op: OverlayOp) -> Result[Plan, StoreError]:
         """This plan with ``op`` applied, or the overlay's refusal."""
         to = getattr(op, "to", None)
-        touched = {op.path, to} if isinstance(to, str) else {op.path}
+        touched = self.touched.set(op.path, True)
+        if isinstance(to, str):
+            touched = touched.set(to, True)
 
         def advanced(view: IndexedView) -> Plan:
-            return replace(self, view=view, touched=self.touched | touched)
+            return replace(self, view=view, touched=touched)
 
         return with_overlay(self.view, [op]).map(advanced).alt(_widen)
 
