@@ -291,6 +291,13 @@ class PygitService:
         """``GitFailure`` if there is no such branch or it is checked out."""
         return _guarded("delete_branch", lambda: self._delete_branch(name))
 
+    def branches(self, prefix: str) -> IOResult[tuple[str, ...], GitError]:
+        def listed() -> Result[tuple[str, ...], GitError]:
+            return Success(tuple(sorted(name for name in self._repo.branches.local
+                                        if name.startswith(prefix))))
+
+        return _guarded("branches", listed)
+
     def move_ref(self, ref: str, expected: str | None, target: str) -> IOResult[None, GitError]:
         def move() -> Result[None, GitError]:
             named = self._direct_ref(ref)

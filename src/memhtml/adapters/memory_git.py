@@ -285,6 +285,12 @@ class InMemoryGit:
             raise _RefusalError(f"cannot delete {full}: it is the current HEAD")
         del self._refs[full]
 
+    @_operation("branches")
+    def branches(self, prefix: str) -> tuple[str, ...]:
+        return tuple(sorted(short for ref in self._refs
+                            if ref.startswith("refs/heads/")
+                            and (short := ref.removeprefix("refs/heads/")).startswith(prefix)))
+
     @_operation("set_config")
     def set_config(self, key: str, value: str) -> None:
         section, dot, rest = key.partition(".")

@@ -26,6 +26,7 @@ from memhtml.contracts.services import (
     LanguageModel,
     QueryEmbedder,
     Signature,
+    StatePlane,
     VectorSpace,
 )
 
@@ -41,6 +42,9 @@ STATE_DIR = "memhtml"
 pull cannot supply a cache, and a file committed under ``.memhtml/`` is never read
 as state."""
 VECTORS_DIR = "vectors"
+STATE_DB = "state.db"
+"""The sleep run's state (corroboration counters, consolidation watermarks, the access
+log) in ``<git-dir>/memhtml/``: data no commit can give back, never a tracked file."""
 EMBEDDERS = ("none", "hashing", "local", "openai")
 
 
@@ -72,13 +76,17 @@ class Services:
     """The checkout to keep up to date after each commit; None for a bare repository."""
     language_model: LanguageModel | None = None
     """Slot for the curation run's model; no model is configured yet."""
+    state: StatePlane | None = None
+    """This clone's sleep state; None keeps none (and the read doors log no access).
+    The database opens on its first call, so a command that never asks costs nothing."""
 
     def store_deps(self) -> StoreDeps:
         from memhtml.store import StoreDeps
 
         return StoreDeps(git=self.git, clock=self.clock, author=self.author,
                          branch=self.settings.branch, state_dir=self.state_dir,
-                         worktree=self.worktree, git_dir=self.git_dir, detect=self.detect)
+                         worktree=self.worktree, git_dir=self.git_dir, detect=self.detect,
+                         state=self.state)
 
     def store(self) -> Store:
         """A fresh store handle over these services (it caches its own head)."""
@@ -173,6 +181,7 @@ def open_services(settings: Settings, *, clock: Clock | None = None,
     ``embedder`` replaces the configured embedder for this process."""
     from memhtml.adapters.clock import SystemClock
     from memhtml.adapters.git import PygitService
+    from memhtml.adapters.state_db import SqliteStatePlane
     from memhtml.detect import detect_lang
 
     root = settings.store
@@ -185,7 +194,8 @@ def open_services(settings: Settings, *, clock: Clock | None = None,
             author=Signature(settings.author_name, settings.author_email),
             vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
             embedder_name=embedder or settings.embedder, detect=detect_lang,
-            state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None)
+            state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None,
+            state=SqliteStatePlane(state_dir / STATE_DB))
 
     opened: IOResult[PygitService, SettingsError] = PygitService.open(
         root / ".git" if is_checkout else root).alt(

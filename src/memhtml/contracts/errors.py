@@ -87,6 +87,31 @@ class ModelUnavailable:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class StateUnusable:
+    """This clone's state database cannot be used as it stands: it is not a sqlite
+    database (corrupt, truncated, another file), or its schema is newer than this code.
+
+    Never recreated in place: it holds what the tree cannot rebuild (corroboration
+    counts, consolidation watermarks, the access log), so a person decides. ``reason``
+    names the file.
+    """
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class StateFailure:
+    """A state-plane call that failed (the file locked past the busy timeout, a disk
+    error, an argument out of contract): the file, what was attempted, and why."""
+
+    path: str
+    operation: str
+    reason: str
+
+
 GitError: TypeAlias = GitFailure | RefMoved | NotFound
 HeadError: TypeAlias = InvalidMemory | GitFailure | RefMoved | NotFound
 OverlayError: TypeAlias = InvalidMemory | OverlayRefused
+StateError: TypeAlias = StateUnusable | StateFailure

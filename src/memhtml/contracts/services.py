@@ -161,6 +161,11 @@ class GitService(Protocol):
 
     def delete_branch(self, name: str) -> IOResult[None, GitError]: ...
 
+    def branches(self, prefix: str) -> IOResult[tuple[str, ...], GitError]:
+        """Local branch names (short form, no ``refs/heads/``) that start with
+        ``prefix``, sorted: how the sleep commands find the runs this clone holds."""
+        ...
+
     def commit_info(self, sha: str) -> IOResult[CommitInfo, GitError]: ...
 
     def commits_between(self, old: str | None, new: str) -> IOResult[tuple[str, ...], GitError]:

@@ -10,7 +10,7 @@ from typing import TypeAlias
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import NotFound
-from memhtml.contracts.services import Clock, GitService, Signature
+from memhtml.contracts.services import AccessKind, Clock, GitService, Signature, StatePlane
 from memhtml.store.errors import StoreError
 
 Detector: TypeAlias = Callable[[str], str | None]
@@ -36,6 +36,8 @@ class StoreDeps:
     detect: Detector | None = None
     """The fence-language guess a write uses; None leaves unlabeled fences unlabeled.
     A guess is pinned to one release of its lexers, so the composition root picks it."""
+    state: StatePlane | None = None
+    """This clone's sleep state, where the read doors log accesses; None logs none."""
 
     @property
     def ref(self) -> str:
@@ -48,6 +50,13 @@ class StoreDeps:
         if self.worktree is None:
             return None
         return self.git_dir if self.git_dir is not None else self.worktree / ".git"
+
+    def note_access(self, path: str, kind: AccessKind = "read") -> None:
+        """Log one access of ``path`` now. The log is a side record beside the answer
+        (retention reads it), so a failure to append is dropped: it never fails, or
+        even shows in, the read that caused it."""
+        if self.state is not None:
+            self.state.append_access(path, self.clock.now(), kind)
 
     def tip(self) -> IOResult[str | None, StoreError]:
         """The branch's commit, or None while the branch is unborn."""

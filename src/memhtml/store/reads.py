@@ -80,8 +80,15 @@ def read(store: Store, path: str, tier: str = "all", at: str | None = None
     if tier not in TIERS:
         return IOFailure(Refused(f"{tier!r} is not a tier ({', '.join(TIERS)})"))
     chosen: Tier = tier
-    return version_of(store, at).bind(lambda v: _record(v, path)).map(
-        lambda record: tier_text(record, chosen))
+
+    def answered(record: MemoryRecord) -> str:
+        # Only a read of the tip is a use of the memory as it stands: at another
+        # commit the same path may name another memory, or one since moved.
+        if at is None:
+            store.deps.note_access(record.path)
+        return tier_text(record, chosen)
+
+    return version_of(store, at).bind(lambda v: _record(v, path)).map(answered)
 
 
 def search(

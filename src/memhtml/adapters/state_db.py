@@ -1,0 +1,399 @@
+"""``StatePlane`` on sqlite: ``<git-dir>/memhtml/state.db``, this clone's sleep state.
+
+The file holds what no commit can give back (corroboration counts, consolidation
+watermarks, the access log), so it is treated as data, never as a cache: a file this
+code cannot read (not sqlite, or a schema from a newer memhtml) is refused with the
+file named, and left exactly as it is.
+
+- Numbered migrations: ``MIGRATIONS[n - 1]`` takes the schema from version ``n - 1``
+  to ``n``, recorded one row per version in ``schema_version``; they run in one
+  ``BEGIN IMMEDIATE`` transaction, so two processes opening a new file at once apply
+  them once.
+- WAL, a busy timeout, and ``BEGIN IMMEDIATE`` for every write: several processes
+  (the CLI, an MCP server, a sleep run) share the file, a writer takes the write lock
+  before it reads what it will change, and none loses another's update.
+- Opened on first use, and sqlite3 imported then: a command that never touches the
+  state (status, search, a write) pays for neither.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Concatenate, Final, ParamSpec, Protocol, TypeVar
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import StateError, StateFailure, StateUnusable
+from memhtml.contracts.services import (
+    AccessCount,
+    AccessKind,
+    Counter,
+    CounterKey,
+    CounterKind,
+    Detection,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
+
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    # 1: corroboration counters (one row per counter, one per run that bumped it, so
+    # a run is counted once), consolidation watermarks, the access log.
+    (
+        """CREATE TABLE corroboration (
+               kind TEXT NOT NULL,
+               key TEXT NOT NULL,
+               detections INTEGER NOT NULL CHECK (detections >= 1),
+               first_at INTEGER NOT NULL,
+               last_at INTEGER NOT NULL,
+               PRIMARY KEY (kind, key)
+           ) WITHOUT ROWID""",
+        """CREATE TABLE corroboration_runs (
+               kind TEXT NOT NULL,
+               key TEXT NOT NULL,
+               run_id TEXT NOT NULL,
+               detection INTEGER NOT NULL CHECK (detection >= 1),
+               at INTEGER NOT NULL,
+               PRIMARY KEY (kind, key, run_id)
+           ) WITHOUT ROWID""",
+        """CREATE TABLE consolidations (
+               session_id TEXT PRIMARY KEY,
+               run_id TEXT NOT NULL,
+               at INTEGER NOT NULL
+           ) WITHOUT ROWID""",
+        """CREATE TABLE accesses (
+               path TEXT NOT NULL,
+               at INTEGER NOT NULL,
+               kind TEXT NOT NULL
+           )""",
+        "CREATE INDEX accesses_by_kind_time ON accesses (kind, at)",
+    ),
+)
+"""Ordered; append a new tuple for a change, never edit a released one."""
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+BUSY_TIMEOUT_S: Final = 10.0
+"""How long a call waits on another process's write lock before failing."""
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_SQLITE_CORRUPT: Final = 11
+_SQLITE_NOTADB: Final = 26
+_SQLITE_BUSY: Final = 5
+_WAL_RETRY_S: Final = 0.01
+_UNUSABLE = (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+_MIN_SQLITE: Final = (3, 35, 0)
+"""RETURNING, which the bump's one statement needs."""
+
+
+class RefusalError(Exception):
+    """Raised inside a call, returned at its edge; a ``str`` is a ``StateFailure`` reason."""
+
+    def __init__(self, error: StateError | str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+# -- what both implementations check the same way ----------------------------------------
+
+
+def utc_micros(at: datetime) -> int:
+    """An aware instant as integer microseconds since the epoch (UTC), the one form
+    stored and compared; a naive instant is refused, since its zone is a guess."""
+    if at.tzinfo is None or at.utcoffset() is None:
+        raise RefusalError(f"a naive time ({at.isoformat()}) has no zone; pass an aware one")
+    return (at - _EPOCH) // timedelta(microseconds=1)
+
+
+def from_micros(micros: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def check_bump(counter: CounterKey, run_id: str, threshold: int) -> None:
+    if not counter.key:
+        raise RefusalError("a counter needs a non-empty key")
+    if not run_id:
+        raise RefusalError("a bump needs a non-empty run id")
+    if threshold < 1:
+        raise RefusalError(f"a promotion threshold is at least 1, not {threshold}")
+
+
+def refused(path: str, operation: str, error: StateError | str) -> StateError:
+    return error if not isinstance(error, str) else StateFailure(path, operation, error)
+
+
+class Guarded(Protocol):
+    """What ``state_operation`` needs of an implementation: one lock for every call, a
+    name for the failures, and the exceptions it converts."""
+
+    lock: threading.Lock
+    name: str
+
+    def convert(self, operation: str, error: Exception) -> StateError | None:
+        """The typed failure for ``error``; None for one this implementation does not
+        convert (a bug), which is raised as it is."""
+        ...
+
+
+_S = TypeVar("_S", bound=Guarded)
+
+
+def state_operation(name: str) -> Callable[
+    [Callable[Concatenate[_S, _P], _T]], Callable[Concatenate[_S, _P], IOResult[_T, StateError]]
+]:
+    """Run a method under the instance's lock, returning a refusal as the failure."""
+
+    def wrap(method: Callable[Concatenate[_S, _P], _T]
+             ) -> Callable[Concatenate[_S, _P], IOResult[_T, StateError]]:
+        @functools.wraps(method)
+        def run(self: _S, /, *args: _P.args, **kwargs: _P.kwargs
+                ) -> IOResult[_T, StateError]:
+            with self.lock:
+                try:
+                    return IOSuccess(method(self, *args, **kwargs))
+                except RefusalError as refusal:
+                    return IOFailure(refused(self.name, name, refusal.error))
+                except Exception as error:
+                    converted = self.convert(name, error)
+                    if converted is None:
+                        raise
+                    return IOFailure(converted)
+
+        return run
+
+    return wrap
+
+
+# -- the adapter ---------------------------------------------------------------------------
+
+
+class SqliteStatePlane:
+    """The state plane in one sqlite file, opened (and migrated) on the first call.
+
+    One connection per instance, shared by threads (the MCP server runs tools on
+    worker threads) under a lock.
+    """
+
+    def __init__(self, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+        self.path = path
+        self.name = str(path)
+        self.lock = threading.Lock()
+        self._busy_timeout = busy_timeout
+        self._connection: sqlite3.Connection | None = None
+
+    def convert(self, operation: str, error: Exception) -> StateError | None:
+        import sqlite3
+
+        if isinstance(error, sqlite3.Error):
+            code = getattr(error, "sqlite_errorcode", None)
+            if isinstance(code, int) and code & 0xFF in _UNUSABLE:
+                self._drop()
+                return StateUnusable(self.name, _unusable(self.name, str(error)))
+            return StateFailure(self.name, operation, str(error))
+        if isinstance(error, OSError):
+            return StateFailure(self.name, operation, str(error))
+        return None
+
+    def close(self) -> None:
+        with self.lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def _db(self) -> sqlite3.Connection:
+        if self._connection is None:
+            self._connection = _open(self.path, self._busy_timeout)
+        return self._connection
+
+    def _write(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            result = body(db)
+            db.execute("COMMIT")
+        except BaseException:
+            _roll_back(db)
+            raise
+        return result
+
+    @state_operation("bump")
+    def bump(self, counter: CounterKey, run_id: str, threshold: int, at: datetime
+             ) -> Detection:
+        check_bump(counter, run_id, threshold)
+        stamp = utc_micros(at)
+        where = (counter.kind, counter.key)
+
+        def bumped(db: sqlite3.Connection) -> Detection:
+            earlier = db.execute(
+                "SELECT r.detection, c.detections FROM corroboration_runs AS r "
+                "JOIN corroboration AS c USING (kind, key) "
+                "WHERE r.kind = ? AND r.key = ? AND r.run_id = ?", (*where, run_id)).fetchone()
+            if earlier is not None:
+                return Detection(earlier[1], counted=False, promotes=earlier[0] == threshold)
+            # The count and the promotion decision come back from the one statement
+            # that moves the counter, so no second reader sits between them.
+            detections, promotes = db.execute(
+                "INSERT INTO corroboration (kind, key, detections, first_at, last_at) "
+                "VALUES (?, ?, 1, ?, ?) ON CONFLICT (kind, key) DO UPDATE SET "
+                "detections = detections + 1, last_at = excluded.last_at "
+                "RETURNING detections, detections = ?",
+                (*where, stamp, stamp, threshold)).fetchone()
+            db.execute("INSERT INTO corroboration_runs (kind, key, run_id, detection, at) "
+                       "VALUES (?, ?, ?, ?, ?)", (*where, run_id, detections, stamp))
+            return Detection(detections, counted=True, promotes=bool(promotes))
+
+        return self._write(bumped)
+
+    @state_operation("detections")
+    def detections(self, counter: CounterKey) -> int:
+        row = self._db().execute("SELECT detections FROM corroboration WHERE kind = ? AND "
+                                 "key = ?", (counter.kind, counter.key)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    @state_operation("counters")
+    def counters(self, kind: CounterKind) -> tuple[Counter, ...]:
+        rows = self._db().execute("SELECT key, detections FROM corroboration WHERE kind = ?",
+                                  (kind,)).fetchall()
+        return tuple(Counter(CounterKey(kind, key), detections)
+                     for key, detections in sorted(rows))
+
+    @state_operation("mark_consolidated")
+    def mark_consolidated(self, session_ids: Collection[str], run_id: str, at: datetime
+                          ) -> tuple[str, ...]:
+        if not run_id:
+            raise RefusalError("a mark needs a non-empty run id")
+        stamp = utc_micros(at)
+        wanted = sorted(set(session_ids))
+
+        def marked(db: sqlite3.Connection) -> tuple[str, ...]:
+            fresh = [session for session in wanted if db.execute(
+                "INSERT INTO consolidations (session_id, run_id, at) VALUES (?, ?, ?) "
+                "ON CONFLICT (session_id) DO NOTHING", (session, run_id, stamp)).rowcount]
+            return tuple(fresh)
+
+        return self._write(marked) if wanted else ()
+
+    @state_operation("unconsolidated")
+    def unconsolidated(self, session_ids: Collection[str]) -> tuple[str, ...]:
+        wanted = sorted(set(session_ids))
+        if not wanted:
+            return ()
+        db = self._db()
+        return tuple(session for session in wanted if db.execute(
+            "SELECT 1 FROM consolidations WHERE session_id = ?", (session,)).fetchone() is None)
+
+    @state_operation("append_access")
+    def append_access(self, path: str, at: datetime, kind: AccessKind) -> None:
+        stamp = utc_micros(at)
+        self._write(lambda db: db.execute(
+            "INSERT INTO accesses (path, at, kind) VALUES (?, ?, ?)", (path, stamp, kind)))
+
+    @state_operation("access_counts")
+    def access_counts(self, since: datetime, kind: AccessKind = "read"
+                      ) -> Mapping[str, AccessCount]:
+        rows = self._db().execute(
+            "SELECT path, COUNT(*), MAX(at) FROM accesses WHERE kind = ? AND at >= ? "
+            "GROUP BY path", (kind, utc_micros(since))).fetchall()
+        return MappingProxyType({path: AccessCount(path, count, from_micros(last))
+                                 for path, count, last in sorted(rows)})
+
+
+def _unusable(name: str, why: str) -> str:
+    return (f"{name} is not a usable memhtml state database ({why}); it holds state the "
+            f"tree cannot rebuild, so it is left as it is: move it aside to start afresh")
+
+
+def _open(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    import sqlite3
+
+    if sqlite3.sqlite_version_info < _MIN_SQLITE:
+        raise RefusalError(f"sqlite {sqlite3.sqlite_version} is older than "
+                           f"{'.'.join(map(str, _MIN_SQLITE))}, which the state plane needs")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Autocommit (isolation_level None): every transaction here is an explicit BEGIN.
+    db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None,
+                         check_same_thread=False)
+    try:
+        _migrate(db, str(path), busy_timeout)
+        # Durable against a crash of the process; a power loss may drop the last
+        # commits, and each loss errs safe: a lost bump delays a promotion a night, a
+        # lost watermark has its session read again, a lost access is one read.
+        db.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _version(db: sqlite3.Connection, name: str) -> int:
+    """The schema's version: 0 for an empty file; a database that holds tables but no
+    ``schema_version`` is someone else's and is refused."""
+    objects = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    if "schema_version" not in objects:
+        if objects:
+            raise RefusalError(StateUnusable(name, _unusable(
+                name, "a sqlite database without a schema_version table")))
+        return 0
+    version = db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+    if version > SCHEMA_VERSION:
+        raise RefusalError(StateUnusable(name, (
+            f"{name} has state schema version {version}, newer than this memhtml knows "
+            f"({SCHEMA_VERSION}); upgrade memhtml to use it. The file is left as it is")))
+    return int(version)
+
+
+def _into_wal(db: sqlite3.Connection, name: str, busy_timeout: float) -> None:
+    """Switch a new file to WAL (a setting the file keeps). The switch wants the file to
+    itself and sqlite answers busy at once instead of waiting, so when processes open a
+    new file together, each retries until one has switched it or the timeout is up."""
+    import sqlite3
+
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            mode = str(db.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            break
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorcode", None) != _SQLITE_BUSY \
+                    or time.monotonic() >= deadline:
+                raise
+            time.sleep(_WAL_RETRY_S)
+    if mode.lower() != "wal":
+        raise RefusalError(f"{name}: sqlite kept journal mode {mode!r}; the state plane "
+                           f"needs WAL")
+
+
+def _migrate(db: sqlite3.Connection, name: str, busy_timeout: float) -> None:
+    if _version(db, name) == SCHEMA_VERSION:
+        return
+    _into_wal(db, name, busy_timeout)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        # Read again under the write lock: another process may have migrated meanwhile.
+        version = _version(db, name)
+        if version == 0:
+            db.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY)")
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[number - 1]:
+                db.execute(statement)
+            db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+        db.execute("COMMIT")
+    except BaseException:
+        _roll_back(db)
+        raise
+
+
+def _roll_back(db: sqlite3.Connection) -> None:
+    # Some errors (a full disk, an I/O error) end the transaction themselves.
+    if db.in_transaction:
+        db.execute("ROLLBACK")
