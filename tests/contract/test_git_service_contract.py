@@ -448,6 +448,19 @@ def test_create_and_delete_branches(backend: Backend) -> None:
     assert ok(git.resolve("main")) == root
 
 
+def test_branches_lists_local_branches_by_prefix(backend: Backend) -> None:
+    git = backend.git
+    assert ok(git.branches("")) == ()
+    root = backend.commit(None, [put("a.html", "a")])
+    ok(git.create_branch("sleep/2026-03-02", root))
+    ok(git.create_branch("sleep/2026-03-01-2", root))
+    ok(git.create_branch("sleepy", root))
+    assert ok(git.branches("sleep/")) == ("sleep/2026-03-01-2", "sleep/2026-03-02")
+    assert ok(git.branches("")) == ("main", "sleep/2026-03-01-2", "sleep/2026-03-02", "sleepy")
+    ok(git.delete_branch("sleep/2026-03-02"))
+    assert ok(git.branches("sleep/")) == ("sleep/2026-03-01-2",)
+
+
 def test_move_ref_is_a_compare_and_swap(backend: Backend) -> None:
     git = backend.git
     root = backend.commit(None, [put("a.html", "a")])

@@ -20,6 +20,7 @@ from memhtml.cli.demo import demo
 from memhtml.cli.eval_cmds import eval_app
 from memhtml.cli.mcp_cmd import mcp
 from memhtml.cli.md_cmds import import_app, md_app
+from memhtml.cli.sleep_cmds import sleep_app
 from memhtml.cli.task_cmds import task_app
 from memhtml.cli.vector_cmds import embed
 
@@ -45,6 +46,7 @@ app.command(md_app)
 app.command(import_app)
 app.command(embed)
 app.command(eval_app)
+app.command(sleep_app)
 app.command(demo)
 app.command(mcp)
 

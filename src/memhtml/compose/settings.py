@@ -78,6 +78,9 @@ class Settings:
     embedder: str = field(default="none", metadata=_STORE)
     """Store setting: ``none``, ``hashing``, ``local`` or ``openai``, the embedder
     that defines the vector space search uses."""
+    vector_coverage_floor: str = field(default="0.95", metadata=_STORE)
+    """Store setting: below this share of memories holding a vector, a sleep run's
+    preflight warns (below 0.5 it refuses). A number in [0.5, 1]."""
 
 
 def _keys(kind: Kind) -> frozenset[str]:

@@ -76,3 +76,18 @@ EVICT_THRESHOLD: Final = 0.3
 REPRIEVE_FLOOR: Final = 0.5
 REPRIEVE_DAYS: Final = 14
 MAX_REPRIEVES: Final = 3
+
+# --- preflight: the vector plane -----------------------------------------------
+
+VECTOR_COVERAGE_HARD_FLOOR: Final = 0.5
+"""Below this share of embeddable active memories holding a vector, preflight refuses
+the run: every cosine pass would compare a sample of the corpus against itself and
+call the rest unique, a corrupt night behind a green report."""
+
+VECTOR_COVERAGE_FLOOR: Final = 0.95
+"""Below this (and at or above the hard floor) preflight warns, records the coverage
+in its counts and lets the run go on. The default of ``vector_coverage_floor``."""
+
+COMMITMENT_FLOOR: Final = 0.7
+"""Confidence below which a commitment the consolidator extracted is not written as a
+task; it is kept whole in the run's ledger as ``commitment-below-floor`` instead."""

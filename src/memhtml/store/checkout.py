@@ -85,6 +85,10 @@ class Journal:
     """When the mark was written (the injected clock's time, as a POSIX timestamp)."""
     synced: bool = False
     """The checkout's index has been brought up to date for this write."""
+    target: str | None = None
+    """Set for a fast-forward (the sleep merge): the existing commit the branch is
+    moved to from ``parent``, rather than a new commit made on it. Such a write has
+    landed once the branch holds ``target``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +113,7 @@ def pending_dir(git_dir: Path) -> Path:
 def _journal_body(journal: Journal) -> str:
     return json.dumps({
         "ref": journal.ref, "parent": journal.parent, "commit": journal.commit,
-        "at": journal.at, "synced": journal.synced,
+        "at": journal.at, "synced": journal.synced, "target": journal.target,
         "steps": [[s.path, s.before, s.after] for s in journal.steps],
     })
 
@@ -127,10 +131,12 @@ def _put_journal(journal: Journal) -> Journal:
 
 
 def write_journal(git_dir: Path, ref: str, parent: str | None, steps: Sequence[PathStep],
-                  at: float) -> IOResult[Journal, StoreError]:
-    """Record a write before it moves the branch; a failure to record commits nothing."""
+                  at: float, target: str | None = None) -> IOResult[Journal, StoreError]:
+    """Record a write before it moves the branch; a failure to record commits nothing.
+    ``target`` marks a fast-forward to that existing commit."""
     name = f"{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
-    journal = Journal(pending_dir(git_dir) / name, ref, tuple(steps), parent, None, at)
+    journal = Journal(pending_dir(git_dir) / name, ref, tuple(steps), parent, None, at,
+                      target=target)
     return _put_journal(journal).alt(
         lambda exc: Refused(f"cannot record the write in {pending_dir(git_dir)}: {exc}"))
 
@@ -167,7 +173,7 @@ def read_journals(git_dir: Path) -> tuple[Journal, ...]:
                           for path, before, after in data["steps"])
             found.append(Journal(file, str(data["ref"]), steps, _blob(data.get("parent")),
                                  _blob(data.get("commit")), float(data.get("at", 0.0)),
-                                 data.get("synced") is True))
+                                 data.get("synced") is True, _blob(data.get("target"))))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return tuple(found)

@@ -6,7 +6,8 @@ Every write leaves a mark (``checkout.Journal``) under ``<git-dir>/memhtml/pendi
 - **Not known to have landed** (the process died between the mark and the branch
   moving, or just after): the branch says whether it did. The first commit after the
   mark's expected parent is the write when it is memhtml's and holds the write's
-  blobs; otherwise the write never landed and the mark is dropped.
+  blobs; otherwise the write never landed and the mark is dropped. A fast-forward
+  (the sleep merge, ``Journal.target``) landed when the branch holds its target.
 - **Landed**: the checkout is brought up to date (a lock kept it from following, or
   the process died first), and the write is watched for a while. A person's
   ``git commit`` that read the index before the write landed commits that old index
@@ -117,6 +118,9 @@ def _landing_of(deps: StoreDeps, journal: Journal) -> IOResult[str | None, Store
     git = deps.git
     paths = [s.path for s in journal.steps]
     after = {s.path: s.after for s in journal.steps}
+    target = journal.target
+    if target is not None:
+        return deps.tip().bind(lambda tip: _holds(deps, tip, target))
 
     def first_after(tip: str | None) -> IOResult[str | None, StoreError]:
         if tip is None or tip == journal.parent:
@@ -137,6 +141,16 @@ def _landing_of(deps: StoreDeps, journal: Journal) -> IOResult[str | None, Store
         return info.bind(lambda i: git.entries_at(sha, paths).map(lambda e: compare(i, e)))
 
     return deps.tip().bind(first_after)
+
+
+def _holds(deps: StoreDeps, tip: str | None, target: str) -> IOResult[str | None, StoreError]:
+    """``target`` when the branch holds it (a fast-forward that landed), else None."""
+    if tip is None:
+        return IOSuccess(None)
+    if tip == target:
+        return IOSuccess(target)
+    missing: IOResult[tuple[str, ...], StoreError] = deps.git.commits_between(tip, target)
+    return missing.map(lambda shas: None if shas else target)
 
 
 def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError]:

@@ -76,7 +76,7 @@ def refused(store: Path, env: dict[str, str]) -> SettingsError:
 def test_the_kinds_cover_every_setting_once() -> None:
     from dataclasses import fields
 
-    assert sorted(STORE_KEYS) == ["branch", "embed_model", "embedder"]
+    assert sorted(STORE_KEYS) == ["branch", "embed_model", "embedder", "vector_coverage_floor"]
     assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "embed_key_env", "embed_url"]
     assert not STORE_KEYS & LOCAL_KEYS
     assert sorted(STORE_KEYS | LOCAL_KEYS) == sorted(

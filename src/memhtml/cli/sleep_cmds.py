@@ -1,0 +1,288 @@
+"""``memhtml sleep``: the curation run, on a branch, reviewed, then merged behind a gate.
+
+Not an MCP tool: a run rewrites the corpus and leaves a branch a person is expected to
+read. There is no schedule either; ``sleep plan`` says whether a run would change
+anything, and the caller decides when. Exit codes: ``run`` and ``resume`` exit 1 when
+any phase asked for failed (the whole report is still printed), ``merge`` exits 1 on a
+refusal, ``status``, ``review`` and ``plan`` exit 0 whatever they describe; an unknown
+phase is a usage error (2).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cyclopts import App
+
+from memhtml.cli.common import Common, open_cli_services
+from memhtml.cli.output import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CliError,
+    Reply,
+    print_err,
+    respond,
+    table,
+    unwrap_io,
+)
+from memhtml.sleep.contract import SleepPhase
+
+if TYPE_CHECKING:
+    from returns.io import IOResult
+
+    from memhtml.sleep.deps import SleepDeps
+    from memhtml.sleep.errors import SleepError
+    from memhtml.sleep.runner import RunReport
+
+sleep_app = App(name="sleep", help="The curation run: plan, run, review, then merge or abort. "
+                                   "Runs on a branch sleep/<date>; main moves only on merge.")
+
+_COMMON = Common()
+
+
+def _deps(common: Common) -> SleepDeps:
+    """The run's dependencies, with the head's gate and per-phase progress on stderr."""
+    from returns.io import IOResult
+
+    from memhtml.compose.sleep import head_gate, sleep_deps
+
+    services = open_cli_services(common)
+
+    def progress(position: int, phase: str, what: str) -> None:
+        if not common.json and what != "start":
+            print_err(f"[{position:2d}/17] {phase}: {what}")
+
+    return unwrap_io(IOResult.from_result(sleep_deps(services, head_gate, progress)),
+                     lambda error: error.reason)
+
+
+def _value(result: IOResult[Any, SleepError]) -> Any:
+    from memhtml.sleep.errors import describe_sleep_error
+
+    return unwrap_io(result, describe_sleep_error)
+
+
+def _run_id(deps: SleepDeps, run: str | None) -> str:
+    from memhtml.sleep.contract import is_run_id
+    from memhtml.sleep.runs import latest_run
+
+    if run is None:
+        return str(_value(latest_run(deps)))
+    named = run.removeprefix("refs/heads/").removeprefix("sleep/")
+    if not is_run_id(named):
+        raise CliError(f"{run!r} is not a run id (YYYY-MM-DD, or YYYY-MM-DD-N)")
+    return named
+
+
+def _counts(counts: Any) -> str:
+    return " ".join(f"{key}={value}" for key, value in sorted(dict(counts).items()))
+
+
+def _run_reply(report: RunReport) -> Reply:
+    rows: list[tuple[str, ...]] = []
+    for record in report.phases:
+        detail = record.reason if record.status not in ("done",) and record.reason else \
+            _counts(record.counts)
+        rows.append((record.phase, record.status, detail or ""))
+    head = (f"run {report.run_id}" + (" (dry run, nothing written)" if report.dry_run else
+                                      f" on {report.branch}")
+            + f": base {report.base_sha[:10]}, head {report.head_sha[:10]}, "
+            f"{len(report.commits)} commit(s)")
+    lines = [head, table(rows, ("phase", "status", "counts / reason"))]
+    warnings = [f"warning: {r.phase}: {w}" for r in report.phases for w in r.warnings]
+    if report.failed:
+        lines.append(f"failed: {', '.join(report.failed)}")
+    elif not report.dry_run:
+        lines.append(f"next: memhtml sleep review {report.run_id}, then merge or abort")
+    payload = {"ok": report.ok, "run_id": report.run_id, "branch": report.branch,
+               "stamp": report.stamp, "base_sha": report.base_sha,
+               "head_sha": report.head_sha, "dry_run": report.dry_run,
+               "resumed": report.resumed, "failed": list(report.failed),
+               "commits": list(report.commits), "phases": list(report.phases)}
+    return Reply(payload, "\n".join(lines), EXIT_OK if report.ok else EXIT_FAILED,
+                 notes=tuple(warnings))
+
+
+@sleep_app.command(name="run")
+def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
+              common: Common = _COMMON) -> int:
+    """Cut sleep/<YYYY-MM-DD> at main's tip and run the phases on it, one commit each.
+    Prints each phase as it ends and the whole report; exits 1 when a phase failed.
+
+    Parameters
+    ----------
+    dry_run
+        Run every phase and write nothing: no branch, no commit, no state change.
+    phase
+        Run only these phases (repeatable); preflight always runs.
+    """
+
+    def body() -> Reply:
+        from memhtml.sleep.runner import RunOptions, run_sleep
+
+        deps = _deps(common)
+        options = RunOptions(dry_run=dry_run, phases=frozenset(phase) if phase else None)
+        return _run_reply(_value(run_sleep(deps, options)))
+
+    return respond(common.json, body)
+
+
+@sleep_app.command(name="resume")
+def sleep_resume(run: str | None = None, /, *, common: Common = _COMMON) -> int:
+    """Finish a run that stopped: the phases its commits record as done are skipped.
+
+    Parameters
+    ----------
+    run
+        The run id (default: the newest run).
+    """
+
+    def body() -> Reply:
+        from memhtml.sleep.resume import resume_sleep
+
+        deps = _deps(common)
+        return _run_reply(_value(resume_sleep(deps, _run_id(deps, run))))
+
+    return respond(common.json, body)
+
+
+@sleep_app.command(name="plan")
+def sleep_plan(*, common: Common = _COMMON) -> int:
+    """Would a run change anything? would-change, no-signal or unknown, from counts alone
+    (no phase runs). Trigger runs by how much was written, not by the calendar."""
+
+    def body() -> Reply:
+        from memhtml.sleep.plan import plan_sleep
+
+        plan = _value(plan_sleep(_deps(common)))
+        rows: list[tuple[str, ...]] = [
+            ("changed since last run", str(plan.changed_since_last_run)),
+            ("missing vectors", "?" if plan.missing_vectors is None
+             else str(plan.missing_vectors)),
+            ("transcripts waiting", str(plan.transcripts_waiting)),
+            ("dangling links", str(plan.dangling_links)),
+            ("entity merges waiting", "?" if plan.entity_merges_waiting is None
+             else str(plan.entity_merges_waiting)),
+            ("dedup input", f"{plan.dedup_input} (candidates {plan.dedup_candidates})"),
+            ("mining input", f"{plan.mining_input} (candidates {plan.mining_candidates})"),
+        ]
+        text = "\n".join([
+            f"{plan.verdict} (commit {plan.commit[:10]}, checkout "
+            f"{'matches' if plan.checkout_matches else 'differs'}, last run "
+            f"{plan.last_run or 'none'})", table(rows)])
+        return Reply(plan, text, notes=tuple(f"note: {n}" for n in plan.notes))
+
+    return respond(common.json, body)
+
+
+@sleep_app.command(name="status")
+def sleep_status(run: str | None = None, /, *, common: Common = _COMMON) -> int:
+    """The runs this clone holds (or one): state against main (mergeable, main-advanced,
+    merged, empty), base and tip, commits, phases done. Always exits 0.
+
+    Parameters
+    ----------
+    run
+        One run id (default: every run, newest first).
+    """
+
+    def body() -> Reply:
+        from memhtml.sleep.runs import sleep_status as status_of
+
+        deps = _deps(common)
+        status = _value(status_of(deps, None if run is None else _run_id(deps, run)))
+        rows: list[tuple[str, ...]] = [
+            (r.run_id, r.state, f"{r.base[:10]}..{r.tip[:10]}", str(r.commits),
+             f"{len(r.done)}/17 done", r.stamp or "-") for r in status.runs]
+        text = (f"main {status.main[:10]}\n" + table(
+            rows, ("run", "state", "base..tip", "commits", "phases", "stamp"))
+            if rows else f"main {status.main[:10]}; no sleep run")
+        return Reply(status, text)
+
+    return respond(common.json, body)
+
+
+@sleep_app.command(name="review")
+def sleep_review(run: str | None = None, /, *, common: Common = _COMMON) -> int:
+    """What a run would bring into main: per-phase counts, its commits and their
+    trailers, a diff stat, and each file's class (meta-only, body-changed, archived,
+    created, deleted). Always exits 0.
+
+    Parameters
+    ----------
+    run
+        The run id (default: the newest run).
+    """
+
+    def body() -> Reply:
+        from memhtml.sleep.review import review_run
+
+        deps = _deps(common)
+        review = _value(review_run(deps, _run_id(deps, run)))
+        lines = [f"run {review.run_id} ({review.state}): {review.base[:10]}..{review.tip[:10]}"]
+        lines += [f"  {p.phase}: {_counts(p.counts)}" for p in review.phases if p.done]
+        lines += [f"{c.sha[:10]} {c.subject}" for c in review.commits]
+        lines.append(table([(f.change, f.path + (f" -> {f.to}" if f.to else ""),
+                             f"+{f.insertions} -{f.deletions}") for f in review.files]))
+        lines.append(f"{review.stat.files} file(s) changed, {review.stat.insertions} "
+                     f"insertion(s), {review.stat.deletions} deletion(s)")
+        return Reply(review, "\n".join(line for line in lines if line))
+
+    return respond(common.json, body)
+
+
+@sleep_app.command(name="merge")
+def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
+    """Fast-forward main onto a reviewed run, unless main moved, a memory would be lost,
+    or the head gate fails (each refusal moves nothing); then bring the checkout up to
+    date and apply the run's pending marks. Exits 1 on a refusal.
+
+    Parameters
+    ----------
+    run
+        The run id (default: the newest run).
+    """
+
+    def body() -> Reply:
+        from memhtml.sleep.merge import merge_run
+
+        deps = _deps(common)
+        outcome = _value(merge_run(deps, _run_id(deps, run)))
+        if not outcome.merged:
+            text = f"refused ({outcome.refusal}): {outcome.reason}"
+            return Reply(outcome, text, EXIT_FAILED)
+        lines = [f"merged run {outcome.run_id}: {deps.main} at {(outcome.tip or '')[:10]}"
+                 + ("" if outcome.fast_forwarded else f" ({outcome.reason})"),
+                 f"marks: {outcome.marks_applied} of {outcome.marks_pending} applied"]
+        notes = []
+        if outcome.marks_failed:
+            notes.append(f"warning: marks not applied: {outcome.marks_failed}")
+        notes += [f"note: {path} has local changes in the checkout; left as it is"
+                  for path in outcome.kept]
+        if outcome.checkout_pending:
+            notes.append("note: git's index lock kept the checkout from following; the next "
+                         "memhtml command brings it up to date")
+        return Reply(outcome, "\n".join(lines), notes=tuple(notes))
+
+    return respond(common.json, body)
+
+
+@sleep_app.command(name="abort")
+def sleep_abort(run: str | None = None, /, *, common: Common = _COMMON) -> int:
+    """Delete a run's branch. Nothing is rolled back: main never moved.
+
+    Parameters
+    ----------
+    run
+        The run id (default: the newest run).
+    """
+
+    def body() -> Reply:
+        from memhtml.sleep.runs import abort_run
+
+        deps = _deps(common)
+        aborted = _value(abort_run(deps, _run_id(deps, run)))
+        return Reply(aborted, f"deleted {aborted.branch} (was {aborted.state}, tip "
+                              f"{aborted.tip[:10]})")
+
+    return respond(common.json, body)

@@ -1,0 +1,123 @@
+"""The sleep run's wiring: ``SleepDeps`` from ``Services``, and the merge gate.
+
+``memhtml.sleep`` takes its gate as a parameter and has no default, so the gate a merge
+runs behind is chosen here, visibly: ``head_gate``, the head's own gate
+(``gate_heads``) over the store's own records at the run's base and tip, lexical and
+deterministic, needing no embedder, network or credential.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from returns.io import IOResult
+from returns.result import Failure, Result, Success
+
+from memhtml.compose.run import perform
+from memhtml.compose.services import Services, space_of
+from memhtml.compose.settings import SettingsError
+from memhtml.compose.vectors import VectorFiles
+from memhtml.contracts.services import DocumentEmbedder, VectorSpace
+from memhtml.domain.thresholds import VECTOR_COVERAGE_HARD_FLOOR
+from memhtml.head import HeadVersion, VectorCache
+from memhtml.sleep.deps import Gate, GateVerdict, PhaseProgress, SleepDeps, VectorFault
+
+
+def head_gate(base: HeadVersion, tip: HeadVersion) -> GateVerdict:
+    """``gate_heads`` over the two versions, as the verdict merge reads."""
+    from memhtml.head import describe_head_gate_failure, gate_heads
+
+    report = gate_heads(base, tip)
+    return GateVerdict(report.passed, describe_head_gate_failure(report), {
+        "mode": report.mode, "probes": report.probes, "k": report.k,
+        "mrr_before": report.mrr_before, "mrr": report.mrr, "floor": report.floor,
+        "inversions_before": report.inversions_before,
+        "inversions": len(report.inversions), "added": report.added,
+        "removed": report.removed,
+    })
+
+
+@dataclass(frozen=True, slots=True)
+class FileVectors:
+    """``VectorFiles`` as the sleep room's ``VectorStore``."""
+
+    files: VectorFiles
+
+    def load(self, space: VectorSpace) -> IOResult[VectorCache, VectorFault]:
+        return self.files.load(space).alt(lambda error: VectorFault(error.reason))
+
+    def save(self, cache: VectorCache) -> IOResult[int, VectorFault]:
+        return self.files.save(cache).alt(lambda error: VectorFault(error.reason))
+
+    def saved_space(self, model_id: str) -> VectorSpace | None:
+        return self.files.saved_space(model_id)
+
+    def saved_spaces(self) -> tuple[VectorSpace, ...]:
+        import json
+
+        found: list[VectorSpace] = []
+        try:
+            manifests = sorted(self.files.root.glob("*/manifest.json"))
+        except OSError:
+            return ()
+        for manifest in manifests:
+            try:
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and isinstance(data.get("model_id"), str) \
+                    and isinstance(data.get("dimension"), int):
+                found.append(VectorSpace(data["model_id"], data["dimension"]))
+        return tuple(found)
+
+
+def coverage_floor(text: str) -> Result[float, SettingsError]:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (VECTOR_COVERAGE_HARD_FLOOR <= value <= 1.0):
+        return Failure(SettingsError(
+            f"vector_coverage_floor must be a number from {VECTOR_COVERAGE_HARD_FLOOR} to 1, "
+            f"not {text!r}"))
+    return Success(value)
+
+
+def _embedder(services: Services) -> tuple[DocumentEmbedder | None, str | None]:
+    """The embedder a run uses, its width known, or why it cannot be used."""
+    match services.embedder:
+        case Failure(error):
+            return None, error.reason
+        case Success(None):
+            return None, None
+        case Success(embedder):
+            match perform(space_of(embedder, resolve=True)):
+                case Success(_):
+                    return embedder, None
+                case Failure(error):
+                    return None, error.reason
+    return None, "the embedder could not be built"
+
+
+def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = None
+               ) -> Result[SleepDeps, SettingsError]:
+    """The run's dependencies over these services and the gate the caller picked; a
+    store with no state plane, or a floor that is not a number, is refused."""
+    state = services.state
+    if state is None:
+        return Failure(SettingsError("this store has no state plane (.git/memhtml/state.db); "
+                                     "a sleep run needs one"))
+    embedder, problem = _embedder(services)
+
+    def built(floor: float) -> SleepDeps:
+        return SleepDeps(
+            git=services.git, clock=services.clock, author=services.author, state=state,
+            gate=gate, main=services.settings.branch, embedder=embedder,
+            embedder_name=services.embedder_name, embedder_problem=problem,
+            vectors=FileVectors(services.vectors), coverage_floor=floor,
+            state_dir=services.state_dir, worktree=services.worktree,
+            git_dir=services.git_dir, **({} if progress is None else {"progress": progress}))
+
+    return coverage_floor(services.settings.vector_coverage_floor).map(built)
+

@@ -1,0 +1,193 @@
+"""A run as its branch records it: the commits, and what their trailers say.
+
+The trailers are the only record of what a run did. Resume reads the phases already
+done from them, review lists them, the report and status print them; nothing is kept
+in a table beside the branch, because a second record would disagree with the commits
+exactly when it matters (a process killed after a commit and before the row).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import reduce
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import NotFound
+from memhtml.contracts.services import CommitInfo, GitService
+from memhtml.sleep.contract import (
+    SLEEP_PHASES,
+    TRAILER_BASE,
+    TRAILER_COUNTS,
+    TRAILER_PART,
+    TRAILER_PHASE,
+    TRAILER_RUN,
+    TRAILER_STAMP,
+    TRAILER_WARNING,
+    SleepPhase,
+    branch_of,
+    parse_stamp,
+)
+from memhtml.sleep.errors import RunNotFound, SleepError
+from memhtml.sleep.phase import Counts, CountValue
+
+
+@dataclass(frozen=True)
+class RunCommit:
+    """One commit on a run branch, with its trailers read."""
+
+    sha: str
+    subject: str
+    parents: tuple[str, ...]
+    trailers: tuple[tuple[str, str], ...]
+    phase: SleepPhase | None
+    """None for a commit that is not this run's (made on the branch by hand)."""
+    counts: Counts
+    warnings: tuple[str, ...]
+    part: tuple[int, int] | None
+
+    @property
+    def completes_phase(self) -> bool:
+        """Whether this commit finishes its phase (its last part, or a one-commit phase)."""
+        return self.phase is not None and (self.part is None or self.part[0] == self.part[1])
+
+
+@dataclass(frozen=True)
+class RunHistory:
+    """A run branch read back: where it was cut, its commits oldest first, its stamp."""
+
+    run_id: str
+    branch: str
+    tip: str
+    base: str
+    commits: tuple[RunCommit, ...]
+    stamp: datetime | None
+
+    def done(self) -> Mapping[SleepPhase, RunCommit]:
+        """Each phase whose commits are all on the branch, with its last commit."""
+        found: dict[SleepPhase, RunCommit] = {}
+        for commit in self.commits:
+            if commit.phase is not None and commit.completes_phase:
+                found[commit.phase] = commit
+        return {phase: found[phase] for phase in SLEEP_PHASES if phase in found}
+
+    def partial(self) -> tuple[SleepPhase, ...]:
+        """Phases with some of their parts on the branch and not the last."""
+        done = self.done()
+        started = {c.phase for c in self.commits if c.phase is not None and c.part is not None}
+        return tuple(p for p in SLEEP_PHASES if p in started and p not in done)
+
+    def commits_of(self, phase: SleepPhase) -> tuple[str, ...]:
+        return tuple(c.sha for c in self.commits if c.phase == phase)
+
+
+def _trailer(trailers: Sequence[tuple[str, str]], key: str) -> str | None:
+    for name, value in trailers:
+        if name.lower() == key.lower():
+            return value
+    return None
+
+
+def _counts(text: str | None) -> Counts:
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    kept: dict[str, CountValue] = {}
+    for key, value in data.items():
+        if isinstance(value, (int, float, str, bool)) or value is None:
+            kept[str(key)] = value
+    return kept
+
+
+def _part(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    first, _, last = text.partition("/")
+    if first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last):
+        return int(first), int(last)
+    return None
+
+
+def _phase(text: str | None) -> SleepPhase | None:
+    for phase in SLEEP_PHASES:
+        if phase == text:
+            return phase
+    return None
+
+
+def run_commit(info: CommitInfo, run_id: str) -> RunCommit:
+    trailers = info.trailers
+    ours = _trailer(trailers, TRAILER_RUN) == run_id
+    return RunCommit(
+        sha=info.sha, subject=info.message.split("\n", 1)[0], parents=info.parents,
+        trailers=trailers,
+        phase=_phase(_trailer(trailers, TRAILER_PHASE)) if ours else None,
+        counts=_counts(_trailer(trailers, TRAILER_COUNTS)) if ours else {},
+        warnings=tuple(value for name, value in trailers
+                       if name.lower() == TRAILER_WARNING.lower()) if ours else (),
+        part=_part(_trailer(trailers, TRAILER_PART)) if ours else None,
+    )
+
+
+def commit_infos(git: GitService, shas: Sequence[str]) -> IOResult[tuple[CommitInfo, ...],
+                                                                      SleepError]:
+    def then(done: IOResult[tuple[CommitInfo, ...], SleepError], sha: str
+             ) -> IOResult[tuple[CommitInfo, ...], SleepError]:
+        return done.bind(lambda so_far: git.commit_info(sha).map(lambda info: (*so_far, info)))
+
+    start: IOResult[tuple[CommitInfo, ...], SleepError] = IOSuccess(())
+    return reduce(then, shas, start)
+
+
+def resolve_run(git: GitService, run_id: str) -> IOResult[str, SleepError]:
+    """The run branch's tip, or ``RunNotFound`` when no branch carries that id."""
+    resolved: IOResult[str, SleepError] = git.resolve(branch_of(run_id))
+    return resolved.lash(lambda error: IOFailure(RunNotFound(run_id))
+                         if isinstance(error, NotFound) else IOFailure(error))
+
+
+def read_history(git: GitService, main_ref: str, run_id: str
+                 ) -> IOResult[RunHistory, SleepError]:
+    """The run's branch read back. Its base is the ``Memhtml-Base`` its commits carry;
+    a branch with no commit of the run yet is based at its tip."""
+
+    def from_tip(tip: str) -> IOResult[RunHistory, SleepError]:
+        info: IOResult[CommitInfo, SleepError] = git.commit_info(tip)
+        return info.bind(lambda top: based(tip, top))
+
+    def based(tip: str, top: CommitInfo) -> IOResult[RunHistory, SleepError]:
+        if _trailer(top.trailers, TRAILER_RUN) == run_id:
+            base = _trailer(top.trailers, TRAILER_BASE)
+            if base:
+                return listed(tip, base)
+        # The tip is not a commit of the run: either none landed yet (the branch is at
+        # its base) or someone committed on the branch by hand; the run's own commits,
+        # if any, are among those main does not hold.
+        main: IOResult[str, SleepError] = git.resolve(main_ref)
+        return main.bind(lambda at: git.commits_between(at, tip)).bind(
+            lambda shas: commit_infos(git, shas)).bind(
+            lambda infos: listed(tip, next(
+                (b for i in infos if _trailer(i.trailers, TRAILER_RUN) == run_id
+                 and (b := _trailer(i.trailers, TRAILER_BASE))), tip)))
+
+    def listed(tip: str, base: str) -> IOResult[RunHistory, SleepError]:
+        between: IOResult[tuple[str, ...], SleepError] = git.commits_between(base, tip)
+        return between.bind(lambda shas: commit_infos(git, shas)).map(
+            lambda infos: history(tip, base, infos))
+
+    def history(tip: str, base: str, infos: tuple[CommitInfo, ...]) -> RunHistory:
+        commits = tuple(run_commit(info, run_id) for info in infos)
+        stamps = [parse_stamp(_trailer(i.trailers, TRAILER_STAMP) or "") for i in infos
+                  if _trailer(i.trailers, TRAILER_RUN) == run_id]
+        stamp = next((s for s in stamps if s is not None), None)
+        return RunHistory(run_id, branch_of(run_id), tip, base, commits, stamp)
+
+    return resolve_run(git, run_id).bind(from_tip)

@@ -1,0 +1,146 @@
+"""The pending-mark ledger: ``.memhtml/sleep/<run-id>.pending.jsonl`` on the run branch.
+
+Some writes a phase earns cannot be made while it runs, because they land in this
+clone's state plane, which outlives the branch: a consolidation watermark written
+during a run that is then thrown away would leave a transcript behind a row saying it
+was handled. So the phase records the write as one JSON line in a committed file on
+its own branch, and ``merge`` performs it after main has moved. The file, not a table,
+is the record for the same reason the trailers are the resume mechanism: a run's facts
+are its commits.
+
+Lines are appended and deduplicated by their rendered text, so a resume re-recording a
+mark it already earned appends nothing. Each line is one JSON object with sorted keys
+and a ``kind``:
+
+- ``session-consolidated`` ``{"session"}``: a transcript session the run distilled;
+  merge marks it consolidated.
+- ``edge-promoted`` / ``entity-promoted`` ``{"key", "detections"}``: a corroborated
+  promotion the run wrote. The counter itself is bumped at phase time (a discarded
+  night still read the corpus); merge checks the plane holds at least that many
+  detections, so a plane that lost the row reads as a shortfall.
+- ``commitment-below-floor`` ``{"statement", "confidence", "session", "done"}``: a
+  record, not a write: a commitment that scored below ``COMMITMENT_FLOOR``, kept so the
+  floor's refusals can be reviewed. Merge applies it as nothing.
+
+A line that does not parse (not JSON, not an object, an unknown kind, a field missing
+or of the wrong type) is counted and skipped, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias, get_args
+
+MarkKind: TypeAlias = Literal[
+    "session-consolidated", "edge-promoted", "entity-promoted", "commitment-below-floor",
+]
+MARK_KINDS: Final[tuple[MarkKind, ...]] = get_args(MarkKind)
+
+MarkValue: TypeAlias = str | int | float | bool | None
+
+_FIELDS: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
+    "session-consolidated": {"session": (str,)},
+    "edge-promoted": {"key": (str,), "detections": (int,)},
+    "entity-promoted": {"key": (str,), "detections": (int,)},
+    "commitment-below-floor": {"statement": (str,), "confidence": (int, float),
+                               "session": (str,), "done": (bool,)},
+}
+"""The fields each kind must carry, and their JSON types (a bool is not an int here)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingMark:
+    """One earned write (or record), as a kind and its fields."""
+
+    kind: MarkKind
+    fields: tuple[tuple[str, MarkValue], ...]
+
+    @staticmethod
+    def of(kind: MarkKind, **fields: MarkValue) -> PendingMark:
+        return PendingMark(kind, tuple(sorted(fields.items())))
+
+    def get(self, name: str) -> MarkValue:
+        return dict(self.fields).get(name)
+
+    def line(self) -> str:
+        """The ledger line: one JSON object, keys sorted, no spaces, no newline."""
+        return json.dumps({"kind": self.kind, **dict(self.fields)}, sort_keys=True,
+                          separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """A ledger as read: the marks in file order, and how many lines did not parse."""
+
+    marks: tuple[PendingMark, ...] = ()
+    unparsed: int = 0
+
+    def of_kind(self, kind: MarkKind) -> tuple[PendingMark, ...]:
+        return tuple(mark for mark in self.marks if mark.kind == kind)
+
+
+def _well_typed(value: object, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool) and bool not in types:
+        return False
+    return isinstance(value, types)
+
+
+def parse_line(line: str) -> PendingMark | None:
+    """The mark a ledger line holds, or None when it does not parse as one."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("kind")
+    if kind not in MARK_KINDS:
+        return None
+    chosen: MarkKind = kind
+    wanted = _FIELDS[chosen]
+    if any(not _well_typed(data.get(name), types) for name, types in wanted.items()):
+        return None
+    return PendingMark(chosen, tuple(sorted((name, data[name]) for name in wanted)))
+
+
+def read_ledger(data: bytes | None) -> Ledger:
+    """A ledger file's marks; None (no file) is the empty ledger. Blank lines are not
+    counted; a line that is not UTF-8 or does not parse is."""
+    if data is None:
+        return Ledger()
+    marks: list[PendingMark] = []
+    unparsed = 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            unparsed += 1
+            continue
+        mark = parse_line(text)
+        if mark is None:
+            unparsed += 1
+        else:
+            marks.append(mark)
+    return Ledger(tuple(marks), unparsed)
+
+
+def append_marks(data: bytes | None, marks: Iterable[PendingMark]) -> tuple[bytes | None, int]:
+    """The file with each mark's line appended unless a line of the same text is
+    already there (or was appended just before); and how many lines were added. Lines
+    already in the file are kept as they are, unparsable ones included."""
+    existing = b"" if data is None else data
+    present = {raw.decode("utf-8", "replace") for raw in existing.split(b"\n") if raw.strip()}
+    added: list[str] = []
+    for mark in marks:
+        line = mark.line()
+        if line not in present:
+            present.add(line)
+            added.append(line)
+    if not added:
+        return data, 0
+    prefix = existing if not existing or existing.endswith(b"\n") else existing + b"\n"
+    return prefix + "".join(f"{line}\n" for line in added).encode("utf-8"), len(added)

@@ -1,0 +1,316 @@
+"""Merge: main fast-forwarded onto a reviewed run, behind refusals that move nothing.
+
+Refusals, each decided before anything moves, and each applying no mark:
+
+- ``no-run``: no branch carries the run id (a lookup failure);
+- ``main-advanced``: main is not at the run's base (a write landed during the run), or
+  it moved between the checks and the compare-and-swap that would fast-forward it;
+- ``lost``: a memory of the base is neither active at the tip nor present at
+  ``archive/<YYYY>/<path>``, or an archived one is gone. The gate cannot see this: it
+  probes memories active in both versions, so deleting or breaking half of its probe
+  targets still passes it;
+- ``gate-failed``: the gate the caller passed (``SleepDeps.gate``; none by default)
+  says the tip searches worse than the base.
+
+Then main is moved with ``move_ref`` (compare-and-swap on the base), the checkout is
+brought up to date for every path that differs between base and tip (by the store's
+own compare-and-set rules, marked durably first, so a kill in between is finished by
+the next command), and the ledger, read as a blob of the run's tip commit and never
+from the working tree, is applied to the state plane. A failed apply is reported, not
+fatal: main has moved and the memories landed; the sessions it names stay
+unconsolidated and are read again next time. A merge of a run main already holds
+(one killed before its marks were applied) skips the refusals and applies the marks;
+every apply is idempotent, so they are applied once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import reduce
+from typing import Literal, TypeAlias
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import RefMoved, StateError
+from memhtml.contracts.services import CounterKey, CounterKind, TreeEntry
+from memhtml.head import HeadVersion, is_active
+from memhtml.sleep.contract import ledger_path
+from memhtml.sleep.deps import GateVerdict, SleepDeps
+from memhtml.sleep.errors import RunNotFound, SleepError, describe_sleep_error
+from memhtml.sleep.history import RunHistory, read_history
+from memhtml.sleep.ledger import Ledger, PendingMark, read_ledger
+from memhtml.sleep.runner import versions_at
+from memhtml.store.checkout import (
+    Journal,
+    PathStep,
+    Synced,
+    bring_up_to_date,
+    drop_journal,
+    index_lock_free,
+    mark_landed,
+    write_journal,
+)
+from memhtml.store.errors import StoreError
+from memhtml.store.layout import original_of_archived
+
+Refusal: TypeAlias = Literal["no-run", "main-advanced", "gate-failed", "lost"]
+LOST_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class MergeOutcome:
+    """What merge did. A refusal reports neither mark count (both None)."""
+
+    run_id: str
+    merged: bool
+    refusal: Refusal | None = None
+    reason: str = ""
+    base: str | None = None
+    tip: str | None = None
+    main_before: str | None = None
+    fast_forwarded: bool = False
+    """False when main already held the tip (a repeat merge)."""
+    gate: GateVerdict | None = None
+    lost: tuple[str, ...] = ()
+    marks_pending: int | None = None
+    marks_applied: int | None = None
+    marks_unparsed: int | None = None
+    marks_failed: str | None = None
+    synced: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    """Checkout paths left as they were: a person's change is there."""
+    checkout_pending: bool = False
+    """git's index lock kept the checkout from following; the next command finishes."""
+    notes: tuple[str, ...] = field(default=())
+
+
+def lost_memories(base: HeadVersion, tip: HeadVersion) -> tuple[str, ...]:
+    """Base memories the tip no longer holds: an active one neither active at the tip
+    nor archived there, an archived one gone. Sorted."""
+    archived = {original for path in tip.paths()
+                if (original := original_of_archived(path)) is not None}
+    lost: list[str] = []
+    for record in base.records():
+        held = tip.get(record.path)
+        if is_active(record):
+            if (held is not None and is_active(held)) or record.path in archived:
+                continue
+        elif held is not None or record.path in archived:
+            continue
+        lost.append(record.path)
+    return tuple(sorted(lost))
+
+
+def _refused(history: RunHistory, main: str, refusal: Refusal, reason: str, *,
+             gate: GateVerdict | None = None, lost: tuple[str, ...] = ()) -> MergeOutcome:
+    return MergeOutcome(history.run_id, False, refusal, reason, history.base, history.tip,
+                        main, gate=gate, lost=lost)
+
+
+def merge_run(deps: SleepDeps, run_id: str) -> IOResult[MergeOutcome, SleepError]:
+    """Fast-forward main onto the run's tip when nothing refuses; then sync the checkout
+    and apply the ledger."""
+    git = deps.git
+
+    def found(history: RunHistory) -> IOResult[MergeOutcome, SleepError]:
+        main: IOResult[str, SleepError] = git.resolve(deps.main_ref)
+        return main.bind(lambda at: decide(history, at))
+
+    def decide(history: RunHistory, main: str) -> IOResult[MergeOutcome, SleepError]:
+        if main == history.tip:
+            return _apply(deps, history, MergeOutcome(
+                run_id, True, base=history.base, tip=history.tip, main_before=main,
+                reason=f"{deps.main} already holds the run"))
+        if main != history.base:
+            held: IOResult[tuple[str, ...], SleepError] = git.commits_between(main, history.tip)
+            return held.bind(lambda ahead: advanced(history, main, ahead))
+        return versions_at(deps, history.base, history.tip).bind(
+            lambda found: judged(history, main, found[0], found[1]))
+
+    def advanced(history: RunHistory, main: str, ahead: tuple[str, ...]
+                 ) -> IOResult[MergeOutcome, SleepError]:
+        if not ahead:
+            # main holds the tip (a merge killed before its marks, then a write on top).
+            return _apply(deps, history, MergeOutcome(
+                run_id, True, base=history.base, tip=history.tip, main_before=main,
+                reason=f"{deps.main} already holds the run"))
+        return IOSuccess(_refused(
+            history, main, "main-advanced",
+            f"{deps.main} moved to {main[:10]} since the run was cut at {history.base[:10]}; "
+            "run sleep again"))
+
+    def judged(history: RunHistory, main: str, base: HeadVersion, tip: HeadVersion
+               ) -> IOResult[MergeOutcome, SleepError]:
+        lost = lost_memories(base, tip)
+        if lost:
+            shown = ", ".join(lost[:LOST_SHOWN]) + (" ..." if len(lost) > LOST_SHOWN else "")
+            return IOSuccess(_refused(
+                history, main, "lost",
+                f"{len(lost)} memory(ies) of the base are neither active at the tip nor "
+                f"archived there: {shown}", lost=lost))
+        verdict = deps.gate(base, tip)
+        if not verdict.passed:
+            return IOSuccess(_refused(history, main, "gate-failed", verdict.summary,
+                                      gate=verdict))
+        return _fast_forward(deps, history, main, verdict)
+
+    def missing(error: SleepError) -> IOResult[MergeOutcome, SleepError]:
+        if isinstance(error, RunNotFound):
+            return IOSuccess(MergeOutcome(run_id, False, "no-run",
+                                          f"no sleep run {run_id!r} (no branch sleep/{run_id})"))
+        return IOFailure(error)
+
+    return read_history(git, deps.main_ref, run_id).bind(found).lash(missing)
+
+
+# -- moving main, and the checkout with it ---------------------------------------------
+
+
+def _steps(deps: SleepDeps, base: str, tip: str) -> IOResult[tuple[PathStep, ...], SleepError]:
+    git = deps.git
+    changed: IOResult[tuple[str, ...], SleepError] = git.changed_paths(base, tip)
+
+    def blobs(entries: tuple[TreeEntry, ...]) -> dict[str, str]:
+        return {e.path: e.blob_id for e in entries if not e.is_symlink}
+
+    def steps(paths: tuple[str, ...]) -> IOResult[tuple[PathStep, ...], SleepError]:
+        return git.entries_at(base, paths).bind(lambda before: git.entries_at(tip, paths).map(
+            lambda after: tuple(PathStep(p, blobs(before).get(p), blobs(after).get(p))
+                                for p in paths)))
+
+    return changed.bind(steps)
+
+
+def _fast_forward(deps: SleepDeps, history: RunHistory, main: str, verdict: GateVerdict
+                  ) -> IOResult[MergeOutcome, SleepError]:
+    main_deps = deps.main_deps()
+    git_dir, worktree = main_deps.checkout_git_dir, main_deps.worktree
+    outcome = MergeOutcome(history.run_id, True, base=history.base, tip=history.tip,
+                           main_before=main, fast_forwarded=True, gate=verdict)
+
+    def moved_or_refused(journal: Journal | None) -> IOResult[MergeOutcome, SleepError]:
+        swapped: IOResult[None, SleepError] = deps.git.move_ref(
+            deps.main_ref, history.base, history.tip)
+
+        def lost_race(error: SleepError) -> IOResult[MergeOutcome, SleepError]:
+            dropped: IOResult[None, SleepError] = (drop_journal(journal) if journal is not None
+                                                   else IOSuccess(None))
+            if isinstance(error, RefMoved):
+                return dropped.map(lambda _: _refused(
+                    history, main, "main-advanced",
+                    f"{deps.main} moved while merging; run sleep again", gate=verdict))
+            return dropped.bind(lambda _: IOFailure(error))
+
+        return swapped.map(lambda _: outcome).bind(
+            lambda done: _follow(deps, done, journal)).lash(lost_race)
+
+    if git_dir is None or worktree is None:
+        return moved_or_refused(None).bind(lambda done: _apply(deps, history, done))
+    at = deps.clock.now().timestamp()
+    marked: IOResult[Journal, SleepError] = _steps(deps, history.base, history.tip).bind(
+        lambda steps: index_lock_free(git_dir, deps.clock.sleep).bind(
+            lambda _: write_journal(git_dir, deps.main_ref, history.base, steps, at,
+                                    target=history.tip)))
+    return marked.bind(moved_or_refused).bind(
+        lambda done: _apply(deps, history, done) if done.merged else IOSuccess(done))
+
+
+def _follow(deps: SleepDeps, outcome: MergeOutcome, journal: Journal | None
+            ) -> IOResult[MergeOutcome, SleepError]:
+    """Bring the checkout up to date; what it cannot do is reported, never a failure
+    (the mark stays for the next command)."""
+    worktree = deps.worktree
+    if journal is None or worktree is None:
+        return IOSuccess(outcome)
+    tip = outcome.tip or ""
+    synced: IOResult[Synced, StoreError] = bring_up_to_date(
+        deps.git, worktree, deps.main_ref, journal.steps).lash(
+        lambda _: IOSuccess(Synced((), tuple(s.path for s in journal.steps), False)))
+    return synced.bind(lambda done: mark_landed(journal, tip, done.index_updated).map(
+        lambda _: replace(outcome, synced=done.paths, kept=done.kept,
+                          checkout_pending=not done.index_updated)))
+
+
+# -- the ledger -------------------------------------------------------------------------
+
+
+def _ledger_at(deps: SleepDeps, history: RunHistory) -> IOResult[Ledger, SleepError]:
+    git = deps.git
+    path = ledger_path(history.run_id)
+    found: IOResult[tuple[TreeEntry, ...], SleepError] = git.entries_at(history.tip, [path])
+
+    def read(entries: tuple[TreeEntry, ...]) -> IOResult[Ledger, SleepError]:
+        if not entries or entries[0].is_symlink:
+            return IOSuccess(Ledger())
+        blob = entries[0].blob_id
+        return git.read_blobs([blob]).map(lambda blobs: read_ledger(blobs.get(blob)))
+
+    return found.bind(read)
+
+
+@dataclass(frozen=True, slots=True)
+class _Applied:
+    applied: int
+    failed: str | None
+
+
+def apply_ledger(deps: SleepDeps, run_id: str, ledger: Ledger) -> IOResult[_Applied, SleepError]:
+    """Perform each mark on the state plane; a failure is counted and reported, and
+    never stops the rest or fails the merge."""
+    state = deps.state
+    at = deps.clock.now()
+    sessions = [str(m.get("session")) for m in ledger.of_kind("session-consolidated")]
+    problems: list[str] = []
+
+    def consolidated() -> IOResult[int, SleepError]:
+        if not sessions:
+            return IOSuccess(0)
+        marked: IOResult[tuple[str, ...], StateError] = state.mark_consolidated(
+            sessions, run_id, at)
+        return marked.map(lambda _: len(sessions)).lash(
+            lambda error: _noted(problems, f"consolidation marks: {error.reason}"))
+
+    def promoted() -> IOResult[int, SleepError]:
+        def then(total: IOResult[int, SleepError], mark: PendingMark) -> IOResult[int, SleepError]:
+            kind: CounterKind = "edge" if mark.kind == "edge-promoted" else "entity"
+            key, wanted = str(mark.get("key")), mark.get("detections")
+
+            def judged(have: int) -> int:
+                if isinstance(wanted, int) and have >= wanted:
+                    return 1
+                problems.append(f"{kind} counter {key!r} holds {have} detection(s); the run "
+                                f"promoted at {wanted}")
+                return 0
+
+            held: IOResult[int, StateError] = state.detections(CounterKey(kind, key))
+            one: IOResult[int, SleepError] = held.map(judged).lash(
+                lambda error: _noted(problems, f"counter read: {error.reason}"))
+            return total.bind(lambda so_far: one.map(lambda n: so_far + n))
+
+        marks = (*ledger.of_kind("edge-promoted"), *ledger.of_kind("entity-promoted"))
+        start: IOResult[int, SleepError] = IOSuccess(0)
+        return reduce(then, marks, start)
+
+    below = len(ledger.of_kind("commitment-below-floor"))
+    return consolidated().bind(lambda done: promoted().map(
+        lambda more: _Applied(done + more + below, "; ".join(problems) or None)))
+
+
+def _noted(problems: list[str], problem: str) -> IOResult[int, SleepError]:
+    problems.append(problem)
+    return IOSuccess(0)
+
+
+def _apply(deps: SleepDeps, history: RunHistory, outcome: MergeOutcome
+           ) -> IOResult[MergeOutcome, SleepError]:
+    def applied(ledger: Ledger) -> IOResult[MergeOutcome, SleepError]:
+        return apply_ledger(deps, history.run_id, ledger).map(lambda done: replace(
+            outcome, marks_pending=len(ledger.marks), marks_applied=done.applied,
+            marks_unparsed=ledger.unparsed, marks_failed=done.failed))
+
+    def unread(error: SleepError) -> IOResult[MergeOutcome, SleepError]:
+        reason = describe_sleep_error(error)
+        return IOSuccess(replace(outcome, marks_pending=0, marks_applied=0,
+                                 marks_failed=f"the ledger could not be read: {reason}"))
+
+    return _ledger_at(deps, history).bind(applied).lash(unread)

@@ -1,0 +1,168 @@
+"""What a phase is handed and what it hands back.
+
+A phase is a function of a ``PhaseEnv`` to a ``PhaseResult``: counts, the commits it
+wants (path changes, already decided), the pending marks it earned, and warnings.
+It never lands anything itself and never reads a clock: the runner lands its commits on
+the run branch, appends its marks to the ledger in the same commit, and hands the next
+phase the version at the new tip. A phase that fails returns ``PhaseFault`` (or raises;
+the runner turns that into the same value).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, TypeAlias
+
+from returns.io import IOResult
+
+from memhtml.contracts.services import (
+    DocumentEmbedder,
+    GitService,
+    PathChange,
+    StatePlane,
+)
+from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT
+from memhtml.head import HeadVersion, VectorCache
+from memhtml.sleep.contract import PhaseStatus, SleepPhase, stamp_text
+from memhtml.sleep.deps import VectorStore
+from memhtml.sleep.ledger import PendingMark
+
+CountValue: TypeAlias = int | float | str | bool | None
+Counts: TypeAlias = Mapping[str, CountValue]
+
+
+def counts_json(counts: Counts) -> str:
+    """The ``Memhtml-Counts`` value: one line of JSON, keys sorted, floats to four
+    places (a non-finite one as null)."""
+    return json.dumps({k: _plain(v) for k, v in counts.items()}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _plain(value: CountValue) -> CountValue:
+    if isinstance(value, float):
+        return round(value, 4) if math.isfinite(value) else None
+    return value
+
+
+class TaskBudget:
+    """The detected-task allowance of one run, shared by every phase that mints tasks.
+
+    Made by the run and threaded through each ``PhaseEnv``, never a module counter,
+    so two runs in one process hold two budgets. What is refused is counted, so a
+    detector pressing on the cap every night shows it."""
+
+    def __init__(self, limit: int = DETECTED_TASKS_PER_NIGHT) -> None:
+        self.limit = limit
+        self.used = 0
+        self.refused = 0
+
+    def take(self) -> bool:
+        if self.used >= self.limit:
+            self.refused += 1
+            return False
+        self.used += 1
+        return True
+
+
+@dataclass(frozen=True)
+class PhaseRecord:
+    """What became of one phase in one invocation, as the report and the CLI show it."""
+
+    phase: SleepPhase
+    status: PhaseStatus
+    counts: Counts = field(default_factory=dict)
+    commits: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    reason: str | None = None
+    """Why it failed, was blocked, or is not built."""
+    marks: int = 0
+    """Pending marks it added to the ledger (or would have, in a dry run)."""
+    observed: Counts = field(default_factory=dict)
+    """What this invocation saw that is not a function of the branch (see
+    ``PhaseResult.observed``)."""
+    changed_paths: int = 0
+    """Paths its commits changed (in a dry run: would have changed)."""
+
+
+@dataclass(frozen=True)
+class PhaseEnv:
+    """Everything a phase may read. ``version`` is the run branch's tip after every
+    earlier phase's commits (in a dry run, where nothing commits, the base)."""
+
+    phase: SleepPhase
+    run_id: str
+    stamp: datetime
+    """The run's one clock reading (UTC, whole seconds): the only "now" a phase has."""
+    base: str
+    base_version: HeadVersion
+    version: HeadVersion
+    git: GitService
+    state: StatePlane
+    """The state plane; in a dry run a copy that writes nothing."""
+    budget: TaskBudget
+    dry_run: bool
+    embedder: DocumentEmbedder | None = None
+    embedder_name: str = "none"
+    embedder_problem: str | None = None
+    vectors: VectorCache | None = None
+    """The run's vector cache as preflight left it (None: no vector plane)."""
+    vector_store: VectorStore | None = None
+    """The cache on disk (preflight loads, fills and saves it)."""
+    coverage_floor: float = 0.95
+    earlier: tuple[PhaseRecord, ...] = ()
+    """This invocation's records of the phases before this one."""
+    branch: str | None = None
+    """The run branch (None in a dry run)."""
+    worktree: bool = False
+    """Whether a checkout sits beside the repository."""
+
+    @property
+    def now(self) -> str:
+        """The stamp in the format's instant form, for ``memhtml-updated`` and the like."""
+        return stamp_text(self.stamp)
+
+    @property
+    def year(self) -> int:
+        return self.stamp.year
+
+
+@dataclass(frozen=True)
+class PhaseCommit:
+    """One commit a phase asks for: a subject, one body line, its path changes."""
+
+    subject: str
+    changes: tuple[PathChange, ...]
+    body: str = ""
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """A phase's answer. ``status`` is ``done`` or ``not-built``; a not-built body has
+    no commits and no marks."""
+
+    counts: Counts = field(default_factory=dict)
+    commits: tuple[PhaseCommit, ...] = ()
+    marks: tuple[PendingMark, ...] = ()
+    warnings: tuple[str, ...] = ()
+    status: Literal["done", "not-built"] = "done"
+    reason: str | None = None
+    vectors: VectorCache | None = None
+    """Preflight's filled cache, handed to the phases after it."""
+    observed: Counts = field(default_factory=dict)
+    """Readings of this invocation that are not a function of the branch (the
+    checkout's changes, vectors embedded now, counters read now). Shown, never
+    committed: a resumed run must write the very report the uninterrupted one would."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseFault:
+    """A phase that could not do its work, and why (one line)."""
+
+    reason: str
+
+
+PhaseBody: TypeAlias = Callable[[PhaseEnv], IOResult[PhaseResult, PhaseFault]]

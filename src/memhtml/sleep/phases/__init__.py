@@ -1,0 +1,70 @@
+"""The phase bodies: one function per phase name, total over ``SleepPhase``.
+
+``body_for`` matches over every name with ``assert_never`` in its last arm, so a name
+added to ``SleepPhase`` without a body is a type error, not a run that silently skips
+it; ``PHASE_BODIES`` is the same mapping as a value (a test checks it covers
+``SLEEP_PHASES``). It lives here rather than in ``contract`` because the bodies import
+the contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import assert_never
+
+from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase
+from memhtml.sleep.phase import PhaseBody
+from memhtml.sleep.phases.integrity import integrity
+from memhtml.sleep.phases.not_built import not_built
+from memhtml.sleep.phases.preflight import preflight
+from memhtml.sleep.phases.report import report
+from memhtml.sleep.phases.state_export import state_export
+
+
+def body_for(phase: SleepPhase) -> PhaseBody:
+    """The body that runs ``phase``."""
+    match phase:
+        case "preflight":
+            return preflight
+        case "dedup-merge":
+            return not_built
+        case "entity-resolution":
+            return not_built
+        case "person-links":
+            return not_built
+        case "relationship-mining":
+            return not_built
+        case "edge-typing":
+            return not_built
+        case "confidence-decay":
+            return not_built
+        case "arc-synthesis":
+            return not_built
+        case "retention-triage":
+            return not_built
+        case "compress":
+            return not_built
+        case "reprieve":
+            return not_built
+        case "trace-consolidation":
+            return not_built
+        case "task-detection":
+            return not_built
+        case "placement-triage":
+            return not_built
+        case "integrity":
+            return integrity
+        case "state-export":
+            return state_export
+        case "report":
+            return report
+        case _ as never:
+            assert_never(never)
+
+
+PHASE_BODIES: Mapping[SleepPhase, PhaseBody] = MappingProxyType(
+    {phase: body_for(phase) for phase in SLEEP_PHASES})
+"""Every phase's body, in run order."""
+
+__all__ = ["PHASE_BODIES", "body_for"]

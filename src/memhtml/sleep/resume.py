@@ -1,0 +1,64 @@
+"""Resume: finish a run that stopped, from what its branch records.
+
+The phases already done, the run id, the base and the stamp are read from the
+trailers of ``commits_between(base, tip)`` and nowhere else. Done phases are reported
+``skipped`` (the report still lists all seventeen); the others run as a first attempt
+would, with the first attempt's stamp, so the branch a resume finishes is the branch
+the uninterrupted run would have made. Preflight, which commits nothing, always runs
+again: its checks are about now.
+
+A phase of several commits that stopped between two of them is dropped whole (the
+branch is moved back to where it started) and runs again, so no half-landed phase is
+ever built upon. A run with no commit yet carries no stamp, and takes a fresh one.
+"""
+
+from __future__ import annotations
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.sleep.contract import run_stamp
+from memhtml.sleep.deps import SleepDeps
+from memhtml.sleep.errors import SleepError, SleepRefused
+from memhtml.sleep.history import RunHistory, read_history
+from memhtml.sleep.phase import TaskBudget
+from memhtml.sleep.runner import RunContext, RunReport, execute, versions_at
+
+
+def _without_partial(deps: SleepDeps, history: RunHistory) -> IOResult[RunHistory, SleepError]:
+    partial = history.partial()
+    if not partial:
+        return IOSuccess(history)
+    first = next(c for c in history.commits if c.phase in partial)
+    back_to = first.parents[0] if first.parents else history.base
+    moved: IOResult[None, SleepError] = deps.git.move_ref(
+        f"refs/heads/{history.branch}", history.tip, back_to)
+    return moved.bind(lambda _: read_history(deps.git, deps.main_ref, history.run_id))
+
+
+def _not_merged(deps: SleepDeps, history: RunHistory) -> IOResult[RunHistory, SleepError]:
+    if history.tip == history.base:
+        return IOSuccess(history)
+    main: IOResult[str, SleepError] = deps.git.resolve(deps.main_ref)
+    return main.bind(lambda at: deps.git.commits_between(at, history.tip)).bind(
+        lambda ahead: IOSuccess(history) if ahead else IOFailure(SleepRefused(
+            f"run {history.run_id} is already merged into {deps.main}; there is nothing to "
+            "resume")))
+
+
+def resume_sleep(deps: SleepDeps, run_id: str) -> IOResult[RunReport, SleepError]:
+    """Run the phases of ``run_id`` its branch does not record as done."""
+
+    def go(history: RunHistory) -> IOResult[RunReport, SleepError]:
+        stamp = history.stamp or run_stamp(deps.clock.now())
+        done = history.done()
+        return versions_at(deps, history.base, history.tip).bind(lambda found: execute(
+            RunContext(deps=deps, run_id=history.run_id, branch=history.branch, stamp=stamp,
+                       base=history.base, base_version=found[0], dry_run=False,
+                       selected=None, done=done,
+                       done_commits={p: history.commits_of(p) for p in done},
+                       budget=TaskBudget(), resumed=True), found[1]))
+
+    return (read_history(deps.git, deps.main_ref, run_id)
+            .bind(lambda history: _not_merged(deps, history))
+            .bind(lambda history: _without_partial(deps, history))
+            .bind(go))

@@ -1,0 +1,519 @@
+"""The run: seventeen phases on a branch cut from main, each isolated from the others.
+
+- **One clock reading** stamps the run (``contract.run_stamp``); its commits all carry
+  that time and ``memhtml-updated`` values are written from it. Nothing here or in a
+  phase reads a clock to decide whether to do work.
+- **The branch first.** ``sleep/<YYYY-MM-DD>`` (``-2``, ``-3``... when taken) is cut at
+  main's tip before any phase runs, so main never moves during a run and an abort is
+  deleting the branch. A dry run cuts nothing, commits nothing and writes nothing to
+  the state plane; every phase runs and reports what it would have done.
+- **Each phase sees the ones before it.** Its ``PhaseEnv.version`` is the branch tip
+  after every earlier phase's commits (triage scores the decayed confidence; compress
+  sees the post-dedup set). In a dry run, where nothing lands, every phase sees the
+  base.
+- **Isolation.** A phase that fails, or raises, is recorded as a value and its commits
+  are dropped (the branch is moved back to where the phase found it, should some of
+  several have landed); the phases after it still run, except the dependents of a
+  hard prerequisite that did not succeed.
+- **The commit is the fact.** Each phase commit carries ``Memhtml-Run``,
+  ``Memhtml-Phase``, ``Memhtml-Counts`` (one line of JSON, keys sorted),
+  ``Memhtml-Base`` and ``Memhtml-Stamp``; resume reads them back and nothing else.
+  The marks a phase earned are appended to the ledger in its own (last) commit, so a
+  phase's changes and its marks land together or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import reduce
+from typing import Final
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import GitFailure, NotFound
+from memhtml.contracts.services import PathChange, TreeEntry
+from memhtml.head import HeadVersion, VectorCache, advance_head
+from memhtml.sleep.contract import (
+    HARD_PREREQUISITES,
+    SLEEP_OP,
+    SLEEP_PHASES,
+    TRAILER_BASE,
+    TRAILER_COUNTS,
+    TRAILER_PART,
+    TRAILER_PHASE,
+    TRAILER_RUN,
+    TRAILER_STAMP,
+    TRAILER_WARNING,
+    WARNINGS_IN_TRAILERS,
+    SleepPhase,
+    branch_of,
+    ledger_path,
+    report_path,
+    run_id_for,
+    run_stamp,
+    stamp_text,
+)
+from memhtml.sleep.deps import DryState, SleepDeps
+from memhtml.sleep.errors import SleepError, SleepRefused
+from memhtml.sleep.history import RunCommit, commit_infos, run_commit
+from memhtml.sleep.ledger import append_marks
+from memhtml.sleep.phase import (
+    Counts,
+    PhaseBody,
+    PhaseCommit,
+    PhaseEnv,
+    PhaseFault,
+    PhaseRecord,
+    PhaseResult,
+    TaskBudget,
+    counts_json,
+)
+from memhtml.sleep.phases import body_for
+from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.landing import Draft, Landed, land
+from memhtml.store.session import Store
+
+MAX_RUNS_A_DAY: Final = 99
+"""How far the ``-n`` suffix goes before a cut gives up (a guard, not a policy)."""
+NEVER_FAILS_THE_RUN: Final[frozenset[SleepPhase]] = frozenset({"report"})
+"""A failed reporting write is recorded, never the reason a run exits 1: the curation
+the run was for has happened, and the branch says so."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    dry_run: bool = False
+    phases: frozenset[SleepPhase] | None = None
+    """The phases asked for (None: all). Preflight always runs: it gates the rest."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitLine:
+    """One commit of the run, as reports list it."""
+
+    sha: str
+    phase: SleepPhase | None
+    subject: str
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What an invocation of run or resume did. ``phases`` lists all seventeen.
+
+    An abort (every selected phase failed, no commit) reads apart from a partial
+    failure by ``head_sha == base_sha`` and an empty ``commits``."""
+
+    run_id: str
+    branch: str | None
+    stamp: str
+    base_sha: str
+    head_sha: str
+    commits: tuple[CommitLine, ...]
+    phases: tuple[PhaseRecord, ...]
+    dry_run: bool = False
+    resumed: bool = False
+
+    @property
+    def failed(self) -> tuple[SleepPhase, ...]:
+        """Phases asked for that did not do their work (failed, or blocked)."""
+        return tuple(r.phase for r in self.phases if r.status in ("failed", "blocked")
+                     and r.phase not in NEVER_FAILS_THE_RUN)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """The fixed facts of one invocation."""
+
+    deps: SleepDeps
+    run_id: str
+    branch: str | None
+    stamp: datetime
+    base: str
+    base_version: HeadVersion
+    dry_run: bool
+    selected: frozenset[SleepPhase] | None
+    done: Mapping[SleepPhase, RunCommit]
+    done_commits: Mapping[SleepPhase, tuple[str, ...]]
+    budget: TaskBudget
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class _Progress:
+    tip: str
+    version: HeadVersion
+    vectors: VectorCache | None
+    records: tuple[PhaseRecord, ...]
+
+
+@dataclass(frozen=True)
+class _Landing:
+    result: PhaseResult
+    tip: str
+    shas: tuple[str, ...]
+    marks: int
+    paths: int
+
+
+# -- entry point ---------------------------------------------------------------------
+
+
+def run_sleep(deps: SleepDeps, options: RunOptions | None = None
+              ) -> IOResult[RunReport, SleepError]:
+    """Cut the run branch at main's tip and run the phases on it (``options`` picks a
+    dry run or a subset). The report lists all seventeen phases."""
+    chosen = options or RunOptions()
+    stamp = run_stamp(deps.clock.now())
+    main: IOResult[str, SleepError] = deps.git.resolve(deps.main_ref)
+
+    def cut(base: str) -> IOResult[RunReport, SleepError]:
+        day = stamp.date().isoformat()
+        named = free_run_id(deps, day, base, create=not chosen.dry_run)
+        return named.bind(lambda run_id: versions(base).bind(
+            lambda base_version: execute(RunContext(
+                deps=deps, run_id=run_id,
+                branch=None if chosen.dry_run else branch_of(run_id), stamp=stamp,
+                base=base, base_version=base_version, dry_run=chosen.dry_run,
+                selected=chosen.phases, done={}, done_commits={}, budget=TaskBudget()),
+                base_version)))
+
+    def versions(base: str) -> IOResult[HeadVersion, SleepError]:
+        return version_at(deps, base)
+
+    def unborn(error: SleepError) -> IOResult[str, SleepError]:
+        if isinstance(error, NotFound):
+            return IOFailure(SleepRefused(f"{deps.main} has no commit yet: there is nothing "
+                                          "to curate"))
+        return IOFailure(error)
+
+    return main.lash(unborn).bind(cut)
+
+
+def versions_at(deps: SleepDeps, *shas: str) -> IOResult[tuple[HeadVersion, ...], SleepError]:
+    """The versions at ``shas``, each advanced from main's head, which is started from
+    this clone's snapshot when there is one: a cold parse of a large store costs
+    several times an advance, so one load serves every version asked for."""
+    store = Store(deps.main_deps())
+    head: IOResult[HeadVersion, SleepError] = store.head()
+
+    def then(done: IOResult[tuple[HeadVersion, ...], SleepError], sha: str
+             ) -> IOResult[tuple[HeadVersion, ...], SleepError]:
+        return done.bind(lambda got: store.version_at(sha).map(lambda v: (*got, v)))
+
+    start: IOResult[tuple[HeadVersion, ...], SleepError] = head.map(lambda _: ())
+    return reduce(then, shas, start)
+
+
+def version_at(deps: SleepDeps, sha: str) -> IOResult[HeadVersion, SleepError]:
+    """The version at ``sha`` (see ``versions_at``)."""
+    return versions_at(deps, sha).map(lambda found: found[0])
+
+
+def free_run_id(deps: SleepDeps, day: str, base: str, *, create: bool
+                ) -> IOResult[str, SleepError]:
+    """The first run id of ``day`` whose branch does not exist and whose report or
+    ledger main does not hold; with ``create``, its branch is cut at ``base`` (a name
+    another process took in between is skipped, not overwritten)."""
+    git = deps.git
+    listed: IOResult[tuple[str, ...], SleepError] = git.branches(branch_of(day))
+
+    def attempt(taken: frozenset[str], n: int) -> IOResult[str, SleepError]:
+        if n > MAX_RUNS_A_DAY:
+            return IOFailure(SleepRefused(f"{MAX_RUNS_A_DAY} runs already cut on {day}"))
+        run_id = run_id_for(day, n)
+        if branch_of(run_id) in taken:
+            return attempt(taken, n + 1)
+        held: IOResult[tuple[TreeEntry, ...], SleepError] = git.entries_at(
+            base, [report_path(run_id), ledger_path(run_id)])
+
+        def claim(found: tuple[TreeEntry, ...]) -> IOResult[str, SleepError]:
+            if found:
+                return attempt(taken, n + 1)
+            if not create:
+                return IOSuccess(run_id)
+            made: IOResult[None, SleepError] = git.create_branch(branch_of(run_id), base)
+            # Another process cut this name since the listing: take the next one.
+            return made.map(lambda _: run_id).lash(
+                lambda error: attempt(taken, n + 1) if _taken(error) else IOFailure(error))
+
+        return held.bind(claim)
+
+    return listed.bind(lambda names: attempt(frozenset(names), 1))
+
+
+def _taken(error: SleepError) -> bool:
+    return isinstance(error, GitFailure) and "exists" in error.reason
+
+
+# -- the phases ------------------------------------------------------------------------
+
+
+def execute(ctx: RunContext, start: HeadVersion) -> IOResult[RunReport, SleepError]:
+    """Every phase in order from ``start`` (the branch tip's version), then the report
+    of what happened."""
+    first = _Progress(start.sha or ctx.base, start, None, ())
+
+    def then(done: IOResult[_Progress, SleepError], position: int
+             ) -> IOResult[_Progress, SleepError]:
+        return done.bind(lambda progress: _step(ctx, progress, position))
+
+    progress: IOResult[_Progress, SleepError] = IOSuccess(first)
+    for position in range(len(SLEEP_PHASES)):
+        progress = then(progress, position)
+    return progress.bind(lambda final: _report(ctx, final))
+
+
+def _selected(ctx: RunContext, phase: SleepPhase) -> bool:
+    return phase == "preflight" or ctx.selected is None or phase in ctx.selected
+
+
+def _blocker(records: tuple[PhaseRecord, ...], phase: SleepPhase) -> PhaseRecord | None:
+    by_phase = {r.phase: r for r in records}
+    for before, after in HARD_PREREQUISITES:
+        if after != phase:
+            continue
+        record = by_phase.get(before)
+        if record is None or record.status in ("failed", "blocked", "not-selected"):
+            return record or PhaseRecord(before, "blocked")
+    return None
+
+
+def _step(ctx: RunContext, progress: _Progress, position: int
+          ) -> IOResult[_Progress, SleepError]:
+    phase = SLEEP_PHASES[position]
+    ctx.deps.progress(position + 1, phase, "start")
+
+    def recorded(record: PhaseRecord, after: _Progress | None = None
+                 ) -> IOResult[_Progress, SleepError]:
+        ctx.deps.progress(position + 1, phase, record.status)
+        base = after or progress
+        return IOSuccess(replace(base, records=(*base.records, record)))
+
+    if phase in ctx.done:
+        last = ctx.done[phase]
+        return recorded(PhaseRecord(phase, "skipped", last.counts,
+                                    ctx.done_commits.get(phase, (last.sha,)), last.warnings,
+                                    "done by an earlier attempt of this run"))
+    if not _selected(ctx, phase):
+        return recorded(PhaseRecord(phase, "not-selected", reason="not asked for"))
+    blocker = _blocker(progress.records, phase)
+    if blocker is not None:
+        return recorded(PhaseRecord(phase, "blocked",
+                                    reason=f"{blocker.phase} {_did(blocker.status)}"))
+    env = _env(ctx, progress, phase)
+    attempted = _isolated(body_for(phase), env)
+    landed: IOResult[_Landing, PhaseFault] = attempted.bind(
+        lambda result: _land_phase(ctx, progress, phase, result))
+
+    def succeeded(landing: _Landing) -> IOResult[_Progress, SleepError]:
+        result = landing.result
+        counts = _with_warnings(result.counts, result.warnings)
+        record = PhaseRecord(phase, result.status, counts, landing.shas, result.warnings,
+                             result.reason, marks=landing.marks, changed_paths=landing.paths,
+                             observed=result.observed)
+        vectors = result.vectors if result.vectors is not None else progress.vectors
+        if landing.tip == progress.tip:
+            return recorded(record, replace(progress, vectors=vectors))
+        advanced: IOResult[HeadVersion, SleepError] = advance_head(
+            ctx.deps.git, progress.version, landing.tip)
+        return advanced.bind(lambda version: recorded(
+            record, _Progress(landing.tip, version, vectors, progress.records)))
+
+    def failed(fault: PhaseFault) -> IOResult[_Progress, SleepError]:
+        return recorded(PhaseRecord(phase, "failed", reason=fault.reason))
+
+    outcome: IOResult[_Landing | PhaseFault, SleepError] = landed.map(_widen_landing).lash(
+        _kept_fault)
+    return outcome.bind(lambda value: failed(value) if isinstance(value, PhaseFault)
+                        else succeeded(value))
+
+
+def _widen_landing(landing: _Landing) -> _Landing | PhaseFault:
+    return landing
+
+
+def _kept_fault(fault: PhaseFault) -> IOResult[_Landing | PhaseFault, SleepError]:
+    """A phase's failure carried on as a value: the run goes on past it."""
+    return IOSuccess(fault)
+
+
+def _did(status: str) -> str:
+    return {"failed": "failed", "blocked": "was blocked",
+            "not-selected": "was not asked for"}.get(status, "did not run")
+
+
+def _env(ctx: RunContext, progress: _Progress, phase: SleepPhase) -> PhaseEnv:
+    deps = ctx.deps
+    return PhaseEnv(
+        phase=phase, run_id=ctx.run_id, stamp=ctx.stamp, base=ctx.base,
+        base_version=ctx.base_version, version=progress.version, git=deps.git,
+        state=DryState(deps.state) if ctx.dry_run else deps.state, budget=ctx.budget,
+        dry_run=ctx.dry_run, embedder=deps.embedder, embedder_name=deps.embedder_name,
+        embedder_problem=deps.embedder_problem, vectors=progress.vectors,
+        vector_store=deps.vectors, coverage_floor=deps.coverage_floor,
+        earlier=progress.records, branch=ctx.branch, worktree=deps.worktree is not None,
+    )
+
+
+def _isolated(body: PhaseBody, env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
+    """The phase's answer; a raise is this phase's failure, as a value. The isolation
+    boundary of the run, so it catches whatever a phase raises."""
+    try:
+        return body(env)
+    except Exception as exc:
+        return IOFailure(PhaseFault(f"raised {type(exc).__name__}: {exc}"))
+
+
+# -- landing a phase's commits ---------------------------------------------------------
+
+
+def _with_warnings(counts: Counts, warnings: tuple[str, ...]) -> Counts:
+    if not warnings:
+        return counts
+    return {**counts, "warnings": len(warnings)}
+
+
+def _read_path(ctx: RunContext, commit: str, path: str) -> IOResult[bytes | None, StoreError]:
+    git = ctx.deps.git
+    entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(commit, [path])
+
+    def read(found: tuple[TreeEntry, ...]) -> IOResult[bytes | None, StoreError]:
+        if not found:
+            return IOSuccess(None)
+        if found[0].is_symlink:
+            return IOFailure(Refused(f"{path} is a symbolic link in the tree; it is never "
+                                     "rewritten"))
+        blob = found[0].blob_id
+        return git.read_blobs([blob]).map(lambda blobs: blobs.get(blob))
+
+    return entries.bind(read)
+
+
+def _with_ledger(ctx: RunContext, progress: _Progress, result: PhaseResult
+                 ) -> IOResult[tuple[tuple[PhaseCommit, ...], int], PhaseFault]:
+    """The phase's non-empty commits, the last carrying the ledger lines its marks add
+    (a commit of its own when the phase changed nothing else); and how many it adds."""
+    commits = tuple(c for c in result.commits if c.changes)
+    if not result.marks:
+        return IOSuccess((commits, 0))
+    path = ledger_path(ctx.run_id)
+
+    def appended(current: bytes | None) -> tuple[tuple[PhaseCommit, ...], int]:
+        data, added = append_marks(current, result.marks)
+        if not added or data is None:
+            return commits, 0
+        change = PathChange(path, data)
+        if not commits:
+            return (PhaseCommit(f"{added} pending mark(s)", (change,)),), added
+        last = commits[-1]
+        return (*commits[:-1], replace(last, changes=(*last.changes, change))), added
+
+    return _read_path(ctx, progress.tip, path).map(appended).alt(
+        lambda error: PhaseFault(f"cannot read the ledger: {describe(error)}"))
+
+
+def _land_phase(ctx: RunContext, progress: _Progress, phase: SleepPhase, result: PhaseResult
+                ) -> IOResult[_Landing, PhaseFault]:
+    if result.status == "not-built":
+        return IOSuccess(_Landing(result, progress.tip, (), 0, 0))
+    if ctx.dry_run or ctx.branch is None:
+        paths = len({c.path for commit in result.commits for c in commit.changes})
+        marks = len({mark.line() for mark in result.marks})
+        return IOSuccess(_Landing(result, progress.tip, (), marks, paths))
+    branch = ctx.branch
+
+    def land_all(prepared: tuple[tuple[PhaseCommit, ...], int]
+                 ) -> IOResult[_Landing, PhaseFault]:
+        commits, marks = prepared
+        paths = len({c.path for commit in commits for c in commit.changes})
+        return _land_commits(ctx, branch, phase, result, commits, progress.tip).map(
+            lambda shas: _Landing(result, shas[-1] if shas else progress.tip, shas, marks,
+                                  paths))
+
+    return _with_ledger(ctx, progress, result).bind(land_all)
+
+
+def _trailers(ctx: RunContext, phase: SleepPhase, result: PhaseResult, index: int, total: int
+              ) -> tuple[tuple[str, str], ...]:
+    counts = _with_warnings(result.counts, result.warnings)
+    out = [(TRAILER_RUN, ctx.run_id), (TRAILER_PHASE, phase), (TRAILER_COUNTS, counts_json(counts)),
+           (TRAILER_BASE, ctx.base), (TRAILER_STAMP, stamp_text(ctx.stamp))]
+    if total > 1:
+        out.append((TRAILER_PART, f"{index + 1}/{total}"))
+    if index == total - 1:
+        out += [(TRAILER_WARNING, w) for w in result.warnings[:WARNINGS_IN_TRAILERS]]
+    return tuple(out)
+
+
+def _land_commits(ctx: RunContext, branch: str, phase: SleepPhase, result: PhaseResult,
+                  commits: tuple[PhaseCommit, ...], start: str
+                  ) -> IOResult[tuple[str, ...], PhaseFault]:
+    deps = ctx.deps.branch_deps(branch, ctx.stamp)
+    git = ctx.deps.git
+
+    def draft_for(index: int, parent: str) -> IOResult[Draft, StoreError]:
+        commit = commits[index]
+
+        def check(tip: str | None) -> IOResult[Draft, StoreError]:
+            if tip != parent:
+                return IOFailure(Refused(f"{branch} moved to {tip} under the run"))
+            return IOSuccess(Draft(
+                parent=parent, changes=tuple(sorted(commit.changes, key=lambda c: c.path)),
+                ops=(SLEEP_OP,), subject=f"{phase} ({ctx.run_id}): {commit.subject}",
+                body=commit.body, trailers=_trailers(ctx, phase, result, index, len(commits))))
+
+        return deps.tip().bind(check)
+
+    def back(at: str, error: StoreError) -> IOResult[Landed, PhaseFault]:
+        reason = f"could not commit on {branch}: {describe(error)}"
+        if at == start:
+            return IOFailure(PhaseFault(reason))
+        moved: IOResult[None, StoreError] = git.move_ref(deps.ref, at, start)
+        return moved.lash(lambda more: IOFailure(PhaseFault(
+            f"{reason}; and could not drop its earlier commits: {describe(more)}"))).bind(
+            lambda _: IOFailure(PhaseFault(reason)))
+
+    def from_index(index: int, parent: str, shas: tuple[str, ...]
+                   ) -> IOResult[tuple[str, ...], PhaseFault]:
+        if index == len(commits):
+            return IOSuccess(shas)
+        landed: IOResult[Landed, PhaseFault] = land(
+            deps, lambda: draft_for(index, parent)).lash(lambda error: back(parent, error))
+        return landed.bind(lambda done: from_index(index + 1, done.commit, (*shas, done.commit)))
+
+    return from_index(0, start, ())
+
+
+# -- the report of the invocation --------------------------------------------------------
+
+
+def _report(ctx: RunContext, final: _Progress) -> IOResult[RunReport, SleepError]:
+    def build(lines: tuple[CommitLine, ...]) -> RunReport:
+        return RunReport(
+            run_id=ctx.run_id, branch=ctx.branch, stamp=stamp_text(ctx.stamp),
+            base_sha=ctx.base, head_sha=final.tip, commits=lines, phases=final.records,
+            dry_run=ctx.dry_run, resumed=ctx.resumed)
+
+    return run_commits(ctx.deps, ctx.run_id, ctx.base, final.tip).map(build)
+
+
+def run_commits(deps: SleepDeps, run_id: str, base: str, tip: str
+                ) -> IOResult[tuple[CommitLine, ...], SleepError]:
+    """The commits from ``base`` to ``tip``, oldest first, with the phase each names."""
+    if base == tip:
+        return IOSuccess(())
+    between: IOResult[tuple[str, ...], SleepError] = deps.git.commits_between(base, tip)
+    return between.bind(lambda shas: commit_infos(deps.git, shas)).map(
+        lambda infos: tuple(CommitLine(c.sha, c.phase, c.subject)
+                            for c in (run_commit(info, run_id) for info in infos)))
+
+
+def selected_phases(names: Collection[str]) -> frozenset[SleepPhase]:
+    """The phases ``names`` names (each must be a phase; the CLI's parser checks)."""
+    return frozenset(p for p in SLEEP_PHASES if p in set(names))

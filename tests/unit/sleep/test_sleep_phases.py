@@ -1,0 +1,294 @@
+"""The frame's phases on the doubles: integrity's two kinds of dangling href, the
+access export, preflight's vector checks, and plan's three verdicts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+from returns.io import IOFailure, IOResult, IOSuccess
+from tests.unit.sleep.sleep_support import AUTHOR, RUN_AT, RUN_DAY, World, ok, world
+
+from memhtml.adapters.memory_state import InMemoryState
+from memhtml.contracts.errors import EmbedFailure, StateUnusable
+from memhtml.contracts.services import PathChange, Vector, VectorSpace
+from memhtml.head import VectorCache, empty_vector_cache
+from memhtml.sleep.contract import ACCESS_EXPORT_PATH
+from memhtml.sleep.deps import VectorFault
+from memhtml.sleep.merge import merge_run
+from memhtml.sleep.plan import plan_sleep
+from memhtml.sleep.runner import RunOptions, RunReport, run_sleep
+from memhtml.store import Store, StoreDeps, init_store
+
+NOTE0, NOTE1, NOTE2 = (f"areas/notes/note-{n}.html" for n in range(3))
+
+
+def record(report: RunReport, phase: str) -> dict[str, object]:
+    found = next(r for r in report.phases if r.phase == phase)
+    return {"status": found.status, **found.counts, "warnings": found.warnings,
+            "reason": found.reason, "observed": dict(found.observed)}
+
+
+def warnings_of(report: RunReport, phase: str) -> tuple[str, ...]:
+    return next(r for r in report.phases if r.phase == phase).warnings
+
+
+def links_at(w: World, commit: str, path: str) -> list[str]:
+    text = (w.blob(commit, path) or b"").decode()
+    return [line for line in text.splitlines() if "memhtml-relates-to" in line]
+
+
+# -- integrity ---------------------------------------------------------------------------
+
+
+def test_an_href_to_an_archived_target_follows_it_newest_year_first() -> None:
+    w = world()
+    note0 = w.blob(w.main(), NOTE0)
+    # A person's git moved note-0 by hand, twice archived: 2019 and 2025; the links
+    # to it were left behind.
+    w.raw([PathChange(NOTE0, None), PathChange(f"archive/2019/{NOTE0}", note0),
+           PathChange(f"archive/2025/{NOTE0}", note0)])
+    report = ok(run_sleep(w.deps()))
+    got = record(report, "integrity")
+    assert (got["repaired"], got["dropped"]) == (1, 0)
+    assert links_at(w, report.head_sha, NOTE1) == [
+        f'<link rel="memhtml-relates-to" href="/archive/2025/{NOTE0}">']
+    assert b"2026-11-29T03:15:07Z" in (w.blob(report.head_sha, NOTE1) or b"")
+
+
+def test_an_href_to_nothing_is_dropped_with_a_warning() -> None:
+    w = world()
+    w.raw([PathChange(NOTE0, None)])
+    report = ok(run_sleep(w.deps()))
+    got = record(report, "integrity")
+    assert (got["repaired"], got["dropped"]) == (0, 1)
+    assert links_at(w, report.head_sha, NOTE1) == []
+    assert any("dropped relates_to link to /areas/notes/note-0.html" in warning
+               for warning in warnings_of(report, "integrity"))
+    info = ok(w.git.commit_info(next(c.sha for c in report.commits if c.phase == "integrity")))
+    assert any(key == "Memhtml-Warning" for key, _ in info.trailers)
+
+
+def test_an_archive_older_than_ten_years_is_not_followed() -> None:
+    w = world()
+    note0 = w.blob(w.main(), NOTE0)
+    w.raw([PathChange(NOTE0, None), PathChange(f"archive/2016/{NOTE0}", note0)])
+    report = ok(run_sleep(w.deps()))
+    assert record(report, "integrity")["dropped"] == 1
+
+
+def test_an_unreadable_target_is_left_and_never_rewritten() -> None:
+    w = world()
+    w.raw([PathChange(NOTE0, b"\xff\xfe not utf-8")])
+    report = ok(run_sleep(w.deps()))
+    got = record(report, "integrity")
+    assert (got["unreadable_targets"], got["dropped"], got["files"]) == (1, 0, 0)
+    assert w.blob(report.head_sha, NOTE0) == b"\xff\xfe not utf-8"
+    assert links_at(w, report.head_sha, NOTE1) == [
+        '<link rel="memhtml-relates-to" href="/areas/notes/note-0.html">']
+
+
+def test_a_symlinked_target_is_left_and_never_rewritten() -> None:
+    w = world()
+    ok(w.git.chmod("main", w.main(), {NOTE0: 0o120000}, "a symlink", AUTHOR, RUN_AT))
+    before = w.tree(w.main())[NOTE0]
+    report = ok(run_sleep(w.deps()))
+    got = record(report, "integrity")
+    assert (got["unreadable_targets"], got["dropped"]) == (1, 0)
+    assert w.tree(report.head_sha)[NOTE0] == before
+    assert ok(w.git.entries_at(report.head_sha, [NOTE0]))[0].is_symlink
+
+
+def test_generated_pages_regenerate_only_in_a_published_store() -> None:
+    from memhtml.store import publish
+
+    w = world()
+    w.raw([PathChange(NOTE0, None)])
+    plain = ok(run_sleep(w.deps()))
+    assert record(plain, "integrity")["published"] is False
+    assert not any(path.endswith("index.html") for path in w.tree(plain.head_sha))
+    ok(publish(w.store))
+    w.raw([PathChange(NOTE2, None)])
+    published = ok(run_sleep(w.deps()))
+    got = record(published, "integrity")
+    assert got["published"] is True and got["pages"] > 0  # type: ignore[operator]
+    from memhtml.store.site import render_site
+
+    tip = ok(w.store.version_at(published.head_sha))
+    site = render_site(tip, w.tree(published.head_sha))
+    for path, data in site.items():
+        assert w.blob(published.head_sha, path) == data, path
+
+
+# -- state-export ------------------------------------------------------------------------
+
+
+def test_the_access_export_holds_reads_by_path() -> None:
+    w = world()
+    for path in (NOTE1, NOTE0, NOTE1, "areas/notes/moved-away.html"):
+        ok(w.state.append_access(path, RUN_AT, "read"))
+    report = ok(run_sleep(w.deps()))
+    data = (w.blob(report.head_sha, ACCESS_EXPORT_PATH) or b"").decode()
+    lines = [json.loads(line) for line in data.splitlines()]
+    assert lines == [
+        {"last_read": "2026-11-29T03:15:07Z", "path": NOTE0, "reads": 1},
+        {"last_read": "2026-11-29T03:15:07Z", "path": NOTE1, "reads": 2},
+    ]
+    assert data.splitlines()[0] == ('{"last_read":"2026-11-29T03:15:07Z",'
+                                    '"path":"areas/notes/note-0.html","reads":1}')
+    got = record(report, "state-export")
+    assert (got["paths"], got["reads"], got["unknown_paths"]) == (2, 3, 1)
+
+
+# -- preflight's vectors -------------------------------------------------------------------
+
+
+SPACE = VectorSpace("toy", 4)
+
+
+class ToyEmbedder:
+    def __init__(self, *, fail: bool = False, space: VectorSpace = SPACE) -> None:
+        self.fail, self._space, self.calls = fail, space, 0
+
+    @property
+    def space(self) -> VectorSpace:
+        return self._space
+
+    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
+        self.calls += 1
+        if self.fail:
+            return IOFailure(EmbedFailure(self._space.model_id, "no credential"))
+        return IOSuccess([np.ones(self._space.dimension, dtype=np.float32) * (i + 1)
+                          for i, _ in enumerate(texts)])
+
+
+class ToyVectors:
+    def __init__(self, saved: dict[VectorSpace, VectorCache] | None = None) -> None:
+        self.saved = saved or {}
+
+    def load(self, space: VectorSpace) -> IOResult[VectorCache, VectorFault]:
+        return IOSuccess(self.saved.get(space, empty_vector_cache(space)))
+
+    def save(self, cache: VectorCache) -> IOResult[int, VectorFault]:
+        self.saved[cache.space] = cache
+        return IOSuccess(len(cache))
+
+    def saved_space(self, model_id: str) -> VectorSpace | None:
+        return next((s for s in self.saved if s.model_id == model_id), None)
+
+    def saved_spaces(self) -> tuple[VectorSpace, ...]:
+        return tuple(self.saved)
+
+
+def test_preflight_fills_the_base_and_records_coverage() -> None:
+    w = world()
+    vectors = ToyVectors()
+    embedder = ToyEmbedder()
+    report = ok(run_sleep(w.deps(embedder=embedder, embedder_name="toy", vectors=vectors)))
+    got = record(report, "preflight")
+    assert got["status"] == "done"
+    assert (got["vector_coverage"], got["vector_check"], got["vectors_total"]) == (1.0, "ok", 3)
+    assert got["observed"] == {"embedded": 3, "worktree_changes": 0, "entity_counters": 0,
+                               "edge_counters": 0}
+    assert len(vectors.saved[SPACE]) == 3
+
+
+def test_an_embedder_that_embeds_nothing_is_refused_naming_the_remedy() -> None:
+    w = world()
+    report = ok(run_sleep(w.deps(embedder=ToyEmbedder(fail=True), embedder_name="toy",
+                                 vectors=ToyVectors())))
+    got = record(report, "preflight")
+    assert got["status"] == "failed"
+    assert "MEMHTML_EMBEDDER=none" in str(got["reason"])
+    assert "no credential" in str(got["reason"])
+    assert report.commits == ()
+
+
+def test_coverage_between_the_floors_warns_and_goes_on() -> None:
+    w = world(memories=4)
+    version = ok(w.store.head())
+    from memhtml.head import fill_vectors
+
+    partial = ok(fill_vectors(version, empty_vector_cache(SPACE), ToyEmbedder(), limit=3)).cache
+    report = ok(run_sleep(w.deps(embedder=ToyEmbedder(fail=True), embedder_name="toy",
+                                 vectors=ToyVectors({SPACE: partial}))))
+    got = record(report, "preflight")
+    assert (got["status"], got["vector_check"], got["vector_coverage"]) == ("done", "warned", 0.75)
+    assert report.ok
+
+
+def test_a_dry_run_embeds_nothing() -> None:
+    w = world()
+    vectors, embedder = ToyVectors(), ToyEmbedder()
+    report = ok(run_sleep(w.deps(embedder=embedder, vectors=vectors), RunOptions(dry_run=True)))
+    assert embedder.calls == 0 and vectors.saved == {}
+    assert record(report, "preflight")["reason"] is not None  # nothing embedded yet: refused
+
+
+def test_a_half_migrated_space_is_refused() -> None:
+    w = world()
+    vectors = ToyVectors({VectorSpace("toy", 8): empty_vector_cache(VectorSpace("toy", 8))})
+    report = ok(run_sleep(w.deps(embedder=ToyEmbedder(), vectors=vectors)))
+    assert "not the cached one" in str(record(report, "preflight")["reason"])
+
+
+def test_no_embedder_is_lexical_only() -> None:
+    w = world()
+    vectors = ToyVectors({SPACE: empty_vector_cache(SPACE)})
+    report = ok(run_sleep(w.deps(vectors=vectors)))
+    got = record(report, "preflight")
+    assert got["status"] == "done" and got["vector_check"] == "off"
+    assert any("lexical-only" in warning for warning in warnings_of(report, "preflight"))
+
+
+# -- plan --------------------------------------------------------------------------------
+
+
+def test_plan_on_a_fresh_store_would_change() -> None:
+    w = world()
+    plan = ok(plan_sleep(w.deps()))
+    assert plan.verdict == "would-change"
+    assert plan.changed_since_last_run == 3 and plan.last_run is None
+    assert plan.commit == w.main() and plan.checkout_matches
+    assert (plan.dedup_candidates, plan.mining_candidates) == ("unknown", "unknown")
+    assert plan.dedup_input == plan.mining_input == 3
+
+
+def test_plan_after_a_merged_run_is_unknown_not_no_signal() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    ok(merge_run(w.deps(), RUN_DAY))
+    plan = ok(plan_sleep(w.deps()))
+    assert plan.last_run == RUN_DAY
+    assert (plan.changed_since_last_run, plan.dangling_links, plan.missing_vectors,
+            plan.entity_merges_waiting) == (0, 0, 0, 0)
+    assert plan.verdict == "unknown", "dedup and mining have input they cannot count"
+    w.raw([PathChange(NOTE0, None)])
+    assert ok(plan_sleep(w.deps())).verdict == "would-change"
+
+
+def test_plan_says_no_signal_only_when_everything_reads_zero() -> None:
+    from memhtml.adapters.clock import ManualClock
+    from memhtml.adapters.memory_git import InMemoryGit
+
+    git = InMemoryGit(bare=True)
+    clock = ManualClock(RUN_AT)
+    store = Store(StoreDeps(git=git, clock=clock, author=AUTHOR))
+    ok(init_store(store.deps))
+    empty = World(git, clock, InMemoryState(), store)
+    assert ok(plan_sleep(empty.deps())).verdict == "no-signal"
+    broken = InMemoryState(failing=StateUnusable("state.db", "newer schema"))
+    unread = ok(plan_sleep(empty.deps(state=broken)))
+    assert (unread.verdict, unread.state_readable) == ("unknown", False)
+    linked = empty.write("A", "A fact.", path="areas/a.html")
+    assert linked and ok(plan_sleep(empty.deps())).verdict == "would-change"
+
+
+def test_plan_counts_a_waiting_entity_merge() -> None:
+    from memhtml.contracts.services import CounterKey
+
+    w = world()
+    ok(w.state.bump(CounterKey("entity", "a|b"), "2026-11-28", 2, RUN_AT))
+    assert ok(plan_sleep(w.deps())).entity_merges_waiting == 1
+
