@@ -84,15 +84,16 @@ def _run_reply(report: RunReport) -> Reply:
         detail = record.reason if record.status not in ("done",) and record.reason else \
             _counts(record.counts)
         rows.append((record.phase, record.status, detail or ""))
-    head = (f"run {report.run_id}" + (" (dry run, nothing written)" if report.dry_run else
-                                      f" on {report.branch}")
+    where = (" (dry run, nothing written)" if report.dry_run else
+             f" on {report.branch}" if report.branch else " (refused, no branch kept)")
+    head = (f"run {report.run_id}" + where
             + f": base {report.base_sha[:10]}, head {report.head_sha[:10]}, "
             f"{len(report.commits)} commit(s)")
     lines = [head, table(rows, ("phase", "status", "counts / reason"))]
     warnings = [f"warning: {r.phase}: {w}" for r in report.phases for w in r.warnings]
     if report.failed:
         lines.append(f"failed: {', '.join(report.failed)}")
-    elif not report.dry_run:
+    elif report.branch:
         lines.append(f"next: memhtml sleep review {report.run_id}, then merge or abort")
     payload = {"ok": report.ok, "run_id": report.run_id, "branch": report.branch,
                "stamp": report.stamp, "base_sha": report.base_sha,

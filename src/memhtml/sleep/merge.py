@@ -3,6 +3,9 @@
 Refusals, each decided before anything moves, and each applying no mark:
 
 - ``no-run``: no branch carries the run id (a lookup failure);
+- ``empty``: the run's branch holds no commit (every phase failed or was refused before
+  committing): main already "holds" its tip, and calling that merged would hide that
+  nothing was curated;
 - ``main-advanced``: main is not at the run's base (a write landed during the run), or
   it moved between the checks and the compare-and-swap that would fast-forward it;
 - ``lost``: a memory of the base is neither active at the tip nor present at
@@ -53,7 +56,7 @@ from memhtml.store.checkout import (
 from memhtml.store.errors import StoreError
 from memhtml.store.layout import original_of_archived
 
-Refusal: TypeAlias = Literal["no-run", "main-advanced", "gate-failed", "lost"]
+Refusal: TypeAlias = Literal["no-run", "empty", "main-advanced", "gate-failed", "lost"]
 LOST_SHOWN = 20
 
 
@@ -117,6 +120,10 @@ def merge_run(deps: SleepDeps, run_id: str) -> IOResult[MergeOutcome, SleepError
         return main.bind(lambda at: decide(history, at))
 
     def decide(history: RunHistory, main: str) -> IOResult[MergeOutcome, SleepError]:
+        if history.tip == history.base:
+            return IOSuccess(_refused(history, main, "empty",
+                                      f"run {run_id} made no commit: there is nothing to "
+                                      f"merge (sleep abort {run_id} removes its branch)"))
         if main == history.tip:
             return _apply(deps, history, MergeOutcome(
                 run_id, True, base=history.base, tip=history.tip, main_before=main,

@@ -266,7 +266,19 @@ def execute(ctx: RunContext, start: HeadVersion) -> IOResult[RunReport, SleepErr
     progress: IOResult[_Progress, SleepError] = IOSuccess(first)
     for position in range(len(SLEEP_PHASES)):
         progress = then(progress, position)
-    return progress.bind(lambda final: _report(ctx, final))
+    return progress.bind(lambda final: _report(ctx, final)).bind(
+        lambda report: _withdrawn(ctx, report))
+
+
+def _withdrawn(ctx: RunContext, report: RunReport) -> IOResult[RunReport, SleepError]:
+    """A run refused by preflight with nothing committed gives its branch back: an
+    empty branch would take the day's name (the next run, once the cause is fixed,
+    would be cut as ``-2``) and offer a merge of nothing. The report names no branch."""
+    refused = any(r.phase == "preflight" and r.status == "failed" for r in report.phases)
+    if ctx.branch is None or not refused or report.head_sha != report.base_sha:
+        return IOSuccess(report)
+    deleted: IOResult[None, SleepError] = ctx.deps.git.delete_branch(ctx.branch)
+    return deleted.map(lambda _: replace(report, branch=None))
 
 
 def _selected(ctx: RunContext, phase: SleepPhase) -> bool:

@@ -56,7 +56,9 @@ def stale_generated(git: GitService, version: HeadVersion
         def check(blobs: Mapping[str, bytes]) -> list[str]:
             tree = {e.path: blobs.get(generated[e.path], b"") if e.path in generated else b""
                     for e in entries}
-            return stale_artifacts(version, tree)
+            # A symbolic link at a generated path is a person's file: publish leaves it.
+            linked = {e.path for e in entries if e.is_symlink}
+            return [path for path in stale_artifacts(version, tree) if path not in linked]
 
         return git.read_blobs(sorted(set(generated.values()))).map(check)
 

@@ -18,7 +18,7 @@ from memhtml.head import HeadVersion
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import Draft, Landed, land
 from memhtml.store.session import Store
-from memhtml.store.site import VIEW_ROOT, is_generated_path, render_site
+from memhtml.store.site import VIEW_ROOT, is_generated_path, render_site, site_changes
 
 Step = Callable[[str], None]
 """Told the name of each phase as it starts (for a progress display)."""
@@ -31,13 +31,8 @@ def _quiet(_: str) -> None:
 def _site_changes(
     entries: tuple[TreeEntry, ...], current: dict[str, bytes], site: dict[str, bytes]
 ) -> tuple[tuple[PathChange, ...], dict[str, bytes | None]]:
-    generated = {e.path for e in entries if is_generated_path(e.path)}
-    changes = [PathChange(path, data) for path, data in site.items()
-               if current.get(path) != data]
-    changes += [PathChange(path, None) for path in sorted(generated - set(site))]
-    changes.sort(key=lambda change: change.path)
-    before = {change.path: current.get(change.path) for change in changes}
-    return tuple(changes), before
+    changes = site_changes(entries, current, site)
+    return changes, {change.path: current.get(change.path) for change in changes}
 
 
 def publish(store: Store, base_url: str = "", on_step: Step = _quiet

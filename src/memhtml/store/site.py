@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote
 
+from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.contracts.view import HeadView
 from memhtml.store.site_model import (
     CONTENT_SECURITY_POLICY,
@@ -60,6 +61,7 @@ __all__ = [
     "VIEW_ROOT",
     "is_generated_path",
     "render_site",
+    "site_changes",
     "stale_artifacts",
     "view_path",
 ]
@@ -129,3 +131,22 @@ def stale_artifacts(
     stale = {path for path, data in expected.items() if tree.get(path) != data}
     stale.update(path for path in tree if is_generated_path(path) and path not in expected)
     return sorted(stale)
+
+
+def site_changes(
+    entries: Iterable[TreeEntry], current: Mapping[str, bytes], site: Mapping[str, bytes]
+) -> tuple[PathChange, ...]:
+    """The writes that bring a tree's generated files to ``site`` (``current``: their
+    committed bytes), sorted by path: a page whose bytes differ is rewritten, a
+    generated file ``site`` no longer has is removed.
+
+    A symbolic link at a generated path is left as it is, never rewritten or removed:
+    a commit keeps a path's mode, so writing a page there would make a link whose
+    target is a page of HTML, and the link is a person's file, not ours."""
+    listed = tuple(entries)
+    linked = {e.path for e in listed if e.is_symlink}
+    generated = {e.path for e in listed if is_generated_path(e.path)}
+    changes = [PathChange(path, data) for path, data in site.items()
+               if path not in linked and current.get(path) != data]
+    changes += [PathChange(path, None) for path in generated - set(site) - linked]
+    return tuple(sorted(changes, key=lambda change: change.path))

@@ -42,7 +42,7 @@ from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import describe
 from memhtml.store.layout import archive_path
 from memhtml.store.plan import Plan, link_step, unlink_step
-from memhtml.store.site import is_generated_path, render_site
+from memhtml.store.site import is_generated_path, render_site, site_changes
 
 ARCHIVE_YEARS: Final = 10
 """How many years back from the run's stamp an archived target is looked for."""
@@ -145,12 +145,7 @@ def _site_changes(version: HeadVersion, plan: Plan, entries: tuple[TreeEntry, ..
     # The view after the repairs, carrying the load's skip reasons, so a listing of a
     # skipped file reads as publish wrote it.
     view = HeadVersion(plan.view.indexes, version.sha, None, version.skipped_files)
-    site = render_site(view, [e.path for e in entries])
-    generated = {e.path for e in entries if is_generated_path(e.path)}
-    changes = [PathChange(path, data) for path, data in site.items()
-               if current.get(path) != data]
-    changes += [PathChange(path, None) for path in sorted(generated - set(site))]
-    return tuple(sorted(changes, key=lambda c: c.path))
+    return site_changes(entries, current, render_site(view, [e.path for e in entries]))
 
 
 def integrity(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
