@@ -73,6 +73,9 @@ KEEP_THRESHOLD: Final = 0.7
 EVICT_THRESHOLD: Final = 0.3
 """A composite at or below this evicts; exactly 0.3 is evicted."""
 
+DEFAULT_CONFIDENCE: Final = 1.0
+"""The confidence of a file that states none (the format's files table owns this
+default; the parser substitutes nothing, so an omission stays readable as one)."""
 REPRIEVE_FLOOR: Final = 0.5
 REPRIEVE_DAYS: Final = 14
 MAX_REPRIEVES: Final = 3

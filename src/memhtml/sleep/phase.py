@@ -88,6 +88,18 @@ class PhaseRecord:
     """Paths its commits changed (in a dry run: would have changed)."""
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class MinedEdge:
+    """A derived ``relates_to`` between two active non-task memories (``source`` <
+    ``target``, an unordered pair written once), found by relationship-mining. It lives
+    in the run and in the state plane's cache, never in a file: only a person or a
+    model's typed, corroborated edge is written."""
+
+    source: str
+    target: str
+    similarity: float
+
+
 @dataclass(frozen=True)
 class PhaseEnv:
     """Everything a phase may read. ``version`` is the run branch's tip after every
@@ -119,6 +131,8 @@ class PhaseEnv:
     """The run branch (None in a dry run)."""
     worktree: bool = False
     """Whether a checkout sits beside the repository."""
+    mined: tuple[MinedEdge, ...] | None = None
+    """relationship-mining's edges in this invocation (None: it has not run here)."""
 
     @property
     def now(self) -> str:
@@ -156,6 +170,8 @@ class PhaseResult:
     """Readings of this invocation that are not a function of the branch (the
     checkout's changes, vectors embedded now, counters read now). Shown, never
     committed: a resumed run must write the very report the uninterrupted one would."""
+    mined: tuple[MinedEdge, ...] | None = None
+    """relationship-mining's derived edges, handed to the phases after it."""
 
 
 @dataclass(frozen=True, slots=True)

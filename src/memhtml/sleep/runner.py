@@ -61,6 +61,7 @@ from memhtml.sleep.history import RunCommit, commit_infos, run_commit
 from memhtml.sleep.ledger import append_marks
 from memhtml.sleep.phase import (
     Counts,
+    MinedEdge,
     PhaseBody,
     PhaseCommit,
     PhaseEnv,
@@ -150,6 +151,7 @@ class _Progress:
     version: HeadVersion
     vectors: VectorCache | None
     records: tuple[PhaseRecord, ...]
+    mined: tuple[MinedEdge, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -330,12 +332,13 @@ def _step(ctx: RunContext, progress: _Progress, position: int
                              result.reason, marks=landing.marks, changed_paths=landing.paths,
                              observed=result.observed)
         vectors = result.vectors if result.vectors is not None else progress.vectors
+        mined = result.mined if result.mined is not None else progress.mined
         if landing.tip == progress.tip:
-            return recorded(record, replace(progress, vectors=vectors))
+            return recorded(record, replace(progress, vectors=vectors, mined=mined))
         advanced: IOResult[HeadVersion, SleepError] = advance_head(
             ctx.deps.git, progress.version, landing.tip)
         return advanced.bind(lambda version: recorded(
-            record, _Progress(landing.tip, version, vectors, progress.records)))
+            record, _Progress(landing.tip, version, vectors, progress.records, mined)))
 
     def failed(fault: PhaseFault) -> IOResult[_Progress, SleepError]:
         return recorded(PhaseRecord(phase, "failed", reason=fault.reason))
@@ -370,6 +373,7 @@ def _env(ctx: RunContext, progress: _Progress, phase: SleepPhase) -> PhaseEnv:
         embedder_problem=deps.embedder_problem, vectors=progress.vectors,
         vector_store=deps.vectors, coverage_floor=deps.coverage_floor,
         earlier=progress.records, branch=ctx.branch, worktree=deps.worktree is not None,
+        mined=progress.mined,
     )
 
 
