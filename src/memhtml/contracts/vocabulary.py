@@ -47,6 +47,12 @@ EdgeRel = Literal[
 ]
 EDGE_RELS: tuple[EdgeRel, ...] = get_args(EdgeRel)
 
+DAY_FACET = "day"
+"""The facet (``<dt>day</dt>`` in the article's ``<dl>``, its ``<dd>`` naming the day,
+best as ``<time datetime="YYYY-MM-DD">``) that makes an ``episodic`` memory a dated
+episode: the record of what happened on one day. Compress summarizes such a record
+instead of absorbing it; every other phase treats it as any memory."""
+
 
 def is_memory_type(value: str) -> TypeGuard[MemoryType]:
     """True when ``value`` names one of the ten memory types."""

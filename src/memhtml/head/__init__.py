@@ -41,7 +41,13 @@ if TYPE_CHECKING:
     )
     from memhtml.head.lexical import STOP_WORDS, LexicalIndex, tokenize
     from memhtml.head.overlay import is_entity, with_overlay
-    from memhtml.head.record import blob_sha_of, frame_key_of, is_archived_path, record_from
+    from memhtml.head.record import (
+        blob_sha_of,
+        frame_key_of,
+        is_archived_path,
+        is_dated_episode,
+        record_from,
+    )
     from memhtml.head.search import (
         DEFAULT_LIMIT,
         LEXICAL_ARM_LIMIT,
@@ -121,6 +127,7 @@ _EXPORTS = {
     "insert_record": "indexes",
     "is_active": "indexes",
     "is_archived_path": "record",
+    "is_dated_episode": "record",
     "is_candidate_path": "version",
     "is_entity": "overlay",
     "load_head": "version",
@@ -186,6 +193,7 @@ __all__ = [
     "is_active",
     "is_archived_path",
     "is_candidate_path",
+    "is_dated_episode",
     "is_entity",
     "load_head",
     "probe_query_for",

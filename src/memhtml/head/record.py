@@ -9,6 +9,7 @@ from returns.result import Result
 
 from memhtml.contracts.errors import InvalidMemory
 from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.vocabulary import DAY_FACET
 from memhtml.format import MemoryDoc, parse_memory_hashed
 
 ARCHIVE_PREFIX = "archive/"
@@ -98,3 +99,14 @@ def record_from(html: str, path: str) -> Result[MemoryRecord, InvalidMemory]:
     return parse_memory_hashed(html, path).map(
         lambda pair: record_of(pair[0], pair[1], path, html)
     )
+
+
+def is_dated_episode(record: MemoryRecord) -> bool:
+    """An ``episodic`` memory carrying a non-empty ``day`` facet (see ``DAY_FACET``).
+
+    Only compress exempts these: a day's record is summarized and linked from the
+    canonical, never absorbed, since the day it records duplicates no other day.
+    dedup-merge and retention-triage treat it as any memory."""
+    return record.memory_type == "episodic" and any(
+        facet.name.strip().lower() == DAY_FACET and facet.value.strip()
+        for facet in record.facets)

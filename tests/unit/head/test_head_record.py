@@ -8,7 +8,14 @@ from returns.result import Failure
 from tests.property.head_support import archived, memory, memory_with, record_at
 
 from memhtml.contracts.errors import InvalidMemory
-from memhtml.head import blob_sha_of, frame_key_of, is_archived_path, record_from
+from memhtml.format import NewMemoryInput, render_template
+from memhtml.head import (
+    blob_sha_of,
+    frame_key_of,
+    is_archived_path,
+    is_dated_episode,
+    record_from,
+)
 
 
 @pytest.mark.parametrize(
@@ -93,3 +100,24 @@ def test_head_only_edits_keep_the_content_hash() -> None:
                                    at="2026-05-05T00:00:00Z", entities=("x:y",)))
     assert a.content_hash == b.content_hash
     assert a.blob_sha != b.blob_sha
+
+
+def _episode(memory_type: str, facet: str) -> str:
+    article = (f"<p><mark>The deploy froze at noon.</mark></p><dl>{facet}</dl>")
+    return render_template(NewMemoryInput(
+        title="Deploy freeze", claim="The deploy froze at noon.", memory_type=memory_type,
+        at="2026-01-01T00:00:00Z", article_html=article, detect=lambda _c: None))
+
+
+@pytest.mark.parametrize(("memory_type", "facet", "dated"), [
+    ("episodic", '<dt>day</dt><dd><time datetime="2026-03-04">4 March</time></dd>', True),
+    ("episodic", "<dt>Day</dt><dd>2026-03-04</dd>", True),
+    ("episodic", "<dt>day</dt><dd>last Tuesday</dd>", True),
+    ("episodic", "<dt>day</dt><dd> </dd>", False),
+    ("episodic", "<dt>week</dt><dd>2026-03-04</dd>", False),
+    ("semantic", "<dt>day</dt><dd>2026-03-04</dd>", False),
+])
+def test_a_dated_episode_is_an_episodic_memory_with_a_day_facet(
+        memory_type: str, facet: str, dated: bool) -> None:
+    record = record_at("areas/ops/freeze.html", _episode(memory_type, facet))
+    assert is_dated_episode(record) is dated
