@@ -8,6 +8,7 @@ from returns.result import Failure
 from tests.property.head_support import archived, memory, memory_with, record_at
 
 from memhtml.contracts.errors import InvalidMemory
+from memhtml.contracts.vocabulary import MemoryType
 from memhtml.format import NewMemoryInput, render_template
 from memhtml.head import (
     blob_sha_of,
@@ -102,7 +103,7 @@ def test_head_only_edits_keep_the_content_hash() -> None:
     assert a.blob_sha != b.blob_sha
 
 
-def _episode(memory_type: str, facet: str) -> str:
+def _episode(memory_type: MemoryType, facet: str) -> str:
     article = (f"<p><mark>The deploy froze at noon.</mark></p><dl>{facet}</dl>")
     return render_template(NewMemoryInput(
         title="Deploy freeze", claim="The deploy froze at noon.", memory_type=memory_type,
@@ -118,6 +119,6 @@ def _episode(memory_type: str, facet: str) -> str:
     ("semantic", "<dt>day</dt><dd>2026-03-04</dd>", False),
 ])
 def test_a_dated_episode_is_an_episodic_memory_with_a_day_facet(
-        memory_type: str, facet: str, dated: bool) -> None:
+        memory_type: MemoryType, facet: str, dated: bool) -> None:
     record = record_at("areas/ops/freeze.html", _episode(memory_type, facet))
     assert is_dated_episode(record) is dated
