@@ -20,13 +20,19 @@ from returns.pipeline import is_successful
 from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.memory_state import InMemoryState
-from memhtml.adapters.state_db import MIGRATIONS, SCHEMA_VERSION, SqliteStatePlane
+from memhtml.adapters.state_db import (
+    MIGRATIONS,
+    MINED_SETS_KEPT,
+    SCHEMA_VERSION,
+    SqliteStatePlane,
+)
 from memhtml.contracts.errors import StateError, StateFailure, StateUnusable
 from memhtml.contracts.services import (
     AccessCount,
     Counter,
     CounterKey,
     Detection,
+    MinedRow,
     StatePlane,
 )
 from memhtml.domain.thresholds import EDGE_TYPING_DETECTIONS, ENTITY_PROMOTION_DETECTIONS
@@ -188,6 +194,74 @@ def test_an_instant_comes_back_in_utc_to_the_microsecond(state: StatePlane) -> N
     assert ok(state.access_counts(AT + timedelta(microseconds=1))) == {}
 
 
+# -- relationship-mining's edges ---------------------------------------------------------
+
+SHA = "a" * 40
+BASIS = "test-4;cosine=0.85;k=5"
+ROWS = (MinedRow("areas/b.html", "areas/c.html", 0.9132457089424133),
+        MinedRow("areas/a.html", "areas/b.html", 1.0),
+        MinedRow("areas/a.html", "areas/é.html", 0.85))
+
+
+def test_mined_edges_come_back_as_saved_in_order_to_the_bit(state: StatePlane) -> None:
+    assert ok(state.save_mined_edges(SHA, BASIS, ROWS)) is None
+    assert ok(state.mined_edges(SHA, BASIS)) == ROWS
+
+
+def test_an_unknown_commit_or_basis_reads_none_and_an_empty_set_reads_empty(
+        state: StatePlane) -> None:
+    assert ok(state.mined_edges(SHA, BASIS)) is None
+    ok(state.save_mined_edges(SHA, BASIS, ()))
+    assert ok(state.mined_edges(SHA, BASIS)) == ()
+    assert ok(state.mined_edges("b" * 40, BASIS)) is None
+    assert ok(state.mined_edges(SHA, "other-8;cosine=0.85;k=5")) is None
+
+
+def test_a_second_save_replaces_the_set(state: StatePlane) -> None:
+    ok(state.save_mined_edges(SHA, BASIS, ROWS))
+    ok(state.save_mined_edges(SHA, BASIS, ROWS[:1]))
+    assert ok(state.mined_edges(SHA, BASIS)) == ROWS[:1]
+
+
+def test_only_the_newest_sets_are_kept(state: StatePlane) -> None:
+    commits = [f"{n:040x}" for n in range(MINED_SETS_KEPT + 2)]
+    for n, commit in enumerate(commits):
+        ok(state.save_mined_edges(commit, BASIS, ROWS[: n % 3]))
+        if n == MINED_SETS_KEPT - 1:
+            # Saved again when the cache is full, commit 0 becomes the newest set, so
+            # the two saves after it drop commits 1 and 2 instead.
+            ok(state.save_mined_edges(commits[0], BASIS, ROWS))
+    kept = {commit: ok(state.mined_edges(commit, BASIS)) for commit in commits}
+    assert [commit for commit, rows in kept.items() if rows is not None] == [
+        commits[0], *commits[3:]]
+    assert kept[commits[0]] == ROWS
+    assert kept[commits[-1]] == ROWS[: (len(commits) - 1) % 3]
+
+
+@pytest.mark.parametrize(("call", "why"), [
+    (lambda s: s.save_mined_edges("", BASIS, ROWS), "non-empty commit"),
+    (lambda s: s.save_mined_edges(SHA, "", ROWS), "non-empty basis"),
+    (lambda s: s.save_mined_edges(SHA, BASIS, (MinedRow("a", "b", float("nan")),)),
+     "non-finite similarity"),
+    (lambda s: s.save_mined_edges(SHA, BASIS, (MinedRow("a", "b", float("inf")),)),
+     "non-finite similarity"),
+    (lambda s: s.mined_edges("", BASIS), "non-empty commit"),
+])
+def test_mined_edges_out_of_contract_are_a_typed_failure_that_changes_nothing(
+    state: StatePlane, call: Callable[[StatePlane], IOResult[object, StateError]], why: str,
+) -> None:
+    error = err(call(state))
+    assert isinstance(error, StateFailure)
+    assert why in error.reason
+    assert ok(state.mined_edges(SHA, BASIS)) is None
+
+
+def test_a_broken_plane_fails_mined_edge_calls_as_a_value() -> None:
+    broken = InMemoryState(failing=StateUnusable("state.db", "not a database"))
+    assert isinstance(err(broken.mined_edges(SHA, BASIS)), StateUnusable)
+    assert isinstance(err(broken.save_mined_edges(SHA, BASIS, ROWS)), StateUnusable)
+
+
 # -- the double agrees with the adapter, call by call ----------------------------------
 
 _RUNS = st.sampled_from(["r1", "r2", "r3"])
@@ -198,6 +272,8 @@ _OPS = st.one_of(
     st.tuples(st.just("access"), st.sampled_from(["x.html", "y.html"]), st.integers(0, 5)),
     st.tuples(st.just("counts"), st.integers(0, 6)),
     st.tuples(st.just("counters"), st.sampled_from(["edge", "entity"])),
+    st.tuples(st.just("save_mined"), st.sampled_from("abcdef"), st.integers(0, 3)),
+    st.tuples(st.just("mined"), st.sampled_from("abcdef")),
 )
 
 
@@ -215,6 +291,10 @@ def _apply(plane: StatePlane, op: tuple[object, ...]) -> object:
             return plane.access_counts(AT + timedelta(hours=hours)).map(dict)
         case ("counters", "edge" | "entity" as kind):
             return plane.counters(kind)
+        case ("save_mined", str(commit), int(rows)):
+            return plane.save_mined_edges(commit, BASIS, ROWS[:rows])
+        case ("mined", str(commit)):
+            return plane.mined_edges(commit, BASIS)
     raise AssertionError(op)
 
 
@@ -256,8 +336,49 @@ def test_a_missing_or_empty_file_is_migrated_to_the_latest_schema(tmp_path: Path
     plane.close()
     assert _versions(path) == list(range(1, SCHEMA_VERSION + 1))
     assert {"schema_version", "corroboration", "corroboration_runs", "consolidations",
-            "accesses"} <= _tables(path)
+            "accesses", "mined_sets", "mined_edges"} <= _tables(path)
     assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+def test_a_version_1_file_is_migrated_keeping_its_state(tmp_path: Path) -> None:
+    # The file as the first schema left it: version 1's tables and rows, nothing newer.
+    path = tmp_path / "state.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY)")
+        for statement in MIGRATIONS[0]:
+            db.execute(statement)
+        db.execute("INSERT INTO schema_version (version) VALUES (1)")
+        db.execute("INSERT INTO corroboration VALUES ('entity', ?, 1, 0, 0)", (MERGE.key,))
+        db.execute("INSERT INTO corroboration_runs VALUES ('entity', ?, 'night-1', 1, 0)",
+                   (MERGE.key,))
+        db.execute("INSERT INTO consolidations VALUES ('s1', 'night-1', 0)")
+        db.execute("INSERT INTO accesses VALUES ('a.html', 0, 'read')")
+    db.close()
+    plane = SqliteStatePlane(path)
+    assert ok(plane.mined_edges(SHA, BASIS)) is None
+    assert ok(plane.bump(MERGE, "night-2", 2, AT)) == Detection(2, counted=True, promotes=True)
+    assert ok(plane.unconsolidated(["s1", "s2"])) == ("s2",)
+    assert ok(plane.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))["a.html"].count == 1
+    ok(plane.save_mined_edges(SHA, BASIS, ROWS))
+    plane.close()
+    assert _versions(path) == [1, 2] == list(range(1, SCHEMA_VERSION + 1))
+    reopened = SqliteStatePlane(path)
+    assert ok(reopened.mined_edges(SHA, BASIS)) == ROWS
+    reopened.close()
+
+
+def test_pruned_sets_leave_no_rows_behind(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    plane = SqliteStatePlane(path)
+    for n in range(3 * MINED_SETS_KEPT):
+        ok(plane.save_mined_edges(f"{n:040x}", BASIS, ROWS))
+        ok(plane.save_mined_edges(f"{n:040x}", BASIS, ROWS))  # replaced, not added to
+    plane.close()
+    with sqlite3.connect(path) as db:
+        sets = db.execute("SELECT COUNT(*) FROM mined_sets").fetchone()[0]
+        edges = db.execute("SELECT COUNT(*) FROM mined_edges").fetchone()[0]
+    db.close()
+    assert (sets, edges) == (MINED_SETS_KEPT, MINED_SETS_KEPT * len(ROWS))
 
 
 def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:

@@ -9,14 +9,16 @@ serializes every call, as the adapter's does, so threads may share an instance.
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
 
 from memhtml.adapters.state_db import (
+    MINED_SETS_KEPT,
     RefusalError,
     check_bump,
+    check_mined,
     from_micros,
     state_operation,
     utc_micros,
@@ -29,6 +31,7 @@ from memhtml.contracts.services import (
     CounterKey,
     CounterKind,
     Detection,
+    MinedRow,
 )
 
 
@@ -51,6 +54,8 @@ class InMemoryState:
         self._runs: dict[tuple[CounterKey, str], int] = {}
         self._marks: dict[str, str] = {}
         self._accesses: list[_Access] = []
+        self._mined: dict[tuple[str, str], tuple[int, tuple[MinedRow, ...]]] = {}
+        self._mined_saves = 0
 
     def convert(self, operation: str, error: Exception) -> StateError | None:
         return None
@@ -125,3 +130,20 @@ class InMemoryState:
                 counts[access.path] = (count + 1, max(last, access.at))
         return MappingProxyType({path: AccessCount(path, count, from_micros(last))
                                  for path, (count, last) in sorted(counts.items())})
+
+    @state_operation("mined_edges")
+    def mined_edges(self, commit: str, basis: str) -> tuple[MinedRow, ...] | None:
+        self._up()
+        check_mined(commit, basis)
+        kept = self._mined.get((commit, basis))
+        return None if kept is None else kept[1]
+
+    @state_operation("save_mined_edges")
+    def save_mined_edges(self, commit: str, basis: str, rows: Sequence[MinedRow]) -> None:
+        self._up()
+        check_mined(commit, basis, rows)
+        # The adapter's order of saves, as a counter: a re-save is the newest set.
+        self._mined_saves += 1
+        self._mined[(commit, basis)] = (self._mined_saves, tuple(rows))
+        newest = sorted(self._mined.items(), key=lambda item: item[1][0], reverse=True)
+        self._mined = dict(newest[:MINED_SETS_KEPT])

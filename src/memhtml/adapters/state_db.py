@@ -3,7 +3,8 @@
 The file holds what no commit can give back (corroboration counts, consolidation
 watermarks, the access log), so it is treated as data, never as a cache: a file this
 code cannot read (not sqlite, or a schema from a newer memhtml) is refused with the
-file named, and left exactly as it is.
+file named, and left exactly as it is. It also keeps relationship-mining's edges for the
+newest few commits, the one part that is a cache: losing it costs a recomputation.
 
 - Numbered migrations: ``MIGRATIONS[n - 1]`` takes the schema from version ``n - 1``
   to ``n``, recorded one row per version in ``schema_version``; they run in one
@@ -19,9 +20,10 @@ file named, and left exactly as it is.
 from __future__ import annotations
 
 import functools
+import math
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
@@ -37,6 +39,7 @@ from memhtml.contracts.services import (
     CounterKey,
     CounterKind,
     Detection,
+    MinedRow,
 )
 
 if TYPE_CHECKING:
@@ -77,9 +80,32 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
            )""",
         "CREATE INDEX accesses_by_kind_time ON accesses (kind, at)",
     ),
+    # 2: relationship-mining's edges, one set per (commit, basis). AUTOINCREMENT so an
+    # id is never reused: the largest ids are the newest sets, which pruning keeps.
+    (
+        """CREATE TABLE mined_sets (
+               id INTEGER PRIMARY KEY AUTOINCREMENT,
+               commit_sha TEXT NOT NULL,
+               basis TEXT NOT NULL,
+               UNIQUE (commit_sha, basis)
+           )""",
+        """CREATE TABLE mined_edges (
+               set_id INTEGER NOT NULL,
+               ordinal INTEGER NOT NULL,
+               source TEXT NOT NULL,
+               target TEXT NOT NULL,
+               similarity REAL NOT NULL,
+               PRIMARY KEY (set_id, ordinal)
+           ) WITHOUT ROWID""",
+    ),
 )
 """Ordered; append a new tuple for a change, never edit a released one."""
 SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+MINED_SETS_KEPT: Final = 4
+"""Sets of mined edges kept, newest saved first. A run reads back only the set of the
+commit it is at (a resume, a second invocation), so a few cover every live run and the
+table stays small however many nights go by."""
 
 BUSY_TIMEOUT_S: Final = 10.0
 """How long a call waits on another process's write lock before failing."""
@@ -123,6 +149,18 @@ def check_bump(counter: CounterKey, run_id: str, threshold: int) -> None:
         raise RefusalError("a bump needs a non-empty run id")
     if threshold < 1:
         raise RefusalError(f"a promotion threshold is at least 1, not {threshold}")
+
+
+def check_mined(commit: str, basis: str, rows: Sequence[MinedRow] = ()) -> None:
+    if not commit:
+        raise RefusalError("mined edges need a non-empty commit")
+    if not basis:
+        raise RefusalError("mined edges need a non-empty basis")
+    for row in rows:
+        # sqlite keeps a NaN as NULL: such a row could not come back as it went in.
+        if not math.isfinite(row.similarity):
+            raise RefusalError(f"mined edge {row.source} -> {row.target} has a non-finite "
+                               f"similarity ({row.similarity})")
 
 
 def refused(path: str, operation: str, error: StateError | str) -> StateError:
@@ -306,6 +344,45 @@ class SqliteStatePlane:
             "GROUP BY path", (kind, utc_micros(since))).fetchall()
         return MappingProxyType({path: AccessCount(path, count, from_micros(last))
                                  for path, count, last in sorted(rows)})
+
+
+    @state_operation("mined_edges")
+    def mined_edges(self, commit: str, basis: str) -> tuple[MinedRow, ...] | None:
+        check_mined(commit, basis)
+        db = self._db()
+        found = db.execute("SELECT id FROM mined_sets WHERE commit_sha = ? AND basis = ?",
+                           (commit, basis)).fetchone()
+        if found is None:
+            return None
+        rows = db.execute("SELECT source, target, similarity FROM mined_edges "
+                          "WHERE set_id = ? ORDER BY ordinal", (found[0],)).fetchall()
+        return tuple(MinedRow(source, target, float(similarity))
+                     for source, target, similarity in rows)
+
+    @state_operation("save_mined_edges")
+    def save_mined_edges(self, commit: str, basis: str, rows: Sequence[MinedRow]) -> None:
+        check_mined(commit, basis, rows)
+        values = [(row.source, row.target, row.similarity) for row in rows]
+
+        def saved(db: sqlite3.Connection) -> None:
+            # Replaced, not updated: the new set takes a new id, so it counts as newest.
+            _drop_mined(db, "WHERE commit_sha = ? AND basis = ?", (commit, basis))
+            set_id = db.execute("INSERT INTO mined_sets (commit_sha, basis) VALUES (?, ?) "
+                                "RETURNING id", (commit, basis)).fetchone()[0]
+            db.executemany("INSERT INTO mined_edges (set_id, ordinal, source, target, "
+                           "similarity) VALUES (?, ?, ?, ?, ?)",
+                           [(set_id, n, *value) for n, value in enumerate(values)])
+            _drop_mined(db, "WHERE id NOT IN (SELECT id FROM mined_sets ORDER BY id DESC "
+                        "LIMIT ?)", (MINED_SETS_KEPT,))
+
+        self._write(saved)
+
+
+def _drop_mined(db: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:
+    """Delete the sets ``where`` selects and their edges."""
+    db.execute(f"DELETE FROM mined_edges WHERE set_id IN (SELECT id FROM mined_sets {where})",
+               args)
+    db.execute(f"DELETE FROM mined_sets {where}", args)
 
 
 def _unusable(name: str, why: str) -> str:

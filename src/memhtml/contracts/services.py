@@ -288,9 +288,20 @@ class AccessCount:
     last: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class MinedRow:
+    """One derived ``relates_to`` pair as the state plane keeps it: two tree paths
+    (``source`` < ``target``, the unordered pair written once) and their cosine."""
+
+    source: str
+    target: str
+    similarity: float
+
+
 class StatePlane(Protocol):
     """This clone's sleep state: corroboration counters, consolidation watermarks and
-    the access log. None of it can be rebuilt from the tree.
+    the access log, none of which can be rebuilt from the tree; and relationship-mining's
+    edges, a cache that can.
 
     Every instant must be timezone-aware (a naive one is refused as ``StateFailure``);
     instants come back in UTC, to the microsecond.
@@ -330,4 +341,18 @@ class StatePlane(Protocol):
                       ) -> IOResult[Mapping[str, AccessCount], StateError]:
         """Accesses of ``kind`` at or after ``since``, by path; a path with none is
         absent."""
+        ...
+
+    def mined_edges(self, commit: str, basis: str
+                    ) -> IOResult[tuple[MinedRow, ...] | None, StateError]:
+        """The rows saved for ``commit`` computed on ``basis`` (the vector space and
+        the mining parameters, as the caller spells them), in the order saved; None
+        when none are kept (never saved, or pruned since)."""
+        ...
+
+    def save_mined_edges(self, commit: str, basis: str, rows: Sequence[MinedRow]
+                         ) -> IOResult[None, StateError]:
+        """Keep ``rows`` (possibly none: a scan that found nothing is an answer too) for
+        ``commit`` on ``basis``, replacing what was kept for that pair; only the newest
+        few sets saved are kept, so the cache cannot grow with every night."""
         ...

@@ -9,7 +9,7 @@ default it picked silently would be a composition nobody can see. The CLI passes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from memhtml.contracts.services import (
     Detection,
     DocumentEmbedder,
     GitService,
+    MinedRow,
     Signature,
     StatePlane,
     VectorSpace,
@@ -172,3 +173,13 @@ class DryState:
     def access_counts(self, since: datetime, kind: AccessKind = "read"
                       ) -> IOResult[Mapping[str, AccessCount], StateError]:
         return self._plane.access_counts(since, kind)
+
+    def mined_edges(self, commit: str, basis: str
+                    ) -> IOResult[tuple[MinedRow, ...] | None, StateError]:
+        return self._plane.mined_edges(commit, basis)
+
+    def save_mined_edges(self, commit: str, basis: str, rows: Sequence[MinedRow]
+                         ) -> IOResult[None, StateError]:
+        # A cache, so nothing a later run counts on is lost; dropped all the same, so a
+        # dry run leaves the state plane byte for byte as it found it.
+        return IOSuccess(None)

@@ -18,6 +18,7 @@ from memhtml.sleep.phase import PhaseBody
 from memhtml.sleep.phases.integrity import integrity
 from memhtml.sleep.phases.not_built import not_built
 from memhtml.sleep.phases.preflight import preflight
+from memhtml.sleep.phases.relationship_mining import relationship_mining
 from memhtml.sleep.phases.report import report
 from memhtml.sleep.phases.state_export import state_export
 
@@ -34,7 +35,7 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "person-links":
             return not_built
         case "relationship-mining":
-            return not_built
+            return relationship_mining
         case "edge-typing":
             return not_built
         case "confidence-decay":
