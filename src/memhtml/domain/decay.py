@@ -5,6 +5,14 @@ decay is a boundary claim (it stops at the floor, ``alpha=0`` is a fixed point,
 it never raises a value) and in floats a convex combination of two equal
 numbers can land one ulp below both; on the grid those hold exactly, so the
 tests assert equality.
+
+A file stores its confidence at two decimals, and the night's step is taken from
+what the file holds. Rounding each step to the nearest hundredth stalls short of
+the floor: once a tenth of the remaining distance is under half a hundredth, the
+stored value rounds back to itself (from 0.90 it stops at 0.24 for good after 25
+nights). So the stored step rounds toward the floor instead (``decayed_stored``):
+every night moves an unreinforced file down at least one hundredth until it sits
+exactly on the floor, and no night takes it past.
 """
 
 from __future__ import annotations
@@ -16,7 +24,10 @@ from typing import Final
 from memhtml.domain.thresholds import CONFIDENCE_COMMIT_DELTA
 
 SCALE: Final = 10_000
-"""Grid points per unit: the fourth decimal place, the grain confidence is written at."""
+"""Grid points per unit: the fourth decimal place, the grain decay computes at."""
+
+STORED_STEP_FP: Final = 100
+"""The stored grain on the grid: the format keeps confidence at two decimals."""
 
 CONFIDENCE_FLOOR: Final = 0.2
 """Where decay comes to rest. An old, uncorroborated claim is weak evidence, not no
@@ -88,6 +99,33 @@ def is_committable_change(before: float, after: float) -> bool:
     return abs(to_fp(before) - to_fp(after)) >= COMMIT_DELTA_FP
 
 
+def decayed_stored(
+    confidence: float,
+    alpha: float = CONFIDENCE_DECAY_ALPHA,
+    floor: float = CONFIDENCE_FLOOR,
+) -> float | None:
+    """The two-decimal confidence one unreinforced night leaves a file with, or
+    ``None`` when the file is not to be rewritten.
+
+    The decayed value is rounded down to the stored grain, but never below the
+    floor; a value at or below the floor is left alone (decay never lifts one, and a
+    claim a correction pushed under the floor stays where it was put). ``None`` also
+    when the change is below ``CONFIDENCE_COMMIT_DELTA``, which on the two-decimal
+    grid only a value stored off the grid can meet.
+    """
+    alpha_fp = min(SCALE, max(0, to_fp(alpha)))
+    floor_fp = to_fp(floor)
+    before_fp = to_fp(confidence)
+    if before_fp <= floor_fp:
+        return None
+    stepped = decay_confidence_fp(alpha_fp, before_fp, floor_fp)
+    after_fp = max(floor_fp, stepped // STORED_STEP_FP * STORED_STEP_FP)
+    after = from_fp(after_fp)
+    if after_fp >= before_fp or not is_committable_change(confidence, after):
+        return None
+    return after
+
+
 @dataclass(frozen=True, slots=True)
 class ConfidenceRewrite:
     """One file's confidence to rewrite: from what it holds to the decayed value."""
@@ -98,10 +136,17 @@ class ConfidenceRewrite:
 
 
 def plan_decay(confidences: Mapping[str, float], cycles: int = 1) -> tuple[ConfidenceRewrite, ...]:
-    """The rewrites one run commits, sorted by path; sub-delta changes are omitted."""
+    """The rewrites one run commits, sorted by path, as the files will store them:
+    ``cycles`` nights of ``decayed_stored``, each taken from the stored value.
+    A file no night changes is omitted."""
     rewrites = []
     for path, before in sorted(confidences.items()):
-        after = decay_confidence(before, cycles)
-        if is_committable_change(before, after):
+        after = before
+        for _ in range(max(0, cycles)):
+            stepped = decayed_stored(after)
+            if stepped is None:
+                break
+            after = stepped
+        if after != before:
             rewrites.append(ConfidenceRewrite(path, before, after))
     return tuple(rewrites)

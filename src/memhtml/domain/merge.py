@@ -34,6 +34,57 @@ NEGATION_MARKERS: Final = frozenset(
 )  # fmt: skip
 """Polarity words. Exactly one side carrying any of them is a polarity flip."""
 
+NEGATING_PREFIXES: Final = ("non", "dis", "un", "in")
+"""Prefixes that turn a word into its opposite ("available"/"unavailable",
+"active"/"inactive"). A hyphenated ``non-`` reads as two tokens and is handled
+where tokens are paired (see ``_after_non``)."""
+
+AFFIX_MIN_STEM: Final = 3
+"""Shortest stem an affixed word may flip. Below it "in" + "to", "un" + "it" and the
+like would pair a word with a fragment no one reads as its opposite."""
+
+AFFIX_LOOKALIKES: Final = (
+    "input", "inline", "insight", "inside", "income", "install", "invoice", "instead",
+    "intend", "intent", "intake", "inset", "indeed", "inbound", "index",
+    "display", "dispatch", "discover", "discount", "dismiss", "dispose", "dissolve",
+    "disease", "discharge", "discuss", "discord", "unless",
+)  # fmt: skip
+"""Word roots whose leading ``in``/``dis``/``un`` is not a negation while what
+follows is a common word ("input"/"put", "display"/"play", "discount"/"count").
+A word starting with one of these roots (so "inputs", "displayed" too) never flips.
+Kept to roots whose remainder is an everyday word, plus "index", a word memories
+about software carry constantly. Any other remainder nobody writes alone
+("include"/"clude") cannot fire anyway: the stem must be a token on the other side."""
+
+ANTONYM_PAIRS: Final[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = (
+    (("allow", "allows", "allowed"), ("deny", "denies", "denied")),
+    (("accept", "accepts", "accepted"), ("reject", "rejects", "rejected")),
+    (("enable", "enables", "enabled"), ("disable", "disables", "disabled")),
+    (("include", "includes", "included"), ("exclude", "excludes", "excluded")),
+    (("pass", "passes", "passed"), ("fail", "fails", "failed")),
+    (("success", "succeeds", "succeeded"), ("failure", "failures")),
+    (("true",), ("false",)),
+    (("open",), ("closed",)),
+    (("on",), ("off",)),
+    (("up",), ("down",)),
+)  # fmt: skip
+"""Opposites no prefix relates, each with the inflections a claim uses. Every pair
+states a switch's two positions or an outcome's two values, which is what a
+correction flips; none is a word a body carries incidentally in the positive and
+the negative at once. "enabled"/"disabled" sit here because "dis" + "abled" is not
+"enabled". The common ones ("on", "up") are tempered by the rule that fires: a side
+carrying both forms flips nothing, so a preposition only fires against a text that
+says the opposite and drops the original."""
+
+_ANTONYM_KEYS: Final = {
+    word: (f"~{positive[0]}", polarity)
+    for positive, negative in ANTONYM_PAIRS
+    for polarity, forms in ((True, positive), (False, negative))
+    for word in forms
+}
+"""Word to (pair key, is the positive form). Keys start with ``~``, which no token
+can, so a pair never collides with a word's own stem."""
+
 VARIANT_QUALIFIERS: Final = frozenset(
     {"pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental"}
 )
@@ -66,6 +117,56 @@ def _negated(tokens: Iterable[str]) -> bool:
     return not NEGATION_MARKERS.isdisjoint(tokens)
 
 
+def _affix_stem(word: str) -> str | None:
+    """The word an affixed word negates, or None when it is not one."""
+    for prefix in NEGATING_PREFIXES:
+        if word.startswith(prefix):
+            stem = word[len(prefix) :]
+            if (
+                len(stem) >= AFFIX_MIN_STEM
+                and stem.isalpha()
+                and not word.startswith(AFFIX_LOOKALIKES)
+            ):
+                return stem
+            return None
+    return None
+
+
+def _after_non(tokens: Sequence[str]) -> tuple[set[str], set[str]]:
+    """The walk in order, for a run holding ``non``: a word right after it (as in
+    "non-blocking") is stated negated, and that occurrence is not stated plainly."""
+    plain: set[str] = set()
+    negated: set[str] = set()
+    after_non = False
+    for token in tokens:
+        if after_non:
+            after_non = False
+            if len(token) >= AFFIX_MIN_STEM and token.isalpha():
+                negated.add(token)
+                continue
+        after_non = token == "non"
+        plain.add(token)
+        stem = _affix_stem(token)
+        if stem is not None:
+            negated.add(stem)
+    return plain, negated
+
+
+def _flipped(
+    plain_a: frozenset[str],
+    negated_a: frozenset[str],
+    plain_b: frozenset[str],
+    negated_b: frozenset[str],
+) -> bool:
+    """Some term is stated plainly (and only plainly) on one side and only negated on
+    the other. A side holding both forms of a term flips nothing, which is what keeps
+    a text from ever diverging from itself and "enabled here, disabled there" from
+    firing against either half."""
+    return any(s in plain_a and s not in plain_b for s in negated_b - negated_a) or any(
+        s in plain_b and s not in plain_a for s in negated_a - negated_b
+    )
+
+
 def _numbers(tokens: Iterable[str]) -> frozenset[str]:
     # A token is letters, digits and dot-digit runs, so "not all letters" means "has a digit".
     return frozenset(t for t in tokens if not t.isalpha())
@@ -76,8 +177,10 @@ def _qualifiers(tokens: Iterable[str]) -> frozenset[str]:
 
 
 def negation_divergent(text_a: str, text_b: str) -> bool:
-    """Exactly one side negates. Both or neither negating is agreement."""
-    return _negated(_tokens(text_a)) != _negated(_tokens(text_b))
+    """Exactly one side carries a negation marker, or a term is flipped by a negating
+    prefix or an antonym ("enabled"/"disabled", "available"/"unavailable")."""
+    a, b = _polarity((_tokens(text_a),)), _polarity((_tokens(text_b),))
+    return a.negated != b.negated or _flipped(a.plain, a.flipped, b.plain, b.flipped)
 
 
 def numeric_token_divergent(text_a: str, text_b: str) -> bool:
@@ -107,23 +210,74 @@ class VetoFeatures:
     or exit code (read over whole articles, that predicate vetoed every
     candidate it saw). Negation and qualifiers read claim and article together:
     their markers are rare, load-bearing words, and a flip stated only in the
-    body is still a contradiction.
+    body is still a contradiction. Negation also fires on a term one side states
+    plainly and the other only in a negated form (a ``NEGATING_PREFIXES`` affix or
+    an ``ANTONYM_PAIRS`` opposite); that is a comparison of two texts, so each
+    text keeps its ``plain`` and ``flipped`` terms for it.
     """
 
     negated: bool
+    """A negation marker is present."""
     numbers: frozenset[str]
     qualifiers: frozenset[str]
+    plain: frozenset[str]
+    """Terms stated plainly: the tokens, and the antonym keys held in positive form."""
+    flipped: frozenset[str]
+    """Terms stated in a negated form: affix stems, antonym keys held in negative form."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Polarity:
+    negated: bool
+    qualifiers: frozenset[str]
+    plain: frozenset[str]
+    flipped: frozenset[str]
+
+
+def _polarity(runs: Sequence[Sequence[str]]) -> _Polarity:
+    """What token runs state plainly and in a negated form.
+
+    Plain: every token not consumed by a ``non-`` before it, plus the key of each
+    antonym pair whose positive form is there. Negated: the stem of each affixed
+    word, the word after a hyphenated ``non``, the key of each antonym pair whose
+    negative form is there. Markers and qualifiers read every token as written.
+    """
+    words: set[str] = set().union(*runs)
+    if "non" in words:
+        # Each run walked on its own: a "non" ending the claim does not negate the
+        # article's first word.
+        plain: set[str] = set()
+        flipped: set[str] = set()
+        for tokens in runs:
+            run_plain, run_flipped = _after_non(tokens)
+            plain |= run_plain
+            flipped |= run_flipped
+    else:
+        # Set operations first: the veto tokenizes every memory of a corpus, and most
+        # tokens are neither affixed nor an antonym.
+        plain = set(words)
+        flipped = {
+            stem
+            for token in words
+            if token.startswith(NEGATING_PREFIXES) and (stem := _affix_stem(token)) is not None
+        }
+    for word in plain & _ANTONYM_KEYS.keys():
+        key, positive = _ANTONYM_KEYS[word]
+        (plain if positive else flipped).add(key)
+    return _Polarity(_negated(words), _qualifiers(words), frozenset(plain), frozenset(flipped))
 
 
 def veto_features(text: MergeText) -> VetoFeatures:
     """Tokenize one memory for the veto."""
     claim = _tokens(text.claim)
-    # No token spans the line break, so the joined text's tokens are the two lists.
-    joined = claim + _tokens(text.article) if text.article else claim
+    runs = (claim, _tokens(text.article)) if text.article else (claim,)
+    polarity = _polarity(runs)
     return VetoFeatures(
-        negated=_negated(joined),
+        negated=polarity.negated,
         numbers=_numbers(claim),
-        qualifiers=_qualifiers(joined),
+        qualifiers=polarity.qualifiers,
+        plain=polarity.plain,
+        flipped=polarity.flipped,
     )
 
 
@@ -143,7 +297,10 @@ _FIRED: Final = {
 
 def divergences(a: VetoFeatures, b: VetoFeatures) -> tuple[VetoPredicate, ...]:
     """The predicates that fire, in ``VETO_PREDICATES`` order. Symmetric in ``a`` and ``b``."""
-    return _FIRED[a.negated != b.negated, a.numbers != b.numbers, a.qualifiers != b.qualifiers]
+    negation = a.negated != b.negated or (
+        (bool(a.flipped) or bool(b.flipped)) and _flipped(a.plain, a.flipped, b.plain, b.flipped)
+    )
+    return _FIRED[negation, a.numbers != b.numbers, a.qualifiers != b.qualifiers]
 
 
 def merge_veto(a: MergeText, b: MergeText) -> tuple[VetoPredicate, ...]:
@@ -197,8 +354,9 @@ class MergeProposal:
     """One oriented proposal: fold ``drop_path`` into ``keep_path``.
 
     ``similarity`` is the cosine for a mined pair and ``None`` for a pair a
-    model's group implies. Without both texts the veto cannot read the pair
-    and does not fire.
+    model's group implies. Without both texts the veto cannot read the pair, so
+    ``merge_outcomes`` refuses it (``missing_text``) rather than let an unread pair
+    through the one filter every fold must pass.
     """
 
     keep_path: str
@@ -284,6 +442,10 @@ class MergeOutcomes:
     role_guarded: tuple[MergeProposal, ...]
     self_merges: int
     capped: int
+    missing_text: tuple[MergeProposal, ...] = ()
+    """Refused because one side's text was not supplied: the veto cannot read such a
+    pair, and a pair nobody read is not a proven duplicate. Counted apart from
+    ``vetoed`` because no predicate fired: it is a caller's gap, not a divergence."""
 
 
 def merge_outcomes(
@@ -291,7 +453,8 @@ def merge_outcomes(
     max_pairs: int = MAX_MERGE_PAIRS,
     cache: VetoCache | None = None,
 ) -> MergeOutcomes:
-    """Filter proposals, in order, through self-merge, veto, role guard and cap.
+    """Filter proposals, in order, through self-merge, missing text, veto, role guard
+    and cap.
 
     The role guard fixes each committed pair's roles for the batch. A dropped
     file can be neither dropped again nor a later keeper, and a keeper cannot
@@ -305,6 +468,7 @@ def merge_outcomes(
     committed: list[MergeDecision] = []
     vetoed: list[VetoedProposal] = []
     guarded: list[MergeProposal] = []
+    unread: list[MergeProposal] = []
     kept: set[str] = set()
     dropped: set[str] = set()
     self_merges = 0
@@ -312,20 +476,24 @@ def merge_outcomes(
         if len(committed) >= max_pairs:
             return MergeOutcomes(
                 tuple(committed), tuple(vetoed), tuple(guarded), self_merges,
-                len(proposals) - index,
+                len(proposals) - index, tuple(unread),
             )  # fmt: skip
         if p.keep_path == p.drop_path:
             self_merges += 1
             continue
-        if p.keep_text is not None and p.drop_text is not None:
-            fired = veto(p.keep_text, p.drop_text)
-            if fired:
-                vetoed.append(VetoedProposal(p, fired))
-                continue
+        if p.keep_text is None or p.drop_text is None:
+            unread.append(p)
+            continue
+        fired = veto(p.keep_text, p.drop_text)
+        if fired:
+            vetoed.append(VetoedProposal(p, fired))
+            continue
         if p.drop_path in dropped or p.drop_path in kept or p.keep_path in dropped:
             guarded.append(p)
             continue
         committed.append(MergeDecision(p.keep_path, p.drop_path, p.source, p.similarity))
         kept.add(p.keep_path)
         dropped.add(p.drop_path)
-    return MergeOutcomes(tuple(committed), tuple(vetoed), tuple(guarded), self_merges, 0)
+    return MergeOutcomes(
+        tuple(committed), tuple(vetoed), tuple(guarded), self_merges, 0, tuple(unread)
+    )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memhtml.domain.decay import (
     CONFIDENCE_FLOOR,
     ConfidenceRewrite,
     decay_confidence,
+    decayed_stored,
     is_committable_change,
     plan_decay,
 )
@@ -45,9 +48,44 @@ def test_commit_delta_boundary_is_exact() -> None:
     assert not is_committable_change(0.3, 0.3)
 
 
-def test_plan_decay_is_sorted_and_skips_sub_delta_changes() -> None:
-    plan = plan_decay({"b.html": 0.9, "a.html": 0.8, "c.html": 0.22})
+def test_plan_decay_is_sorted_and_writes_what_the_files_will_store() -> None:
+    plan = plan_decay({"b.html": 0.9, "a.html": 0.8, "c.html": 0.22, "d.html": 0.2})
     assert plan == (
         ConfidenceRewrite("a.html", 0.8, 0.74),
         ConfidenceRewrite("b.html", 0.9, 0.83),
+        # 0.218 rounds toward the floor, so the step is stored rather than lost.
+        ConfidenceRewrite("c.html", 0.22, 0.21),
     )
+    assert plan_decay({"b.html": 0.9}, cycles=25) == (ConfidenceRewrite("b.html", 0.9, 0.2),)
+
+
+# The nightly sequence from 0.90 as stored: each night's value read back at two
+# decimals and decayed again. Rounding to nearest stopped at 0.24 after 25 nights.
+FROM_090 = [n / 100 for n in (90, 83, 76, 70, 65, 60, 56, 52, 48, 45, 42, 39, 37, 35, 33,
+                                31, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20)]  # fmt: skip
+
+
+def test_stored_decay_from_090_reaches_the_floor_in_25_nights() -> None:
+    value, seen = 0.9, [0.9]
+    while (after := decayed_stored(value)) is not None:
+        value = after
+        seen.append(value)
+    assert seen == FROM_090
+
+
+@pytest.mark.parametrize("value", [0.2, 0.19, 0.05, 0.0])
+def test_a_value_at_or_below_the_floor_is_not_rewritten(value: float) -> None:
+    assert decayed_stored(value) is None
+
+
+def test_stored_decay_rounds_down_and_stops_on_the_floor() -> None:
+    assert decayed_stored(1.0) == 0.92
+    assert decayed_stored(0.767) == 0.71  # 0.7103 rounded toward the floor
+    assert decayed_stored(0.21) == CONFIDENCE_FLOOR  # 0.209 would round back to 0.21
+    assert decayed_stored(0.25) == 0.24
+
+
+def test_a_change_below_the_commit_delta_is_not_written() -> None:
+    # Only a value held off the two-decimal grid can move by less than the delta.
+    assert decayed_stored(0.2049) is None
+    assert decayed_stored(0.205) == CONFIDENCE_FLOOR

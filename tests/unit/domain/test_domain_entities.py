@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from returns.result import Failure, Success
 
 from memhtml.domain.entities import (
     EntityClaim,
     ProposedMerge,
+    ReviewCandidate,
     alias_pairs,
     character_pairs,
     decompose_cluster,
     entity_centroids,
+    lcs_length,
+    merge_guard,
     name_similarity,
     nearest_centroids,
     normalize_entity_name,
@@ -44,6 +48,73 @@ def test_character_pairs_split_at_the_bands() -> None:
     pairs = character_pairs(["checkout-api", "checkout api", "payments-api", "abcd", "abce"])
     assert pairs.auto == (("checkout api", "checkout-api"),)
     assert pairs.review == (("abcd", "abce"),)
+
+
+def test_lcs_length_is_bit_parallel_and_exact() -> None:
+    assert lcs_length("checkout-api", "checkout api") == 11
+    assert lcs_length("laith", "laith al-saadoon") == 5
+    assert lcs_length("", "abc") == lcs_length("abc", "") == 0
+    assert lcs_length("ab\u00e9c", "\u00e9c") == 2
+    # Longer than one machine word: Python integers carry any width.
+    assert lcs_length("ab" * 100, "ba" * 100) == 199
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "ratio", "reason"),
+    [
+        ("postgres-14", "postgres-15", 0.909, "digits"),
+        ("us-east-1", "us-east-2", 0.889, "digits"),
+        ("service-a", "service-b", 0.889, "one-character"),
+        ("service-a", "service", 0.875, "one-character"),
+        ("node 20.11", "node 20.1", 0.947, "digits"),
+    ],
+)
+def test_siblings_above_the_auto_line_go_to_review(
+    left: str, right: str, ratio: float, reason: str
+) -> None:
+    assert round(name_similarity(left, right), 3) == ratio
+    assert merge_guard(left, right) == reason
+    pairs = character_pairs([left, right])
+    assert pairs.auto == ()
+    assert pairs.guarded == (tuple(sorted((left, right))),)
+    resolution = resolve_names({left: 1, right: 1})
+    assert dict(resolution.alias_to_canonical) == {}
+    (candidate,) = resolution.review_candidates
+    assert candidate.reason == reason
+    assert round(candidate.similarity, 3) == ratio
+
+
+def test_casing_and_separator_variants_still_merge() -> None:
+    for left, right in [
+        ("checkout api", "checkout-api"),
+        ("checkout-api", "checkout_api"),
+        ("postgres-14", "postgres 14"),
+        ("postgres14", "postgres-14"),
+    ]:
+        assert merge_guard(left, right) is None
+    resolution = resolve_names({"Checkout API": 1, "checkout-api": 3, "checkout_api": 1})
+    assert dict(resolution.alias_to_canonical) == {
+        "checkout api": "checkout-api",
+        "checkout_api": "checkout-api",
+    }
+    assert resolution.review_candidates == ()
+
+
+def test_a_declared_alias_merges_what_the_guard_holds_back() -> None:
+    resolution = resolve_names(
+        {"service-a": 2, "service-b": 1}, alias_groups=[{"service-a", "service-b"}]
+    )
+    assert dict(resolution.alias_to_canonical) == {"service-b": "service-a"}
+    assert resolution.review_candidates == ()
+
+
+def test_review_candidates_carry_the_band_and_the_guard() -> None:
+    resolution = resolve_names({"abcd": 1, "abce": 1, "us-east-1": 1, "us-east-2": 1})
+    assert resolution.review_candidates == (
+        ReviewCandidate("abcd", "abce", 0.75, "band"),
+        ReviewCandidate("us-east-1", "us-east-2", 8 / 9, "digits"),
+    )
+    assert resolution.review == (("abcd", "abce"), ("us-east-1", "us-east-2"))
 
 
 def test_union_find_survivor_is_heaviest_then_smallest() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memhtml.domain.merge import (
     CorpusMember,
     MergeDecision,
@@ -17,17 +19,84 @@ from memhtml.domain.merge import (
     numeric_token_divergent,
     orient,
     variant_qualifier_divergent,
+    veto_features,
 )
+
+SAME = MergeText("the deploy step is safe to rerun")
 
 
 def proposal(keep: str, drop: str) -> MergeProposal:
-    return MergeProposal(keep, drop, "cosine", 0.95)
+    return MergeProposal(keep, drop, "cosine", 0.95, SAME, SAME)
 
 
 def test_contractions_surface_negation() -> None:
     assert negation_divergent("the cache is warm", "the cache isn't warm")
     assert negation_divergent("the cache is warm", "the cache isn\u2019t warm")
     assert not negation_divergent("it is not warm", "it never is warm")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("X is available", "X is unavailable"),
+        ("the worker is active", "the worker is inactive"),
+        ("the write path is blocking", "the write path is non-blocking"),
+        ("the write path is blocking", "the write path is nonblocking"),
+        ("the hook is connected", "the hook is disconnected"),
+        ("the flag is enabled", "the flag is disabled"),
+        ("the policy is to allow root", "the policy is to deny root"),
+        ("uploads are accepted", "uploads are rejected"),
+        ("the check passes", "the check fails"),
+        ("the door is open", "the door is closed"),
+        ("the cache is on", "the cache is off"),
+        ("the replica is up", "the replica is down"),
+        ("the run ended in success", "the run ended in failure"),
+        ("drafts are included", "drafts are excluded"),
+        ("the value is true", "the value is false"),
+    ],
+)
+def test_affix_and_antonym_flips_fire_negation_both_ways(a: str, b: str) -> None:
+    assert negation_divergent(a, b)
+    assert negation_divergent(b, a)
+    assert merge_veto(MergeText(a), MergeText(b)) == ("negation",)
+    assert merge_veto(MergeText("claim", b), MergeText("claim", a)) == ("negation",)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # The stem must be a token on the other side, of three letters or more.
+        ("rebuild the index nightly", "rebuild it nightly"),
+        ("the index is big", "the dex is big"),
+        ("it is in the unit", "it is in the it"),
+        # Lookalike roots: the prefix is part of the word, not a negation.
+        ("put the token in the header", "input the token in the header"),
+        ("play the recording", "display the recording"),
+        ("count the retries", "discount the retries"),
+        # A side holding both forms flips nothing.
+        ("X is enabled, Y disabled", "X is enabled"),
+        ("the api is available", "the api is available, the cache unavailable"),
+        # The same polarity in two spellings is agreement.
+        ("the io is nonblocking", "the io is non-blocking"),
+    ],
+)
+def test_affix_lookalikes_do_not_fire(a: str, b: str) -> None:
+    assert not negation_divergent(a, b)
+    assert not negation_divergent(b, a)
+
+
+def test_a_non_ending_the_claim_does_not_negate_the_article() -> None:
+    a = MergeText("the mode is non", "blocking writes")
+    b = MergeText("the mode is non", "blocking writes")
+    assert merge_veto(a, b) == ()
+    assert veto_features(a).flipped == frozenset()
+
+
+def test_the_cache_agrees_with_the_veto_on_affix_flips() -> None:
+    a, b = MergeText("the api is available"), MergeText("the api is unavailable")
+    cache = VetoCache()
+    assert cache.veto(a, b) == cache.veto(b, a) == merge_veto(a, b) == ("negation",)
+    assert cache.features(b) == veto_features(b)
 
 
 def test_numeric_tokens_include_versions_and_dates() -> None:
@@ -113,6 +182,16 @@ def test_vetoed_is_counted_apart_from_role_guarded() -> None:
     assert [(d.keep_path, d.drop_path) for d in out.committed] == [("k", "d")]
 
 
+def test_a_proposal_missing_a_text_is_refused_and_counted_apart() -> None:
+    missing = MergeProposal("k", "d", "cosine", 0.99, SAME, None)
+    other = MergeProposal("j", "e", "model", None, None, SAME)
+    out = merge_outcomes([missing, other, proposal("k", "d")])
+    assert out.missing_text == (missing, other)
+    assert out.vetoed == () and out.role_guarded == ()
+    # The refused pair claimed no role, so the readable one after it still folds.
+    assert [(d.keep_path, d.drop_path) for d in out.committed] == [("k", "d")]
+
+
 def test_self_merge_and_cap() -> None:
     pairs = [proposal("x", "x")] + [proposal("k", f"d{i:03d}") for i in range(150)]
     out = merge_outcomes(pairs)
@@ -122,7 +201,7 @@ def test_self_merge_and_cap() -> None:
 
 
 def test_model_groups_come_first_and_mined_duplicates_are_not_offered_twice() -> None:
-    a, b, c = CorpusMember("a", 0), CorpusMember("b", 1), CorpusMember("c", 2)
+    a, b, c = (CorpusMember(p, n, SAME) for n, p in enumerate("abc"))
     proposals = merge_candidates([[c, b]], [(b, c, 0.99), (a, b, 0.95), (a, c, 0.92)])
     assert [(p.keep_path, p.drop_path, p.source) for p in proposals] == [
         ("b", "c", "model"),
