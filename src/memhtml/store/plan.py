@@ -20,6 +20,7 @@ from typing import ClassVar, NamedTuple
 from immutables import Map
 from returns.result import Failure, Result, Success
 
+from memhtml.contracts.errors import PathRefused
 from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
@@ -27,15 +28,17 @@ from memhtml.contracts.services import PathChange
 from memhtml.contracts.vocabulary import is_edge_rel, is_memory_type, is_task_status
 from memhtml.format import (
     NewMemoryInput,
+    add_link,
     block_tag_in_run,
     fenced_block_of,
+    remove_link,
     render_template,
     set_meta,
 )
 from memhtml.head import HeadVersion, IndexedView, is_entity, with_overlay
 from memhtml.head.record import is_archived_path, record_from
 from memhtml.store.deps import Detector
-from memhtml.store.errors import Refused, StoreError
+from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import (
     INBOX,
@@ -376,33 +379,46 @@ def write_step(plan: Plan, data: WriteInput, directory: str | None = None,
         lambda html: _new_path(plan, data, html, directory).bind(lambda path: put(html, path)))
 
 
-def _rewrite_hrefs(plan: Plan, old: str, new: str) -> Result[Plan, StoreError]:
+Superseding = Callable[[Plan, str], Iterable[MemoryRecord]]
+"""Where a rewrite finds the records whose ``memhtml-superseded-by`` names an href."""
+
+
+def _superseding_scan(plan: Plan, href: str) -> list[MemoryRecord]:
+    """Every record of the view superseded by ``href``, in path order: a full scan,
+    which one archive can afford and a thousand cannot (``archive_many_step``)."""
+    return [record for record in plan.view.records() if record.superseded_by == href]
+
+
+def _rewrite_hrefs(plan: Plan, old: str, new: str,
+                   superseding: Superseding = _superseding_scan) -> Result[Plan, StoreError]:
     """Point every link and ``superseded-by`` at ``old`` (document form) to ``new``."""
     ops: list[OverlayOp] = []
     for source in plan.view.inbound(old):
         record = plan.view.get(source)
         if record is None:
             continue
+        # Each link unlinked and relinked in the text, then one put: the bytes the
+        # unlink and link ops would leave, for one parse of the file instead of two each.
+        html = record.html
         for link in record.links:
             if link.href == old:
-                ops += [UnlinkOp(source, link.rel, old), LinkOp(source, link.rel, new)]
+                html = add_link(remove_link(html, link.rel, old), link.rel, new)
+        if html != record.html:
+            ops.append(Put(source, html))
 
     def supersessions(linked: Plan) -> Result[Plan, StoreError]:
         # Read after the link edits: a record both linking to and superseded by ``old``
         # must keep the rewritten links when its meta is set.
         return linked.apply_all(
             Put(record.path, set_meta(record.html, "memhtml-superseded-by", new))
-            for record in list(linked.view.records())
-            if record.superseded_by == old
+            for record in list(superseding(linked, old))
         )
 
     return plan.apply_all(ops).bind(supersessions)
 
 
-def archive_step(plan: Plan, path: str, superseded_by: str | None = None) -> Step:
-    """Move ``path`` under ``archive/<YYYY>/`` with status and stamp set, and rewrite
-    every href to it, so no edge dangles and each still names the memory it meant."""
-
+def _archive(plan: Plan, path: str, superseded_by: str | None,
+             superseding: Superseding) -> Step:
     def archive(record: MemoryRecord) -> Step:
         to = archive_path(record.path, plan.year)
         if plan.view.get(to) is not None or to in plan.not_memories:
@@ -420,11 +436,103 @@ def archive_step(plan: Plan, path: str, superseded_by: str | None = None) -> Ste
                 html = set_meta(html, "memhtml-superseded-by", superseded_by)
             return rewritten.apply(Archive(record.path, to, html))
 
-        return (_rewrite_hrefs(plan, to_document_path(record.path), to_document_path(to))
+        return (_rewrite_hrefs(plan, to_document_path(record.path), to_document_path(to),
+                               superseding)
                 .bind(moved)
                 .map(_done("archive", record.path, record.path, f"archived to {to}")))
 
     return _live(plan, path).bind(archive)
+
+
+def archive_step(plan: Plan, path: str, superseded_by: str | None = None) -> Step:
+    """Move ``path`` under ``archive/<YYYY>/`` with status and stamp set, and rewrite
+    every href to it, so no edge dangles and each still names the memory it meant."""
+    return _archive(plan, path, superseded_by, _superseding_scan)
+
+
+class ArchivedMany(NamedTuple):
+    """What ``archive_many_step`` did: the plan after it, one outcome for the lot, each
+    archived path with where it went, and each refused path with why."""
+
+    plan: Plan
+    outcome: Outcome
+    archived: tuple[tuple[str, str], ...]
+    refused: tuple[tuple[str, str], ...]
+
+
+@dataclass
+class _Supersessions:
+    """``memhtml-superseded-by`` value -> the paths stating it, kept exact as a bulk
+    archive edits the view, so each archive asks a dict instead of scanning."""
+
+    holders: dict[str, set[str]]
+    stated: dict[str, str]
+
+    @classmethod
+    def of(cls, view: IndexedView) -> _Supersessions:
+        index = cls({}, {})
+        index.refresh(view, view.indexes.records.keys())
+        return index
+
+    def find(self, plan: Plan, href: str) -> list[MemoryRecord]:
+        found = (plan.view.get(path) for path in sorted(self.holders.get(href, ())))
+        return [record for record in found
+                if record is not None and record.superseded_by == href]
+
+    def refresh(self, view: IndexedView, paths: Iterable[str]) -> None:
+        """Re-read what each of ``paths`` states now (a path that is gone, nothing)."""
+        for path in paths:
+            before = self.stated.pop(path, None)
+            if before is not None:
+                self.holders[before].discard(path)
+            record = view.get(path)
+            if record is not None and record.superseded_by is not None:
+                self.stated[path] = record.superseded_by
+                self.holders.setdefault(record.superseded_by, set()).add(path)
+
+
+def _counted(error: StoreError) -> bool:
+    """A refusal about the one path (taken, not live, not a memory, a bad path), which a
+    bulk archive counts and moves past; anything else is the view breaking, and stops."""
+    return isinstance(error, (Refused, PathRefused))
+
+
+def archive_many_step(plan: Plan, paths: Iterable[str],
+                      superseded_by: Mapping[str, str] | None = None
+                      ) -> Result[ArchivedMany, StoreError]:
+    """``archive_step`` over ``paths`` in order, each seeing the ones before, with the
+    supersession index built once instead of scanned per archive.
+
+    The result is the plan ``archive_step`` applied one path at a time would make,
+    skipping the paths it refuses. A refused path (its archive path already taken this
+    year, or no live memory there) is listed with the reason and the rest go on; only
+    an error that is not about the one path (the overlay refusing an edit) fails the
+    step. ``superseded_by`` maps a path to the href stamped as its keeper.
+    """
+    index = _Supersessions.of(plan.view)
+    current = plan
+    archived: list[tuple[str, str]] = []
+    refused: list[tuple[str, str]] = []
+    for path in paths:
+        keeper = None if superseded_by is None else superseded_by.get(path)
+        match _archive(current, path, keeper, index.find):
+            case Success(stepped):
+                moved = stepped.outcome.primary or path
+                to = archive_path(moved, current.year)
+                holders = index.holders.get(to_document_path(moved), set())
+                index.refresh(stepped.plan.view, [*holders, moved, to])
+                current = stepped.plan
+                archived.append((moved, to))
+            case Failure(error) if _counted(error):
+                refused.append((path, describe(error)))
+            case Failure(error):
+                return Failure(error)
+    body = f"archived {len(archived)} to archive/{current.year}/"
+    if refused:
+        body += f"; refused {len(refused)}"
+    return Success(ArchivedMany(
+        current, Outcome("archive", None, f"{len(archived)} memories archived", body),
+        tuple(archived), tuple(refused)))
 
 
 def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
@@ -528,8 +636,11 @@ def move_step(plan: Plan, path: str, to: str) -> Step:
     return _live(plan, path).bind(destination)
 
 
-def task_status_step(plan: Plan, path: str, status: str) -> Step:
-    """Set a task's status; ``done`` archives it in the same plan."""
+def task_status_step(plan: Plan, path: str, status: str, body: str | None = None) -> Step:
+    """Set a task's status; ``done`` archives it in the same plan.
+
+    ``body`` is the commit-body line the outcome carries instead of the status (a
+    task closed by a sweep says why: its finding is no longer detected)."""
     if not is_task_status(status):
         return Failure(Refused(f"{status!r} is not a task status (todo, doing, blocked, done)"))
 
@@ -537,8 +648,9 @@ def task_status_step(plan: Plan, path: str, status: str) -> Step:
         if status == "done":
             return archive_step(after, record.path).map(lambda archived: Stepped(
                 archived.plan, Outcome("task-status", record.path, record.path,
-                                       "done, archived")))
-        return Success(Stepped(after, Outcome("task-status", record.path, record.path, status)))
+                                       body if body is not None else "done, archived")))
+        return Success(Stepped(after, Outcome("task-status", record.path, record.path,
+                                              body if body is not None else status)))
 
     def set_status(record: MemoryRecord) -> Step:
         if record.memory_type != "task":

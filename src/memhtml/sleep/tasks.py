@@ -1,0 +1,310 @@
+"""Detected tasks: what a night declined to decide, handed to a person as a task file.
+
+A phase that meets a decision it will not make alone (a merge the veto refused, an
+alias pair in the review band, a contradiction seen once) states it as a ``Finding``
+and this module turns it into an ordinary task memory. Being a task is the whole
+safety story: every phase excludes tasks, so a detected task is never scored, linked,
+folded or read back by the detector that wrote it.
+
+What makes the queue usable rather than noise:
+
+- **The path is the key.** ``areas/tasks/det-<12 hex>-<slug>.html``, the hex a sha256
+  over the detector's name and its canonical finding (a string the detector builds in
+  a sorted, stable form). A second night producing the same finding finds the file
+  by its digest and refreshes ``memhtml-updated`` instead of opening a twin, and the
+  check needs no index: the tree is the record. The content hash cannot serve, since
+  two open tasks with one body are two real pieces of work.
+- **Evidence is checked, never trusted.** A quoted sentence is looked up,
+  whitespace collapsed, in the file it names as the plan sees it; when it is not
+  there the task is refused and counted, so a fabricated citation never reaches a
+  person's queue. A measurement (a similarity ratio, the predicate that fired, a
+  detection count) says it is one, because no sentence in the corpus states it.
+- **Ten a night across detectors**, through the run's ``TaskBudget``; what the cap
+  turns away is counted as overflow. Refreshing an open task costs nothing from the
+  budget: it adds no work to anyone's queue.
+- **Author separation.** ``memhtml-author: agent:sleep`` and the tags ``detected``
+  plus the detector's name tell the machine's queue from a person's by metadata.
+- **Self-cleaning.** ``close_stale`` marks done (and so archives, as ``memhtml task
+  status done`` does) each open task of a detector whose finding it no longer
+  produces, with ``no longer detected`` in the commit body, but only on a night that
+  judged the detector's whole candidate set: a throttled night cannot tell "gone"
+  from "never asked".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from typing import Final, Literal, TypeAlias, assert_never
+
+from returns.result import Failure, Result, Success
+
+from memhtml.contracts.errors import PathRefused
+from memhtml.contracts.ops import Put
+from memhtml.contracts.paths import to_document_path, to_tree_path
+from memhtml.contracts.record import MemoryRecord
+from memhtml.format import set_meta
+from memhtml.head import IndexedView
+from memhtml.sleep.phase import TaskBudget
+from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.inputs import WriteInput
+from memhtml.store.layout import TASKS, slug_of
+from memhtml.store.plan import Plan, task_status_step, write_step
+
+SLEEP_AUTHOR: Final = "agent:sleep"
+DETECTED_TAG: Final = "detected"
+NO_LONGER_DETECTED: Final = "no longer detected"
+"""The commit-body line of a task the sweep closed."""
+DIGEST_HEX: Final = 12
+"""Hex digits of the finding's digest in the file name: 48 bits, so a store would need
+millions of one detector's findings before two collide."""
+SLUG_MAX: Final = 48
+_DETECTED_NAME = re.compile(rf"det-([0-9a-f]{{{DIGEST_HEX}}})-[^/]*\.html")
+
+MeasureKind: TypeAlias = Literal["ratio", "predicate", "count"]
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """A sentence the finding rests on, and the memory (either path form) stating it."""
+
+    path: str
+    sentence: str
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """A number or name the night computed (a cosine ratio, the veto predicate that
+    fired, a detection count): no file states it, so none is quoted."""
+
+    kind: MeasureKind
+    value: float | int | str
+
+
+Evidence: TypeAlias = Quote | Measurement
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One decision a detector leaves to a person.
+
+    ``finding`` is the detector's canonical string for it (sorted, stable across
+    nights: two paths of a pair in order, say); with ``detector`` it names the task
+    file. ``title`` and ``statement`` are what the person reads first.
+    """
+
+    detector: str
+    finding: str
+    title: str
+    statement: str
+    evidence: Evidence
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCounts:
+    """What minting and sweeping did. ``blocked``: a finding whose path holds something
+    that is not its open task, or a write or close the store refused (each with a
+    warning)."""
+
+    minted: int = 0
+    refreshed: int = 0
+    refused_quote: int = 0
+    overflow: int = 0
+    closed: int = 0
+    blocked: int = 0
+    warnings: tuple[str, ...] = ()
+
+    def __add__(self, other: TaskCounts) -> TaskCounts:
+        return TaskCounts(*(getattr(self, f.name) + getattr(other, f.name)
+                            for f in fields(TaskCounts)))
+
+    def as_counts(self, prefix: str = "tasks_") -> dict[str, int]:
+        """The numbers for a phase's ``Memhtml-Counts``, each name prefixed."""
+        return {f"{prefix}{f.name}": getattr(self, f.name)
+                for f in fields(TaskCounts) if f.name != "warnings"}
+
+
+def finding_digest(detector: str, finding: str) -> str:
+    """The first ``DIGEST_HEX`` hex digits of sha256 over the detector and its finding
+    (a NUL between them, so no two pairs of strings run together alike)."""
+    data = f"{detector}\x00{finding}".encode()
+    return hashlib.sha256(data).hexdigest()[:DIGEST_HEX]
+
+
+def task_path(finding: Finding) -> str:
+    """``areas/tasks/det-<12 hex>-<slug>.html``; the slug only helps a person read it."""
+    slug = slug_of(finding.title)[:SLUG_MAX].strip("-") or "finding"
+    return f"{TASKS}det-{finding_digest(finding.detector, finding.finding)}-{slug}.html"
+
+
+def digest_of_path(path: str) -> str | None:
+    """The digest a detected task's path carries, or None for any other path."""
+    if not path.startswith(TASKS):
+        return None
+    found = _DETECTED_NAME.fullmatch(path[len(TASKS):])
+    return None if found is None else found.group(1)
+
+
+def _collapsed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def quote_holds(view: IndexedView, quote: Quote) -> bool:
+    """Whether the memory at ``quote.path`` states the sentence, whitespace collapsed
+    on both sides (in its title or its article text)."""
+    sentence = _collapsed(quote.sentence)
+    record = view.get(to_tree_path(quote.path))
+    if not sentence or record is None:
+        return False
+    return sentence in _collapsed(record.title) or sentence in _collapsed(record.body_text)
+
+
+def _live_detected(view: IndexedView) -> dict[str, MemoryRecord]:
+    """Digest -> the live record at a detected task's path (the least path on a clash)."""
+    out: dict[str, MemoryRecord] = {}
+    for path in sorted(view.indexes.records.keys()):
+        digest = digest_of_path(path)
+        record = view.get(path)
+        if digest is None or record is None or digest in out:
+            continue
+        if not record.archived and record.status == "active":
+            out[digest] = record
+    return out
+
+
+def _evidence_text(evidence: Evidence) -> str:
+    match evidence:
+        case Quote(path=path, sentence=sentence):
+            where = to_document_path(to_tree_path(path))
+            return f"Evidence, quoted from {where}: \u201c{_collapsed(sentence)}\u201d"
+        case Measurement(kind=kind, value=value):
+            shown = f"{value:.4f}" if isinstance(value, float) else str(value)
+            return f"Evidence, measured ({kind}): {shown}"
+        case _ as never:
+            assert_never(never)
+
+
+def task_input(finding: Finding) -> WriteInput:
+    """The task file's fields: rendered by the write door's own template, so the file
+    passes the format check like any task a person adds."""
+    return WriteInput(
+        title=finding.title,
+        claim=finding.statement,
+        memory_type="task",
+        body=(_evidence_text(finding.evidence),
+              f"Finding ({finding.detector}): {finding.finding}"),
+        tags=(DETECTED_TAG, finding.detector),
+        author=SLEEP_AUTHOR,
+        task_status="todo",
+        path=task_path(finding),
+    )
+
+
+def _store_refusal(error: StoreError) -> bool:
+    return isinstance(error, (Refused, PathRefused))
+
+
+def _refresh(plan: Plan, record: MemoryRecord) -> Result[Plan, StoreError]:
+    html = set_meta(record.html, "memhtml-updated", plan.now)
+    return Success(plan) if html == record.html else plan.apply(Put(record.path, html))
+
+
+def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
+               ) -> Result[tuple[Plan, TaskCounts], StoreError]:
+    """Each finding as a task file, refreshed when its task is open, in the order of
+    (detector, finding) so the budget's ten go to the same findings every run.
+
+    A finding given twice is one finding. A refused quote costs no budget. A store
+    refusal (a path held by a file that is not the finding's task) is counted as
+    blocked with a warning; only the view breaking fails the whole call.
+    """
+    unique = {finding_digest(f.detector, f.finding): f for f in reversed(list(findings))}
+    ordered = sorted(unique.values(), key=lambda f: (f.detector, f.finding))
+    existing = _live_detected(plan.view)
+    current = plan
+    minted = refreshed = refused_quote = overflow = blocked = 0
+    warnings: list[str] = []
+    for finding in ordered:
+        evidence = finding.evidence
+        if isinstance(evidence, Quote) and not quote_holds(current.view, evidence):
+            refused_quote += 1
+            continue
+        held = existing.get(finding_digest(finding.detector, finding.finding))
+        if held is not None:
+            if held.memory_type != "task":
+                blocked += 1
+                warnings.append(f"{held.path} is a {held.memory_type} memory, not the task "
+                                f"of {finding.detector}'s finding; left alone")
+                continue
+            match _refresh(current, held):
+                case Success(after):
+                    current = after
+                    refreshed += 1
+                case Failure(error):
+                    return Failure(error)
+            continue
+        if not budget.take():
+            overflow += 1
+            continue
+        match write_step(current, task_input(finding), op="task-add"):
+            case Success(stepped):
+                current = stepped.plan
+                minted += 1
+            case Failure(error) if _store_refusal(error):
+                blocked += 1
+                warnings.append(f"{task_path(finding)} not written: {describe(error)}")
+            case Failure(error):
+                return Failure(error)
+    return Success((current, TaskCounts(minted, refreshed, refused_quote, overflow, 0, blocked,
+                                        tuple(warnings))))
+
+
+def open_tasks(view: IndexedView, detector: str) -> tuple[MemoryRecord, ...]:
+    """The live detected tasks of ``detector``, in path order."""
+    return tuple(
+        record for _, record in sorted(_live_detected(view).items(), key=lambda kv: kv[1].path)
+        if record.memory_type == "task" and DETECTED_TAG in record.tags
+        and detector in record.tags and record.author == SLEEP_AUTHOR
+    )
+
+
+def close_stale(plan: Plan, detector: str, produced: frozenset[str], judged_all: bool
+                ) -> Result[tuple[Plan, TaskCounts], StoreError]:
+    """Mark done (and archive) each open task of ``detector`` whose finding is not in
+    ``produced``, the canonical findings it made tonight; nothing unless
+    ``judged_all``, the caller's word that tonight read the detector's whole
+    candidate set. A close the store refuses (its archive path taken this year) is
+    counted as blocked and the rest go on."""
+    if not judged_all:
+        return Success((plan, TaskCounts()))
+    live = frozenset(finding_digest(detector, finding) for finding in produced)
+    current = plan
+    closed = blocked = 0
+    warnings: list[str] = []
+    for record in open_tasks(plan.view, detector):
+        if digest_of_path(record.path) in live:
+            continue
+        match task_status_step(current, record.path, "done", NO_LONGER_DETECTED):
+            case Success(stepped):
+                current = stepped.plan
+                closed += 1
+            case Failure(error) if _store_refusal(error):
+                blocked += 1
+                warnings.append(f"{record.path} not closed: {describe(error)}")
+            case Failure(error):
+                return Failure(error)
+    return Success((current, TaskCounts(closed=closed, blocked=blocked,
+                                        warnings=tuple(warnings))))
+
+
+def commit_body(counts: TaskCounts) -> str:
+    """The commit-body line for a phase's detected tasks; a commit closing any says
+    ``no longer detected``, as the task door's own close would."""
+    parts: list[str] = []
+    if counts.minted or counts.refreshed:
+        parts.append(f"{counts.minted} detected task(s) opened, {counts.refreshed} refreshed")
+    if counts.closed:
+        parts.append(f"{counts.closed} detected task(s) closed: {NO_LONGER_DETECTED}")
+    return "; ".join(parts)

@@ -1,0 +1,220 @@
+"""Detected tasks on a real store: the path is the key, evidence is checked, ten a night,
+and a finding no longer produced closes its task on a night that judged everything."""
+
+from __future__ import annotations
+
+from returns.pipeline import is_successful
+from tests.unit.sleep.sleep_support import World, ok, world
+
+from memhtml.contracts.services import PathChange
+from memhtml.format import check_memory
+from memhtml.head import HeadVersion
+from memhtml.sleep.phase import TaskBudget
+from memhtml.sleep.tasks import (
+    NO_LONGER_DETECTED,
+    Finding,
+    Measurement,
+    Quote,
+    TaskCounts,
+    close_stale,
+    commit_body,
+    digest_of_path,
+    finding_digest,
+    mint_tasks,
+    open_tasks,
+    task_path,
+)
+from memhtml.store import WriteInput, task_add, write
+from memhtml.store.plan import Plan
+
+NIGHT1 = "2026-11-29T03:15:07Z"
+NIGHT2 = "2026-11-30T03:15:07Z"
+NOTE0, NOTE1 = "areas/notes/note-0.html", "areas/notes/note-1.html"
+
+
+def vetoed(pair: str = "/areas/a.html|/areas/b.html", predicate: str = "negation"
+           ) -> Finding:
+    return Finding("dedup-merge", f"{pair}|{predicate}", "Review a vetoed merge",
+                   f"Two memories look alike but the {predicate} predicate refused to fold "
+                   "them.", Measurement("predicate", predicate))
+
+
+def head(w: World) -> HeadVersion:
+    return ok(w.store.head())
+
+
+def minted(w: World, findings: list[Finding], now: str = NIGHT1,
+           budget: TaskBudget | None = None) -> tuple[Plan, TaskCounts]:
+    done = mint_tasks(Plan.start(head(w), now), findings, budget or TaskBudget())
+    assert is_successful(done), done
+    return done.unwrap()
+
+
+def land(w: World, plan: Plan) -> None:
+    changes, _ = plan.changes()
+    w.raw(list(changes))
+
+
+def test_the_digest_is_pinned_and_names_the_file() -> None:
+    finding = vetoed()
+    assert finding_digest("dedup-merge", finding.finding) == "d8877d856064"
+    assert task_path(finding) == "areas/tasks/det-d8877d856064-review-a-vetoed-merge.html"
+    assert digest_of_path(task_path(finding)) == "d8877d856064"
+    assert digest_of_path("areas/tasks/review.html") is None
+    assert digest_of_path("archive/2026/areas/tasks/det-d8877d856064-x.html") is None
+
+
+def test_a_measured_finding_becomes_a_task_the_format_accepts() -> None:
+    w = world()
+    plan, counts = minted(w, [vetoed()])
+    assert counts == TaskCounts(minted=1)
+    record = plan.view.get(task_path(vetoed()))
+    assert record is not None
+    assert (record.memory_type, record.task_status, record.author) == ("task", "todo",
+                                                                        "agent:sleep")
+    assert record.tags == ("detected", "dedup-merge")
+    assert record.claim.startswith("Two memories look alike")
+    assert "Evidence, measured (predicate): negation" in record.body_text
+    assert "Finding (dedup-merge): /areas/a.html|/areas/b.html|negation" in record.body_text
+    assert check_memory(record.html).violations == ()
+
+
+def test_a_second_night_refreshes_the_stamp_instead_of_opening_a_twin() -> None:
+    w = world()
+    land(w, minted(w, [vetoed()])[0])
+    plan, counts = minted(w, [vetoed()], NIGHT2)
+    assert counts == TaskCounts(refreshed=1)
+    changes, before = plan.changes()
+    assert [c.path for c in changes] == [task_path(vetoed())]
+    old = (before[task_path(vetoed())] or b"").decode()
+    new = (changes[0].data or b"").decode()
+    assert [line for line in new.splitlines() if line not in old.splitlines()] == [
+        f'<meta name="memhtml-updated" content="{NIGHT2}">']
+
+
+def test_the_same_finding_twice_in_one_call_is_one_task() -> None:
+    w = world()
+    _, counts = minted(w, [vetoed(), vetoed()])
+    assert counts == TaskCounts(minted=1)
+
+
+def test_two_findings_with_one_body_stay_two_tasks() -> None:
+    w = world()
+    plan, counts = minted(w, [vetoed("/a.html|/b.html"), vetoed("/c.html|/d.html")])
+    assert counts.minted == 2
+    assert len([p for p in plan.view.paths() if digest_of_path(p)]) == 2
+
+
+def test_a_quote_is_looked_up_whitespace_collapsed_in_the_file_it_names() -> None:
+    w = world()
+    found = Finding("edge-typing", "/areas/notes/note-0.html|/areas/notes/note-1.html",
+                    "Review a contradiction", "These two may disagree.",
+                    Quote("/" + NOTE1, "Fact  number 1\n about the\tdeploy window."))
+    plan, counts = minted(w, [found])
+    assert counts == TaskCounts(minted=1)
+    record = plan.view.get(task_path(found))
+    assert record is not None
+    assert ("Evidence, quoted from /areas/notes/note-1.html: "
+            "\u201cFact number 1 about the deploy window.\u201d") in record.body_text
+
+
+def test_an_absent_quote_is_refused_and_costs_no_budget() -> None:
+    w = world()
+    budget = TaskBudget()
+    made_up = Finding("edge-typing", "x", "Review", "Maybe.",
+                      Quote(NOTE0, "The deploy window never closes."))
+    nowhere = Finding("edge-typing", "y", "Review", "Maybe.",
+                      Quote("areas/notes/missing.html", "Fact number 0"))
+    plan, counts = minted(w, [made_up, nowhere], budget=budget)
+    assert counts == TaskCounts(refused_quote=2)
+    assert plan.changes() == ((), {})
+    assert budget.used == 0
+
+
+def test_ten_a_night_across_detectors_and_the_rest_counted() -> None:
+    w = world()
+    budget = TaskBudget()
+    first = [vetoed(f"/a{n}.html|/b{n}.html") for n in range(6)]
+    second = [Finding("entity-resolution", f"service:a{n}|service:b{n}", f"Review alias {n}",
+                      "These names may be one subject.", Measurement("ratio", 0.8))
+              for n in range(6)]
+    plan, counts = minted(w, first, budget=budget)
+    assert counts == TaskCounts(minted=6)
+    done = mint_tasks(plan, second, budget).unwrap()
+    assert done[1] == TaskCounts(minted=4, overflow=2)
+    assert (budget.used, budget.refused) == (10, 2)
+    # Which four: the order of (detector, finding), not the caller's.
+    kept = sorted(r.title for r in done[0].view.records() if "entity-resolution" in r.tags)
+    assert kept == [f"Review alias {n}" for n in range(4)]
+
+
+def test_an_open_task_is_refreshed_even_when_the_budget_is_spent() -> None:
+    w = world()
+    land(w, minted(w, [vetoed()])[0])
+    spent = TaskBudget(limit=0)
+    _, counts = minted(w, [vetoed()], NIGHT2, spent)
+    assert counts == TaskCounts(refreshed=1)
+
+
+def test_a_path_held_by_something_else_is_blocked() -> None:
+    w = world()
+    finding = vetoed()
+    ok(write(w.store, WriteInput(title="Not a task", claim="Something else.",
+                                 path=task_path(finding))))
+    _, counts = minted(w, [finding])
+    assert (counts.blocked, counts.minted, counts.refreshed) == (1, 0, 0)
+    assert "not the task" in counts.warnings[0]
+
+
+def test_a_finding_no_longer_produced_closes_its_task() -> None:
+    w = world()
+    keep, gone = vetoed("/a.html|/b.html"), vetoed("/c.html|/d.html")
+    other = Finding("entity-resolution", "service:x|service:y", "Review alias", "Maybe one.",
+                    Measurement("ratio", 0.8))
+    land(w, minted(w, [keep, gone, other])[0])
+    ok(task_add(w.store, "A person's own task", "Tagged like one.",
+                tags=("detected", "dedup-merge")))
+    plan = Plan.start(head(w), NIGHT2)
+    assert [r.path for r in open_tasks(plan.view, "dedup-merge")] == sorted(
+        [task_path(keep), task_path(gone)])
+    after, counts = close_stale(plan, "dedup-merge", frozenset({keep.finding}), True).unwrap()
+    assert counts == TaskCounts(closed=1)
+    assert after.view.get(task_path(gone)) is None
+    closed = after.view.get(f"archive/2026/{task_path(gone)}")
+    assert closed is not None and closed.task_status == "done"
+    assert after.view.get(task_path(keep)) is not None
+    assert after.view.get(task_path(other)) is not None
+    assert commit_body(counts) == f"1 detected task(s) closed: {NO_LONGER_DETECTED}"
+
+
+def test_a_night_that_did_not_judge_everything_closes_nothing() -> None:
+    w = world()
+    land(w, minted(w, [vetoed()])[0])
+    plan = Plan.start(head(w), NIGHT2)
+    after, counts = close_stale(plan, "dedup-merge", frozenset(), False).unwrap()
+    assert counts == TaskCounts()
+    assert after.changes() == ((), {})
+
+
+def test_a_close_whose_archive_path_is_taken_is_counted_not_failed() -> None:
+    w = world()
+    finding = vetoed()
+    land(w, minted(w, [finding])[0])
+    data = w.blob(w.main(), task_path(finding))
+    w.raw([PathChange(f"archive/2026/{task_path(finding)}", data)])
+    after, counts = close_stale(Plan.start(head(w), NIGHT2), "dedup-merge", frozenset(),
+                                True).unwrap()
+    assert (counts.closed, counts.blocked) == (0, 1)
+    assert after.changes() == ((), {})
+
+
+def test_counts_add_up_across_phases_and_read_as_phase_counts() -> None:
+    total = TaskCounts(minted=2, overflow=1, warnings=("a",)) + TaskCounts(
+        closed=1, blocked=1, warnings=("b",))
+    assert total == TaskCounts(minted=2, overflow=1, closed=1, blocked=1, warnings=("a", "b"))
+    assert total.as_counts() == {"tasks_minted": 2, "tasks_refreshed": 0,
+                                 "tasks_refused_quote": 0, "tasks_overflow": 1,
+                                 "tasks_closed": 1, "tasks_blocked": 1}
+    assert commit_body(total) == ("2 detected task(s) opened, 0 refreshed; "
+                                  f"1 detected task(s) closed: {NO_LONGER_DETECTED}")
+    assert commit_body(TaskCounts()) == ""
