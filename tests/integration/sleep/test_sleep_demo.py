@@ -133,7 +133,8 @@ def test_a_changed_checkout_file_is_kept_through_merge(store: Path) -> None:
     assert integrity.counts["repaired"] and integrity.counts["dropped"], integrity
     assert integrity.counts["pages"], "the demo is published: its pages follow"
     touched = value_of(deps_at(store).git.changed_paths(report.base_sha, report.head_sha))
-    mine = next(p for p in touched if p.startswith("areas/"))
+    held = {e.path for e in value_of(deps_at(store).git.list_tree(report.head_sha))}
+    mine = next(p for p in touched if p.startswith("areas/") and p in held)
     (store / mine).write_text("my own edit\n", encoding="utf-8")
     outcome = value_of(merge_run(deps_at(store), RUN_ID))
     assert outcome.merged, outcome

@@ -15,11 +15,14 @@ from typing import assert_never
 
 from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase
 from memhtml.sleep.phase import PhaseBody
+from memhtml.sleep.phases.confidence_decay import confidence_decay
 from memhtml.sleep.phases.integrity import integrity
 from memhtml.sleep.phases.not_built import not_built
 from memhtml.sleep.phases.preflight import preflight
 from memhtml.sleep.phases.relationship_mining import relationship_mining
 from memhtml.sleep.phases.report import report
+from memhtml.sleep.phases.reprieve import reprieve
+from memhtml.sleep.phases.retention_triage import retention_triage
 from memhtml.sleep.phases.state_export import state_export
 
 
@@ -39,15 +42,15 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "edge-typing":
             return not_built
         case "confidence-decay":
-            return not_built
+            return confidence_decay
         case "arc-synthesis":
             return not_built
         case "retention-triage":
-            return not_built
+            return retention_triage
         case "compress":
             return not_built
         case "reprieve":
-            return not_built
+            return reprieve
         case "trace-consolidation":
             return not_built
         case "task-detection":

@@ -1,0 +1,204 @@
+"""retention-triage on a real store: what the scorer is handed, which band each memory
+lands in, and the evict band archived in one commit (tasks and unreadable files never
+touched, a taken archive path a counted refusal)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from returns.io import IOResult
+from tests.unit.sleep.sleep_support import AUTHOR, RUN_DAY, WRITTEN, World, ok
+
+from memhtml.adapters.clock import ManualClock
+from memhtml.adapters.memory_git import InMemoryGit
+from memhtml.adapters.memory_state import InMemoryState
+from memhtml.contracts.record import Link
+from memhtml.contracts.services import PathChange
+from memhtml.domain.thresholds import DEFAULT_CONFIDENCE
+from memhtml.sleep.phase import MinedEdge, PhaseEnv, PhaseFault, PhaseResult, TaskBudget
+from memhtml.sleep.phases.retention_triage import (
+    age_days,
+    moment,
+    retention_inputs,
+    retention_triage,
+    triage,
+)
+from memhtml.store import Store, StoreDeps, WriteInput, init_store, link, write
+
+STAMP = datetime(2026, 11, 29, 3, 15, 7, tzinfo=UTC)
+HUB = "areas/facts/hub.html"
+STALE = tuple(f"areas/diary/stale-{n}.html" for n in range(3))
+SUPPORTERS = tuple(f"areas/facts/support-{n}.html" for n in range(5))
+TASK = "areas/tasks/old-task.html"
+BROKEN = "areas/facts/broken.html"
+
+
+def blank() -> World:
+    git = InMemoryGit(bare=True)
+    clock = ManualClock(WRITTEN)
+    store = Store(StoreDeps(git=git, clock=clock, author=AUTHOR))
+    ok(init_store(store.deps))
+    return World(git, clock, InMemoryState(), store)
+
+
+def put(w: World, path: str, n: int, **fields: Any) -> None:
+    ok(write(w.store, WriteInput(title=f"Memory {n}", claim=f"Fact number {n} stated.",
+                                 path=path, **fields)))
+
+
+def corpus() -> World:
+    """A hub five memories support and readers use; three stale, doubtful diary
+    entries (one linked from a supporter); an ancient task; an unreadable file."""
+    w = blank()
+    put(w, HUB, 0, importance=10)
+    for n, path in enumerate(STALE, start=1):
+        put(w, path, n, memory_type="episodic", confidence=0.2, importance=1)
+    for n, path in enumerate(SUPPORTERS, start=10):
+        links = [Link("supports", "/" + HUB)]
+        if n == 10:
+            links.append(Link("relates_to", "/" + STALE[0]))
+        put(w, path, n, links=tuple(links))
+    put(w, TASK, 99, memory_type="task", importance=1)
+    w.raw([PathChange(BROKEN, b"<!doctype html><p>not a memory</p>")])
+    w.clock.advance((STAMP - WRITTEN).total_seconds())
+    for _ in range(10):
+        ok(w.state.append_access(HUB, STAMP, "read"))
+    return w
+
+
+def env_for(w: World, mined: tuple[MinedEdge, ...] | None = None) -> PhaseEnv:
+    version = ok(w.store.head())
+    return PhaseEnv(phase="retention-triage", run_id=RUN_DAY, stamp=STAMP, base=w.main(),
+                    base_version=version, version=version, git=w.git, state=w.state,
+                    budget=TaskBudget(), dry_run=False, mined=mined)
+
+
+def run(w: World, mined: tuple[MinedEdge, ...] | None = None) -> PhaseResult:
+    done: IOResult[PhaseResult, PhaseFault] = retention_triage(env_for(w, mined))
+    return ok(done)
+
+
+def test_moments_and_ages_read_the_format_forms() -> None:
+    assert moment("2026-05-01") == datetime(2026, 5, 1, tzinfo=UTC)
+    assert moment("2026-05-01T12:00:00Z") == WRITTEN
+    assert moment("yesterday") is None
+    w = corpus()
+    record = ok(w.store.head()).get(HUB)
+    assert record is not None
+    assert age_days(record, STAMP) == (STAMP - WRITTEN).total_seconds() / 86_400
+    assert age_days(record, WRITTEN) == 0.0
+
+
+def test_the_scorer_is_handed_each_fact_once() -> None:
+    w = corpus()
+    version = ok(w.store.head())
+    accesses = ok(w.state.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))
+    inputs = retention_inputs(version, accesses, None, STAMP)
+    assert sorted(inputs) == sorted([HUB, *STALE, *SUPPORTERS])
+    hub = inputs[HUB]
+    assert (hub.access_count, hub.reinforcement_count, hub.importance) == (10.0, 5.0, 10.0)
+    assert hub.confidence == DEFAULT_CONFIDENCE
+    assert hub.graph_rank == hub.max_graph_rank
+    stale = inputs[STALE[0]]
+    assert (stale.memory_type, stale.confidence, stale.importance) == ("episodic", 0.2, 1.0)
+    assert stale.access_count == 0.0
+    assert inputs[STALE[1]].graph_rank < inputs[STALE[0]].graph_rank
+
+
+def test_contradictions_count_each_counterpart_once_in_either_direction() -> None:
+    w = blank()
+    put(w, "areas/a.html", 1)
+    put(w, "areas/b.html", 2, links=(Link("contradicts", "/areas/a.html"),))
+    put(w, "areas/c.html", 3, links=(Link("contradicts", "/areas/a.html"),))
+    # a answers b back: the same pair written into both files is one contradiction.
+    ok(link(w.store, "areas/a.html", "contradicts", "/areas/b.html"))
+    inputs = retention_inputs(ok(w.store.head()), {}, None, STAMP)
+    assert inputs["areas/a.html"].contradiction_count == 2.0
+    assert inputs["areas/b.html"].contradiction_count == 1.0
+    assert inputs["areas/c.html"].contradiction_count == 1.0
+
+
+def test_mined_edges_join_the_graph_but_never_at_a_task() -> None:
+    w = corpus()
+    version = ok(w.store.head())
+    mined = (MinedEdge(STALE[1], STALE[2], 0.9), MinedEdge(STALE[2], TASK, 0.95))
+    alone = retention_inputs(version, {}, None, STAMP)
+    joined = retention_inputs(version, {}, mined, STAMP)
+    assert TASK not in joined
+    assert joined[STALE[1]].graph_rank > alone[STALE[1]].graph_rank
+    assert joined[STALE[1]].graph_rank == joined[STALE[2]].graph_rank
+
+
+def test_the_bands_of_the_corpus() -> None:
+    w = corpus()
+    version = ok(w.store.head())
+    accesses = ok(w.state.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))
+    judged = triage(retention_inputs(version, accesses, None, STAMP))
+    assert judged.bands[HUB] == "keep"
+    assert judged.evict == STALE
+    assert all(judged.bands[p] == "compress" for p in SUPPORTERS)
+
+
+def test_the_evict_band_is_archived_in_one_commit() -> None:
+    w = corpus()
+    assert BROKEN in {s.path for s in ok(w.store.head()).skipped_files}
+    result = run(w)
+    assert dict(result.counts) == {"scored": 9, "keep": 1, "compress": 5, "evict": 3,
+                                   "archived": 3, "refused": 0}
+    (commit,) = result.commits
+    w.raw(list(commit.changes))
+    after = ok(w.store.head())
+    for path in STALE:
+        assert after.get(path) is None
+        archived = after.get(f"archive/2026/{path}")
+        assert archived is not None and archived.status == "archived"
+    linking = after.get(SUPPORTERS[0])
+    assert linking is not None
+    assert Link("relates_to", f"/archive/2026/{STALE[0]}") in linking.links
+    changed = {c.path for c in commit.changes}
+    assert TASK not in changed and BROKEN not in changed
+    assert after.get(TASK) is not None
+
+
+def test_a_taken_archive_path_is_refused_and_counted() -> None:
+    w = corpus()
+    taken = w.blob(w.main(), STALE[2])
+    w.raw([PathChange(f"archive/2026/{STALE[2]}", taken)])
+    result = run(w)
+    assert (result.counts["evict"], result.counts["archived"], result.counts["refused"]) == (
+        3, 2, 1)
+    assert result.warnings == (f"{STALE[2]} not archived: archive/2026/{STALE[2]} is already "
+                               f"taken by an earlier archive of {STALE[2]} this year",)
+    assert STALE[2] not in {c.path for c in result.commits[0].changes}
+
+
+def test_nothing_to_evict_commits_nothing() -> None:
+    w = blank()
+    put(w, HUB, 0, importance=10)
+    w.clock.advance(60)
+    result = run(w)
+    assert result.commits == ()
+    assert result.counts["scored"] == 1
+
+
+def test_a_second_run_evicts_nothing_more() -> None:
+    w = corpus()
+    w.raw(list(run(w).commits[0].changes))
+    again = run(w)
+    assert again.counts["evict"] == 0 and again.commits == ()
+
+
+def test_a_store_without_links_still_evicts() -> None:
+    # With no edge at all every memory would tie for the top PageRank (its teleport
+    # share), a full graph signal for each, and nothing could ever fall to the evict
+    # band: an isolated memory has no graph standing instead.
+    w = blank()
+    for n, path in enumerate(STALE, start=1):
+        put(w, path, n, memory_type="episodic", confidence=0.2, importance=1)
+    w.clock.advance((STAMP - WRITTEN).total_seconds())
+    version = ok(w.store.head())
+    accesses = ok(w.state.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))
+    inputs = retention_inputs(version, accesses, None, STAMP)
+    assert {raw.graph_rank for raw in inputs.values()} == {0.0}
+    assert triage(inputs).evict == STALE
