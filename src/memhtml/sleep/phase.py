@@ -67,6 +67,12 @@ class TaskBudget:
         self.used += 1
         return True
 
+    def occupy(self) -> None:
+        """Take a place, if one is left, for work that goes ahead either way (a
+        finding whose task is already open is refreshed, and counts as one of the
+        night's)."""
+        self.used = min(self.limit, self.used + 1)
+
 
 @dataclass(frozen=True)
 class PhaseRecord:

@@ -216,13 +216,18 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
     """Each finding as a task file, refreshed when its task is open, in the order of
     (detector, finding) so the budget's ten go to the same findings every run.
 
-    A finding given twice is one finding. A refused quote costs no budget. A store
-    refusal (a path held by a file that is not the finding's task) is counted as
-    blocked with a warning; only the view breaking fails the whole call.
+    Findings whose task is already open go first, and each takes a place in the
+    night's budget (it is refreshed even when none is left): a re-stated finding is
+    one of the night's ten, so a detector over the cap does not open ten more tasks
+    every night while the first ten wait. A finding given twice is one finding. A
+    refused quote costs no budget. A store refusal (a path held by a file that is not
+    the finding's task) is counted as blocked with a warning; only the view breaking
+    fails the whole call.
     """
     unique = {finding_digest(f.detector, f.finding): f for f in reversed(list(findings))}
-    ordered = sorted(unique.values(), key=lambda f: (f.detector, f.finding))
     existing = _live_detected(plan.view)
+    ordered = sorted(unique.values(), key=lambda f: (
+        finding_digest(f.detector, f.finding) not in existing, f.detector, f.finding))
     current = plan
     minted = refreshed = refused_quote = overflow = blocked = 0
     warnings: list[str] = []
@@ -238,6 +243,7 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
                 warnings.append(f"{held.path} is a {held.memory_type} memory, not the task "
                                 f"of {finding.detector}'s finding; left alone")
                 continue
+            budget.occupy()
             match _refresh(current, held):
                 case Success(after):
                     current = after

@@ -218,3 +218,17 @@ def test_counts_add_up_across_phases_and_read_as_phase_counts() -> None:
     assert commit_body(total) == ("2 detected task(s) opened, 0 refreshed; "
                                   f"1 detected task(s) closed: {NO_LONGER_DETECTED}")
     assert commit_body(TaskCounts()) == ""
+
+
+def test_an_open_finding_takes_its_place_in_the_budget_before_new_ones() -> None:
+    # Over the cap, the first night's ten stay the ten: a second night refreshes them
+    # and opens nothing new, rather than ten more every night.
+    w = world()
+    findings = [vetoed(f"/a{n:02d}.html|/b{n:02d}.html") for n in range(12)]
+    plan, counts = minted(w, findings)
+    assert (counts.minted, counts.overflow) == (10, 2)
+    land(w, plan)
+    budget = TaskBudget()
+    _, counts = minted(w, list(reversed(findings)), NIGHT2, budget)
+    assert (counts.refreshed, counts.minted, counts.overflow) == (10, 0, 2)
+    assert budget.used == 10
