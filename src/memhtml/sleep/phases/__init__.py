@@ -16,6 +16,7 @@ from typing import assert_never
 from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase
 from memhtml.sleep.phase import PhaseBody
 from memhtml.sleep.phases.confidence_decay import confidence_decay
+from memhtml.sleep.phases.dedup_merge import dedup_merge
 from memhtml.sleep.phases.integrity import integrity
 from memhtml.sleep.phases.not_built import not_built
 from memhtml.sleep.phases.preflight import preflight
@@ -32,7 +33,7 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "preflight":
             return preflight
         case "dedup-merge":
-            return not_built
+            return dedup_merge
         case "entity-resolution":
             return not_built
         case "person-links":

@@ -1,0 +1,386 @@
+"""Phase 2, dedup-merge (the deterministic floor): fold what the files or a cosine prove
+is one memory written twice, and hand every fold the veto refuses to a person. One commit.
+
+Why it runs before compress and retention-triage: both read the post-merge set, and a
+corpus still holding its duplicates would have them compress a pair this phase then
+archives half of.
+
+**Members** are the active non-task records in corpus order (``neighbours.corpus_order``):
+tasks are never folded (two open tasks with one body are two pieces of work), archived
+files are history, and a file the head could not parse is not a record, so it is never
+read or moved. A member's offset in that order is what makes the older file the keeper.
+
+**Proposals**, from three sources in this order:
+
+- *content-hash twins*: members whose articles hash alike. An article with no text
+  hashes like every other empty one, so for those the title joins the key: two empty
+  articles are one memory only when they are also named alike;
+- *frame-key twins*: members whose claims are the same words up to case, punctuation
+  and spacing. This is what folds exact duplicates in a store with no vectors. A
+  member with no claim has no frame key worth comparing (every claimless file would
+  share it), so it is twinned by hash alone;
+- *mined pairs*, when the run has a vector plane: pairs strictly above
+  ``NEAR_DUPLICATE_THRESHOLD`` from ``scan_neighbours``. A member with no usable
+  vector (an empty article, say) is only ever proposed as a twin.
+
+Twins are grouped over both keys at once (a union of the two relations), and every
+member of a group is proposed against the group's oldest member, so a group of N
+folds its N-1 copies into one keeper in one night and no copy is left to fold into a
+second keeper the night after. Members the veto refuses against the keeper are
+proposed again among themselves (against the oldest of them), so two copies of a
+correction still become one. A twin pair is offered at similarity 1.0: its key is
+proof of identity, not a cosine. A mined pair between two members of one twin group
+is not offered again: the group already decided it.
+
+Every proposal goes through ``merge_candidates`` (orientation: the older keeps) and
+``merge_outcomes`` (self-merge, the divergence veto, the role guard and the per-night
+cap of ``MAX_MERGE_PAIRS``), so no fold skips the one filter every fold must pass.
+
+**A fold** archives the dropped file with ``memhtml-superseded-by`` naming its keeper
+(one bulk ``archive_many_step``, which also rewrites every href to the dropped file),
+then links the keeper ``supersedes`` to the archive path. Nothing is deleted. An
+archive path already taken this year is refused and counted (``refused``), and the
+keeper is then not linked: a link to an archive that holds a different memory would
+say something false.
+
+**A vetoed pair** becomes a detected task of detector ``dedup-merge`` naming the
+predicates that fired (a measurement, not a quote), its canonical finding the sorted
+pair of paths and the sorted predicates, so the next night refreshes the same file
+rather than opening a twin. A pair one of whose files this night folds away is not
+made a task: that file's claim lives on in its keeper, and the task would close itself
+the next night. The night's open tasks of the detector whose finding it no longer
+produces are closed, but only when it judged its whole candidate set: not when the cap
+cut the proposals short, and not on a night without the vector plane in a store that
+has one (an embedder is configured), since the cosine pairs then went unread.
+
+Counts: ``members``, ``with_vector``, ``hash_twins``, ``frame_twins``, ``mined``
+(proposals per source), ``folded``, ``vetoed`` and ``vetoed_<predicate>`` for each of
+``VETO_PREDICATES`` (a pair two predicates refused is in both), ``vetoed_folded`` (vetoed
+pairs not made tasks because one file folded away), ``role_guarded``, ``self_merges``,
+``capped``, ``refused``, ``missing_text``, and the detected tasks' ``tasks_*``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias
+
+from returns.io import IOResult
+from returns.result import Failure, Result, Success
+
+from memhtml.contracts.errors import PathRefused
+from memhtml.contracts.paths import to_document_path
+from memhtml.contracts.record import MemoryRecord
+from memhtml.domain.merge import (
+    VETO_PREDICATES,
+    CorpusMember,
+    MergeOutcomes,
+    MergeText,
+    VetoCache,
+    VetoedProposal,
+    merge_candidates,
+    merge_outcomes,
+)
+from memhtml.domain.thresholds import (
+    DEDUP_COMPONENT_CAP,
+    MAX_MERGE_PAIRS,
+    NEAR_DUPLICATE_THRESHOLD,
+)
+from memhtml.head import HeadVersion, VectorCache
+from memhtml.sleep.neighbours import corpus_order, scan_neighbours
+from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult, TaskBudget
+from memhtml.sleep.tasks import (
+    Finding,
+    Measurement,
+    TaskCounts,
+    close_stale,
+    commit_body,
+    mint_tasks,
+)
+from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.plan import Plan, archive_many_step, link_step
+
+DETECTOR: Final = "dedup-merge"
+"""The detector name the vetoed pairs' tasks carry (a tag, and part of their digest)."""
+MINED_NEIGHBOURS: Final = DEDUP_COMPONENT_CAP
+"""Neighbours above the merge cosine kept per member. More than this many copies of one
+memory above 0.92 is a flood, not a pair: the rest are found once the first fold has
+thinned it, a night later."""
+TWIN_SIMILARITY: Final = 1.0
+"""The similarity a twin pair is offered at: its key proves identity."""
+
+ProposalKind: TypeAlias = Literal["hash", "frame", "cosine"]
+Mined: TypeAlias = tuple[CorpusMember, CorpusMember, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Proposed:
+    """The night's candidate pairs, in the order they are offered, and where each came
+    from (keyed by the unordered pair of paths)."""
+
+    members: tuple[CorpusMember, ...]
+    pairs: tuple[Mined, ...]
+    kinds: Mapping[frozenset[str], ProposalKind]
+    with_vector: int
+
+    def count(self, kind: ProposalKind) -> int:
+        return sum(1 for k in self.kinds.values() if k == kind)
+
+
+def _hash_key(record: MemoryRecord) -> str:
+    if record.body_text.strip():
+        return record.content_hash
+    return f"{record.content_hash}\x00{' '.join(record.title.casefold().split())}"
+
+
+def _frame_key(record: MemoryRecord) -> str | None:
+    return record.frame_key if record.claim.strip() else None
+
+
+def _twin_groups(records: Sequence[MemoryRecord]) -> list[int]:
+    """Each member's group root (the group's smallest offset) over both twin keys."""
+    parent = list(range(len(records)))
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    firsts: dict[tuple[str, str], int] = {}
+    for offset, record in enumerate(records):
+        frame = _frame_key(record)
+        keys = [("hash", _hash_key(record))] + ([("frame", frame)] if frame else [])
+        for key in keys:
+            first = firsts.setdefault(key, offset)
+            a, b = root(first), root(offset)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    return [root(n) for n in range(len(records))]
+
+
+def _stars(group: Sequence[int], refused: Callable[[int, int], bool]
+           ) -> list[tuple[int, int]]:
+    """Every member against the group's oldest; the members the veto will refuse
+    against it, again against the oldest of them, and so on until none is left."""
+    out: list[tuple[int, int]] = []
+    rest = list(group)
+    while len(rest) > 1:
+        keeper, others = rest[0], rest[1:]
+        out += [(keeper, other) for other in others]
+        rest = [other for other in others if refused(keeper, other)]
+    return out
+
+
+def twin_pairs(records: Sequence[MemoryRecord], cache: VetoCache | None = None
+               ) -> tuple[tuple[int, int, ProposalKind], ...]:
+    """(keeper offset, copy offset, kind) for every twin: content-hash pairs first,
+    then frame-key pairs, each by offsets.
+
+    A group's members are proposed against its oldest member. Those the veto will
+    refuse against it (a copy whose body negates the original's, say) are proposed
+    again among themselves, against the oldest of them: two exact copies of a
+    correction are still one memory, even though neither folds into what they
+    correct. A pair joined only through a third member counts as a frame-key twin.
+    """
+    veto = (cache or VetoCache()).veto
+
+    def refused(keeper: int, copy: int) -> bool:
+        a, b = records[keeper], records[copy]
+        return bool(veto(MergeText(a.claim, a.body_text), MergeText(b.claim, b.body_text)))
+
+    groups: dict[int, list[int]] = {}
+    for offset, root in enumerate(_twin_groups(records)):
+        groups.setdefault(root, []).append(offset)
+    by_hash: list[tuple[int, int, ProposalKind]] = []
+    by_frame: list[tuple[int, int, ProposalKind]] = []
+    for group in groups.values():
+        for keeper, copy in _stars(group, refused):
+            if _hash_key(records[copy]) == _hash_key(records[keeper]):
+                by_hash.append((keeper, copy, "hash"))
+            else:
+                by_frame.append((keeper, copy, "frame"))
+    return (*sorted(by_hash), *sorted(by_frame))
+
+
+def propose(version: HeadVersion, vectors: VectorCache | None,
+            cache: VetoCache | None = None) -> Proposed:
+    """The corpus's members and the pairs offered to the merge filter."""
+    records = corpus_order(version)
+    members = tuple(CorpusMember(r.path, n, MergeText(r.claim, r.body_text))
+                    for n, r in enumerate(records))
+    roots = _twin_groups(records)
+    pairs: list[Mined] = []
+    kinds: dict[frozenset[str], ProposalKind] = {}
+    for keeper, copy, kind in twin_pairs(records, cache):
+        pairs.append((members[keeper], members[copy], TWIN_SIMILARITY))
+        kinds[frozenset((members[keeper].path, members[copy].path))] = kind
+    with_vector = 0
+    if vectors is not None:
+        scan = scan_neighbours(records, vectors, floor=NEAR_DUPLICATE_THRESHOLD,
+                               k=MINED_NEIGHBOURS, strict=True)
+        with_vector = scan.with_vector
+        for found in scan.pairs:
+            if roots[found.i] == roots[found.j]:
+                continue
+            a, b = members[found.i], members[found.j]
+            pairs.append((a, b, found.similarity))
+            kinds[frozenset((a.path, b.path))] = "cosine"
+    return Proposed(members, tuple(pairs), kinds, with_vector)
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".html")
+
+
+def _how(kind: ProposalKind, similarity: float | None) -> str:
+    if kind == "hash":
+        return "the same article, by content hash"
+    if kind == "frame":
+        return "the same claim in the same words, by frame key"
+    return f"cosine {similarity:.4f}" if similarity is not None else "cosine"
+
+
+def veto_finding(vetoed: VetoedProposal, kind: ProposalKind) -> Finding:
+    """The detected task of one refused fold: the predicates that fired, measured."""
+    proposal = vetoed.proposal
+    first, second = sorted((proposal.keep_path, proposal.drop_path))
+    predicates = tuple(sorted(vetoed.predicates))
+    named = ", ".join(predicates)
+    return Finding(
+        detector=DETECTOR,
+        finding=f"{first} | {second} | {'+'.join(predicates)}",
+        title=f"Review a refused merge: {_name(first)} and {_name(second)}",
+        statement=(f"{to_document_path(proposal.keep_path)} and "
+                   f"{to_document_path(proposal.drop_path)} were proposed as one memory "
+                   f"({_how(kind, proposal.similarity)}), and the merge veto refused the fold "
+                   f"({named}): decide whether one corrects the other or both stand."),
+        evidence=Measurement("predicate", named),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Applied:
+    plan: Plan
+    folded: int
+    refused: tuple[tuple[str, str], ...]
+    tasks: TaskCounts
+    vetoed_folded: int
+    warnings: tuple[str, ...]
+
+
+def _is_refusal(error: StoreError) -> bool:
+    return isinstance(error, (Refused, PathRefused))
+
+
+def _fold(plan: Plan, outcomes: MergeOutcomes
+          ) -> Result[tuple[Plan, tuple[str, ...], tuple[tuple[str, str], ...],
+                            tuple[str, ...]], StoreError]:
+    """Archive each dropped file superseded by its keeper, then link each keeper whose
+    copy was archived to the archive path. (plan, archived paths, refused, warnings)."""
+    keepers = {d.drop_path: d.keep_path for d in outcomes.committed}
+    if not keepers:
+        return Success((plan, (), (), ()))
+    match archive_many_step(plan, [d.drop_path for d in outcomes.committed],
+                            {drop: to_document_path(keep) for drop, keep in keepers.items()}):
+        case Success(done):
+            current = done.plan
+        case Failure(error):
+            return Failure(error)
+    warnings = [f"{path} not folded into {keepers[path]}: {why}" for path, why in done.refused]
+    for moved, to in done.archived:
+        match link_step(current, keepers[moved], "supersedes", to_document_path(to)):
+            case Success(stepped):
+                current = stepped.plan
+            case Failure(error) if _is_refusal(error):
+                warnings.append(f"{keepers[moved]} folded {moved} but its supersedes link "
+                                f"to {to} was not written: {describe(error)}")
+            case Failure(error):
+                return Failure(error)
+    return Success((current, tuple(moved for moved, _ in done.archived), done.refused,
+                    tuple(warnings)))
+
+
+def apply_outcomes(plan: Plan, proposed: Proposed, outcomes: MergeOutcomes,
+                   budget: TaskBudget, judged_all: bool) -> Result[_Applied, StoreError]:
+    """The folds, then the vetoed pairs as tasks, then the sweep of stale ones."""
+    match _fold(plan, outcomes):
+        case Success((folded_plan, archived, refused, warnings)):
+            pass
+        case Failure(error):
+            return Failure(error)
+    gone = frozenset(archived)
+    findings: list[Finding] = []
+    vetoed_folded = 0
+    for vetoed in outcomes.vetoed:
+        p = vetoed.proposal
+        if p.keep_path in gone or p.drop_path in gone:
+            vetoed_folded += 1
+            continue
+        kind = proposed.kinds.get(frozenset((p.keep_path, p.drop_path)), "cosine")
+        findings.append(veto_finding(vetoed, kind))
+    produced = frozenset(f.finding for f in findings)
+    minted = mint_tasks(folded_plan, findings, budget)
+    swept = minted.bind(lambda got: close_stale(got[0], DETECTOR, produced, judged_all).map(
+        lambda closed: (closed[0], got[1] + closed[1])))
+    return swept.map(lambda done: _Applied(
+        done[0], len(archived), refused, done[1], vetoed_folded,
+        (*warnings, *done[1].warnings)))
+
+
+def _counts(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applied
+            ) -> dict[str, int]:
+    fired = {name: sum(1 for v in outcomes.vetoed if name in v.predicates)
+             for name in VETO_PREDICATES}
+    return {
+        "members": len(proposed.members), "with_vector": proposed.with_vector,
+        "hash_twins": proposed.count("hash"), "frame_twins": proposed.count("frame"),
+        "mined": proposed.count("cosine"), "folded": applied.folded,
+        "vetoed": len(outcomes.vetoed),
+        **{f"vetoed_{name}": n for name, n in fired.items()},
+        "vetoed_folded": applied.vetoed_folded,
+        "role_guarded": len(outcomes.role_guarded), "self_merges": outcomes.self_merges,
+        "capped": outcomes.capped, "refused": len(applied.refused),
+        "missing_text": len(outcomes.missing_text),
+        **applied.tasks.as_counts(),
+    }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _result(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applied) -> PhaseResult:
+    counts = _counts(proposed, outcomes, applied)
+    changes, _ = applied.plan.changes()
+    if not changes:
+        return PhaseResult(counts=counts, warnings=applied.warnings)
+    subject = (f"{_plural(applied.folded, 'duplicate')} folded, "
+               f"{_plural(len(outcomes.vetoed), 'fold')} vetoed")
+    parts = [f"proposed {len(proposed.pairs)}: {counts['hash_twins']} content-hash twin(s), "
+             f"{counts['frame_twins']} frame-key twin(s), {counts['mined']} mined above "
+             f"{NEAR_DUPLICATE_THRESHOLD}"]
+    tasks = commit_body(applied.tasks)
+    if tasks:
+        parts.append(tasks)
+    return PhaseResult(counts=counts, warnings=applied.warnings,
+                       commits=(PhaseCommit(subject, changes, "; ".join(parts)),))
+
+
+def judged_everything(env: PhaseEnv, outcomes: MergeOutcomes) -> bool:
+    """Whether tonight read the detector's whole candidate set: the cap cut nothing,
+    and the cosine pairs were read, or the store has no vector plane to read them in."""
+    return outcomes.capped == 0 and (env.vectors is not None or env.embedder_name == "none")
+
+
+def dedup_merge(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
+    cache = VetoCache()
+    proposed = propose(env.version, env.vectors, cache)
+    outcomes = merge_outcomes(merge_candidates((), proposed.pairs), MAX_MERGE_PAIRS, cache)
+    applied = apply_outcomes(Plan.start(env.version, env.now), proposed, outcomes,
+                             env.budget, judged_everything(env, outcomes))
+    done: Result[PhaseResult, PhaseFault] = applied.map(
+        lambda got: _result(proposed, outcomes, got)).alt(
+        lambda error: PhaseFault(describe(error)))
+    return IOResult.from_result(done)
