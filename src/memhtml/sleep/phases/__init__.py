@@ -17,8 +17,10 @@ from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase
 from memhtml.sleep.phase import PhaseBody
 from memhtml.sleep.phases.confidence_decay import confidence_decay
 from memhtml.sleep.phases.dedup_merge import dedup_merge
+from memhtml.sleep.phases.entity_resolution import entity_resolution
 from memhtml.sleep.phases.integrity import integrity
 from memhtml.sleep.phases.not_built import not_built
+from memhtml.sleep.phases.person_links import person_links
 from memhtml.sleep.phases.preflight import preflight
 from memhtml.sleep.phases.relationship_mining import relationship_mining
 from memhtml.sleep.phases.report import report
@@ -35,9 +37,9 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "dedup-merge":
             return dedup_merge
         case "entity-resolution":
-            return not_built
+            return entity_resolution
         case "person-links":
-            return not_built
+            return person_links
         case "relationship-mining":
             return relationship_mining
         case "edge-typing":
