@@ -7,6 +7,12 @@ would, with the first attempt's stamp, so the branch a resume finishes is the br
 the uninterrupted run would have made. Preflight, which commits nothing, always runs
 again: its checks are about now.
 
+The phases are stepped from the base: a done phase moves the version on to its last
+commit, so a phase that committed nothing in the first attempt (relationship-mining
+always; any phase with nothing to change) runs again at the version it saw then, not
+at a tip later phases built, and the run's ten detected tasks keep the places done
+phases took. The phases after the last done one build on the branch tip.
+
 A phase of several commits that stopped between two of them is dropped whole (the
 branch is moved back to where it started) and runs again, so no half-landed phase is
 ever built upon. A run with no commit yet carries no stamp, and takes a fresh one.
@@ -51,12 +57,12 @@ def resume_sleep(deps: SleepDeps, run_id: str) -> IOResult[RunReport, SleepError
     def go(history: RunHistory) -> IOResult[RunReport, SleepError]:
         stamp = history.stamp or run_stamp(deps.clock.now())
         done = history.done()
-        return versions_at(deps, history.base, history.tip).bind(lambda found: execute(
+        return versions_at(deps, history.base).bind(lambda found: execute(
             RunContext(deps=deps, run_id=history.run_id, branch=history.branch, stamp=stamp,
                        base=history.base, base_version=found[0], dry_run=False,
                        selected=None, done=done,
                        done_commits={p: history.commits_of(p) for p in done},
-                       budget=TaskBudget(), resumed=True), found[1]))
+                       budget=TaskBudget(), resumed=True, resume_tip=history.tip), found[0]))
 
     return (read_history(deps.git, deps.main_ref, run_id)
             .bind(lambda history: _not_merged(deps, history))

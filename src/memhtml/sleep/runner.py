@@ -143,6 +143,8 @@ class RunContext:
     done_commits: Mapping[SleepPhase, tuple[str, ...]]
     budget: TaskBudget
     resumed: bool = False
+    resume_tip: str | None = None
+    """The branch tip a resume found: where the phases after the last done one build."""
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,10 @@ def free_run_id(deps: SleepDeps, day: str, base: str, *, create: bool
 
 
 def _taken(error: SleepError) -> bool:
-    return isinstance(error, GitFailure) and "exists" in error.reason
+    """Another process holds the name: its branch exists, or git's lock on the ref is
+    held because that process is creating it at this moment."""
+    return isinstance(error, GitFailure) and ("exists" in error.reason
+                                              or ".lock" in error.reason)
 
 
 # -- the phases ------------------------------------------------------------------------
@@ -311,9 +316,12 @@ def _step(ctx: RunContext, progress: _Progress, position: int
 
     if phase in ctx.done:
         last = ctx.done[phase]
-        return recorded(PhaseRecord(phase, "skipped", last.counts,
-                                    ctx.done_commits.get(phase, (last.sha,)), last.warnings,
-                                    "done by an earlier attempt of this run"))
+        shas = ctx.done_commits.get(phase, (last.sha,))
+        _occupy(ctx.budget, last.counts)
+        skipped = PhaseRecord(phase, "skipped", last.counts, shas, last.warnings,
+                              "done by an earlier attempt of this run")
+        target = shas[-1] if _done_later(ctx, position) else (ctx.resume_tip or shas[-1])
+        return _advanced(ctx, progress, target).bind(lambda moved: recorded(skipped, moved))
     if not _selected(ctx, phase):
         return recorded(PhaseRecord(phase, "not-selected", reason="not asked for"))
     blocker = _blocker(progress.records, phase)
@@ -322,6 +330,8 @@ def _step(ctx: RunContext, progress: _Progress, position: int
                                     reason=f"{blocker.phase} {_did(blocker.status)}"))
     env = _env(ctx, progress, phase)
     attempted = _isolated(body_for(phase), env)
+    if _done_later(ctx, position):
+        attempted = attempted.map(_changes_dropped)
     landed: IOResult[_Landing, PhaseFault] = attempted.bind(
         lambda result: _land_phase(ctx, progress, phase, result))
 
@@ -347,6 +357,42 @@ def _step(ctx: RunContext, progress: _Progress, position: int
         _kept_fault)
     return outcome.bind(lambda value: failed(value) if isinstance(value, PhaseFault)
                         else succeeded(value))
+
+
+def _done_later(ctx: RunContext, position: int) -> bool:
+    """Whether a phase after ``position`` is already done (a resume): the phase at
+    ``position`` then committed nothing in the first attempt, and runs again at the
+    version it saw then, not at the branch tip later phases built."""
+    return any(p in ctx.done for p in SLEEP_PHASES[position + 1:])
+
+
+def _advanced(ctx: RunContext, progress: _Progress, target: str
+              ) -> IOResult[_Progress, SleepError]:
+    if target == progress.tip:
+        return IOSuccess(progress)
+    moved: IOResult[HeadVersion, SleepError] = advance_head(ctx.deps.git, progress.version,
+                                                            target)
+    return moved.map(lambda version: replace(progress, tip=target, version=version))
+
+
+def _occupy(budget: TaskBudget, counts: Counts) -> None:
+    """A done phase's detected tasks keep their places in the resumed night's ten."""
+    for key in ("tasks_minted", "tasks_refreshed"):
+        value = counts.get(key)
+        for _ in range(value if isinstance(value, int) else 0):
+            budget.occupy()
+
+
+def _changes_dropped(result: PhaseResult) -> PhaseResult:
+    """A phase re-run behind later done phases must not commit: they are built on the
+    tree it saw. It committed nothing in the first attempt; if a clone-local reading
+    changed since (a read logged in between), what it would now change waits for the
+    next run."""
+    if not result.commits and not result.marks:
+        return result
+    return replace(result, commits=(), marks=(), warnings=(
+        *result.warnings, "re-run on resume behind later phases: its changes wait for the "
+                          "next run"))
 
 
 def _widen_landing(landing: _Landing) -> _Landing | PhaseFault:

@@ -220,3 +220,48 @@ def test_a_merge_killed_before_its_marks_applies_them_on_the_next_merge(
     assert third.marks_applied == 3 and ok(w.state.unconsolidated(["s-1", "s-9"])) == ()
 
 
+
+
+def test_a_phase_that_committed_nothing_runs_again_at_the_version_it_first_saw(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # dedup-merge changes nothing; a later phase adds a file; the run stops at report.
+    # On resume dedup-merge must see the tree it saw the first time, not the later
+    # phase's tip, or its counts (and the report page) would differ from the
+    # uninterrupted run's.
+    w = world()
+    real = body_for
+
+    def seen(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
+        return IOSuccess(PhaseResult(counts={"at": env.version.sha},
+                                     warnings=() if env.budget.used == 3 else ("budget",)))
+
+    def adds(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
+        return IOSuccess(PhaseResult(commits=(
+            PhaseCommit("add", (PathChange("notes/later.txt", b"later\n"),)),)))
+
+    def mints(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
+        for _ in range(3):
+            env.budget.take()
+        return IOSuccess(PhaseResult(counts={"tasks_minted": 3}, commits=(
+            PhaseCommit("tasks", (PathChange("notes/tasks.txt", b"3\n"),)),)))
+
+    def bodies(failing: bool) -> Any:
+        chosen = {"preflight": real("preflight"), "dedup-merge": mints,
+                  "entity-resolution": seen, "confidence-decay": adds}
+
+        def pick(phase: Any) -> Any:
+            if failing and phase == "report":
+                return lambda env: (_ for _ in ()).throw(RuntimeError("disk full"))
+            return chosen.get(phase, real(phase))
+        return pick
+
+    monkeypatch.setattr(runner, "body_for", bodies(failing=True))
+    first = ok(run_sleep(w.deps()))
+    before = next(r for r in first.phases if r.phase == "entity-resolution")
+    assert before.status == "done" and not before.warnings
+    monkeypatch.setattr(runner, "body_for", bodies(failing=False))
+    again = ok(resume_sleep(w.deps(), RUN_DAY))
+    after = next(r for r in again.phases if r.phase == "entity-resolution")
+    assert after.status == "done"
+    assert after.counts == before.counts, "the version it saw the first time"
+    assert not after.warnings, "and the budget the done phase before it had used"
