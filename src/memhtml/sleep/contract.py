@@ -167,7 +167,10 @@ def ledger_path(run_id: str) -> str:
 
 def stamp_text(at: datetime) -> str:
     """The run stamp as the format writes instants: ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = at.astimezone(UTC)
+    # Not strftime's %Y, which writes year 999 as "999" where the format wants 0999.
+    return (f"{at.year:04d}-{at.month:02d}-{at.day:02d}T{at.hour:02d}:{at.minute:02d}:"
+            f"{at.second:02d}Z")
 
 
 def parse_stamp(text: str) -> datetime | None:

@@ -20,15 +20,21 @@ What makes the queue usable rather than noise:
   person's queue. A measurement (a similarity ratio, the predicate that fired, a
   detection count) says it is one, because no sentence in the corpus states it.
 - **Ten a night across detectors**, through the run's ``TaskBudget``; what the cap
-  turns away is counted as overflow. Refreshing an open task costs nothing from the
-  budget: it adds no work to anyone's queue.
+  turns away is counted as overflow. An open task's finding takes its place first
+  and is refreshed even past the cap, so the first ten stay the ten.
 - **Author separation.** ``memhtml-author: agent:sleep`` and the tags ``detected``
   plus the detector's name tell the machine's queue from a person's by metadata.
 - **Self-cleaning.** ``close_stale`` marks done (and so archives, as ``memhtml task
   status done`` does) each open task of a detector whose finding it no longer
   produces, with ``no longer detected`` in the commit body, but only on a night that
   judged the detector's whole candidate set: a throttled night cannot tell "gone"
-  from "never asked".
+  from "never asked". The closed task carries the tag ``no-longer-detected``, and
+  that tag is how a later night tells the sweep's close from a person's.
+- **A person's close stands.** A detected task a person marked done (so archived)
+  is not opened again while its finding stands (counted as ``dismissed``). A task the
+  sweep closed is opened again when its finding comes back; if the sweep then closes
+  it a second time the same year, whose archive path its first close took, it is
+  marked done where it stands, and opened again from there.
 """
 
 from __future__ import annotations
@@ -45,17 +51,20 @@ from memhtml.contracts.errors import PathRefused
 from memhtml.contracts.ops import Put
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.format import set_meta
+from memhtml.format import add_meta, remove_meta, set_meta
 from memhtml.head import IndexedView
 from memhtml.sleep.phase import TaskBudget
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
-from memhtml.store.layout import TASKS, slug_of
+from memhtml.store.layout import TASKS, original_of_archived, slug_of
 from memhtml.store.plan import Plan, task_status_step, write_step
 
 SLEEP_AUTHOR: Final = "agent:sleep"
 DETECTED_TAG: Final = "detected"
 NO_LONGER_DETECTED: Final = "no longer detected"
+SWEPT_TAG: Final = "no-longer-detected"
+"""Set on a detected task the sweep closes; a closed task without it was closed by a
+person, whose decision stands."""
 """The commit-body line of a task the sweep closed."""
 DIGEST_HEX: Final = 12
 """Hex digits of the finding's digest in the file name: 48 bits, so a store would need
@@ -114,6 +123,8 @@ class TaskCounts:
     overflow: int = 0
     closed: int = 0
     blocked: int = 0
+    dismissed: int = 0
+    """Findings whose task a person closed: not opened again."""
     warnings: tuple[str, ...] = ()
 
     def __add__(self, other: TaskCounts) -> TaskCounts:
@@ -174,6 +185,19 @@ def _live_detected(view: IndexedView) -> dict[str, MemoryRecord]:
     return out
 
 
+def _archived_detected(view: IndexedView) -> dict[str, MemoryRecord]:
+    """Digest -> the newest archived copy of a detected task (``archive/<YYYY>/...``,
+    the latest year)."""
+    out: dict[str, MemoryRecord] = {}
+    for path in sorted(view.indexes.records.keys(), reverse=True):
+        original = original_of_archived(path)
+        digest = None if original is None else digest_of_path(original)
+        record = view.get(path)
+        if digest is not None and record is not None and digest not in out:
+            out[digest] = record
+    return out
+
+
 def _evidence_text(evidence: Evidence) -> str:
     match evidence:
         case Quote(path=path, sentence=sentence):
@@ -207,7 +231,12 @@ def _store_refusal(error: StoreError) -> bool:
 
 
 def _refresh(plan: Plan, record: MemoryRecord) -> Result[Plan, StoreError]:
-    html = set_meta(record.html, "memhtml-updated", plan.now)
+    html = record.html
+    if SWEPT_TAG in record.tags and record.task_status == "done":
+        # The sweep closed it where it stood; its finding is back: open it again.
+        html = set_meta(remove_meta(html, "memhtml-tag", SWEPT_TAG),
+                        "memhtml-task-status", "todo")
+    html = set_meta(html, "memhtml-updated", plan.now)
     return Success(plan) if html == record.html else plan.apply(Put(record.path, html))
 
 
@@ -226,10 +255,11 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
     """
     unique = {finding_digest(f.detector, f.finding): f for f in reversed(list(findings))}
     existing = _live_detected(plan.view)
+    archived = _archived_detected(plan.view)
     ordered = sorted(unique.values(), key=lambda f: (
         finding_digest(f.detector, f.finding) not in existing, f.detector, f.finding))
     current = plan
-    minted = refreshed = refused_quote = overflow = blocked = 0
+    minted = refreshed = refused_quote = overflow = blocked = dismissed = 0
     warnings: list[str] = []
     for finding in ordered:
         evidence = finding.evidence
@@ -251,6 +281,10 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
                 case Failure(error):
                     return Failure(error)
             continue
+        closed = archived.get(finding_digest(finding.detector, finding.finding))
+        if closed is not None and SWEPT_TAG not in closed.tags:
+            dismissed += 1
+            continue
         if not budget.take():
             overflow += 1
             continue
@@ -264,15 +298,17 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
             case Failure(error):
                 return Failure(error)
     return Success((current, TaskCounts(minted, refreshed, refused_quote, overflow, 0, blocked,
-                                        tuple(warnings))))
+                                        dismissed, tuple(warnings))))
 
 
 def open_tasks(view: IndexedView, detector: str) -> tuple[MemoryRecord, ...]:
-    """The live detected tasks of ``detector``, in path order."""
+    """The live detected tasks of ``detector`` not already closed by the sweep, in
+    path order."""
     return tuple(
         record for _, record in sorted(_live_detected(view).items(), key=lambda kv: kv[1].path)
         if record.memory_type == "task" and DETECTED_TAG in record.tags
         and detector in record.tags and record.author == SLEEP_AUTHOR
+        and not (record.task_status == "done" and SWEPT_TAG in record.tags)
     )
 
 
@@ -292,9 +328,9 @@ def close_stale(plan: Plan, detector: str, produced: frozenset[str], judged_all:
     for record in open_tasks(plan.view, detector):
         if digest_of_path(record.path) in live:
             continue
-        match task_status_step(current, record.path, "done", NO_LONGER_DETECTED):
-            case Success(stepped):
-                current = stepped.plan
+        match _swept(current, record):
+            case Success(after):
+                current = after
                 closed += 1
             case Failure(error) if _store_refusal(error):
                 blocked += 1
@@ -303,6 +339,27 @@ def close_stale(plan: Plan, detector: str, produced: frozenset[str], judged_all:
                 return Failure(error)
     return Success((current, TaskCounts(closed=closed, blocked=blocked,
                                         warnings=tuple(warnings))))
+
+
+def _swept(plan: Plan, record: MemoryRecord) -> Result[Plan, StoreError]:
+    """``record`` closed by the sweep: tagged, marked done and archived; marked done
+    where it stands when its archive path is taken (the sweep closed it once already
+    this year, and the finding came back)."""
+    tagged = add_meta(record.html, "memhtml-tag", SWEPT_TAG)
+
+    def closed(marked: Plan) -> Result[Plan, StoreError]:
+        archived = task_status_step(marked, record.path, "done", NO_LONGER_DETECTED)
+        if isinstance(archived, Success):
+            return archived.map(lambda stepped: stepped.plan)
+        held = marked.view.get(record.path)
+        if held is None:
+            return archived.map(lambda stepped: stepped.plan)
+        html = set_meta(set_meta(held.html, "memhtml-task-status", "done"),
+                        "memhtml-updated", marked.now)
+        return marked.apply(Put(record.path, html)).lash(lambda _: archived.map(
+            lambda stepped: stepped.plan))
+
+    return plan.apply(Put(record.path, tagged)).bind(closed)
 
 
 def commit_body(counts: TaskCounts) -> str:

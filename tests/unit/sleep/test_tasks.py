@@ -12,6 +12,7 @@ from memhtml.head import HeadVersion
 from memhtml.sleep.phase import TaskBudget
 from memhtml.sleep.tasks import (
     NO_LONGER_DETECTED,
+    SWEPT_TAG,
     Finding,
     Measurement,
     Quote,
@@ -196,7 +197,7 @@ def test_a_night_that_did_not_judge_everything_closes_nothing() -> None:
     assert after.changes() == ((), {})
 
 
-def test_a_close_whose_archive_path_is_taken_is_counted_not_failed() -> None:
+def test_a_close_whose_archive_path_is_taken_is_made_where_the_task_stands() -> None:
     w = world()
     finding = vetoed()
     land(w, minted(w, [finding])[0])
@@ -204,8 +205,10 @@ def test_a_close_whose_archive_path_is_taken_is_counted_not_failed() -> None:
     w.raw([PathChange(f"archive/2026/{task_path(finding)}", data)])
     after, counts = close_stale(Plan.start(head(w), NIGHT2), "dedup-merge", frozenset(),
                                 True).unwrap()
-    assert (counts.closed, counts.blocked) == (0, 1)
-    assert after.changes() == ((), {})
+    # Closed where it stands: marked done and tagged as the sweep's close.
+    assert (counts.closed, counts.blocked) == (1, 0)
+    held = after.view.get(task_path(finding))
+    assert held is not None and held.task_status == "done" and SWEPT_TAG in held.tags
 
 
 def test_counts_add_up_across_phases_and_read_as_phase_counts() -> None:
@@ -214,7 +217,8 @@ def test_counts_add_up_across_phases_and_read_as_phase_counts() -> None:
     assert total == TaskCounts(minted=2, overflow=1, closed=1, blocked=1, warnings=("a", "b"))
     assert total.as_counts() == {"tasks_minted": 2, "tasks_refreshed": 0,
                                  "tasks_refused_quote": 0, "tasks_overflow": 1,
-                                 "tasks_closed": 1, "tasks_blocked": 1}
+                                 "tasks_closed": 1, "tasks_blocked": 1,
+                                 "tasks_dismissed": 0}
     assert commit_body(total) == ("2 detected task(s) opened, 0 refreshed; "
                                   f"1 detected task(s) closed: {NO_LONGER_DETECTED}")
     assert commit_body(TaskCounts()) == ""

@@ -130,7 +130,8 @@ def newly_supported(
             if old is not None
             else frozenset()
         )
-        out |= now - then
+        # A memory cannot reinforce itself: its own supports link is not evidence.
+        out |= now - then - {path}
     return frozenset(out)
 
 

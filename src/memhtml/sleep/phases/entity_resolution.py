@@ -91,19 +91,23 @@ def entity_counts(records: Iterable[MemoryRecord]) -> Mapping[str, Mapping[str, 
 
 
 def person_alias_groups(records: Iterable[MemoryRecord]) -> tuple[AliasGroup, ...]:
-    """One group per person file under ``resources/people/``: its ``person:`` names
+    """One group per person file under ``resources/people/``: its ``person:`` name
     plus its ``memhtml-alias`` values, as spelled (``resolve_names`` normalizes).
 
-    A file there naming no person says nothing about whom its aliases belong to, so
-    it declares no group."""
+    Only ``memhtml-alias`` asserts identity. A file there naming no person (or only a
+    name that normalizes to nothing) says nothing about whom its aliases belong to,
+    and a file naming several people (a roster, a team page) lists people, not one
+    person's names: neither declares a group. A file with no alias has nothing to
+    declare."""
     groups: set[AliasGroup] = set()
     for record in records:
-        if not record.path.startswith(PEOPLE):
+        if not record.path.startswith(PEOPLE) or not record.aliases:
             continue
-        names = [split[1] for entity in record.entities
-                 if (split := split_entity(entity)) is not None and split[0] == PERSON_TYPE]
-        if names:
-            groups.add(frozenset((*names, *record.aliases)))
+        names = {normalize_entity_name(split[1]): split[1] for entity in record.entities
+                 if (split := split_entity(entity)) is not None and split[0] == PERSON_TYPE}
+        names.pop("", None)
+        if len(names) == 1:
+            groups.add(frozenset((*names.values(), *record.aliases)))
     return tuple(sorted(groups, key=sorted))
 
 
@@ -146,8 +150,11 @@ def rewrites(records: Iterable[MemoryRecord], resolved: Sequence[TypeResolution]
             if split is None or split[0] not in by_type:
                 continue
             survivor = by_type[split[0]].survivor(split[1])
-            if survivor is not None and survivor != split[1]:
-                edits.append((entity, f"{split[0]}:{survivor}"))
+            respelled = f"{split[0]}:{survivor}"
+            # A value the format would refuse once respelled (an odd type spelling)
+            # is left as written; the file's other values are still rewritten.
+            if survivor is not None and survivor != split[1] and is_entity(respelled):
+                edits.append((entity, respelled))
         if edits:
             out[record.path] = tuple(edits)
     return MappingProxyType(out)

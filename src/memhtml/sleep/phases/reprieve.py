@@ -34,6 +34,7 @@ from typing import Final
 from returns.io import IOResult
 from returns.result import Failure, Result, Success
 
+from memhtml.contracts.errors import InvalidMemory, OverlayRefused, PathRefused
 from memhtml.contracts.ops import Put
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import AccessCount
@@ -49,7 +50,7 @@ from memhtml.format import set_meta
 from memhtml.head import HeadVersion
 from memhtml.sleep.contract import stamp_text
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
-from memhtml.store.errors import StoreError, describe
+from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.plan import Plan, archive_many_step
 
 LOG_START: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -84,7 +85,10 @@ def extended(valid_until: str) -> str | None:
         return None
     at, form = parsed
     later = reprieved_until(at)
-    return later.strftime(_DATE) if form == _DATE else stamp_text(later)
+    if form == _DATE:
+        # Not strftime's %Y, which writes year 999 as "999".
+        return f"{later.year:04d}-{later.month:02d}-{later.day:02d}"
+    return stamp_text(later)
 
 
 def reprieve_input(record: MemoryRecord, read: AccessCount | None, stamp: datetime
@@ -106,6 +110,10 @@ def expired_records(version: HeadVersion, now: str) -> tuple[MemoryRecord, ...]:
         if not r.archived and r.status == "active" and r.memory_type != "task"
         and r.valid_until is not None and is_expired(r.valid_until, now)
     )
+
+
+_PER_FILE = (InvalidMemory, OverlayRefused, PathRefused, Refused)
+"""Refusals about one file's edit, which leave that file and decide the rest."""
 
 
 def _reprieved(record: MemoryRecord, until: str, now: str) -> str:
@@ -138,6 +146,10 @@ def decide(version: HeadVersion, accesses: Mapping[str, AccessCount], stamp: dat
             case Success(after):
                 plan = after
                 reprieved += 1
+            case Failure(error) if isinstance(error, _PER_FILE):
+                # One file the store will not take (the checker refuses the edit) is
+                # left as it was and said; the other expired memories are still decided.
+                unreadable.append(f"{record.path}: not reprieved: {describe(error)}")
             case Failure(error):
                 return Failure(error)
 
