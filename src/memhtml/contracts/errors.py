@@ -81,10 +81,31 @@ class EmbedFailure:
 
 @dataclass(frozen=True, slots=True)
 class ModelUnavailable:
-    """A language model that failed, timed out, or answered out of schema."""
+    """A language model that could not be asked: the transport failed, it timed out,
+    the credentials were refused, or retries ran out."""
 
     model_id: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelMalformed:
+    """A model that answered, but not with what was asked: unparseable JSON, an answer
+    off the schema, no tool call, a refusal, a truncated or oversized answer. The batch
+    that asked is skipped; nothing of the answer is used."""
+
+    model_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetExhausted:
+    """The run's model-call budget is spent: the call was not made."""
+
+    reason: str
+
+
+ModelError: TypeAlias = ModelUnavailable | ModelMalformed | BudgetExhausted
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from returns.io import IOResult
 
-from memhtml.contracts.errors import EmbedFailure, GitError, ModelUnavailable, StateError
+from memhtml.contracts.errors import EmbedFailure, GitError, ModelError, StateError
 
 Vector = npt.NDArray[np.float32]
 
@@ -210,15 +210,30 @@ class QueryEmbedder(DocumentEmbedder, Protocol):
     def embed_query(self, text: str) -> IOResult[Vector, EmbedFailure]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One question to a language model: answer ``prompt`` under ``system`` with one JSON
+    object matching ``schema``, through the tool (or response format) ``tool_name``, in
+    at most ``max_output_tokens``. A phase keeps ``system``, ``schema`` and ``tool_name``
+    identical across its batches so they form a cacheable prefix; only ``prompt``
+    changes."""
+
+    system: str
+    prompt: str
+    schema: Mapping[str, object]
+    tool_name: str
+    max_output_tokens: int
+
+
 class LanguageModel(Protocol):
     """A model asked for one JSON object matching a schema."""
 
     @property
     def model_id(self) -> str: ...
 
-    def complete_json(
-        self, system: str, prompt: str, schema: Mapping[str, object]
-    ) -> IOResult[Mapping[str, object], ModelUnavailable]: ...
+    def complete_json(self, request: ModelRequest) -> IOResult[Mapping[str, object], ModelError]:
+        """The answer, checked against ``request.schema`` (never coerced), or why not."""
+        ...
 
 
 class Clock(Protocol):
