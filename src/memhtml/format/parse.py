@@ -118,7 +118,11 @@ def _extract_article(article: HtmlElement, canon: str) -> ArticleExtractions:
 
 def _facets_of(dl: HtmlElement) -> list[FacetValue]:
     """Each group of ``<dt>`` names paired with every ``<dd>`` that follows the group,
-    in document order: ``<dt>a<dt>b<dd>x`` states ``a=x`` and ``b=x``."""
+    in document order: ``<dt>a<dt>b<dd>x`` states ``a=x`` and ``b=x``.
+
+    One facet name carries meaning beyond search: ``day`` (``DAY_FACET``) on an
+    ``episodic`` memory marks it a dated episode, the record of one day, which the
+    sleep run's compress summarizes instead of absorbing (``head.is_dated_episode``)."""
     out: list[FacetValue] = []
     names: list[str] = []
     after_value = False
