@@ -89,13 +89,25 @@ class World:
         return {e.path: e.blob_id for e in ok(self.git.list_tree(commit))}
 
 
-def world(*, memories: int = 3) -> World:
-    """A store of ``memories`` linked notes on main; the clock then set to the run."""
+def blank_world() -> World:
+    """An initialized store with no memory, its clock at ``WRITTEN``."""
     git = InMemoryGit(bare=True)
     clock = ManualClock(WRITTEN)
     store = Store(StoreDeps(git=git, clock=clock, author=AUTHOR))
     ok(init_store(store.deps))
-    built = World(git, clock, InMemoryState(), store)
+    return World(git, clock, InMemoryState(), store)
+
+
+def put_memory(w: World, path: str, n: int, **fields: Any) -> None:
+    """Memory ``n`` at ``path`` through the write door, ``fields`` as ``WriteInput``'s."""
+    ok(write(w.store, WriteInput(title=f"Memory {n}", claim=f"Fact number {n} stated.",
+                                 path=path, **fields)))
+
+
+def world(*, memories: int = 3) -> World:
+    """A store of ``memories`` linked notes on main; the clock then set to the run."""
+    built = blank_world()
+    clock = built.clock
     previous: str | None = None
     for n in range(memories):
         links = (Link("relates_to", "/" + previous),) if previous else ()

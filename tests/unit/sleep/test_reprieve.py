@@ -5,13 +5,16 @@ still valid are left alone."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from tests.unit.sleep.sleep_support import AUTHOR, RUN_DAY, WRITTEN, World, ok
+from tests.unit.sleep.sleep_support import (
+    RUN_DAY,
+    WRITTEN,
+    World,
+    blank_world,
+    ok,
+    put_memory,
+)
 
-from memhtml.adapters.clock import ManualClock
-from memhtml.adapters.memory_git import InMemoryGit
-from memhtml.adapters.memory_state import InMemoryState
 from memhtml.contracts.services import AccessCount, PathChange
 from memhtml.format import set_meta
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget
@@ -22,7 +25,6 @@ from memhtml.sleep.phases.reprieve import (
     reprieve,
     reprieve_input,
 )
-from memhtml.store import Store, StoreDeps, WriteInput, init_store, write
 
 STAMP = datetime(2026, 11, 29, 3, 15, 7, tzinfo=UTC)
 NOW = "2026-11-29T03:15:07Z"
@@ -34,29 +36,18 @@ LATER = "areas/facts/later.html"
 TASK = "areas/tasks/lapsed.html"
 
 
-def blank() -> World:
-    git = InMemoryGit(bare=True)
-    clock = ManualClock(WRITTEN)
-    store = Store(StoreDeps(git=git, clock=clock, author=AUTHOR))
-    ok(init_store(store.deps))
-    return World(git, clock, InMemoryState(), store)
-
-
-def put(w: World, path: str, n: int, **fields: Any) -> None:
-    ok(write(w.store, WriteInput(title=f"Memory {n}", claim=f"Fact number {n} stated.",
-                                 path=path, **fields)))
 
 
 def corpus() -> World:
     """Lapsed: one important and read an hour ago, one nobody reads, one as wanted but
     out of reprieves. Not lapsed: a date bound of today, a later one. A lapsed task."""
-    w = blank()
-    put(w, WANTED, 1, importance=10, valid_until="2026-11-20")
-    put(w, IDLE, 2, valid_until="2026-11-28T00:00:00Z")
-    put(w, SPENT, 3, importance=10, valid_until="2026-11-01")
-    put(w, TODAY, 4, valid_until="2026-11-29")
-    put(w, LATER, 5, valid_until="2027-01-01")
-    put(w, TASK, 6, memory_type="task", importance=10, valid_until="2026-11-01")
+    w = blank_world()
+    put_memory(w, WANTED, 1, importance=10, valid_until="2026-11-20")
+    put_memory(w, IDLE, 2, valid_until="2026-11-28T00:00:00Z")
+    put_memory(w, SPENT, 3, importance=10, valid_until="2026-11-01")
+    put_memory(w, TODAY, 4, valid_until="2026-11-29")
+    put_memory(w, LATER, 5, valid_until="2027-01-01")
+    put_memory(w, TASK, 6, memory_type="task", importance=10, valid_until="2026-11-01")
     spent = (w.blob(w.main(), SPENT) or b"").decode()
     w.raw([PathChange(SPENT, set_meta(spent, "memhtml-reprieves", "3").encode())])
     w.clock.advance((STAMP - WRITTEN).total_seconds())
@@ -140,8 +131,8 @@ def test_a_taken_archive_path_is_refused_and_counted() -> None:
 
 
 def test_nothing_lapsed_commits_nothing() -> None:
-    w = blank()
-    put(w, LATER, 5, valid_until="2027-01-01")
+    w = blank_world()
+    put_memory(w, LATER, 5, valid_until="2027-01-01")
     w.clock.advance(60)
     result = run(w)
     assert result.commits == ()

@@ -5,14 +5,17 @@ touched, a taken archive path a counted refusal)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from returns.io import IOResult
-from tests.unit.sleep.sleep_support import AUTHOR, RUN_DAY, WRITTEN, World, ok
+from tests.unit.sleep.sleep_support import (
+    RUN_DAY,
+    WRITTEN,
+    World,
+    blank_world,
+    ok,
+    put_memory,
+)
 
-from memhtml.adapters.clock import ManualClock
-from memhtml.adapters.memory_git import InMemoryGit
-from memhtml.adapters.memory_state import InMemoryState
 from memhtml.contracts.record import Link
 from memhtml.contracts.services import PathChange
 from memhtml.domain.thresholds import DEFAULT_CONFIDENCE
@@ -24,7 +27,7 @@ from memhtml.sleep.phases.retention_triage import (
     retention_triage,
     triage,
 )
-from memhtml.store import Store, StoreDeps, WriteInput, init_store, link, write
+from memhtml.store import link
 
 STAMP = datetime(2026, 11, 29, 3, 15, 7, tzinfo=UTC)
 HUB = "areas/facts/hub.html"
@@ -34,32 +37,21 @@ TASK = "areas/tasks/old-task.html"
 BROKEN = "areas/facts/broken.html"
 
 
-def blank() -> World:
-    git = InMemoryGit(bare=True)
-    clock = ManualClock(WRITTEN)
-    store = Store(StoreDeps(git=git, clock=clock, author=AUTHOR))
-    ok(init_store(store.deps))
-    return World(git, clock, InMemoryState(), store)
-
-
-def put(w: World, path: str, n: int, **fields: Any) -> None:
-    ok(write(w.store, WriteInput(title=f"Memory {n}", claim=f"Fact number {n} stated.",
-                                 path=path, **fields)))
 
 
 def corpus() -> World:
     """A hub five memories support and readers use; three stale, doubtful diary
     entries (one linked from a supporter); an ancient task; an unreadable file."""
-    w = blank()
-    put(w, HUB, 0, importance=10)
+    w = blank_world()
+    put_memory(w, HUB, 0, importance=10)
     for n, path in enumerate(STALE, start=1):
-        put(w, path, n, memory_type="episodic", confidence=0.2, importance=1)
+        put_memory(w, path, n, memory_type="episodic", confidence=0.2, importance=1)
     for n, path in enumerate(SUPPORTERS, start=10):
         links = [Link("supports", "/" + HUB)]
         if n == 10:
             links.append(Link("relates_to", "/" + STALE[0]))
-        put(w, path, n, links=tuple(links))
-    put(w, TASK, 99, memory_type="task", importance=1)
+        put_memory(w, path, n, links=tuple(links))
+    put_memory(w, TASK, 99, memory_type="task", importance=1)
     w.raw([PathChange(BROKEN, b"<!doctype html><p>not a memory</p>")])
     w.clock.advance((STAMP - WRITTEN).total_seconds())
     for _ in range(10):
@@ -107,10 +99,10 @@ def test_the_scorer_is_handed_each_fact_once() -> None:
 
 
 def test_contradictions_count_each_counterpart_once_in_either_direction() -> None:
-    w = blank()
-    put(w, "areas/a.html", 1)
-    put(w, "areas/b.html", 2, links=(Link("contradicts", "/areas/a.html"),))
-    put(w, "areas/c.html", 3, links=(Link("contradicts", "/areas/a.html"),))
+    w = blank_world()
+    put_memory(w, "areas/a.html", 1)
+    put_memory(w, "areas/b.html", 2, links=(Link("contradicts", "/areas/a.html"),))
+    put_memory(w, "areas/c.html", 3, links=(Link("contradicts", "/areas/a.html"),))
     # a answers b back: the same pair written into both files is one contradiction.
     ok(link(w.store, "areas/a.html", "contradicts", "/areas/b.html"))
     inputs = retention_inputs(ok(w.store.head()), {}, None, STAMP)
@@ -174,8 +166,8 @@ def test_a_taken_archive_path_is_refused_and_counted() -> None:
 
 
 def test_nothing_to_evict_commits_nothing() -> None:
-    w = blank()
-    put(w, HUB, 0, importance=10)
+    w = blank_world()
+    put_memory(w, HUB, 0, importance=10)
     w.clock.advance(60)
     result = run(w)
     assert result.commits == ()
@@ -193,9 +185,9 @@ def test_a_store_without_links_still_evicts() -> None:
     # With no edge at all every memory would tie for the top PageRank (its teleport
     # share), a full graph signal for each, and nothing could ever fall to the evict
     # band: an isolated memory has no graph standing instead.
-    w = blank()
+    w = blank_world()
     for n, path in enumerate(STALE, start=1):
-        put(w, path, n, memory_type="episodic", confidence=0.2, importance=1)
+        put_memory(w, path, n, memory_type="episodic", confidence=0.2, importance=1)
     w.clock.advance((STAMP - WRITTEN).total_seconds())
     version = ok(w.store.head())
     accesses = ok(w.state.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))
