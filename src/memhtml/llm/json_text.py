@@ -1,0 +1,51 @@
+"""JSON text in and out: one canonical encoding, one strict parse.
+
+The canonical encoding (sorted keys, no spaces, UTF-8 as is) makes a request's bytes a
+function of its content alone, so two runs over the same corpus send identical bytes
+and a provider's prompt cache sees one prefix. The strict parse refuses what Python's
+``json`` module quietly accepts but JSON does not: ``NaN`` and ``Infinity``, and an
+object that repeats a key (the module would keep the last value, so one of two
+conflicting answers would be dropped without a word).
+"""
+
+from __future__ import annotations
+
+import json
+
+from returns.result import Failure, Result, Success
+
+
+def encode_json(value: object) -> Result[bytes, str]:
+    """The canonical UTF-8 bytes of ``value``, or why it is not JSON (a NaN, a key that
+    is not a string, an object of no JSON kind, nesting too deep to encode)."""
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return Failure(f"not encodable as JSON: {exc}")
+    return Success(text.encode("utf-8"))
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def parse_json(data: str | bytes) -> Result[object, str]:
+    """The value of one JSON text, or why it is not one. Total: it never raises, even on
+    nesting deeper than the parser can follow."""
+    try:
+        return Success(json.loads(data, parse_constant=_refuse_constant,
+                                  object_pairs_hook=_unique_keys))
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers a decode error, a bad encoding (UnicodeDecodeError) and an
+        # integer past the interpreter's digit limit.
+        return Failure(f"not valid JSON: {exc}")
