@@ -9,6 +9,7 @@ ever sees the Protocols.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Never
 
 from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
@@ -46,6 +48,7 @@ STATE_DB = "state.db"
 """The sleep run's state (corroboration counters, consolidation watermarks, the access
 log) in ``<git-dir>/memhtml/``: data no commit can give back, never a tracked file."""
 EMBEDDERS = ("none", "hashing", "local", "openai")
+LANGUAGE_MODELS = ("none", "openai", "anthropic")
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,12 @@ class Services:
     worktree: Path | None
     """The checkout to keep up to date after each commit; None for a bare repository."""
     language_model: LanguageModel | None = None
-    """Slot for the curation run's model; no model is configured yet."""
+    """The curation run's model (``llm`` and its keys); None with ``llm = "none"`` or
+    when the settings cannot build one (then ``language_model_error`` says why)."""
+    language_model_error: SettingsError | None = None
+    """Why the configured model cannot be built (a missing ``llm_model`` or ``llm_url``,
+    a bad timeout or extra body). Kept apart so a store whose model settings are wrong
+    still reads and writes; a run that would ask the model refuses with it."""
     state: StatePlane | None = None
     """This clone's sleep state; None keeps none (and the read doors log no access).
     The database opens on its first call, so a command that never asks costs nothing."""
@@ -174,6 +182,76 @@ def pick_embedder(settings: Settings, vectors: VectorFiles, name: str | None = N
     return Failure(SettingsError(f"unknown embedder {chosen!r} ({', '.join(EMBEDDERS)})"))
 
 
+def pick_language_model(settings: Settings, clock: Clock,
+                        env: Mapping[str, str] | None = None
+                        ) -> Result[LanguageModel | None, SettingsError]:
+    """The model the ``llm*`` settings name; None for ``llm = "none"``; or what is
+    missing or wrong, every problem named at once. No model id or address is built
+    in. ``env`` replaces ``os.environ`` as where the key is read, at each call."""
+    chosen = settings.llm
+    if chosen == "none":
+        return Success(None)
+    if chosen not in LANGUAGE_MODELS:
+        return Failure(SettingsError(
+            f"unknown llm {chosen!r} ({', '.join(LANGUAGE_MODELS)})"))
+    from memhtml.adapters.llm import HttpLanguageModel, url_problem
+    from memhtml.llm import OPENAI_TOKEN_FIELDS
+
+    missing = [key for key, value in (("llm_url", settings.llm_url),
+                                      ("llm_model", settings.llm_model)) if not value]
+    problems: list[str] = []
+    if missing:
+        them = "it" if len(missing) == 1 else "them"
+        variables = " or ".join(f"MEMHTML_{key.upper()}" for key in missing)
+        problems.append(f"llm = {chosen} needs {' and '.join(missing)}: set {them} in "
+                        f"{USER_CONFIG_HINT} or {variables} (a store's own config cannot "
+                        f"name {them})")
+    if settings.llm_url and (bad_url := url_problem(settings.llm_url)) is not None:
+        problems.append(bad_url)
+    timeout = _positive_seconds(settings.llm_timeout)
+    if timeout is None:
+        problems.append(f"llm_timeout must be a positive number of seconds, not "
+                        f"{settings.llm_timeout!r}")
+    extra = _json_object(settings.llm_extra_body)
+    if isinstance(extra, str):
+        problems.append(extra)
+    token_field = settings.llm_token_field
+    if token_field not in OPENAI_TOKEN_FIELDS:
+        problems.append(f"llm_token_field must be {' or '.join(OPENAI_TOKEN_FIELDS)}, not "
+                        f"{token_field!r}")
+    if problems or timeout is None or isinstance(extra, str) \
+            or not settings.llm_url or not settings.llm_model:
+        return Failure(SettingsError("; ".join(problems)))
+    return Success(HttpLanguageModel(
+        "anthropic" if chosen == "anthropic" else "openai", settings.llm_url,
+        settings.llm_model, settings.llm_key_env or None, timeout, extra, clock,
+        token_field="max_tokens" if token_field == "max_tokens" else "max_completion_tokens",
+        environ=env))
+
+
+def _positive_seconds(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def _json_object(text: str | None) -> dict[str, object] | str:
+    """``llm_extra_body`` as a mapping, or why it is not a JSON object."""
+    from memhtml.llm import parse_json
+
+    if text is None or not text.strip():
+        return {}
+    parsed = parse_json(text)
+    if not is_successful(parsed):
+        return f"llm_extra_body is {parsed.failure()}"
+    value = parsed.unwrap()
+    if not isinstance(value, dict):
+        return f"llm_extra_body must be a JSON object, not {type(value).__name__}"
+    return value
+
+
 def open_services(settings: Settings, *, clock: Clock | None = None,
                   embedder: str | None = None) -> IOResult[Services, SettingsError]:
     """The services for the store ``settings`` names: a checkout (``.git`` inside) or
@@ -189,13 +267,17 @@ def open_services(settings: Settings, *, clock: Clock | None = None,
     def wire(git: PygitService) -> Services:
         state_dir = Path(git.path) / STATE_DIR
         vectors = VectorFiles(state_dir / VECTORS_DIR)
+        chosen_clock = clock or SystemClock()
+        model = pick_language_model(settings, chosen_clock)
         return Services(
-            settings=settings, git=git, clock=clock or SystemClock(),
+            settings=settings, git=git, clock=chosen_clock,
             author=Signature(settings.author_name, settings.author_email),
             vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
             embedder_name=embedder or settings.embedder, detect=detect_lang,
             state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None,
-            state=SqliteStatePlane(state_dir / STATE_DB))
+            state=SqliteStatePlane(state_dir / STATE_DB),
+            language_model=model.unwrap() if is_successful(model) else None,
+            language_model_error=None if is_successful(model) else model.failure())
 
     opened: IOResult[PygitService, SettingsError] = PygitService.open(
         root / ".git" if is_checkout else root).alt(

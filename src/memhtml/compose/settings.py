@@ -6,9 +6,9 @@ pull, and whatever it carries is untrusted input:
 - **store settings** (``branch``, ``embedder``, ``embed_model``) describe the corpus
   and may travel with it, committed in ``<store>/.memhtml/config.toml``;
 - **local settings** (``embed_url``, ``embed_key_env``, ``author_name``,
-  ``author_email``) send data off this machine, name a secret or say who the user
-  is. They come only from flags, ``MEMHTML_*`` variables or the user's own
-  ``$XDG_CONFIG_HOME/memhtml/config.toml`` (``~/.config/memhtml/config.toml``): a
+  ``author_email``, and the ``llm*`` keys) send data off this machine, name a secret
+  or say who the user is. They come only from flags, ``MEMHTML_*`` variables or the
+  user's own ``$XDG_CONFIG_HOME/memhtml/config.toml`` (``~/.config/memhtml/config.toml``): a
   clone that named an endpoint and a key variable would otherwise receive every
   memory, and the key, the first time its reader ran ``memhtml embed``.
 
@@ -81,6 +81,29 @@ class Settings:
     vector_coverage_floor: str = field(default="0.95", metadata=_STORE)
     """Store setting: below this share of memories holding a vector, a sleep run's
     preflight warns (below 0.5 it refuses). A number in [0.5, 1]."""
+    llm: str = field(default="none", metadata=_LOCAL)
+    """Local setting: the language model a sleep run's model phases ask: ``none``,
+    ``openai`` (chat completions, also what local servers speak) or ``anthropic`` (the
+    Messages API). Local because choosing a model sends memories to it."""
+    llm_url: str | None = field(default=None, metadata=_LOCAL)
+    """Local setting: the model endpoint's API base (``https://api.anthropic.com/v1``,
+    ``http://127.0.0.1:8080/v1``). No address is built in: every memory a phase batches
+    goes there."""
+    llm_model: str | None = field(default=None, metadata=_LOCAL)
+    """Local setting: the model id sent with each request. None is built in, because
+    which model answers is the user's choice and cost."""
+    llm_key_env: str = field(default="MEMHTML_LLM_API_KEY", metadata=_LOCAL)
+    """Local setting: the name of the variable holding the model endpoint's key, read
+    at each call (local for the reason ``embed_key_env`` is)."""
+    llm_timeout: str = field(default="120", metadata=_LOCAL)
+    """Local setting: seconds one model request may take, a positive number."""
+    llm_extra_body: str | None = field(default=None, metadata=_LOCAL)
+    """Local setting: a JSON object whose fields every request body also carries (a
+    provider's thinking or routing switches, which are per model and not built in)."""
+    llm_token_field: str = field(default="max_completion_tokens", metadata=_LOCAL)
+    """Local setting: the field an ``openai`` body caps the output with,
+    ``max_completion_tokens`` (OpenAI's current name) or ``max_tokens`` (what some
+    local servers know instead; they ignore the other and leave the answer uncapped)."""
 
 
 def _keys(kind: Kind) -> frozenset[str]:

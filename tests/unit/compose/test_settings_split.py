@@ -30,6 +30,13 @@ LOCAL_VALUES = {
     "embed_key_env": "AWS_SECRET_ACCESS_KEY",
     "author_name": "Mallory",
     "author_email": "mallory@example.org",
+    "llm": "openai",
+    "llm_url": "http://attacker.example/v1",
+    "llm_model": "attacker-model",
+    "llm_key_env": "AWS_SECRET_ACCESS_KEY",
+    "llm_timeout": "5",
+    "llm_extra_body": "{}",
+    "llm_token_field": "max_tokens",
 }
 
 
@@ -77,7 +84,9 @@ def test_the_kinds_cover_every_setting_once() -> None:
     from dataclasses import fields
 
     assert sorted(STORE_KEYS) == ["branch", "embed_model", "embedder", "vector_coverage_floor"]
-    assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "embed_key_env", "embed_url"]
+    assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "embed_key_env", "embed_url",
+                                  "llm", "llm_extra_body", "llm_key_env", "llm_model",
+                                  "llm_timeout", "llm_token_field", "llm_url"]
     assert not STORE_KEYS & LOCAL_KEYS
     assert sorted(STORE_KEYS | LOCAL_KEYS) == sorted(
         f.name for f in fields(Settings) if f.name != "store")

@@ -1,0 +1,472 @@
+"""HttpLanguageModel against a real HTTP server on loopback, in both dialects.
+
+Waits between attempts go through a ManualClock, so the back-off runs instantly and
+the waits asked for are read back exactly; the jitter is seeded. The key lives in an
+explicit environment mapping, so the process environment is never read or changed.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from itertools import count
+
+import pytest
+from returns.io import IOResult
+from returns.pipeline import is_successful
+from returns.result import Success
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.adapters.clock import ManualClock
+from memhtml.adapters.llm import (
+    ANTHROPIC_VERSION,
+    BACKOFF_BASE_SECONDS,
+    MAX_RESPONSE_BYTES,
+    RETRY_AFTER_CAP_SECONDS,
+    HttpLanguageModel,
+)
+from memhtml.contracts.errors import ModelError, ModelMalformed, ModelUnavailable
+from memhtml.contracts.services import LanguageModel, ModelRequest
+from memhtml.llm import Dialect, request_bytes
+from tests.integration.llm.loopback import (
+    GOOD_ANSWER,
+    HUGE_DECLARED,
+    RETRY_AFTER_LONG,
+    RETRY_AFTER_SECONDS,
+    RIGHT_KEY,
+    TOOL,
+    Seen,
+    http_date,
+    serving,
+)
+
+KEY_ENV = "MEMHTML_TEST_LLM_KEY"
+LEAKY_KEY = "sk-LEAKCHECK-7f3a9c-do-not-print"
+"""A key no server accepts, recognizable in any text it might leak into."""
+START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+MODEL_ID = "loopback-model"
+DIALECTS: tuple[Dialect, ...] = ("anthropic", "openai")
+ENDPOINT = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions"}
+
+SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["same", "different"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["verdict", "confidence"],
+    "additionalProperties": False,
+}
+REQUEST = ModelRequest(system="You compare two notes and say whether they agree.",
+                       prompt="m1: the deploy runs at nine\nm2: deploys start at 9am",
+                       schema=SCHEMA, tool_name=TOOL, max_output_tokens=256)
+EXTRA_BODY: dict[str, object] = {"metadata": {"user_id": "loopback"}}
+
+_tokens = count()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, Seen]]:
+    with serving() as running:
+        yield running
+
+
+def token() -> str:
+    """A fresh path token: this test's attempts are counted apart from the others'."""
+    return f"t{next(_tokens)}"
+
+
+def model(base: str, mode: str, tok: str, dialect: Dialect, clock: ManualClock, *,
+          env: Mapping[str, str] | None = None, **options: object) -> HttpLanguageModel:
+    settings: dict[str, object] = {"retries": 3, "seed": 7}
+    settings.update(options)
+    timeout = settings.pop("timeout", 5.0)
+    extra = settings.pop("extra_body", {})
+    assert isinstance(timeout, float) and isinstance(extra, dict)
+    return HttpLanguageModel(
+        dialect, f"{base}/{mode}/{tok}/v1", MODEL_ID, KEY_ENV, timeout, extra, clock,
+        environ={KEY_ENV: RIGHT_KEY} if env is None else env,
+        **settings)  # type: ignore[arg-type]
+
+
+def answer(result: IOResult[Mapping[str, object], ModelError]) -> Mapping[str, object]:
+    assert is_successful(result), result
+    return unsafe_perform_io(result.unwrap())
+
+
+def failure(result: IOResult[Mapping[str, object], ModelError]) -> ModelError:
+    assert not is_successful(result), "expected a failure"
+    return unsafe_perform_io(result.failure())
+
+
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+# ------------------------------------------------------------------------- valid answers
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_valid_answer_is_the_checked_object(server: tuple[str, Seen],
+                                              dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    client: LanguageModel = model(base, "good", tok, dialect, time)
+    assert client.model_id == MODEL_ID
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    assert seen.attempts("good", tok) == 1
+    assert time.sleeps == ()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_server_receives_exactly_the_bytes_the_pure_room_built(
+        server: tuple[str, Seen], dialect: Dialect) -> None:
+    base, seen = server
+    tok = token()
+    client = model(base, "good", tok, dialect, clock(), extra_body=EXTRA_BODY)
+    answer(client.complete_json(REQUEST))
+    answer(client.complete_json(REQUEST))
+    built = request_bytes(dialect, REQUEST, MODEL_ID, EXTRA_BODY)
+    assert isinstance(built, Success)
+    assert seen.bodies("good", tok) == [built.unwrap(), built.unwrap()]
+    received = seen.last("good", tok)
+    assert received.path == f"/good/{tok}{ENDPOINT[dialect]}"
+    headers = received.headers
+    assert headers["content-type"] == "application/json"
+    if dialect == "anthropic":
+        assert headers["x-api-key"] == RIGHT_KEY
+        assert headers["anthropic-version"] == ANTHROPIC_VERSION
+        assert "authorization" not in headers
+    else:
+        assert headers["authorization"] == f"Bearer {RIGHT_KEY}"
+        assert "x-api-key" not in headers
+
+
+def test_a_url_that_names_the_endpoint_is_not_extended(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok = token()
+    client = HttpLanguageModel("openai", f"{base}/good/{tok}/v1/chat/completions/", MODEL_ID,
+                               None, 5.0, {}, clock(), environ={})
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    received = seen.last("good", tok)
+    assert received.path == f"/good/{tok}/v1/chat/completions"
+    assert "authorization" not in received.headers
+
+
+def test_the_key_is_read_at_call_time(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok = token()
+    env: dict[str, str] = {}
+    client = model(base, "auth", tok, "openai", clock(), env=env)
+    assert isinstance(failure(client.complete_json(REQUEST)), ModelUnavailable)
+    env[KEY_ENV] = RIGHT_KEY
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    assert seen.last("auth", tok).headers["authorization"] == f"Bearer {RIGHT_KEY}"
+
+
+# ------------------------------------------------------------------------- bad answers
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("mode", ["offschema", "notool", "truncated", "cutjson", "refusal"])
+def test_an_answer_out_of_contract_is_malformed_and_not_retried(
+        server: tuple[str, Seen], dialect: Dialect, mode: str) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    got = failure(model(base, mode, tok, dialect, time).complete_json(REQUEST))
+    assert isinstance(got, ModelMalformed), got
+    assert got.model_id == MODEL_ID
+    assert got.reason
+    assert seen.attempts(mode, tok) == 1
+    assert time.sleeps == ()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_an_off_schema_answer_names_the_violation(server: tuple[str, Seen],
+                                                  dialect: Dialect) -> None:
+    base, _ = server
+    got = failure(model(base, "offschema", token(), dialect, clock()).complete_json(REQUEST))
+    assert isinstance(got, ModelMalformed)
+    assert "verdict" in got.reason and "confidence" in got.reason
+
+
+def test_an_oversized_answer_is_refused_unread(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok = token()
+    got = failure(model(base, "huge", tok, "openai", clock()).complete_json(REQUEST))
+    assert isinstance(got, ModelMalformed)
+    assert "oversized" in got.reason
+    assert HUGE_DECLARED > MAX_RESPONSE_BYTES
+    assert seen.attempts("huge", tok) == 1
+
+
+# ------------------------------------------------------------------------- retries
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_429_then_success_waits_what_retry_after_asks(server: tuple[str, Seen],
+                                                      dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    assert answer(model(base, "ratelimit", tok, dialect, time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert seen.attempts("ratelimit", tok) == 2
+    assert time.sleeps == (float(RETRY_AFTER_SECONDS),)
+
+
+def test_retry_after_as_an_http_date_is_read_against_the_clock(
+        server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    seen.retry_date = http_date(START + timedelta(seconds=5))
+    assert answer(model(base, "retrydate", tok, "anthropic", time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert time.sleeps == (5.0,)
+
+
+def test_a_long_retry_after_is_capped(server: tuple[str, Seen]) -> None:
+    base, _ = server
+    time = clock()
+    assert answer(model(base, "retrylong", token(), "openai", time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert RETRY_AFTER_LONG > RETRY_AFTER_CAP_SECONDS
+    assert time.sleeps == (RETRY_AFTER_CAP_SECONDS,)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_500s_until_the_retries_run_out(server: tuple[str, Seen], dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    got = failure(model(base, "fail", tok, dialect, time, retries=3).complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "HTTP 500" in got.reason
+    assert "gave up after 4 attempts" in got.reason
+    assert seen.attempts("fail", tok) == 4
+    # Exponential steps with equal jitter: each wait lies in [step / 2, step].
+    assert len(time.sleeps) == 3
+    for attempt, waited in enumerate(time.sleeps):
+        step = BACKOFF_BASE_SECONDS * 2 ** attempt
+        assert step / 2 <= waited <= step
+
+
+def test_the_jitter_is_seeded(server: tuple[str, Seen]) -> None:
+    base, _ = server
+    waits = []
+    for seed in (7, 7, 8):
+        time = clock()
+        failure(model(base, "fail", token(), "openai", time, seed=seed).complete_json(REQUEST))
+        waits.append(time.sleeps)
+    assert waits[0] == waits[1]
+    assert waits[0] != waits[2]
+
+
+def test_no_retries_means_one_attempt(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    got = failure(model(base, "fail", tok, "openai", time, retries=0).complete_json(REQUEST))
+    assert "gave up after 1 attempt" in got.reason
+    assert seen.attempts("fail", tok) == 1
+    assert time.sleeps == ()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_reset_connection_is_retried(server: tuple[str, Seen], dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    assert answer(model(base, "reset", tok, dialect, time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert seen.attempts("reset", tok) == 2
+    assert len(time.sleeps) == 1
+
+
+def test_a_body_cut_short_is_retried(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    assert answer(model(base, "cutconn", tok, "openai", time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert seen.attempts("cutconn", tok) == 2
+    assert len(time.sleeps) == 1
+
+
+def test_a_timeout_is_retried_then_unavailable(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    got = failure(model(base, "slow", tok, "openai", time, timeout=0.3, retries=1
+                        ).complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "timed out after 0.3s" in got.reason
+    assert seen.attempts("slow", tok) == 2
+    assert len(time.sleeps) == 1
+
+
+# ------------------------------------------------------------------------- refusals at once
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_401_names_the_variable_and_never_the_key(server: tuple[str, Seen],
+                                                  dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    client = model(base, "auth", tok, dialect, time, env={KEY_ENV: LEAKY_KEY})
+    got = failure(client.complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "HTTP 401" in got.reason
+    assert f"${KEY_ENV}" in got.reason
+    assert seen.attempts("auth", tok) == 1
+    assert time.sleeps == ()
+    # The server echoed the key into its body; none of it reaches any text of ours.
+    for text in (got.reason, repr(got), str(got), repr(client), str(client)):
+        assert LEAKY_KEY not in text
+        assert "LEAKCHECK" not in text
+
+
+def test_401_with_the_variable_unset_says_so(server: tuple[str, Seen]) -> None:
+    base, _ = server
+    got = failure(model(base, "auth", token(), "anthropic", clock(), env={}
+                        ).complete_json(REQUEST))
+    assert f"${KEY_ENV}" in got.reason
+    assert "not set" in got.reason
+
+
+def test_a_key_no_header_can_carry_is_refused_unsent(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok = token()
+    for bad in (f"{LEAKY_KEY}\nX-Injected: 1", f"{LEAKY_KEY}\u00e9"):
+        client = model(base, "good", tok, "anthropic", clock(), env={KEY_ENV: bad})
+        got = failure(client.complete_json(REQUEST))
+        assert isinstance(got, ModelUnavailable)
+        assert f"${KEY_ENV}" in got.reason and "LEAKCHECK" not in got.reason
+    assert seen.attempts("good", tok) == 0
+
+
+def test_whitespace_around_the_key_is_not_sent(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok = token()
+    client = model(base, "auth", tok, "anthropic", clock(), env={KEY_ENV: f" {RIGHT_KEY}\n"})
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    assert seen.last("auth", tok).headers["x-api-key"] == RIGHT_KEY
+
+
+def test_a_key_echoed_in_a_retried_error_is_redacted(server: tuple[str, Seen]) -> None:
+    base, _ = server
+    got = failure(model(base, "echo500", token(), "openai", clock(), retries=1,
+                        env={KEY_ENV: LEAKY_KEY}).complete_json(REQUEST))
+    assert "HTTP 500" in got.reason
+    assert "[redacted]" in got.reason
+    assert LEAKY_KEY not in got.reason and LEAKY_KEY not in repr(got)
+
+
+def test_another_4xx_is_unavailable_at_once(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    got = failure(model(base, "badrequest", tok, "openai", time).complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "HTTP 400" in got.reason and "no such model" in got.reason
+    assert seen.attempts("badrequest", tok) == 1
+    assert time.sleeps == ()
+
+
+def test_a_redirect_is_not_followed(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok = token()
+    got = failure(model(base, "redirect", tok, "anthropic", clock()).complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "HTTP 307" in got.reason
+    assert seen.attempts("redirect", tok) == 1
+    assert seen.attempts("good", tok) == 0
+
+
+def test_an_unreachable_server_is_unavailable_without_retrying() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    time = clock()
+    client = HttpLanguageModel("openai", f"http://127.0.0.1:{port}/v1", MODEL_ID, None, 2.0,
+                               {}, time, environ={})
+    got = failure(client.complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "cannot reach" in got.reason
+    assert time.sleeps == ()
+
+
+def test_the_openai_output_cap_field_can_be_renamed(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok = token()
+    client = model(base, "good", tok, "openai", clock(), token_field="max_tokens")
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    built = request_bytes("openai", REQUEST, MODEL_ID, {}, "max_tokens")
+    assert seen.bodies("good", tok) == [built.unwrap()]
+    assert b'"max_tokens":256' in built.unwrap()
+
+
+def test_a_request_the_pure_room_refuses_is_never_sent(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok = token()
+    off_subset = ModelRequest(system="s", prompt="p", schema={
+        "type": "object", "properties": {"x": {"type": "string", "pattern": "^a"}},
+        "required": ["x"]}, tool_name=TOOL, max_output_tokens=16)
+    got = failure(model(base, "good", tok, "openai", clock()).complete_json(off_subset))
+    assert isinstance(got, ModelUnavailable)
+    assert "refused before sending" in got.reason and "pattern" in got.reason
+    clash = model(base, "good", tok, "anthropic", clock(), extra_body={"model": "other"})
+    got = failure(clash.complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "extra_body would replace 'model'" in got.reason
+    assert seen.attempts("good", tok) == 0
+
+
+# ------------------------------------------------------------------------- construction
+
+
+def test_the_repr_shows_no_secret() -> None:
+    client = HttpLanguageModel("openai", "https://user:hunter2@llm.example/v1?key=abc",
+                               MODEL_ID, KEY_ENV, 5.0, {}, clock(),
+                               environ={KEY_ENV: LEAKY_KEY})
+    shown = repr(client)
+    assert "hunter2" not in shown and "key=abc" not in shown and LEAKY_KEY not in shown
+    assert "https://llm.example/v1/chat/completions" in shown
+    assert KEY_ENV in shown
+
+
+@pytest.mark.parametrize(("arguments", "words"), [
+    ({"dialect": "gemini"}, "dialect"),
+    ({"url": "file:///etc/passwd"}, "http or https"),
+    ({"url": "http:///v1"}, "http or https"),
+    ({"model_id": ""}, "model_id"),
+    ({"timeout": 0.0}, "timeout"),
+    ({"timeout": float("nan")}, "timeout"),
+    ({"retries": -1}, "retries"),
+])
+def test_bad_arguments_are_refused(arguments: dict[str, object], words: str) -> None:
+    options: dict[str, object] = {"dialect": "openai", "url": "http://127.0.0.1:1/v1",
+                                  "model_id": MODEL_ID, "key_env": None, "timeout": 5.0,
+                                  "extra_body": {}, "clock": clock()}
+    options.update(arguments)
+    with pytest.raises(ValueError, match=words):
+        HttpLanguageModel(**options)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------- live
+
+
+@pytest.mark.skipif(not os.environ.get("MEMHTML_LLM_TEST_URL"),
+                    reason="set MEMHTML_LLM_TEST_URL (and MEMHTML_LLM_TEST_MODEL) to ask a "
+                           "real endpoint")
+def test_live_endpoint_answers_on_schema() -> None:
+    """Optional: a real server (a local OpenAI-compatible one, or a hosted API) answers
+    the request on schema. ``MEMHTML_LLM_TEST_DIALECT`` picks the dialect (openai by
+    default); ``MEMHTML_LLM_TEST_KEY_ENV`` names the key's variable, if any."""
+    from memhtml.adapters.clock import SystemClock
+
+    model_id = os.environ.get("MEMHTML_LLM_TEST_MODEL")
+    if not model_id:
+        pytest.skip("MEMHTML_LLM_TEST_MODEL names no model (no model id is built in)")
+    dialect: Dialect = "anthropic" if os.environ.get("MEMHTML_LLM_TEST_DIALECT") \
+        == "anthropic" else "openai"
+    client = HttpLanguageModel(dialect, os.environ["MEMHTML_LLM_TEST_URL"], model_id,
+                               os.environ.get("MEMHTML_LLM_TEST_KEY_ENV"), 120.0, {},
+                               SystemClock())
+    got = answer(client.complete_json(REQUEST))
+    assert got["verdict"] in {"same", "different"}
