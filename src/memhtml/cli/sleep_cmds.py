@@ -10,9 +10,9 @@ phase is a usage error (2).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from cyclopts import App
+from cyclopts import App, Parameter, validators
 
 from memhtml.cli.common import Common, open_cli_services
 from memhtml.cli.output import (
@@ -106,6 +106,9 @@ def _run_reply(report: RunReport) -> Reply:
 
 @sleep_app.command(name="run")
 def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
+              deep: bool = False,
+              max_llm_calls: Annotated[int | None, Parameter(
+                  validator=validators.Number(gte=0))] = None,
               common: Common = _COMMON) -> int:
     """Cut sleep/<YYYY-MM-DD> at main's tip and run the phases on it, one commit each.
     Prints each phase as it ends and the whole report; exits 1 when a phase failed.
@@ -116,13 +119,19 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
         Run every phase and write nothing: no branch, no commit, no state change.
     phase
         Run only these phases (repeatable); preflight always runs.
+    deep
+        Run the deep passes as well (placement-triage runs only then).
+    max_llm_calls
+        At most this many language-model calls in the whole run, shared by every
+        model phase; what is left is counted as budget_skipped, never a failure.
     """
 
     def body() -> Reply:
         from memhtml.sleep.runner import RunOptions, run_sleep
 
         deps = _deps(common)
-        options = RunOptions(dry_run=dry_run, phases=frozenset(phase) if phase else None)
+        options = RunOptions(dry_run=dry_run, phases=frozenset(phase) if phase else None,
+                             deep=deep, max_llm_calls=max_llm_calls)
         return _run_reply(_value(run_sleep(deps, options)))
 
     return respond(common.json, body)

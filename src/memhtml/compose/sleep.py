@@ -108,6 +108,9 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
     if state is None:
         return Failure(SettingsError("this store has no state plane (.git/memhtml/state.db); "
                                      "a sleep run needs one"))
+    if services.language_model_error is not None:
+        # A model setting that cannot be used must not quietly become a run without one.
+        return Failure(services.language_model_error)
     embedder, problem = _embedder(services)
 
     def built(floor: float) -> SleepDeps:
@@ -115,6 +118,7 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
             git=services.git, clock=services.clock, author=services.author, state=state,
             gate=gate, main=services.settings.branch, embedder=embedder,
             embedder_name=services.embedder_name, embedder_problem=problem,
+            model=services.language_model,
             vectors=FileVectors(services.vectors), coverage_floor=floor,
             state_dir=services.state_dir, worktree=services.worktree,
             git_dir=services.git_dir, **({} if progress is None else {"progress": progress}))

@@ -28,6 +28,7 @@ from memhtml.contracts.services import (
     Detection,
     DocumentEmbedder,
     GitService,
+    LanguageModel,
     MinedRow,
     Signature,
     StatePlane,
@@ -95,6 +96,8 @@ class SleepDeps:
     main: str = "main"
     """The branch a run is cut from and merged into."""
     embedder: DocumentEmbedder | None = None
+    model: LanguageModel | None = None
+    """The language model the model phases ask; None runs them without one."""
     embedder_name: str = "none"
     embedder_problem: str | None = None
     """Why the configured embedder cannot be used on this machine (preflight refuses)."""

@@ -22,11 +22,13 @@ from returns.io import IOResult
 from memhtml.contracts.services import (
     DocumentEmbedder,
     GitService,
+    LanguageModel,
     PathChange,
     StatePlane,
 )
 from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT
 from memhtml.head import HeadVersion, VectorCache
+from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import PhaseStatus, SleepPhase, stamp_text
 from memhtml.sleep.deps import VectorStore
 from memhtml.sleep.ledger import PendingMark
@@ -139,6 +141,13 @@ class PhaseEnv:
     """Whether a checkout sits beside the repository."""
     mined: tuple[MinedEdge, ...] | None = None
     """relationship-mining's edges in this invocation (None: it has not run here)."""
+    model: LanguageModel | None = None
+    """The language model a model phase asks (None: no model; such a phase says so)."""
+    calls: CallBudget = field(default_factory=CallBudget)
+    """The run's model-call budget (``--max-llm-calls``), shared by every model phase;
+    a phase draws through ``calls.capped(its own cap)``."""
+    deep: bool = False
+    """``--deep``: the deep phases' extra passes (placement-triage only runs then)."""
 
     @property
     def now(self) -> str:

@@ -25,7 +25,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import reduce
 from typing import Final
@@ -35,6 +35,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from memhtml.contracts.errors import GitFailure, NotFound
 from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.head import HeadVersion, VectorCache, advance_head
+from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import (
     HARD_PREREQUISITES,
     SLEEP_OP,
@@ -88,6 +89,9 @@ class RunOptions:
     dry_run: bool = False
     phases: frozenset[SleepPhase] | None = None
     """The phases asked for (None: all). Preflight always runs: it gates the rest."""
+    deep: bool = False
+    max_llm_calls: int | None = None
+    """One budget of model calls every model phase of the run shares (None: no limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +147,8 @@ class RunContext:
     done_commits: Mapping[SleepPhase, tuple[str, ...]]
     budget: TaskBudget
     resumed: bool = False
+    calls: CallBudget = field(default_factory=CallBudget)
+    deep: bool = False
     resume_tip: str | None = None
     """The branch tip a resume found: where the phases after the last done one build."""
 
@@ -184,7 +190,8 @@ def run_sleep(deps: SleepDeps, options: RunOptions | None = None
                 deps=deps, run_id=run_id,
                 branch=None if chosen.dry_run else branch_of(run_id), stamp=stamp,
                 base=base, base_version=base_version, dry_run=chosen.dry_run,
-                selected=chosen.phases, done={}, done_commits={}, budget=TaskBudget()),
+                selected=chosen.phases, done={}, done_commits={}, budget=TaskBudget(),
+                calls=CallBudget(chosen.max_llm_calls), deep=chosen.deep),
                 base_version)))
 
     def versions(base: str) -> IOResult[HeadVersion, SleepError]:
@@ -419,7 +426,7 @@ def _env(ctx: RunContext, progress: _Progress, phase: SleepPhase) -> PhaseEnv:
         embedder_problem=deps.embedder_problem, vectors=progress.vectors,
         vector_store=deps.vectors, coverage_floor=deps.coverage_floor,
         earlier=progress.records, branch=ctx.branch, worktree=deps.worktree is not None,
-        mined=progress.mined,
+        mined=progress.mined, model=deps.model, calls=ctx.calls, deep=ctx.deep,
     )
 
 
