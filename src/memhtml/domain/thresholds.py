@@ -51,6 +51,11 @@ EDGE_TYPING_DETECTIONS: Final = 2
 EDGE_TYPING_PAIRS_PER_CALL: Final = 30
 EDGE_PROMOTIONS_PER_NIGHT: Final = 50
 
+EDGE_CONFIDENCE_FLOOR: Final = 0.7
+"""A typed edge the model proposes is written only at or above this confidence; below
+it (or ``none``) the pair stays a mined ``relates_to``. ``contradicts`` above it bumps
+its counter and lands at ``EDGE_TYPING_DETECTIONS``."""
+
 # --- confidence-decay ----------------------------------------------------------
 
 CONFIDENCE_COMMIT_DELTA: Final = 0.005

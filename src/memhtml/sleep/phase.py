@@ -197,3 +197,13 @@ class PhaseFault:
 
 
 PhaseBody: TypeAlias = Callable[[PhaseEnv], IOResult[PhaseResult, PhaseFault]]
+
+
+NO_MODEL: str = "no language model (llm = none): this phase asks one, so it wrote nothing"
+
+
+def without_model() -> PhaseResult:
+    """What a model phase answers when no model is bound: done, nothing written, and
+    the reason in the report (not a failure: a night without credentials is a
+    complete night of the deterministic phases)."""
+    return PhaseResult(counts={"skipped": "no model"}, reason=NO_MODEL)
