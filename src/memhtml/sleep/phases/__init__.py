@@ -27,6 +27,7 @@ from memhtml.sleep.phases.report import report
 from memhtml.sleep.phases.reprieve import reprieve
 from memhtml.sleep.phases.retention_triage import retention_triage
 from memhtml.sleep.phases.state_export import state_export
+from memhtml.sleep.phases.task_detection import task_detection
 
 
 def body_for(phase: SleepPhase) -> PhaseBody:
@@ -57,7 +58,7 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "trace-consolidation":
             return not_built
         case "task-detection":
-            return not_built
+            return task_detection
         case "placement-triage":
             return not_built
         case "integrity":
