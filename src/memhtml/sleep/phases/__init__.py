@@ -15,6 +15,7 @@ from typing import assert_never
 
 from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase
 from memhtml.sleep.phase import PhaseBody
+from memhtml.sleep.phases.compress import compress
 from memhtml.sleep.phases.confidence_decay import confidence_decay
 from memhtml.sleep.phases.dedup_merge import dedup_merge
 from memhtml.sleep.phases.entity_resolution import entity_resolution
@@ -52,7 +53,7 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "retention-triage":
             return retention_triage
         case "compress":
-            return not_built
+            return compress
         case "reprieve":
             return reprieve
         case "trace-consolidation":

@@ -84,8 +84,10 @@ def age_days(record: MemoryRecord, stamp: datetime) -> float:
     return max(0.0, (stamp - at).total_seconds() / SECONDS_PER_DAY)
 
 
-def _graph_edges(records: Mapping[str, MemoryRecord],
+def graph_edges(records: Mapping[str, MemoryRecord],
                  mined: tuple[MinedEdge, ...] | None) -> list[Edge]:
+    """The graph retention scores over (and compress groups by): file-borne links
+    between ``records`` plus the mined edges, never an edge to anything else."""
     edges = [Edge(record.path, target, AUTHORED_STRENGTH)
              for record in records.values() for link in record.links
              if (target := to_tree_path(link.href)) in records]
@@ -104,7 +106,7 @@ def retention_inputs(view: IndexedView, accesses: Mapping[str, AccessCount],
     # standing, and PageRank would otherwise hand it the teleport share, which in a
     # store with few links ties every memory for the top rank: a full PageRank signal
     # for all, and no memory could ever reach the evict band.
-    graph = analyze_graph(_graph_edges(records, mined))
+    graph = analyze_graph(graph_edges(records, mined))
     max_rank = graph.max_pagerank
     supporters: dict[str, set[str]] = {}
     contested: dict[str, set[str]] = {}
