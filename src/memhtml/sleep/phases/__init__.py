@@ -18,6 +18,7 @@ from memhtml.sleep.phase import PhaseBody
 from memhtml.sleep.phases.compress import compress
 from memhtml.sleep.phases.confidence_decay import confidence_decay
 from memhtml.sleep.phases.dedup_merge import dedup_merge
+from memhtml.sleep.phases.edge_typing import edge_typing
 from memhtml.sleep.phases.entity_resolution import entity_resolution
 from memhtml.sleep.phases.integrity import integrity
 from memhtml.sleep.phases.not_built import not_built
@@ -45,7 +46,7 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "relationship-mining":
             return relationship_mining
         case "edge-typing":
-            return not_built
+            return edge_typing
         case "confidence-decay":
             return confidence_decay
         case "arc-synthesis":
