@@ -15,6 +15,7 @@ from typing import assert_never
 
 from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase
 from memhtml.sleep.phase import PhaseBody
+from memhtml.sleep.phases.arc_synthesis import arc_synthesis
 from memhtml.sleep.phases.compress import compress
 from memhtml.sleep.phases.confidence_decay import confidence_decay
 from memhtml.sleep.phases.dedup_merge import dedup_merge
@@ -50,7 +51,7 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "confidence-decay":
             return confidence_decay
         case "arc-synthesis":
-            return not_built
+            return arc_synthesis
         case "retention-triage":
             return retention_triage
         case "compress":
