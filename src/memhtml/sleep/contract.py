@@ -165,6 +165,10 @@ def ledger_path(run_id: str) -> str:
     return f"{SLEEP_DIR}{run_id}.pending.jsonl"
 
 
+LOG_START: Final = datetime(1970, 1, 1, tzinfo=UTC)
+"""Where a phase's all-time read of the access log starts."""
+
+
 def stamp_text(at: datetime) -> str:
     """The run stamp as the format writes instants: ``YYYY-MM-DDTHH:MM:SSZ``."""
     at = at.astimezone(UTC)

@@ -16,9 +16,10 @@ from functools import reduce
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.errors import NotFound
-from memhtml.contracts.services import CommitInfo, GitService
+from memhtml.contracts.errors import GitError, NotFound
+from memhtml.contracts.services import CommitInfo, GitService, TreeEntry
 from memhtml.sleep.contract import (
+    SLEEP_DIR,
     SLEEP_PHASES,
     TRAILER_BASE,
     TRAILER_COUNTS,
@@ -30,6 +31,8 @@ from memhtml.sleep.contract import (
     SleepPhase,
     branch_of,
     parse_stamp,
+    report_path,
+    run_order,
 )
 from memhtml.sleep.errors import RunNotFound, SleepError
 from memhtml.sleep.phase import Counts, CountValue
@@ -191,3 +194,40 @@ def read_history(git: GitService, main_ref: str, run_id: str
         return RunHistory(run_id, branch_of(run_id), tip, base, commits, stamp)
 
     return resolve_run(git, run_id).bind(from_tip)
+
+
+@dataclass(frozen=True, slots=True)
+class LastRun:
+    """The last merged run: its id, the commit that wrote its report, its stamp."""
+
+    run_id: str
+    commit: str
+    stamp: datetime
+
+
+def last_merged_run(git: GitService, at: str) -> IOResult[LastRun | None, GitError]:
+    """The newest run whose report the commit ``at`` holds (a run's report reaches
+    main only by its merge), or None when it holds none. ``sleep plan`` counts the
+    changes since it; confidence-decay reads reinforcement since its stamp."""
+
+    def newest(entries: tuple[TreeEntry, ...]) -> IOResult[LastRun | None, GitError]:
+        runs = [e.path[len(SLEEP_DIR):-len(".html")] for e in entries
+                if e.path.startswith(SLEEP_DIR) and e.path.endswith(".html")
+                and "/" not in e.path[len(SLEEP_DIR):]]
+        if not runs:
+            return IOSuccess(None)
+        run_id = max(runs, key=run_order)
+        touching: IOResult[tuple[CommitInfo, ...], GitError] = git.commits_touching(
+            at, report_path(run_id), 1)
+        return touching.map(lambda found: _last(run_id, found))
+
+    listed: IOResult[tuple[TreeEntry, ...], GitError] = git.list_tree(at)
+    return listed.bind(newest)
+
+
+def _last(run_id: str, found: tuple[CommitInfo, ...]) -> LastRun | None:
+    if not found:
+        return None
+    info = found[0]
+    stamp = next((v for k, v in info.trailers if k.lower() == TRAILER_STAMP.lower()), None)
+    return LastRun(run_id, info.sha, parse_stamp(stamp or "") or info.time)

@@ -32,6 +32,7 @@ from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import PhaseStatus, SleepPhase, stamp_text
 from memhtml.sleep.deps import VectorStore
 from memhtml.sleep.ledger import PendingMark
+from memhtml.store.plan import Plan
 
 CountValue: TypeAlias = int | float | str | bool | None
 Counts: TypeAlias = Mapping[str, CountValue]
@@ -207,3 +208,27 @@ def without_model() -> PhaseResult:
     the reason in the report (not a failure: a night without credentials is a
     complete night of the deterministic phases)."""
     return PhaseResult(counts={"skipped": "no model"}, reason=NO_MODEL)
+
+
+def staged(plan: Plan) -> dict[str, bytes | None]:
+    """The bytes a plan holds for every path it changed (None: removed)."""
+    return {change.path: change.data for change in plan.changes()[0]}
+
+
+def staged_delta(base: HeadVersion, before: Mapping[str, bytes | None],
+                 after: Mapping[str, bytes | None]) -> tuple[PathChange, ...]:
+    """What a phase's plan changed between two ``staged`` readings, for a phase that
+    commits in parts (one commit per batch or per arc): each commit lands on the one
+    before it. A path neither reading holds is at ``base``'s bytes."""
+
+    def at_base(path: str) -> bytes | None:
+        record = base.get(path)
+        return None if record is None else record.html.encode("utf-8")
+
+    out: list[PathChange] = []
+    for path in sorted(before.keys() | after.keys()):
+        old = before[path] if path in before else at_base(path)
+        new = after[path] if path in after else at_base(path)
+        if old != new:
+            out.append(PathChange(path, new))
+    return tuple(out)

@@ -31,12 +31,12 @@ from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.errors import StateError
 from memhtml.contracts.paths import to_tree_path
-from memhtml.contracts.services import Counter, TreeEntry
+from memhtml.contracts.services import Counter
 from memhtml.domain.thresholds import ENTITY_PROMOTION_DETECTIONS
 from memhtml.head import HeadVersion, VectorCache, coverage, is_active, is_candidate_path
-from memhtml.sleep.contract import SLEEP_DIR, run_order
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError
+from memhtml.sleep.history import last_merged_run
 from memhtml.sleep.runner import version_at
 
 Verdict: TypeAlias = Literal["would-change", "no-signal", "unknown"]
@@ -83,20 +83,10 @@ def dangling_links(version: HeadVersion) -> int:
 
 def _last_run(deps: SleepDeps, main: str) -> IOResult[tuple[str | None, str | None], SleepError]:
     """The last merged run on main (by its report file) and the commit that wrote it."""
-    listed: IOResult[tuple[TreeEntry, ...], SleepError] = deps.git.list_tree(main)
-
-    def newest(entries: tuple[TreeEntry, ...]) -> IOResult[tuple[str | None, str | None],
-                                                             SleepError]:
-        runs = [e.path[len(SLEEP_DIR):-len(".html")] for e in entries
-                if e.path.startswith(SLEEP_DIR) and e.path.endswith(".html")
-                and "/" not in e.path[len(SLEEP_DIR):]]
-        if not runs:
-            return IOSuccess((None, None))
-        run_id = max(runs, key=run_order)
-        touching = deps.git.commits_touching(deps.main_ref, f"{SLEEP_DIR}{run_id}.html", 1)
-        return touching.map(lambda found: (run_id, found[0].sha if found else None))
-
-    return listed.bind(newest)
+    found: IOResult[tuple[str | None, str | None], SleepError] = last_merged_run(
+        deps.git, main).map(lambda last: (None, None) if last is None
+                            else (last.run_id, last.commit))
+    return found
 
 
 def _changed_since(deps: SleepDeps, version: HeadVersion, since: str | None, main: str

@@ -56,7 +56,7 @@ from returns.result import Failure, Result, Success
 from memhtml.contracts.errors import PathRefused
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import LanguageModel, PathChange
+from memhtml.contracts.services import LanguageModel
 from memhtml.domain.graph import analyze_graph
 from memhtml.head import HeadVersion
 from memhtml.llm.schema import violations
@@ -69,7 +69,15 @@ from memhtml.sleep.batch import (
     slice_batches,
 )
 from memhtml.sleep.budget import BudgetedModel
-from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult, without_model
+from memhtml.sleep.phase import (
+    PhaseCommit,
+    PhaseEnv,
+    PhaseFault,
+    PhaseResult,
+    staged,
+    staged_delta,
+    without_model,
+)
 from memhtml.sleep.phases.retention_triage import graph_edges, is_scored
 from memhtml.sleep.tasks import SLEEP_AUTHOR
 from memhtml.store.errors import Refused, StoreError, describe
@@ -403,24 +411,6 @@ def _arc_steps(plan: Plan, choice: Choice, draft: Draft
     return Success((current, path))
 
 
-def _snapshot(plan: Plan) -> dict[str, bytes | None]:
-    return {change.path: change.data for change in plan.changes()[0]}
-
-
-def _delta(base: HeadVersion, before: Mapping[str, bytes | None],
-           after: Mapping[str, bytes | None]) -> tuple[PathChange, ...]:
-    """What one arc changed over the arcs before it: each commit lands on the last."""
-    def at_base(path: str) -> bytes | None:
-        record = base.get(path)
-        return None if record is None else record.html.encode("utf-8")
-
-    out: list[PathChange] = []
-    for path in sorted(before.keys() | after.keys()):
-        old = before[path] if path in before else at_base(path)
-        new = after[path] if path in after else at_base(path)
-        if old != new:
-            out.append(PathChange(path, new))
-    return tuple(out)
 
 
 def commits_of(env: PhaseEnv, written: Sequence[Written]
@@ -457,8 +447,8 @@ def commits_of(env: PhaseEnv, written: Sequence[Written]
                 continue
             case Failure(error):
                 return Failure(error)
-        after = _snapshot(plan)
-        changes = _delta(env.version, before, after)
+        after = staged(plan)
+        changes = staged_delta(env.version, before, after)
         before = after
         covered = len(draft.covers)
         tally = replace(tally, arcs=tally.arcs + 1, linked=tally.linked + covered)

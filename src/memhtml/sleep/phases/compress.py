@@ -64,7 +64,7 @@ from returns.result import Failure, Result, Success
 from memhtml.contracts.errors import PathRefused
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
-from memhtml.contracts.services import AccessCount, PathChange
+from memhtml.contracts.services import AccessCount
 from memhtml.contracts.vocabulary import DAY_FACET
 from memhtml.domain.graph import analyze_graph
 from memhtml.domain.thresholds import COMPRESS_BATCH, COMPRESS_CANDIDATES
@@ -72,21 +72,23 @@ from memhtml.head import HeadVersion, is_dated_episode
 from memhtml.llm.schema import violations
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, ask_batches, pack_groups
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.contract import LOG_START
 from memhtml.sleep.phase import (
     PhaseCommit,
     PhaseEnv,
     PhaseFault,
     PhaseResult,
+    staged,
+    staged_delta,
     without_model,
 )
 from memhtml.sleep.phases.retention_triage import (
-    LOG_START,
+    graph_edges as retention_edges,
+)
+from memhtml.sleep.phases.retention_triage import (
     is_scored,
     retention_inputs,
     triage,
-)
-from memhtml.sleep.phases.retention_triage import (
-    graph_edges as retention_edges,
 )
 from memhtml.sleep.tasks import SLEEP_AUTHOR
 from memhtml.store.errors import Refused, StoreError, describe
@@ -402,24 +404,6 @@ def _bump(t: Tally, *, canonicals: int = 0, archived: int = 0, episodes_kept: in
                  t.episodes_kept + episodes_kept, t.too_few + too_few, t.refused + refused)
 
 
-def _snapshot(plan: Plan) -> dict[str, bytes | None]:
-    return {change.path: change.data for change in plan.changes()[0]}
-
-
-def _delta(base: HeadVersion, before: Mapping[str, bytes | None],
-           after: Mapping[str, bytes | None]) -> tuple[PathChange, ...]:
-    """What one batch changed over the batches before it: each commit lands on the last."""
-    def at_base(path: str) -> bytes | None:
-        record = base.get(path)
-        return None if record is None else record.html.encode("utf-8")
-
-    out: list[PathChange] = []
-    for path in sorted(before.keys() | after.keys()):
-        old = before[path] if path in before else at_base(path)
-        new = after[path] if path in after else at_base(path)
-        if old != new:
-            out.append(PathChange(path, new))
-    return tuple(out)
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -444,8 +428,8 @@ def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]]
                 warnings += warned
             case Failure(error):
                 return Failure(error)
-        after = _snapshot(plan)
-        changes = _delta(env.version, before, after)
+        after = staged(plan)
+        changes = staged_delta(env.version, before, after)
         before = after
         if not changes:
             continue

@@ -39,63 +39,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import AccessCount, CommitInfo, GitService, PathChange, TreeEntry
+from memhtml.contracts.services import AccessCount, GitService, PathChange, TreeEntry
 from memhtml.domain.decay import decayed_stored
 from memhtml.format import read_links, set_meta
 from memhtml.head import HeadVersion, is_active
-from memhtml.sleep.contract import SLEEP_DIR, TRAILER_STAMP, parse_stamp, report_path, run_order
+from memhtml.sleep.history import LastRun
+from memhtml.sleep.history import last_merged_run as merged_run
 from memhtml.sleep.phase import Counts, PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import describe
 
 CONFIDENCE_META = "memhtml-confidence"
 
 
-@dataclass(frozen=True, slots=True)
-class LastRun:
-    """The last merged run: its id, the commit that wrote its report, its stamp."""
-
-    run_id: str
-    commit: str
-    stamp: datetime
-
-
-def _trailer(info: CommitInfo, key: str) -> str | None:
-    return next((v for k, v in info.trailers if k.lower() == key.lower()), None)
-
-
 def last_merged_run(git: GitService, at: str) -> IOResult[LastRun | None, PhaseFault]:
     """The newest run whose report ``at`` holds, or None when it holds none."""
-
-    def newest(entries: tuple[TreeEntry, ...]) -> IOResult[LastRun | None, PhaseFault]:
-        runs = [e.path[len(SLEEP_DIR) : -len(".html")] for e in entries
-                if e.path.startswith(SLEEP_DIR) and e.path.endswith(".html")
-                and "/" not in e.path[len(SLEEP_DIR) :]]  # fmt: skip
-        if not runs:
-            return IOSuccess(None)
-        run_id = max(runs, key=run_order)
-        touching: IOResult[tuple[CommitInfo, ...], PhaseFault] = git.commits_touching(
-            at, report_path(run_id), 1
-        ).alt(lambda error: PhaseFault(describe(error)))
-        return touching.map(lambda found: _last(run_id, found))
-
-    listed: IOResult[tuple[TreeEntry, ...], PhaseFault] = git.list_tree(at).alt(
-        lambda error: PhaseFault(describe(error))
-    )
-    return listed.bind(newest)
-
-
-def _last(run_id: str, found: tuple[CommitInfo, ...]) -> LastRun | None:
-    if not found:
-        return None
-    info = found[0]
-    stamp = parse_stamp(_trailer(info, TRAILER_STAMP) or "") or info.time
-    return LastRun(run_id, info.sha, stamp)
+    found: IOResult[LastRun | None, PhaseFault] = merged_run(git, at).alt(
+        lambda error: PhaseFault(describe(error)))
+    return found
 
 
 def is_eligible(record: MemoryRecord) -> bool:

@@ -48,12 +48,11 @@ from memhtml.domain.retention import DEFAULT_IMPORTANCE
 from memhtml.domain.thresholds import REPRIEVE_DAYS
 from memhtml.format import set_meta
 from memhtml.head import HeadVersion
-from memhtml.sleep.contract import stamp_text
+from memhtml.sleep.contract import LOG_START, stamp_text
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.plan import Plan, archive_many_step
 
-LOG_START: Final = datetime(1970, 1, 1, tzinfo=UTC)
 OUTCOME_SCORE: Final = 0.0
 """The outcome term until something records outcomes (see the module docstring)."""
 _DATE: Final = "%Y-%m-%d"

@@ -47,12 +47,11 @@ from memhtml.domain.graph import Edge, analyze_graph
 from memhtml.domain.retention import Band, RetentionInput, score_retention
 from memhtml.domain.thresholds import DEFAULT_CONFIDENCE
 from memhtml.head import HeadVersion, IndexedView
+from memhtml.sleep.contract import LOG_START
 from memhtml.sleep.phase import MinedEdge, PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import StoreError, describe
 from memhtml.store.plan import Plan, archive_many_step
 
-LOG_START: Final = datetime(1970, 1, 1, tzinfo=UTC)
-"""``since`` for the access counts: the whole log, as the scorer's counts are lifetime."""
 AUTHORED_STRENGTH: Final = 1.0
 """A file-borne edge's strength. A mined edge carries its cosine (at most 1), so where
 both join a pair the authored one wins the fold to the maximum."""

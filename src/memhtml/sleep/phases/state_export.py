@@ -24,18 +24,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import Final
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.services import AccessCount, PathChange, TreeEntry
-from memhtml.sleep.contract import ACCESS_EXPORT_PATH, stamp_text
+from memhtml.sleep.contract import ACCESS_EXPORT_PATH, LOG_START, stamp_text
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import describe
-
-LOG_START: Final = datetime(1970, 1, 1, tzinfo=UTC)
-"""``since`` for the export: the whole log."""
 
 
 def render_access(counts: Mapping[str, AccessCount], known: set[str]
