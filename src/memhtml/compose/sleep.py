@@ -9,7 +9,7 @@ deterministic, needing no embedder, network or credential.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from returns.io import IOResult
 from returns.result import Failure, Result, Success
@@ -114,14 +114,15 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
     embedder, problem = _embedder(services)
 
     def built(floor: float) -> SleepDeps:
-        return SleepDeps(
+        deps = SleepDeps(
             git=services.git, clock=services.clock, author=services.author, state=state,
             gate=gate, main=services.settings.branch, embedder=embedder,
             embedder_name=services.embedder_name, embedder_problem=problem,
             model=services.language_model,
             vectors=FileVectors(services.vectors), coverage_floor=floor,
             state_dir=services.state_dir, worktree=services.worktree,
-            git_dir=services.git_dir, **({} if progress is None else {"progress": progress}))
+            git_dir=services.git_dir)
+        return deps if progress is None else replace(deps, progress=progress)
 
     return coverage_floor(services.settings.vector_coverage_floor).map(built)
 

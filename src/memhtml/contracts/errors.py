@@ -132,6 +132,15 @@ class StateFailure:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class TranscriptFailure:
+    """The transcripts directory (or one transcript in it) could not be listed or
+    read: the path and why."""
+
+    path: str
+    reason: str
+
+
 GitError: TypeAlias = GitFailure | RefMoved | NotFound
 HeadError: TypeAlias = InvalidMemory | GitFailure | RefMoved | NotFound
 OverlayError: TypeAlias = InvalidMemory | OverlayRefused

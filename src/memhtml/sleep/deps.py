@@ -34,6 +34,7 @@ from memhtml.contracts.services import (
     StatePlane,
     VectorSpace,
 )
+from memhtml.contracts.transcripts import TranscriptSource
 from memhtml.domain.thresholds import VECTOR_COVERAGE_FLOOR
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.store.deps import StoreDeps
@@ -98,6 +99,8 @@ class SleepDeps:
     embedder: DocumentEmbedder | None = None
     model: LanguageModel | None = None
     """The language model the model phases ask; None runs them without one."""
+    transcripts: TranscriptSource | None = None
+    """Where trace-consolidation reads session transcripts (None: no source set)."""
     embedder_name: str = "none"
     embedder_problem: str | None = None
     """Why the configured embedder cannot be used on this machine (preflight refuses)."""

@@ -26,6 +26,7 @@ from memhtml.contracts.services import (
     PathChange,
     StatePlane,
 )
+from memhtml.contracts.transcripts import TranscriptSource
 from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.budget import CallBudget
@@ -149,6 +150,12 @@ class PhaseEnv:
     a phase draws through ``calls.capped(its own cap)``."""
     deep: bool = False
     """``--deep``: the deep phases' extra passes (placement-triage only runs then)."""
+    lateral: tuple[MinedEdge, ...] | None = None
+    """relationship-mining's grouping-band edges (``laterally_related``, cosine in
+    [0.72, 0.85)), mined only under ``--deep``. Read by the deep phases' community
+    grouping alone: retention, PageRank and bridges never see them."""
+    transcripts: TranscriptSource | None = None
+    """Where trace-consolidation reads session transcripts (None: no source set)."""
 
     @property
     def now(self) -> str:
@@ -188,6 +195,8 @@ class PhaseResult:
     committed: a resumed run must write the very report the uninterrupted one would."""
     mined: tuple[MinedEdge, ...] | None = None
     """relationship-mining's derived edges, handed to the phases after it."""
+    lateral: tuple[MinedEdge, ...] | None = None
+    """relationship-mining's grouping-band edges (deep runs only), handed on likewise."""
 
 
 @dataclass(frozen=True, slots=True)

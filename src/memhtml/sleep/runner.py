@@ -160,6 +160,7 @@ class _Progress:
     vectors: VectorCache | None
     records: tuple[PhaseRecord, ...]
     mined: tuple[MinedEdge, ...] | None = None
+    lateral: tuple[MinedEdge, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -350,12 +351,15 @@ def _step(ctx: RunContext, progress: _Progress, position: int
                              observed=result.observed)
         vectors = result.vectors if result.vectors is not None else progress.vectors
         mined = result.mined if result.mined is not None else progress.mined
+        lateral = result.lateral if result.lateral is not None else progress.lateral
         if landing.tip == progress.tip:
-            return recorded(record, replace(progress, vectors=vectors, mined=mined))
+            return recorded(record, replace(progress, vectors=vectors, mined=mined,
+                                            lateral=lateral))
         advanced: IOResult[HeadVersion, SleepError] = advance_head(
             ctx.deps.git, progress.version, landing.tip)
         return advanced.bind(lambda version: recorded(
-            record, _Progress(landing.tip, version, vectors, progress.records, mined)))
+            record, _Progress(landing.tip, version, vectors, progress.records, mined,
+                              lateral)))
 
     def failed(fault: PhaseFault) -> IOResult[_Progress, SleepError]:
         return recorded(PhaseRecord(phase, "failed", reason=fault.reason))
@@ -427,6 +431,7 @@ def _env(ctx: RunContext, progress: _Progress, phase: SleepPhase) -> PhaseEnv:
         vector_store=deps.vectors, coverage_floor=deps.coverage_floor,
         earlier=progress.records, branch=ctx.branch, worktree=deps.worktree is not None,
         mined=progress.mined, model=deps.model, calls=ctx.calls, deep=ctx.deep,
+        lateral=progress.lateral, transcripts=deps.transcripts,
     )
 
 
