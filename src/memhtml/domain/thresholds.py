@@ -70,6 +70,80 @@ TASK_DETECTION_BATCH: Final = 20
 TASK_DETECTION_CONFIDENCE: Final = 0.7
 DETECTED_TASKS_PER_NIGHT: Final = 10
 
+# --- arc-synthesis ----------------------------------------------------------------
+
+ARC_MIN_MEMBERS: Final = 5
+"""Members a community needs before it is offered: below this the links already say
+what connects a handful of notes, and an arc would be a paraphrase of them."""
+ARCS_PER_NIGHT: Final = 5
+"""Arcs written a night at most (one writing call each)."""
+ARC_MIN_COVERED: Final = 3
+"""Members an arc must cover to be written: the graph's own community floor
+(``domain.graph.MIN_COMMUNITY_SIZE``); an arc over two notes is a link."""
+ARC_TRIAGE_BATCH: Final = 20
+"""Communities a triage call judges."""
+ARC_TRIAGE_CANDIDATES: Final = 3 * ARC_TRIAGE_BATCH
+"""Candidates offered a night at most."""
+ARC_WRITE_MEMBERS: Final = 40
+"""Members a writing call shows at most (oldest first): the prompt's bound for a
+sprawling community; the rest are not covered tonight."""
+
+# --- trace-consolidation ------------------------------------------------------------
+
+TRANSCRIPT_SETTLE_SECONDS: Final = 1800
+"""A transcript is settled, and may be distilled, once it has not changed for this long
+(or it is closed by its own last line): a session still being written would be read
+half, and its watermark would then hide the rest."""
+TRANSCRIPT_MAX_BYTES: Final = 2_000_000
+"""A transcript larger than this is not read (counted ``too_large``): one session must
+not be able to fill a prompt or the run's memory."""
+TRACE_SESSIONS_PER_NIGHT: Final = 20
+"""Sessions distilled a night at most, one call each; the rest wait, oldest first."""
+
+# --- deep sleep and placement-triage ----------------------------------------------
+
+LATERAL_COSINE: Final = 0.72
+"""The floor of the grouping band: ``--deep`` mining adds pairs in
+[``LATERAL_COSINE``, ``MINING_COSINE``) as ``laterally_related``, read only by the deep
+phases' community grouping."""
+ENTITY_HUB_CLAIMANTS: Final = 64
+"""An entity claimed by more active memories than this is a hub (a project name, the
+user), not a subject: deep compress does not group by it."""
+DEEP_COMPRESS_PASSES: Final = 3
+"""Compress passes a deep run makes at most, each only while the one before folded."""
+PLACEMENT_CONFIDENCE_FLOOR: Final = 0.7
+"""A placement the model proposes is made only at or above this confidence; below it
+the memory stays in the inbox (``below_floor``)."""
+PLACEMENT_NEW_TOPICS: Final = 5
+"""New topic directories placement-triage may create a run; the rest of its answers
+must name a directory that exists."""
+PLACEMENT_CANDIDATES: Final = 400
+"""Inbox memories offered a night at most, oldest first."""
+PLACEMENT_BATCH: Final = 20
+"""Inbox memories a placement call judges."""
+
+# --- model-call caps, one per phase ------------------------------------------------
+# Each phase's own guarantee: its input caps already bound a night below these, and
+# ``--max-llm-calls`` is one budget over them all.
+
+DEDUP_CALLS: Final = -(-DEDUP_COMPONENTS_PER_NIGHT * DEDUP_COMPONENT_CAP
+                       // DEDUP_MEMBERS_PER_CALL)
+"""A full night of components at the largest size, packed."""
+ENTITY_CALLS: Final = 40
+"""Forty shards of ``ENTITY_BATCH_SIZE`` names: more than a personal store holds."""
+EDGE_TYPING_CALLS: Final = -(-EDGE_TYPING_CANDIDATES // EDGE_TYPING_PAIRS_PER_CALL)
+"""Every candidate the night may offer, and no more."""
+ARC_CALLS: Final = ARC_TRIAGE_CANDIDATES // ARC_TRIAGE_BATCH + ARCS_PER_NIGHT
+"""Every triage call plus one writing call per arc."""
+COMPRESS_CALLS: Final = COMPRESS_CANDIDATES // 2
+"""Every batch holds at least two candidates, so the candidate cap bounds it."""
+TASK_DETECTION_CALLS: Final = -(-TASK_DETECTION_SCAN // TASK_DETECTION_BATCH)
+"""One per batch of a full scan."""
+TRACE_CALLS: Final = TRACE_SESSIONS_PER_NIGHT
+"""One per session distilled."""
+PLACEMENT_CALLS: Final = -(-PLACEMENT_CANDIDATES // PLACEMENT_BATCH)
+"""One per batch of a full night's candidates."""
+
 # --- retention-triage and reprieve ---------------------------------------------
 
 KEEP_THRESHOLD: Final = 0.7

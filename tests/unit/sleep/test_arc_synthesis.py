@@ -17,13 +17,12 @@ from tests.unit.sleep.sleep_support import RUN_DAY, WRITTEN, World, blank_world,
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import ModelRequest
+from memhtml.domain.thresholds import ARC_MIN_MEMBERS, ARCS_PER_NIGHT
 from memhtml.head import HeadVersion
 from memhtml.llm.schema import validate_schema
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.phase import NO_MODEL, PhaseEnv, PhaseResult, TaskBudget
 from memhtml.sleep.phases.arc_synthesis import (
-    ARC_MIN_MEMBERS,
-    ARCS_PER_NIGHT,
     TRIAGE_SCHEMA,
     TRIAGE_TOOL,
     WRITE_SCHEMA,

@@ -28,6 +28,7 @@ from tests.unit.sleep.test_dedup_merge import (
 
 from memhtml.contracts.services import ModelRequest
 from memhtml.domain.thresholds import (
+    DEDUP_CALLS,
     DEDUP_COMPONENT_CAP,
     DEDUP_COMPONENTS_PER_NIGHT,
     DEDUP_MEMBERS_PER_CALL,
@@ -38,7 +39,6 @@ from memhtml.sleep.batch import pack_groups, plan_requests
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.phase import PhaseResult
 from memhtml.sleep.phases.dedup_merge import (
-    CALL_CAP,
     SCHEMA,
     SPEC,
     TOOL_NAME,
@@ -122,7 +122,7 @@ def pairs(r: Repo, n: int, cosine: float, start: int = 0
 
 def test_the_schema_is_in_the_subset_and_the_cap_is_a_full_night() -> None:
     assert validate_schema(SCHEMA).unwrap() is SCHEMA
-    assert CALL_CAP == math.ceil(DEDUP_COMPONENTS_PER_NIGHT * DEDUP_COMPONENT_CAP
+    assert DEDUP_CALLS == math.ceil(DEDUP_COMPONENTS_PER_NIGHT * DEDUP_COMPONENT_CAP
                                  / DEDUP_MEMBERS_PER_CALL) == 60
 
 

@@ -30,6 +30,7 @@ from memhtml.contracts.services import CounterKey, ModelRequest, VectorSpace
 from memhtml.domain.thresholds import (
     EDGE_CONFIDENCE_FLOOR,
     EDGE_PROMOTIONS_PER_NIGHT,
+    EDGE_TYPING_CALLS,
     EDGE_TYPING_PAIRS_PER_CALL,
 )
 from memhtml.eval.planted import at_cosine, seeded_unit_vector
@@ -41,7 +42,6 @@ from memhtml.sleep.deps import DryState
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import MinedEdge, PhaseEnv, PhaseResult, TaskBudget, without_model
 from memhtml.sleep.phases.edge_typing import (
-    CALL_CAP,
     DETECTOR,
     SCHEMA,
     SPEC,
@@ -171,7 +171,7 @@ def test_the_schema_is_in_the_strict_subset_and_the_spec_is_fixed() -> None:
     assert is_successful(validate_schema(SCHEMA))
     assert SPEC.size == EDGE_TYPING_PAIRS_PER_CALL == 30
     assert SPEC.tool_name == TOOL_NAME
-    assert CALL_CAP == 7
+    assert EDGE_TYPING_CALLS == 7
 
 
 def test_the_shared_directory_is_the_deepest_common_one() -> None:

@@ -19,6 +19,7 @@ from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.services import ModelRequest
 from memhtml.domain.thresholds import (
     TASK_DETECTION_BATCH,
+    TASK_DETECTION_CALLS,
     TASK_DETECTION_CONFIDENCE,
     TASK_DETECTION_SCAN,
 )
@@ -27,7 +28,6 @@ from memhtml.llm.schema import validate_schema
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget, without_model
 from memhtml.sleep.phases.task_detection import (
-    CALL_CAP,
     DETECTOR,
     MEMBER_TEXT_CHARS,
     SCHEMA,
@@ -112,7 +112,7 @@ def report_task() -> str:
 
 def test_the_schema_is_one_the_dialects_accept_and_the_cap_covers_a_full_scan() -> None:
     assert is_successful(validate_schema(SCHEMA))
-    assert CALL_CAP * TASK_DETECTION_BATCH >= TASK_DETECTION_SCAN
+    assert TASK_DETECTION_CALLS * TASK_DETECTION_BATCH >= TASK_DETECTION_SCAN
     assert SPEC.size == TASK_DETECTION_BATCH and SPEC.tool_name == TOOL_NAME
 
 
@@ -265,7 +265,7 @@ def test_the_scan_takes_the_most_recently_updated_first_and_stops_at_the_cap() -
     stamps = [r.updated_at for r in rows]
     assert stamps == sorted(stamps, reverse=True)
     result = run(w, responder({}), stamp=NEXT_NIGHT)
-    assert result.counts["calls"] == CALL_CAP == result.counts["batches"]
+    assert result.counts["calls"] == TASK_DETECTION_CALLS == result.counts["batches"]
     # The report note was not asked about tonight, so its task is not judged stale.
     assert result.counts["judged_all"] is True and result.counts["carried"] == 1
     assert result.counts["tasks_closed"] == 0 and result.commits == ()

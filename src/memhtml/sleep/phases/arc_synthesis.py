@@ -12,7 +12,7 @@ a file the head could not parse is not a record, so it is never touched.
 **Order**, so the prompt bytes are a function of the corpus alone: candidates by their
 community's label (its smallest member path, which ``domain.graph`` makes stable), and
 each community's members oldest first by ``(created_at, path)``. At most
-``TRIAGE_CANDIDATES`` candidates are offered a night (``deferred`` counts the rest).
+``ARC_TRIAGE_CANDIDATES`` candidates are offered a night (``deferred`` counts the rest).
 
 **Two calls, triage apart from writing.** One call asked both to choose and to write
 produces text for arcs it should have declined, and the writing is the expensive half.
@@ -58,6 +58,15 @@ from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import LanguageModel
 from memhtml.domain.graph import analyze_graph
+from memhtml.domain.thresholds import (
+    ARC_CALLS,
+    ARC_MIN_COVERED,
+    ARC_MIN_MEMBERS,
+    ARC_TRIAGE_BATCH,
+    ARC_TRIAGE_CANDIDATES,
+    ARC_WRITE_MEMBERS,
+    ARCS_PER_NIGHT,
+)
 from memhtml.head import HeadVersion
 from memhtml.llm.schema import violations
 from memhtml.sleep.batch import (
@@ -89,24 +98,6 @@ ARC_TYPE: Final = "arc"
 TRIAGE_TOOL: Final = "choose_arcs"
 WRITE_TOOL: Final = "write_arc"
 
-ARC_MIN_MEMBERS: Final = 5
-"""Members a community needs before it is offered: below this the links already say
-what connects a handful of notes, and an arc would be a paraphrase of them."""
-ARCS_PER_NIGHT: Final = 5
-"""Arcs written a night at most (one writing call each)."""
-ARC_MIN_COVERED: Final = 3
-"""Members an arc must cover to be written: the graph's own community floor
-(``domain.graph.MIN_COMMUNITY_SIZE``); an arc over two notes is a link."""
-TRIAGE_BATCH: Final = 20
-"""Communities a triage call judges."""
-TRIAGE_CANDIDATES: Final = 3 * TRIAGE_BATCH
-"""Candidates offered a night at most."""
-WRITE_MEMBERS: Final = 40
-"""Members a writing call shows at most (oldest first): the prompt's bound for a
-sprawling community; the rest are not covered tonight."""
-ARC_CALLS: Final = TRIAGE_CANDIDATES // TRIAGE_BATCH + ARCS_PER_NIGHT
-"""The phase's own call cap: every triage call plus one writing call per arc. The
-candidate and arc caps already bound the night by it; the cap is the guarantee."""
 TRIAGE_TITLES: Final = 12
 """Member titles a community shows in triage (its oldest): enough to judge a theme."""
 TRIAGE_OUTPUT_TOKENS: Final = 1024
@@ -144,7 +135,7 @@ TRIAGE_SCHEMA: Final[Mapping[str, object]] = {
     "properties": {
         "communities": {
             "type": "array",
-            "maxItems": TRIAGE_BATCH,
+            "maxItems": ARC_TRIAGE_BATCH,
             "items": {
                 "type": "object",
                 "properties": {
@@ -167,7 +158,7 @@ WRITE_SCHEMA: Final[Mapping[str, object]] = {
         "claim": {"type": "string", "minLength": 1, "maxLength": CLAIM_CHARS},
         "body": {"type": "array", "maxItems": PARAGRAPHS,
                  "items": {"type": "string", "maxLength": PARAGRAPH_CHARS}},
-        "covers": {"type": "array", "maxItems": WRITE_MEMBERS,
+        "covers": {"type": "array", "maxItems": ARC_WRITE_MEMBERS,
                    "items": {"type": "string", "maxLength": KEY_CHARS}},
     },
     "required": ["claim", "body", "covers"],
@@ -215,7 +206,7 @@ def _reaches_arc(record: MemoryRecord, version: HeadVersion) -> bool:
 
 
 def select(version: HeadVersion, env: PhaseEnv) -> Selection:
-    """The candidate communities (module docstring), at most ``TRIAGE_CANDIDATES``."""
+    """The candidate communities (module docstring), at most ``ARC_TRIAGE_CANDIDATES``."""
     scored = {r.path: r for r in version.records() if is_scored(r)}
     labels = analyze_graph(graph_edges(scored, env.mined)).communities
     grouped: dict[str, list[MemoryRecord]] = {}
@@ -232,7 +223,7 @@ def select(version: HeadVersion, env: PhaseEnv) -> Selection:
             small += 1
         else:
             candidates.append(Community(label, _oldest_first(members)))
-    offered = tuple(candidates[:TRIAGE_CANDIDATES])
+    offered = tuple(candidates[:ARC_TRIAGE_CANDIDATES])
     return Selection(len(grouped), offered, with_arc, small,
                      len(candidates) - len(offered))
 
@@ -287,7 +278,7 @@ def read_triage(answer: Mapping[str, object], keys: Resolver[Community]
 
 TRIAGE_SPEC: Final[BatchSpec[Community, tuple[Choice, ...]]] = BatchSpec(
     system=TRIAGE_SYSTEM, schema=TRIAGE_SCHEMA, tool_name=TRIAGE_TOOL,
-    max_output_tokens=TRIAGE_OUTPUT_TOKENS, size=TRIAGE_BATCH, render=render_community,
+    max_output_tokens=TRIAGE_OUTPUT_TOKENS, size=ARC_TRIAGE_BATCH, render=render_community,
     read=read_triage, heading=TRIAGE_HEADING)
 
 
@@ -336,7 +327,7 @@ def read_draft(answer: Mapping[str, object], keys: Resolver[MemoryRecord]
 
 WRITE_SPEC: Final[BatchSpec[MemoryRecord, Draft]] = BatchSpec(
     system=WRITE_SYSTEM, schema=WRITE_SCHEMA, tool_name=WRITE_TOOL,
-    max_output_tokens=WRITE_OUTPUT_TOKENS, size=WRITE_MEMBERS, render=render_member,
+    max_output_tokens=WRITE_OUTPUT_TOKENS, size=ARC_WRITE_MEMBERS, render=render_member,
     read=read_draft, heading=WRITE_HEADING)
 
 
@@ -358,7 +349,7 @@ class Written:
 def _ask_writing(model: LanguageModel, choices: Sequence[Choice]) -> IO[tuple[Written, ...]]:
     done: IO[tuple[Written, ...]] = IO(())
     for choice in choices:
-        members = choice.community.members[:WRITE_MEMBERS]
+        members = choice.community.members[:ARC_WRITE_MEMBERS]
 
         def then(before: tuple[Written, ...], choice: Choice = choice,
                  members: tuple[MemoryRecord, ...] = members) -> IO[tuple[Written, ...]]:
@@ -479,7 +470,7 @@ def arc_synthesis(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     selection = select(env.version, env)
     counts: dict[str, int] = _selection_counts(selection)
     if env.dry_run:
-        triage_calls = len(slice_batches(selection.candidates, TRIAGE_BATCH))
+        triage_calls = len(slice_batches(selection.candidates, ARC_TRIAGE_BATCH))
         return IOSuccess(PhaseResult(counts={
             **counts, "would_call": triage_calls,
             "would_write_at_most": min(len(selection.candidates), ARCS_PER_NIGHT)}))
@@ -504,5 +495,5 @@ def arc_synthesis(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
         return _ask_writing(asker, taken).map(wrote)
 
     # The kernel never fails: every way a call goes wrong is one of its outcomes.
-    asked = ask_batches(asker, TRIAGE_SPEC, slice_batches(selection.candidates, TRIAGE_BATCH))
+    asked = ask_batches(asker, TRIAGE_SPEC, slice_batches(selection.candidates, ARC_TRIAGE_BATCH))
     return IOResult.from_typecast(asked.bind(triaged))

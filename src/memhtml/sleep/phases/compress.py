@@ -67,7 +67,7 @@ from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import AccessCount
 from memhtml.contracts.vocabulary import DAY_FACET
 from memhtml.domain.graph import analyze_graph
-from memhtml.domain.thresholds import COMPRESS_BATCH, COMPRESS_CANDIDATES
+from memhtml.domain.thresholds import COMPRESS_BATCH, COMPRESS_CALLS, COMPRESS_CANDIDATES
 from memhtml.head import HeadVersion, is_dated_episode
 from memhtml.llm.schema import violations
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, ask_batches, pack_groups
@@ -99,10 +99,6 @@ PHASE: Final = "compress"
 TOOL_NAME: Final = "write_canonicals"
 MIN_ABSORBED: Final = 2
 """A canonical replaces at least two memories; one absorbing one is a rewrite."""
-COMPRESS_CALLS: Final = COMPRESS_CANDIDATES // MIN_ABSORBED
-"""The phase's own call cap. Every batch asked holds at least two candidates, so the
-candidate cap already bounds the night below this; the cap is the phase's guarantee
-that no corpus shape makes it spend more."""
 MAX_OUTPUT_TOKENS: Final = 4096
 """Room for canonicals carrying every fact of eight members."""
 MEMBER_TEXT_CHARS: Final = 4000

@@ -68,7 +68,7 @@ settle (from ``DEDUP_RECALL_FLOOR`` up to the merge cosine) are one memory:
   (``components_deferred``);
 - *the question*: whole components packed ``DEDUP_MEMBERS_PER_CALL`` members a call
   through the batching kernel (``run_packed``: a component is never split), at most
-  ``CALL_CAP`` calls drawn from the run's budget. Each member is shown under its
+  ``DEDUP_CALLS`` calls drawn from the run's budget. Each member is shown under its
   opaque key with its component's number, title, claim and article (cut at
   ``MEMBER_TEXT_CHARS``); the path never. The answer is groups of keys that are one
   memory. A group is read only inside a component: members of one group from two
@@ -102,7 +102,6 @@ model bound also ``components`` (asked), ``components_oversize``,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
@@ -126,6 +125,7 @@ from memhtml.domain.merge import (
     merge_outcomes,
 )
 from memhtml.domain.thresholds import (
+    DEDUP_CALLS,
     DEDUP_COMPONENT_CAP,
     DEDUP_COMPONENTS_PER_NIGHT,
     DEDUP_MEMBERS_PER_CALL,
@@ -464,9 +464,6 @@ def dedup_merge(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
 
 # --------------------------------------------------------------------------- with a model
 
-CALL_CAP: Final = math.ceil(
-    DEDUP_COMPONENTS_PER_NIGHT * DEDUP_COMPONENT_CAP / DEDUP_MEMBERS_PER_CALL)
-"""Calls a night at most: a full night of components at the largest size, packed."""
 MEMBER_TEXT_CHARS: Final = 1_200
 """Most characters of a member the model sees: forty members a call stay a prompt of
 about ten thousand tokens, and whether two notes restate each other shows in their
@@ -688,7 +685,7 @@ def _with_model(env: PhaseEnv, model: LanguageModel) -> IOResult[PhaseResult, Ph
         would = len(pack_groups(found.rows, DEDUP_MEMBERS_PER_CALL))
         return IOResult.from_result(_decide(env, found.proposed, cache,
                                             asked=_Asked({**counts, "would_call": would})))
-    asker = BudgetedModel(model, env.calls.capped(CALL_CAP, name=f"{DETECTOR}'s"))
+    asker = BudgetedModel(model, env.calls.capped(DEDUP_CALLS, name=f"{DETECTOR}'s"))
 
     def conclude(run: BatchRun[Row, tuple[Group, ...]]) -> Result[PhaseResult, PhaseFault]:
         groups = model_groups(run)

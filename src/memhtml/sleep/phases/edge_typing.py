@@ -78,6 +78,7 @@ from memhtml.contracts.services import CounterKey, Detection
 from memhtml.domain.thresholds import (
     EDGE_CONFIDENCE_FLOOR,
     EDGE_PROMOTIONS_PER_NIGHT,
+    EDGE_TYPING_CALLS,
     EDGE_TYPING_CANDIDATES,
     EDGE_TYPING_COSINE,
     EDGE_TYPING_DETECTIONS,
@@ -116,8 +117,6 @@ TOOL_NAME: Final = "type_edges"
 DIRECTIONAL: Final = ("caused_by", "leads_to", "example_of", "supports", "part_of")
 TYPED_RELS: Final = (*DIRECTIONAL, "contradicts", "none")
 SUBJECTS: Final = ("a", "b")
-CALL_CAP: Final = math.ceil(EDGE_TYPING_CANDIDATES / EDGE_TYPING_PAIRS_PER_CALL)
-"""The phase's own call cap: every candidate the night may offer, and no more."""
 MAX_OUTPUT_TOKENS: Final = 2048
 """Thirty verdicts of four short fields each, with room to spare."""
 
@@ -541,7 +540,7 @@ def edge_typing(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     if env.dry_run:
         would = len(slice_batches(found.pairs, SPEC.size))
         return IOSuccess(PhaseResult(counts={**_counts(found), "would_call": would}))
-    model = BudgetedModel(env.model, env.calls.capped(CALL_CAP, name="edge-typing's"))
+    model = BudgetedModel(env.model, env.calls.capped(EDGE_TYPING_CALLS, name="edge-typing's"))
     asked: IOResult[BatchRun[Pair, tuple[Verdict, ...]], PhaseFault] = IOResult.from_io(
         run_batches(model, SPEC, found.pairs))
     return asked.bind(lambda run: promote_all(env, _verdicts(run)).bind(

@@ -34,7 +34,7 @@ characters cannot see: ``laith`` against ``laith al-saadoon`` scores 0.476):
   aliases a profile declares. The centroids are evidence in the prompt and nothing
   more: no cosine over them decides a merge.
 - *calls*: one kernel run per type, ``ENTITY_BATCH_SIZE`` names a call, at most
-  ``CALL_CAP`` calls drawn from the run's budget. The answer is clusters of keys with
+  ``ENTITY_CALLS`` calls drawn from the run's budget. The answer is clusters of keys with
   a canonical key and a confidence. A confidence outside [0, 1] or a broken shape
   skips the batch; a cluster whose canonical is not one of its own members is dropped
   (``clusters_invalid``); a key the batch never offered names nobody.
@@ -99,6 +99,7 @@ from memhtml.domain.entities import (
 from memhtml.domain.thresholds import (
     AUTO_MERGE_THRESHOLD,
     ENTITY_BATCH_SIZE,
+    ENTITY_CALLS,
     ENTITY_CONFIDENCE_FLOOR,
     ENTITY_PROMOTION_DETECTIONS,
     REVIEW_THRESHOLD,
@@ -419,10 +420,6 @@ def entity_resolution(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
 
 # --------------------------------------------------------------------------- with a model
 
-CALL_CAP: Final = 40
-"""The phase's own call cap: forty shards of ``ENTITY_BATCH_SIZE`` names (twenty
-thousand names across the types) is more than a personal store holds; past it the rest
-of the night's shards are counted ``budget_skipped`` and wait."""
 NEIGHBOURS: Final = 3
 """Nearest same-type centroids shown with each name."""
 TOOL_NAME: Final = "cluster_entity_names"
@@ -817,7 +814,7 @@ def with_model(env: PhaseEnv, model: LanguageModel) -> IOResult[PhaseResult, Pha
             .map(lambda got: replace(got, counts={**got.counts, "would_call": would}))
             .alt(lambda error: PhaseFault(describe(error))))
         return IOResult.from_result(dry)
-    budgeted = BudgetedModel(model, env.calls.capped(CALL_CAP, name="entity-resolution's"))
+    budgeted = BudgetedModel(model, env.calls.capped(ENTITY_CALLS, name="entity-resolution's"))
 
     def decided(asked: Asked, found: int, promotion: Promotion
                 ) -> Result[PhaseResult, PhaseFault]:

@@ -15,7 +15,7 @@ of the prompt (the kernel's opaque keys are the only handles an answer has).
 **Question.** Batches of ``TASK_DETECTION_BATCH`` through the batching kernel, under one
 system prompt and schema for the night. Per member the model names zero or more
 findings: what is owed, one sentence quoted verbatim from that member, and a
-confidence in [0, 1]. The phase asks at most ``CALL_CAP`` calls (enough for the whole
+confidence in [0, 1]. The phase asks at most ``TASK_DETECTION_CALLS`` calls (enough for the whole
 scan), drawn through the run's shared call budget.
 
 **Answer.** A finding resolves to the member whose key it names; any other key
@@ -48,7 +48,6 @@ detected tasks' ``tasks_*``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -61,6 +60,7 @@ from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.domain.thresholds import (
     TASK_DETECTION_BATCH,
+    TASK_DETECTION_CALLS,
     TASK_DETECTION_CONFIDENCE,
     TASK_DETECTION_SCAN,
 )
@@ -90,8 +90,6 @@ from memhtml.store.plan import Plan
 
 DETECTOR: Final = "task-detection"
 """The detector name its tasks carry (a tag, and part of their digest)."""
-CALL_CAP: Final = math.ceil(TASK_DETECTION_SCAN / TASK_DETECTION_BATCH)
-"""Calls a night at most: one per batch of a full scan."""
 MEMBER_TEXT_CHARS: Final = 3_000
 """Most characters of a member's text the model sees: twenty members a call stay a
 prompt of a few thousand tokens, and a commitment is stated near where it is made
@@ -326,6 +324,6 @@ def task_detection(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
         would = len(slice_batches(rows, TASK_DETECTION_BATCH))
         return IOSuccess(PhaseResult(counts={"eligible": eligible, "scanned": len(rows),
                                              "would_call": would}))
-    model = BudgetedModel(env.model, env.calls.capped(CALL_CAP, name=f"{DETECTOR}'s"))
+    model = BudgetedModel(env.model, env.calls.capped(TASK_DETECTION_CALLS, name=f"{DETECTOR}'s"))
     return IOResult.from_io(run_batches(model, SPEC, rows)).bind_result(
         partial(_conclude, env, rows, eligible))
