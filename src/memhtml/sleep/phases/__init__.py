@@ -22,8 +22,8 @@ from memhtml.sleep.phases.dedup_merge import dedup_merge
 from memhtml.sleep.phases.edge_typing import edge_typing
 from memhtml.sleep.phases.entity_resolution import entity_resolution
 from memhtml.sleep.phases.integrity import integrity
-from memhtml.sleep.phases.not_built import not_built
 from memhtml.sleep.phases.person_links import person_links
+from memhtml.sleep.phases.placement_triage import placement_triage
 from memhtml.sleep.phases.preflight import preflight
 from memhtml.sleep.phases.relationship_mining import relationship_mining
 from memhtml.sleep.phases.report import report
@@ -31,6 +31,7 @@ from memhtml.sleep.phases.reprieve import reprieve
 from memhtml.sleep.phases.retention_triage import retention_triage
 from memhtml.sleep.phases.state_export import state_export
 from memhtml.sleep.phases.task_detection import task_detection
+from memhtml.sleep.phases.trace_consolidation import trace_consolidation
 
 
 def body_for(phase: SleepPhase) -> PhaseBody:
@@ -59,11 +60,11 @@ def body_for(phase: SleepPhase) -> PhaseBody:
         case "reprieve":
             return reprieve
         case "trace-consolidation":
-            return not_built
+            return trace_consolidation
         case "task-detection":
             return task_detection
         case "placement-triage":
-            return not_built
+            return placement_triage
         case "integrity":
             return integrity
         case "state-export":
