@@ -138,20 +138,31 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
 
 
 @sleep_app.command(name="resume")
-def sleep_resume(run: str | None = None, /, *, common: Common = _COMMON) -> int:
-    """Finish a run that stopped: the phases its commits record as done are skipped.
+def sleep_resume(run: str | None = None, /, *, deep: bool | None = None,
+                 max_llm_calls: Annotated[int | None, Parameter(
+                     validator=validators.Number(gte=0))] = None,
+                 common: Common = _COMMON) -> int:
+    """Finish a run that stopped: the phases its commits record as done are skipped,
+    and the rest run with the options the run was started with.
 
     Parameters
     ----------
     run
         The run id (default: the newest run).
+    deep
+        Only for a run whose commits record no options (it stopped before its first
+        commit): run it deep. A run that recorded its options resumes with them, and a
+        flag contradicting them is refused.
+    max_llm_calls
+        Likewise: the call budget of a run that recorded none.
     """
 
     def body() -> Reply:
         from memhtml.sleep.resume import resume_sleep
 
         deps = _deps(common)
-        return _run_reply(_value(resume_sleep(deps, _run_id(deps, run))))
+        return _run_reply(_value(resume_sleep(deps, _run_id(deps, run), deep,
+                                              max_llm_calls)))
 
     return respond(common.json, body)
 

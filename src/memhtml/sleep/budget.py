@@ -36,14 +36,17 @@ class CallBudget:
     says whose allowance it is in a refusal's reason."""
 
     def __init__(self, limit: int | None = None, *, name: str = "the run's",
-                 parent: CallBudget | None = None) -> None:
+                 parent: CallBudget | None = None, spent: int = 0) -> None:
         if limit is not None and limit < 0:
             raise ValueError(f"a call budget cannot be negative: {limit}")
+        if spent < 0:
+            raise ValueError(f"calls spent cannot be negative: {spent}")
         self.limit = limit
         self.name = name
         self.parent = parent
-        self.used = 0
-        """Calls this budget granted."""
+        self.used = spent
+        """Calls this budget granted (a resumed run's starts at what its first attempt
+        recorded spending)."""
         self.refused = 0
         """Calls this budget turned away (its own limit or its parent's)."""
 

@@ -17,7 +17,9 @@ branch that was deleted.
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final, Literal, TypeAlias, get_args
 
@@ -107,9 +109,51 @@ TRAILER_BASE: Final = "Memhtml-Base"
 TRAILER_STAMP: Final = "Memhtml-Stamp"
 """The run's one clock reading, so a resume stamps exactly as the first attempt did."""
 TRAILER_PART: Final = "Memhtml-Part"
+TRAILER_OPTIONS: Final = "Memhtml-Options"
+"""The options the run was started with (``RunFlags.text``), so a resume runs the
+phases still to do as the first attempt would have."""
+TRAILER_CALLS: Final = "Memhtml-Calls"
+"""Model calls the run had spent when this commit landed, so a resumed run's
+``--max-llm-calls`` budget starts where the first attempt's stood."""
 TRAILER_WARNING: Final = "Memhtml-Warning"
 WARNINGS_IN_TRAILERS: Final = 20
 """At most this many warnings ride in a commit's trailers; the counts carry the total."""
+
+
+
+@dataclass(frozen=True, slots=True)
+class RunFlags:
+    """The options of a run that outlive its process: ``--deep`` and
+    ``--max-llm-calls``. Written on every commit of the run and read back by resume."""
+
+    deep: bool = False
+    max_llm_calls: int | None = None
+
+    def text(self) -> str:
+        """The trailer value: one line of JSON, keys sorted."""
+        return json.dumps({"deep": self.deep, "max_llm_calls": self.max_llm_calls},
+                          sort_keys=True, separators=(",", ":"))
+
+    @staticmethod
+    def parse(text: str | None) -> RunFlags | None:
+        """The flags a trailer value holds, or None when it holds none (absent, not
+        JSON, or a field of the wrong type): an unreadable record is no record."""
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        deep, limit = data.get("deep"), data.get("max_llm_calls")
+        if not isinstance(deep, bool):
+            return None
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 0):
+            return None
+        return RunFlags(deep, limit)
+
 
 SLEEP_OP: Final = "sleep"
 """The ``Memhtml-Op`` every phase commit carries (subject ``memhtml sleep: ...``)."""

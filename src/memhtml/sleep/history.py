@@ -22,12 +22,15 @@ from memhtml.sleep.contract import (
     SLEEP_DIR,
     SLEEP_PHASES,
     TRAILER_BASE,
+    TRAILER_CALLS,
     TRAILER_COUNTS,
+    TRAILER_OPTIONS,
     TRAILER_PART,
     TRAILER_PHASE,
     TRAILER_RUN,
     TRAILER_STAMP,
     TRAILER_WARNING,
+    RunFlags,
     SleepPhase,
     branch_of,
     parse_stamp,
@@ -68,6 +71,11 @@ class RunHistory:
     base: str
     commits: tuple[RunCommit, ...]
     stamp: datetime | None
+    flags: RunFlags | None = None
+    """The options the run was started with, as its commits record them (None: no
+    commit of the run records any)."""
+    calls_spent: int = 0
+    """Model calls the run had spent at its last commit."""
 
     def done(self) -> Mapping[SleepPhase, RunCommit]:
         """Each phase whose commits are all on the branch, with its last commit."""
@@ -191,7 +199,12 @@ def read_history(git: GitService, main_ref: str, run_id: str
         stamps = [parse_stamp(_trailer(i.trailers, TRAILER_STAMP) or "") for i in infos
                   if _trailer(i.trailers, TRAILER_RUN) == run_id]
         stamp = next((s for s in stamps if s is not None), None)
-        return RunHistory(run_id, branch_of(run_id), tip, base, commits, stamp)
+        ours = [i.trailers for i in infos if _trailer(i.trailers, TRAILER_RUN) == run_id]
+        flags = next((f for t in ours if (f := RunFlags.parse(_trailer(t, TRAILER_OPTIONS)))
+                      is not None), None)
+        spent = max((int(v) for t in ours if (v := _trailer(t, TRAILER_CALLS) or "").isdigit()),
+                    default=0)
+        return RunHistory(run_id, branch_of(run_id), tip, base, commits, stamp, flags, spent)
 
     return resolve_run(git, run_id).bind(from_tip)
 

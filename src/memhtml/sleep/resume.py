@@ -16,13 +16,21 @@ phases took. The phases after the last done one build on the branch tip.
 A phase of several commits that stopped between two of them is dropped whole (the
 branch is moved back to where it started) and runs again, so no half-landed phase is
 ever built upon. A run with no commit yet carries no stamp, and takes a fresh one.
+
+The run's options ride its commits too (``Memhtml-Options``): a ``--deep`` run resumes
+deep, and its ``--max-llm-calls`` budget starts at what its commits record spending
+(``Memhtml-Calls``; calls a phase made and then failed without a commit are not on the
+record, and a resume cannot count them). Flags given to resume are used only by a run
+whose commits record none; flags that contradict the record are refused, since the
+phases already done ran under the recorded ones.
 """
 
 from __future__ import annotations
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.sleep.contract import run_stamp
+from memhtml.sleep.budget import CallBudget
+from memhtml.sleep.contract import RunFlags, run_stamp
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError, SleepRefused
 from memhtml.sleep.history import RunHistory, read_history
@@ -51,20 +59,49 @@ def _not_merged(deps: SleepDeps, history: RunHistory) -> IOResult[RunHistory, Sl
             "resume")))
 
 
-def resume_sleep(deps: SleepDeps, run_id: str) -> IOResult[RunReport, SleepError]:
-    """Run the phases of ``run_id`` its branch does not record as done."""
+def _flags(history: RunHistory, deep: bool | None, max_llm_calls: int | None
+           ) -> IOResult[RunFlags, SleepError]:
+    recorded = history.flags
+    if recorded is None:
+        return IOSuccess(RunFlags(bool(deep), max_llm_calls))
+    clashes: list[str] = []
+    if deep is not None and deep != recorded.deep:
+        clashes.append("--deep" if deep else "--no-deep")
+    if max_llm_calls is not None and max_llm_calls != recorded.max_llm_calls:
+        clashes.append(f"--max-llm-calls {max_llm_calls}")
+    if clashes:
+        return IOFailure(SleepRefused(
+            f"run {history.run_id} was started with {_described(recorded)}; resume runs it "
+            f"with those, not {' and '.join(clashes)} (omit the flag)"))
+    return IOSuccess(recorded)
 
-    def go(history: RunHistory) -> IOResult[RunReport, SleepError]:
+
+def _described(flags: RunFlags) -> str:
+    limit = "no call limit" if flags.max_llm_calls is None else (
+        f"--max-llm-calls {flags.max_llm_calls}")
+    return f"{'--deep' if flags.deep else 'no --deep'} and {limit}"
+
+
+def resume_sleep(deps: SleepDeps, run_id: str, deep: bool | None = None,
+                 max_llm_calls: int | None = None) -> IOResult[RunReport, SleepError]:
+    """Run the phases of ``run_id`` its branch does not record as done, with the options
+    its commits record. ``deep`` and ``max_llm_calls`` (None: not given) set them for a
+    run whose commits record none, and are refused when they contradict the record."""
+
+    def go(history: RunHistory, chosen: RunFlags) -> IOResult[RunReport, SleepError]:
         stamp = history.stamp or run_stamp(deps.clock.now())
         done = history.done()
+        calls = CallBudget(chosen.max_llm_calls, spent=history.calls_spent)
         return versions_at(deps, history.base).bind(lambda found: execute(
             RunContext(deps=deps, run_id=history.run_id, branch=history.branch, stamp=stamp,
                        base=history.base, base_version=found[0], dry_run=False,
                        selected=None, done=done,
                        done_commits={p: history.commits_of(p) for p in done},
-                       budget=TaskBudget(), resumed=True, resume_tip=history.tip), found[0]))
+                       budget=TaskBudget(), resumed=True, resume_tip=history.tip,
+                       calls=calls, deep=chosen.deep), found[0]))
 
     return (read_history(deps.git, deps.main_ref, run_id)
             .bind(lambda history: _not_merged(deps, history))
-            .bind(lambda history: _without_partial(deps, history))
-            .bind(go))
+            .bind(lambda history: _flags(history, deep, max_llm_calls).bind(
+                lambda chosen: _without_partial(deps, history).bind(
+                    lambda kept: go(kept, chosen)))))

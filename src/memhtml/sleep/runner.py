@@ -41,13 +41,16 @@ from memhtml.sleep.contract import (
     SLEEP_OP,
     SLEEP_PHASES,
     TRAILER_BASE,
+    TRAILER_CALLS,
     TRAILER_COUNTS,
+    TRAILER_OPTIONS,
     TRAILER_PART,
     TRAILER_PHASE,
     TRAILER_RUN,
     TRAILER_STAMP,
     TRAILER_WARNING,
     WARNINGS_IN_TRAILERS,
+    RunFlags,
     SleepPhase,
     branch_of,
     ledger_path,
@@ -517,7 +520,9 @@ def _trailers(ctx: RunContext, phase: SleepPhase, result: PhaseResult, index: in
               ) -> tuple[tuple[str, str], ...]:
     counts = _with_warnings(result.counts, result.warnings)
     out = [(TRAILER_RUN, ctx.run_id), (TRAILER_PHASE, phase), (TRAILER_COUNTS, counts_json(counts)),
-           (TRAILER_BASE, ctx.base), (TRAILER_STAMP, stamp_text(ctx.stamp))]
+           (TRAILER_BASE, ctx.base), (TRAILER_STAMP, stamp_text(ctx.stamp)),
+           (TRAILER_OPTIONS, RunFlags(ctx.deep, ctx.calls.limit).text()),
+           (TRAILER_CALLS, str(ctx.calls.used))]
     if total > 1:
         out.append((TRAILER_PART, f"{index + 1}/{total}"))
     if index == total - 1:

@@ -8,6 +8,8 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from returns.io import IOResult, IOSuccess
 from tests.unit.sleep.sleep_support import RUN_DAY, World, err, ok, world
 
@@ -16,8 +18,9 @@ from memhtml.adapters.memory_state import InMemoryState
 from memhtml.contracts.errors import StateError
 from memhtml.contracts.services import CounterKey, Detection, PathChange, Signature
 from memhtml.sleep import runner
-from memhtml.sleep.contract import SLEEP_PHASES, ledger_path
+from memhtml.sleep.contract import SLEEP_PHASES, RunFlags, ledger_path
 from memhtml.sleep.errors import RunNotFound, SleepRefused
+from memhtml.sleep.history import read_history
 from memhtml.sleep.ledger import PendingMark, read_ledger
 from memhtml.sleep.merge import merge_run
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
@@ -265,3 +268,106 @@ def test_a_phase_that_committed_nothing_runs_again_at_the_version_it_first_saw(
     assert after.status == "done"
     assert after.counts == before.counts, "the version it saw the first time"
     assert not after.warnings, "and the budget the done phase before it had used"
+
+
+def _spender(calls: int, *, commits: bool = True) -> Any:
+    """A body that draws ``calls`` calls from the run's budget and commits a file."""
+
+    def body(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
+        granted = sum(env.calls.take() for _ in range(calls))
+        change = PathChange(f"notes/{env.phase}.txt", f"{granted} {env.deep}\n".encode())
+        return IOSuccess(PhaseResult(
+            counts={"granted": granted, "deep": env.deep},
+            commits=(PhaseCommit("spent", (change,)),) if commits else ()))
+
+    return body
+
+
+def _stops_at_report(monkeypatch: pytest.MonkeyPatch, spend: int) -> None:
+    def pick(phase: Any) -> Any:
+        if phase == "report":
+            return lambda env: (_ for _ in ()).throw(Killed())
+        if phase in ("dedup-merge", "edge-typing"):
+            return _spender(spend)
+        return body_for(phase)
+
+    monkeypatch.setattr(runner, "body_for", pick)
+
+
+def test_resume_runs_with_the_options_the_run_was_started_with(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # dedup-merge and edge-typing each want 3 calls of a budget of 5; the first attempt
+    # dies at report. Its commits record --deep and the 5, and 5 calls spent.
+    w = world()
+    _stops_at_report(monkeypatch, 3)
+    with pytest.raises(Killed):
+        run_sleep(w.deps(), runner.RunOptions(deep=True, max_llm_calls=5))
+    history = ok(read_history(w.git, "refs/heads/main", RUN_DAY))
+    assert history.flags == RunFlags(deep=True, max_llm_calls=5)
+    assert history.calls_spent == 5
+    granted = {c.phase: c.counts["granted"] for c in history.commits if "granted" in c.counts}
+    assert granted == {"dedup-merge": 3, "edge-typing": 2}
+
+    # The resume: a phase still to run sees --deep and no call left.
+    def later(phase: Any) -> Any:
+        return _spender(2) if phase == "report" else body_for(phase)
+
+    monkeypatch.setattr(runner, "body_for", later)
+    report = ok(resume_sleep(w.deps(), RUN_DAY))
+    last = {r.phase: r for r in report.phases}["report"]
+    assert last.counts["granted"] == 0 and last.counts["deep"] is True
+
+
+def test_resume_refuses_flags_that_contradict_the_record_and_uses_them_without_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    w = world()
+    _stops_at_report(monkeypatch, 1)
+    with pytest.raises(Killed):
+        run_sleep(w.deps(), runner.RunOptions(deep=False, max_llm_calls=4))
+    refused = err(resume_sleep(w.deps(), RUN_DAY, deep=True))
+    assert isinstance(refused, SleepRefused) and "--deep" in refused.reason
+    refused = err(resume_sleep(w.deps(), RUN_DAY, max_llm_calls=9))
+    assert isinstance(refused, SleepRefused) and "--max-llm-calls 9" in refused.reason
+    # Flags that agree with the record are accepted.
+    monkeypatch.setattr(runner, "body_for", body_for)
+    assert ok(resume_sleep(w.deps(), RUN_DAY, deep=False, max_llm_calls=4)).ok
+
+
+def test_a_run_that_recorded_no_options_resumes_with_the_flags_given(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Nothing of the run committed before it stopped (its branch is at the base).
+    w = world()
+
+    def nothing_then_die(phase: Any) -> Any:
+        if phase == "preflight":
+            return body_for(phase)
+        if phase == "dedup-merge":
+            return lambda env: (_ for _ in ()).throw(Killed())
+        return body_for(phase)
+
+    monkeypatch.setattr(runner, "body_for", nothing_then_die)
+    with pytest.raises(Killed):
+        run_sleep(w.deps(), runner.RunOptions(deep=True))
+    assert ok(read_history(w.git, "refs/heads/main", RUN_DAY)).flags is None
+
+    def seen(phase: Any) -> Any:
+        return _spender(1) if phase == "dedup-merge" else body_for(phase)
+
+    monkeypatch.setattr(runner, "body_for", seen)
+    report = ok(resume_sleep(w.deps(), RUN_DAY, deep=True, max_llm_calls=0))
+    dedup = {r.phase: r for r in report.phases}["dedup-merge"]
+    assert dedup.counts == {"granted": 0, "deep": True}
+
+
+@given(deep=st.booleans(), limit=st.none() | st.integers(min_value=0, max_value=10**6))
+def test_run_flags_round_trip_through_their_trailer(deep: bool, limit: int | None) -> None:
+    flags = RunFlags(deep, limit)
+    assert RunFlags.parse(flags.text()) == flags
+
+
+@pytest.mark.parametrize("text", [None, "", "{", "[]", '{"deep":1,"max_llm_calls":null}',
+                                  '{"deep":true,"max_llm_calls":-1}',
+                                  '{"deep":true,"max_llm_calls":true}',
+                                  '{"deep":true,"max_llm_calls":"5"}'])
+def test_an_unreadable_options_trailer_is_no_record(text: str | None) -> None:
+    assert RunFlags.parse(text) is None
