@@ -13,7 +13,8 @@ under its path or anything else the model could spell for itself, and only the k
 this batch offered resolve. An answer can therefore point at nothing but what this
 call put in front of the model: a path it guessed, a key from another batch (``m99``)
 or an instruction planted in a memory's text resolves to nothing (and is counted), and
-no answer can reach a file outside its batch.
+no answer can reach a file outside its batch. An answer that names any such value is
+rejected whole (the batch is skipped), not applied in part.
 
 **The kernel never sorts.** Batch boundaries and prompt bytes follow the order the
 phase hands over, and each member is framed by its rendered text alone (one JSON
@@ -368,8 +369,14 @@ def _read(spec: BatchSpec[T, A], index: int, keys: KeyMap[T],
           answer: Mapping[str, object]) -> BatchOutcome[T, A]:
     resolver = Resolver(keys)
     read = spec.read(answer, resolver)
+    if is_successful(read) and resolver.unknown:
+        # An answer naming what the batch never offered (``m99``, a path, a key from
+        # another batch) is not trusted in part: whatever it says of the members it
+        # did name may be about the thing it could not name.
+        return BatchOutcome(index, keys, "rejected", unknown_keys=resolver.unknown,
+                            reason=f"the answer names {resolver.unknown} key(s) this batch "
+                                   "did not offer")
     if is_successful(read):
-        return BatchOutcome(index, keys, "answered", answer=read.unwrap(),
-                            unknown_keys=resolver.unknown)
+        return BatchOutcome(index, keys, "answered", answer=read.unwrap())
     return BatchOutcome(index, keys, "rejected", unknown_keys=resolver.unknown,
                         reason=read.failure())

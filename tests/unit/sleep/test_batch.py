@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import pytest
 from hypothesis import given
@@ -113,38 +114,46 @@ def test_keys_restart_at_m1_in_every_batch() -> None:
         ["m1", "m2", "m3"], ["m1", "m2", "m3"], ["m1", "m2"]]
 
 
-def test_unknown_keys_resolve_to_nothing_and_are_counted() -> None:
+def _naming(values: list[object], _request: object) -> dict[str, object]:
+    return {"named": values}
+
+
+def test_unknown_keys_resolve_to_nothing_are_counted_and_skip_their_batch() -> None:
     strangers: list[object] = ["m99", "m3", "notes/a.html", "M1", " m1", "m0", "m01", "m1 ",
                                3, None, ["m1"], "m１"]
-    model = ScriptedModel(respond=lambda _: {"named": ["m2", *strangers, "m1", "m2"]})
-    run = _run(model, ["first", "second"], 2)
-    assert run.answers == (("second", "first"),)
-    assert run.unknown_keys == len(strangers)
-    assert run.outcomes[0].status == "answered"
+    for stranger in strangers:
+        model = ScriptedModel(respond=partial(_naming, ["m2", stranger, "m1"]))
+        run = _run(model, ["first", "second"], 2)
+        assert run.answers == (), stranger
+        assert run.unknown_keys == 1 and run.outcomes[0].status == "rejected"
+        assert run.counts()["failed_batches"] == 1
+    clean = ScriptedModel(respond=lambda _: {"named": ["m2", "m1", "m2"]})
+    assert _run(clean, ["first", "second"], 2).answers == (("second", "first"),)
 
 
 def test_a_key_from_a_longer_batch_names_nobody_in_a_shorter_one() -> None:
     model = ScriptedModel(respond=lambda _: {"named": ["m1", "m3"]})
     run = _run(model, ["a", "b", "c", "d"], 3)
-    assert run.answers == (("a", "c"), ("d",))
+    assert run.answers == (("a", "c"),)
     assert [o.unknown_keys for o in run.outcomes] == [0, 1]
+    assert [o.status for o in run.outcomes] == ["answered", "rejected"]
 
 
 def test_a_non_list_where_keys_were_expected_names_nobody() -> None:
     model = ScriptedModel(respond=lambda _: {"named": "m1"})
     run = _run(model, ["a"], 1)
-    assert run.answers == ((),)
+    assert run.answers == ()
     assert run.unknown_keys == 1
 
 
 def test_the_fake_can_swap_in_an_unknown_key() -> None:
     model = ScriptedModel(respond=_echo, unknown_key_calls=frozenset({2}))
     run = _run(model, ["a", "b", "c", "d"], 2)
-    assert run.answers == (("a", "b"), ("d",))
+    assert run.answers == (("a", "b"),)
     assert [o.unknown_keys for o in run.outcomes] == [0, 1]
     pathed = ScriptedModel(respond=_echo, unknown_key_calls=frozenset({1}),
                            unknown_key="notes/a.html")
-    assert _run(pathed, ["a", "b"], 2).answers == (("b",),)
+    assert _run(pathed, ["a", "b"], 2).answers == ()
 
 
 def test_one_malformed_batch_in_ten_leaves_nine_applied() -> None:

@@ -154,12 +154,12 @@ def test_survivor_is_the_heaviest_whichever_canonical_the_model_names(tmp_path: 
         assert entities(r.version(), SHORT) == ("person:laith al-saadoon",), canonical
 
 
-def test_a_canonical_outside_its_cluster_is_dropped(tmp_path: Path) -> None:
+def test_a_canonical_outside_its_cluster_skips_the_batch(tmp_path: Path) -> None:
     r = people(tmp_path)
     state = InMemoryState()
     result = night(r, ScriptedModel(respond=clusters((("laith", "laith al-saadoon"), "mira",
                                                       0.99))), state, "n1")
-    assert result.counts["clusters_invalid"] == 1
+    assert result.counts["failed_batches"] == 1
     assert result.counts["clusters"] == 0
     assert result.counts["review_candidates"] == 0
     assert result.counts["unknown_keys"] == 0

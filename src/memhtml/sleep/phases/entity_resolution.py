@@ -35,9 +35,10 @@ characters cannot see: ``laith`` against ``laith al-saadoon`` scores 0.476):
   more: no cosine over them decides a merge.
 - *calls*: one kernel run per type, ``ENTITY_BATCH_SIZE`` names a call, at most
   ``ENTITY_CALLS`` calls drawn from the run's budget. The answer is clusters of keys with
-  a canonical key and a confidence. A confidence outside [0, 1] or a broken shape
-  skips the batch; a cluster whose canonical is not one of its own members is dropped
-  (``clusters_invalid``); a key the batch never offered names nobody.
+  a canonical key and a confidence. A confidence outside [0, 1], a broken shape, a key
+  the batch never offered, or a cluster whose canonical is not one of its own members
+  (``validate_cluster``: the cluster contradicts itself, and an answer that contradicts
+  itself once is not trusted elsewhere) skips the batch.
 - *promotion, by code*: the model's canonical is used for nothing; the survivor comes
   from ``union_pairs`` over the corpus's own counts (most files, then the smaller
   name), in the same union-find as the pre-pass's merges. A cluster below
@@ -58,7 +59,7 @@ new evidence about names.
 
 Stale tasks are closed only when every batch was answered and every counter bumped.
 A dry run asks nothing: it reports the pre-pass and the calls it would make
-(``would_call``). Model counts: ``clusters``, ``clusters_invalid``,
+(``would_call``). Model counts: ``clusters``,
 ``model_merges_applied``, ``model_merges_waiting``, ``state_failed`` and the kernel's
 ``batches``, ``calls``, ``failed_batches``, ``budget_skipped``, ``unknown_keys``.
 """
@@ -534,10 +535,9 @@ class Cluster:
 
 @dataclass(frozen=True, slots=True)
 class Clustered:
-    """One answer, read: its valid clusters and how many ``validate_cluster`` dropped."""
+    """One answer, read: its clusters (each one ``validate_cluster`` accepted)."""
 
     clusters: tuple[Cluster, ...]
-    invalid: int = 0
 
 
 def _confidence(value: object) -> float | None:
@@ -550,14 +550,13 @@ def _confidence(value: object) -> float | None:
 def read_clusters(answer: Mapping[str, object], resolver: Resolver[NameRow]
                   ) -> Result[Clustered, str]:
     """The clusters of one answer. A shape breach (not a list, a confidence outside
-    [0, 1]) rejects the batch; a key the batch never offered names nobody (counted by
-    the resolver); a cluster whose canonical is not among its own resolved members is
-    dropped (``invalid``); one left with fewer than two names says nothing."""
+    [0, 1]) or a cluster whose canonical is not among its own resolved members rejects
+    the batch; a key the batch never offered is counted by the resolver and rejects it
+    too (the kernel); a cluster of fewer than two names says nothing."""
     items = answer.get("clusters")
     if not isinstance(items, list):
         return Failure("clusters is not a list")
     clusters: list[Cluster] = []
-    invalid = 0
     for n, item in enumerate(items):
         if not isinstance(item, Mapping):
             return Failure(f"cluster {n} is not an object")
@@ -572,9 +571,9 @@ def read_clusters(answer: Mapping[str, object], resolver: Resolver[NameRow]
         match validate_cluster(names, "" if canonical is None else canonical.name):
             case Success(distinct):
                 clusters.append(Cluster(rows[0].entity_type, distinct, confidence))
-            case Failure(_):
-                invalid += 1
-    return Success(Clustered(tuple(clusters), invalid))
+            case Failure(refused):
+                return Failure(f"cluster {n}: {refused.reason}")
+    return Success(Clustered(tuple(clusters)))
 
 
 SPEC: Final[BatchSpec[NameRow, Clustered]] = BatchSpec(
@@ -656,10 +655,6 @@ class Asked:
                     found.setdefault((cluster.entity_type, cluster.names),
                                      replace(cluster, evidence=evidence))
         return tuple(found[k] for k in sorted(found))
-
-    @property
-    def invalid(self) -> int:
-        return sum(a.invalid for run in self.runs for a in run.answers)
 
     @property
     def complete(self) -> bool:
@@ -793,7 +788,7 @@ def _model_result(night: EntityNight, asked: Asked, found: int, promotion: Promo
                   model_tasks: int) -> PhaseResult:
     base = _result(night, model_tasks)
     counts: dict[str, CountValue] = {
-        **base.counts, "clusters": found, "clusters_invalid": asked.invalid,
+        **base.counts, "clusters": found,
         "model_merges_applied": promotion.applied,
         "model_merges_waiting": promotion.waiting,
         "state_failed": promotion.state_failed, **asked.counts()}
