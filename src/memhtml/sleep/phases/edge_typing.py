@@ -33,8 +33,10 @@ Four stages, kept apart so the model never decides a write:
      the reverse of the answer). No second night is waited for: such an edge carries no
      retention penalty and a reviewer deletes it in one line;
    - ``contradicts`` at or above the floor ignores the subject and bumps the pair's
-     ``edge`` counter once per run id; the bump's answer is the promotion decision
-     (one state-plane statement, so two racing runs cannot both read one detection and
+     ``edge`` counter once per base commit (``base:<sha>``, not the run id: a second
+     run over the commit an earlier run read, or a resume, rereads an unchanged corpus
+     and that is no new evidence); the bump's answer is the promotion decision (one
+     state-plane statement, so two racing runs cannot both read one detection and
      both decline). At ``EDGE_TYPING_DETECTIONS`` or more it is linked from both files
      and an ``edge-promoted`` mark is earned; below, it is a detected task measured by
      its count. A promoted contradiction only asserts the conflict: nothing is
@@ -443,6 +445,11 @@ def _not_counted(night: Night, pair: Pair, error: StateError
                                      warnings=(*night.warnings, why))))
 
 
+def evidence_key(env: PhaseEnv) -> str:
+    """What a contradiction detection is counted once per: the corpus the run read."""
+    return f"base:{env.base}"
+
+
 def judge(env: PhaseEnv, night: Night, verdict: Verdict) -> IOResult[Night, PhaseFault]:
     """One verdict applied to the night (stage 4)."""
     pair = verdict.pair
@@ -455,7 +462,7 @@ def judge(env: PhaseEnv, night: Night, verdict: Verdict) -> IOResult[Night, Phas
     if verdict.rel == "contradicts":
         # The bump is the promotion decision: its answer, not a read before it, says
         # whether this run's detection is the one that links the pair.
-        bumped = env.state.bump(CounterKey("edge", pair.key), env.run_id,
+        bumped = env.state.bump(CounterKey("edge", pair.key), evidence_key(env),
                                 EDGE_TYPING_DETECTIONS, env.stamp)
         return (bumped.map(partial(_contradicts, night, pair))
                 .lash(partial(_not_counted, night, pair))
