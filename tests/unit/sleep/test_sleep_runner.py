@@ -55,7 +55,7 @@ def test_a_run_cuts_its_branch_and_never_moves_main() -> None:
     assert ok(w.git.resolve(f"sleep/{RUN_DAY}")) == report.head_sha
     assert [r.phase for r in report.phases] == list(SLEEP_PHASES)
     assert report.ok
-    assert statuses(report)["placement-triage"] == "not-built"
+    assert statuses(report)["placement-triage"] == "done"  # deep only: a reason, no write
     tree = w.tree(report.head_sha)
     assert report_path(RUN_DAY) in tree
     assert ".memhtml/state/access.jsonl" in tree
@@ -264,5 +264,5 @@ def test_progress_is_told_each_phase(monkeypatch: pytest.MonkeyPatch) -> None:
     starts = [(n, phase) for n, phase, what in w.progress if what == "start"]
     assert starts == list(enumerate(SLEEP_PHASES, start=1))
     ends = {phase: what for _, phase, what in w.progress if what != "start"}
-    assert ends["placement-triage"] == "not-built" and ends["report"] == "done"
+    assert ends["placement-triage"] == "done" and ends["report"] == "done"
 

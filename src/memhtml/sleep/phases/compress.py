@@ -6,8 +6,9 @@ same graph of file links plus this run's mined edges), and the memories in the
 ``compress`` band are taken: active, not tasks, neither kept nor evicted. Each is
 grouped by its community in that same graph. A candidate with no community is left
 alone here: a community is the evidence that its members are about one thing, and
-grouping the rest another way is the deep pass's business. A community holding a single
-candidate is not asked about either, since a canonical replaces at least two memories.
+grouping the rest another way is the deep run's business (below). A community holding a
+single candidate is not asked about either, since a canonical replaces at least two
+memories.
 
 **Order**, so the prompt bytes are a function of the corpus alone: communities by name
 (their smallest member path, which ``domain.graph`` makes stable), and each community's
@@ -50,30 +51,85 @@ Counts: ``candidates``, ``communities``, ``canonicals``, ``archived``, ``episode
 ``too_few``, ``refused``, ``capped``, ``lone``, ``without_community``, ``singletons``,
 and the kernel's ``batches``, ``calls``, ``failed_batches``, ``budget_skipped``,
 ``unknown_keys``; a dry run counts ``would_call`` and asks nothing.
+
+**Deep sleep** (``--deep``) widens the reach in three ways and changes nothing else (the
+answer's rules, the episode exemption and the commits are the same):
+
+- *The deep graph.* Communities come from label propagation over the file links, the
+  mined edges and relationship-mining's grouping band (``env.lateral``). Retention
+  bands are still scored without the band: it may group memories, never decide which
+  ones fade.
+- *Entity groups.* A candidate the deep graph still leaves without a community may share
+  an entity with others: for each entity in sorted order that 2 to
+  ``ENTITY_HUB_CLAIMANTS`` active non-task memories claim, the candidates claiming it
+  and not yet grouped form one group (``entity:<name>``), so a candidate joins the
+  first such entity in that order. A group needs two candidates, as a community does.
+  An entity claimed by more is a hub (the user's employer, a project's name): sharing
+  it says nothing about a subject, so it is skipped (``hubs_skipped``, counted once per
+  hub a community-less candidate claims). Entity groups follow every community in the
+  prompt order (communities by name, then entities by name) and share its candidate
+  cap; their members are ordered as a community's.
+- *Passes.* A pass that folded (wrote at least one canonical) is followed by another,
+  ``DEEP_COMPRESS_PASSES`` in all at most, since a canonical is a new neighbour and a
+  new community member. The next pass selects from the version the last one left (the
+  plan's view: archived members gone, canonicals present); each new canonical is
+  embedded by ``env.embedder`` into a copy of the run's vector cache, and its edges in
+  both bands (``relationship_mining.neighbour_edges``, the mining phase's k and floors)
+  join the mined and band sets, while edges to archived members drop out. A spent
+  budget (the run's, or this phase's cap, which holds for all the passes together) ends
+  the passes: the next could ask nothing. One plan runs through every pass, so each
+  batch that wrote is still one commit, landing on the one before (a later pass's
+  subject says which pass it was). The extended cache is handed on
+  (``PhaseResult.vectors``) so later phases see the canonicals' vectors.
+
+  Each batch is one group, a community or an entity group (``entity <name>`` in its
+  commit subject). Counts are summed over the passes (``band`` and ``candidates``
+  too: a memory offered twice counts twice), ``communities`` counts community groups
+  only, and a deep run adds ``passes``, ``entity_groups``, ``entity_grouped`` and
+  ``hubs_skipped``; ``embedded`` (vectors made now) is observed, not counted. A dry run
+  makes pass 1's selection and counts its ``would_call``, asking nothing and embedding
+  nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Final, TypeAlias
 
 from returns.io import IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import PathRefused
+from memhtml.contracts.errors import EmbedFailure, PathRefused
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import AccessCount
 from memhtml.contracts.vocabulary import DAY_FACET
-from memhtml.domain.graph import analyze_graph
-from memhtml.domain.thresholds import COMPRESS_BATCH, COMPRESS_CALLS, COMPRESS_CANDIDATES
-from memhtml.head import HeadVersion, is_dated_episode
+from memhtml.domain.graph import label_propagation
+from memhtml.domain.thresholds import (
+    COMPRESS_BATCH,
+    COMPRESS_CALLS,
+    COMPRESS_CANDIDATES,
+    DEEP_COMPRESS_PASSES,
+    ENTITY_HUB_CLAIMANTS,
+)
+from memhtml.head import (
+    FillResult,
+    IndexedView,
+    VectorCache,
+    build_indexes,
+    fill_vectors,
+    is_dated_episode,
+    view_of,
+)
 from memhtml.llm.schema import violations
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, ask_batches, pack_groups
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.contract import LOG_START
+from memhtml.sleep.neighbours import corpus_order
 from memhtml.sleep.phase import (
+    MinedEdge,
     PhaseCommit,
     PhaseEnv,
     PhaseFault,
@@ -82,6 +138,7 @@ from memhtml.sleep.phase import (
     staged_delta,
     without_model,
 )
+from memhtml.sleep.phases.relationship_mining import neighbour_edges
 from memhtml.sleep.phases.retention_triage import (
     graph_edges as retention_edges,
 )
@@ -97,6 +154,10 @@ from memhtml.store.plan import Plan, archive_many_step, link_step, write_step
 
 PHASE: Final = "compress"
 TOOL_NAME: Final = "write_canonicals"
+ENTITY_GROUP: Final = "entity:"
+"""Prefixed to an entity to name the group it formed."""
+KERNEL_COUNTS: Final[tuple[str, ...]] = ("batches", "calls", "failed_batches", "budget_skipped",
+                        "unknown_keys")
 MIN_ABSORBED: Final = 2
 """A canonical replaces at least two memories; one absorbing one is a rewrite."""
 MAX_OUTPUT_TOKENS: Final = 4096
@@ -156,7 +217,8 @@ SCHEMA: Final[Mapping[str, object]] = {
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One memory offered to the model: its record and its community's name."""
+    """One memory offered to the model: its record and its group's name (a community,
+    or in a deep run ``entity:<name>``)."""
 
     record: MemoryRecord
     community: str
@@ -182,17 +244,33 @@ class Canonical:
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """The night's candidates grouped by community, in prompt order, and what was left."""
+    """The night's candidates grouped by community (then, in a deep run, by entity), in
+    prompt order, and what was left."""
 
     groups: tuple[tuple[Candidate, ...], ...]
     band: int
     without_community: int
     singletons: int
     capped: int
+    entity_groups: int = 0
+    """Of ``groups``, those formed by a shared entity (the last ones)."""
+    entity_grouped: int = 0
+    """Community-less candidates an entity grouped (before the cap)."""
+    hubs_skipped: int = 0
 
     @property
     def candidates(self) -> int:
         return sum(len(group) for group in self.groups)
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """What one pass selects from: the version (a plan's view after an earlier pass),
+    the mined edges, and the grouping band (None outside ``--deep``)."""
+
+    view: IndexedView
+    mined: tuple[MinedEdge, ...] | None
+    lateral: tuple[MinedEdge, ...] | None = None
 
 
 def _day(record: MemoryRecord) -> str:
@@ -249,14 +327,56 @@ SPEC: Final[BatchSpec[Candidate, tuple[Canonical, ...]]] = BatchSpec(
     size=COMPRESS_BATCH, render=render, read=read_answer, heading=HEADING)
 
 
-def select(version: HeadVersion, accesses: Mapping[str, AccessCount], env: PhaseEnv
-           ) -> Selection:
-    """The compress band's members with a community, grouped and ordered (module
-    docstring), at most ``COMPRESS_CANDIDATES`` of them."""
-    bands = triage(retention_inputs(version, accesses, env.mined, env.stamp)).bands
-    scored = {r.path: r for r in version.records() if is_scored(r)}
-    communities = analyze_graph(retention_edges(scored, env.mined)).communities
+def _oldest_first(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    return sorted(records, key=lambda r: (r.created_at, r.path))
+
+
+def _grouping_edges(corpus: Corpus) -> tuple[MinedEdge, ...] | None:
+    """The derived edges communities are found over: the mined ones, and in a deep run
+    the grouping band too."""
+    if corpus.lateral is None:
+        return corpus.mined
+    return (*(corpus.mined or ()), *corpus.lateral)
+
+
+def entity_groups(view: IndexedView, pending: Sequence[MemoryRecord]
+                  ) -> tuple[tuple[tuple[str, tuple[MemoryRecord, ...]], ...], int]:
+    """Community-less candidates grouped by a shared entity (module docstring), each
+    group's members in ``pending``'s order: ((entity, members), ...), and the hubs
+    skipped."""
+    claiming: dict[str, list[MemoryRecord]] = {}
+    for record in pending:
+        for entity in set(record.entities):
+            claiming.setdefault(entity, []).append(record)
+    grouped: set[str] = set()
+    groups: list[tuple[str, tuple[MemoryRecord, ...]]] = []
+    hubs = 0
+    for entity in sorted(claiming):
+        claimants = sum(1 for path in view.by_entity(entity)
+                        if (r := view.get(path)) is not None and is_scored(r))
+        if claimants > ENTITY_HUB_CLAIMANTS:
+            hubs += 1
+            continue
+        members = tuple(r for r in claiming[entity] if r.path not in grouped)
+        if len(members) < MIN_ABSORBED:
+            continue
+        grouped.update(r.path for r in members)
+        groups.append((entity, members))
+    return tuple(groups), hubs
+
+
+def select(corpus: Corpus, accesses: Mapping[str, AccessCount], stamp: datetime,
+           *, deep: bool = False) -> Selection:
+    """The compress band's members with a community (and, when ``deep``, those an
+    entity groups), grouped and ordered (module docstring), at most
+    ``COMPRESS_CANDIDATES`` of them."""
+    view = corpus.view
+    # Scored without the grouping band: it may group memories, never rank them.
+    bands = triage(retention_inputs(view, accesses, corpus.mined, stamp)).bands
+    scored = {r.path: r for r in view.records() if is_scored(r)}
+    communities = label_propagation(retention_edges(scored, _grouping_edges(corpus)))
     grouped: dict[str, list[MemoryRecord]] = {}
+    pending: list[MemoryRecord] = []
     band = without = 0
     for path, which in bands.items():
         if which != "compress":
@@ -265,13 +385,20 @@ def select(version: HeadVersion, accesses: Mapping[str, AccessCount], env: Phase
         community = communities.get(path)
         if community is None:
             without += 1
+            pending.append(scored[path])
             continue
         grouped.setdefault(community, []).append(scored[path])
+    named: list[tuple[str, list[MemoryRecord]]] = [
+        (name, _oldest_first(grouped[name])) for name in sorted(grouped)]
+    by_entity: tuple[tuple[str, tuple[MemoryRecord, ...]], ...] = ()
+    hubs = 0
+    if deep:
+        by_entity, hubs = entity_groups(view, _oldest_first(pending))
     groups: list[tuple[Candidate, ...]] = []
-    singletons = capped = 0
+    singletons = capped = entities = 0
     room = COMPRESS_CANDIDATES
-    for name in sorted(grouped):
-        members = sorted(grouped[name], key=lambda r: (r.created_at, r.path))
+    ordered = named + [(ENTITY_GROUP + e, list(m)) for e, m in by_entity]
+    for n, (name, members) in enumerate(ordered):
         if len(members) < MIN_ABSORBED:
             singletons += 1
             continue
@@ -280,13 +407,15 @@ def select(version: HeadVersion, accesses: Mapping[str, AccessCount], env: Phase
         room -= len(taken)
         if len(taken) >= MIN_ABSORBED:
             groups.append(tuple(Candidate(r, name) for r in taken))
+            entities += n >= len(named)
         else:
             capped += len(taken)
-    return Selection(tuple(groups), band, without, singletons, capped)
+    return Selection(tuple(groups), band, without, singletons, capped, entities,
+                     sum(len(m) for _, m in by_entity), hubs)
 
 
 def batches_of(selection: Selection) -> tuple[tuple[tuple[Candidate, ...], ...], int]:
-    """One community a batch (``pack_groups`` over it alone), and the lone members a cut
+    """One group a batch (``pack_groups`` over it alone), and the lone members a cut
     left in a batch of their own, which are not asked about."""
     out: list[tuple[Candidate, ...]] = []
     lone = 0
@@ -355,13 +484,18 @@ def _write(plan: Plan, canonical: Canonical) -> Result[tuple[Plan, str, int, int
     return Success((current, path, len(done.archived), len(episodes)))
 
 
+Wrote: TypeAlias = tuple[str, tuple[str, ...]]
+"""One canonical written: its path and the members it absorbed, in batch order."""
+
+
 def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally
-                 ) -> Result[tuple[Plan, Tally, tuple[str, ...], tuple[str, ...]], StoreError]:
+                 ) -> Result[tuple[Plan, Tally, tuple[Wrote, ...], tuple[str, ...]],
+                             StoreError]:
     """One batch's canonicals in answer order: (plan, tally, what each wrote, warnings).
     A store refusal skips its canonical; any other store error stops the phase."""
     current = plan
     taken: set[str] = set()
-    wrote: list[str] = []
+    wrote: list[Wrote] = []
     warnings: list[str] = []
     t = tally
     for canonical in canonicals:
@@ -384,7 +518,7 @@ def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally
                 current = after
                 taken.update(paths)
                 t = _bump(t, canonicals=1, archived=archived, episodes_kept=kept)
-                wrote.append(f"{path} absorbs {', '.join(paths)}")
+                wrote.append((path, tuple(paths)))
             case Failure(error) if _is_refusal(error):
                 t = _bump(t, refused=1)
                 warnings.append(f"canonical {canonical.title!r} over {', '.join(paths)} "
@@ -400,21 +534,44 @@ def _bump(t: Tally, *, canonicals: int = 0, archived: int = 0, episodes_kept: in
                  t.episodes_kept + episodes_kept, t.too_few + too_few, t.refused + refused)
 
 
-
-
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]]
-               ) -> Result[tuple[tuple[PhaseCommit, ...], Tally, tuple[str, ...]], StoreError]:
-    """Each answered batch applied in order over the last, one commit per batch that
-    wrote anything."""
-    plan = Plan.start(env.version, env.now)
-    before: dict[str, bytes | None] = {}
-    tally = Tally()
-    commits: list[PhaseCommit] = []
-    warnings: list[str] = list(run.failures())
+@dataclass(frozen=True)
+class Applied:
+    """What the batches applied so far amount to: the one plan every pass writes
+    through, the bytes it staged at the last commit, the tally, the commits, the
+    warnings, and the canonicals written (paths, in order)."""
+
+    plan: Plan
+    staged: Mapping[str, bytes | None]
+    tally: Tally
+    commits: tuple[PhaseCommit, ...] = ()
+    warnings: tuple[str, ...] = ()
+    canonicals: tuple[str, ...] = ()
+
+    @classmethod
+    def start(cls, env: PhaseEnv) -> Applied:
+        return cls(Plan.start(env.version, env.now), {}, Tally())
+
+
+def _source(group: str) -> str:
+    """A group as a commit subject names it."""
+    if group.startswith(ENTITY_GROUP):
+        return f"entity {group.removeprefix(ENTITY_GROUP)}"
+    return f"community {group}"
+
+
+def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]],
+               applied: Applied, number: int = 1) -> Result[Applied, StoreError]:
+    """Each answered batch of pass ``number`` applied in order over ``applied``, one
+    commit per batch that wrote anything, each landing on the one before."""
+    plan, before, tally = applied.plan, applied.staged, applied.tally
+    label = "" if number == 1 else f"pass {number}: "
+    commits: list[PhaseCommit] = list(applied.commits)
+    warnings: list[str] = [*applied.warnings, *(label + line for line in run.failures())]
+    written: list[str] = list(applied.canonicals)
     for outcome in run.answered:
         if not outcome.answer:
             continue
@@ -424,6 +581,7 @@ def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]]
                 warnings += warned
             case Failure(error):
                 return Failure(error)
+        written += [path for path, _ in wrote]
         after = staged(plan)
         changes = staged_delta(env.version, before, after)
         before = after
@@ -431,48 +589,167 @@ def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]]
             continue
         made = tally.canonicals - start.canonicals
         archived = tally.archived - start.archived
-        subject = (f"{_plural(made, 'canonical', 'canonicals')} compressed from community "
-                   f"{outcome.members[0].community}, "
+        subject = (f"{_plural(made, 'canonical', 'canonicals')} compressed from "
+                   f"{_source(outcome.members[0].community)}, "
                    f"{_plural(archived, 'memory', 'memories')} archived")
-        commits.append(PhaseCommit(subject, changes, "; ".join(wrote)))
-    return Success((tuple(commits), tally, tuple(warnings)))
+        if number > 1:
+            subject += f" (pass {number})"
+        body = "; ".join(f"{path} absorbs {', '.join(members)}" for path, members in wrote)
+        commits.append(PhaseCommit(subject, changes, body))
+    return Success(Applied(plan, before, tally, tuple(commits), tuple(warnings),
+                           tuple(written)))
 
 
-def _counts(selection: Selection, lone: int) -> dict[str, int]:
-    return {"band": selection.band, "candidates": selection.candidates,
-            "communities": len(selection.groups), "without_community":
-            selection.without_community, "singletons": selection.singletons,
-            "capped": selection.capped, "lone": lone}
+def _counts(selection: Selection, lone: int, *, deep: bool) -> dict[str, int]:
+    counts = {"band": selection.band, "candidates": selection.candidates,
+              "communities": len(selection.groups) - selection.entity_groups,
+              "without_community": selection.without_community,
+              "singletons": selection.singletons, "capped": selection.capped, "lone": lone}
+    if deep:
+        counts |= {"entity_groups": selection.entity_groups,
+                   "entity_grouped": selection.entity_grouped,
+                   "hubs_skipped": selection.hubs_skipped}
+    return counts
+
+
+def _summed(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+    return {key: a.get(key, 0) + b.get(key, 0) for key in (*a, *(k for k in b if k not in a))}
+
+
+# --------------------------------------------------------------------------- passes
+
+
+@dataclass(frozen=True)
+class Night:
+    """The passes made so far: what they applied, their summed selection and kernel
+    counts, how many there were, the vector cache as extended, and vectors embedded."""
+
+    applied: Applied
+    counts: Mapping[str, int]
+    passes: int
+    vectors: VectorCache | None
+    embedded: int = 0
+
+
+Embedded: TypeAlias = tuple[VectorCache | None, int, tuple[str, ...]]
+"""The cache after embedding, the vectors embedded, and warnings."""
+
+
+def _embed(env: PhaseEnv, cache: VectorCache | None, records: Sequence[MemoryRecord]
+           ) -> IOResult[Embedded, PhaseFault]:
+    """``records``' vectors added to a copy of ``cache`` (the cache is a persistent
+    map, so the run's own is untouched): (cache, vectors embedded, warnings). With no
+    embedder or no cache the canonicals go without; an embedder that fails costs
+    their edges and a warning, never the phase."""
+    embedder = env.embedder
+    if embedder is None or cache is None or not records:
+        return IOSuccess((cache, 0, ()))
+    filled: IOResult[FillResult, EmbedFailure] = fill_vectors(
+        view_of(build_indexes(records), None), cache, embedder)
+
+    def failed(error: EmbedFailure) -> IOResult[Embedded, PhaseFault]:
+        return IOSuccess((cache, 0, (
+            f"new canonicals not embedded, so no edges of theirs: {error.reason}",)))
+
+    made: IOResult[Embedded, EmbedFailure] = filled.map(
+        lambda done: (done.cache, done.counts.embedded, ()))
+    return made.lash(failed)
+
+
+def next_corpus(corpus: Corpus, view: IndexedView, fresh: Sequence[str],
+                cache: VectorCache | None) -> Corpus:
+    """The corpus the next pass selects from: ``view`` (after the last pass), the
+    derived edges between memories still active in it, and the ``fresh`` canonicals'
+    edges in both bands."""
+    members = corpus_order(view)
+    at = {record.path: n for n, record in enumerate(members)}
+    new = frozenset(fresh)
+
+    def live(edges: tuple[MinedEdge, ...] | None) -> tuple[MinedEdge, ...]:
+        # A new canonical's path may be one an archived member left: an old edge there
+        # is the member's, not the canonical's.
+        return tuple(e for e in edges or () if e.source in at and e.target in at
+                     and e.source not in new and e.target not in new)
+
+    sources = [at[path] for path in fresh if path in at]
+    found: tuple[tuple[MinedEdge, ...], tuple[MinedEdge, ...]] = ((), ())
+    if cache is not None and sources:
+        found = neighbour_edges(members, cache, sources)
+    lateral = None if corpus.lateral is None else tuple(sorted(
+        (*live(corpus.lateral), *found[1])))
+    return Corpus(view, tuple(sorted((*live(corpus.mined), *found[0]))), lateral)
+
+
+def _pass(env: PhaseEnv, asker: BudgetedModel, accesses: Mapping[str, AccessCount],
+          corpus: Corpus, night: Night) -> IOResult[Night, PhaseFault]:
+    """One pass over ``corpus``, and the next while this one folded (deep runs only)."""
+    number = night.passes + 1
+    selection = select(corpus, accesses, env.stamp, deep=env.deep)
+    batches, lone = batches_of(selection)
+
+    def answered(run: BatchRun[Candidate, tuple[Canonical, ...]]
+                 ) -> IOResult[Night, PhaseFault]:
+        done: Result[Applied, PhaseFault] = commits_of(
+            env, run, night.applied, number).alt(lambda error: PhaseFault(describe(error)))
+        return IOResult.from_result(done).bind(lambda applied: onward(run, applied))
+
+    def onward(run: BatchRun[Candidate, tuple[Canonical, ...]], applied: Applied
+               ) -> IOResult[Night, PhaseFault]:
+        counts = _summed(night.counts, {**_counts(selection, lone, deep=env.deep),
+                                        **run.counts()})
+        after = Night(applied, counts, number, night.vectors, night.embedded)
+        folded = applied.tally.canonicals > night.applied.tally.canonicals
+        # A spent budget ends the passes: the next could only count what it never asked.
+        if (not env.deep or not folded or number >= DEEP_COMPRESS_PASSES
+                or asker.budget.remaining == 0):
+            return IOSuccess(after)
+        fresh = applied.canonicals[len(night.applied.canonicals):]
+        view = applied.plan.view
+        records = [r for path in fresh if (r := view.get(path)) is not None and is_scored(r)]
+        return _embed(env, night.vectors, records).bind(lambda got: _pass(
+            env, asker, accesses, next_corpus(corpus, view, fresh, got[0]),
+            Night(replace(applied, warnings=(*applied.warnings, *got[2])), counts, number,
+                  got[0], after.embedded + got[1])))
+
+    # The kernel never fails: every way a batch goes wrong is one of its outcomes.
+    asked: IOResult[BatchRun[Candidate, tuple[Canonical, ...]], PhaseFault] = (
+        IOResult.from_io(ask_batches(asker, SPEC, batches)))
+    return asked.bind(answered)
+
+
+def _result(env: PhaseEnv, night: Night) -> PhaseResult:
+    tally = night.applied.tally
+    counts: dict[str, int] = dict(night.counts)
+    kernel = {key: counts.pop(key) for key in KERNEL_COUNTS if key in counts}
+    counts |= {"canonicals": tally.canonicals, "archived": tally.archived,
+               "episodes_kept": tally.episodes_kept, "too_few": tally.too_few,
+               "refused": tally.refused, **kernel}
+    if not env.deep:
+        return PhaseResult(counts=counts, commits=night.applied.commits,
+                           warnings=night.applied.warnings)
+    grown = night.vectors if night.embedded else None
+    return PhaseResult(counts={**counts, "passes": night.passes},
+                       commits=night.applied.commits, warnings=night.applied.warnings,
+                       vectors=grown, observed={"embedded": night.embedded})
 
 
 def compress(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     model = env.model
     if model is None:
         return IOSuccess(without_model())
-    version = env.version
+    # Outside --deep the band is not read at all, whatever the run hands over.
+    first = Corpus(env.version, env.mined, env.lateral if env.deep else None)
 
     def selected(accesses: Mapping[str, AccessCount]) -> IOResult[PhaseResult, PhaseFault]:
-        selection = select(version, accesses, env)
-        batches, lone = batches_of(selection)
-        counts: dict[str, int] = _counts(selection, lone)
         if env.dry_run:
-            return IOSuccess(PhaseResult(counts={**counts, "would_call": len(batches)}))
+            selection = select(first, accesses, env.stamp, deep=env.deep)
+            batches, lone = batches_of(selection)
+            return IOSuccess(PhaseResult(counts={**_counts(selection, lone, deep=env.deep),
+                                                 "would_call": len(batches)}))
         asker = BudgetedModel(model, env.calls.capped(COMPRESS_CALLS, name="compress's"))
-
-        def answered(run: BatchRun[Candidate, tuple[Canonical, ...]]
-                     ) -> Result[PhaseResult, PhaseFault]:
-            return commits_of(env, run).map(lambda got: PhaseResult(
-                counts={**counts, "canonicals": got[1].canonicals,
-                        "archived": got[1].archived, "episodes_kept": got[1].episodes_kept,
-                        "too_few": got[1].too_few, "refused": got[1].refused,
-                        **run.counts()},
-                commits=got[0], warnings=got[2])).alt(
-                lambda error: PhaseFault(describe(error)))
-
-        # The kernel never fails: every way a batch goes wrong is one of its outcomes.
-        asked: IOResult[BatchRun[Candidate, tuple[Canonical, ...]], PhaseFault] = (
-            IOResult.from_io(ask_batches(asker, SPEC, batches)))
-        return asked.bind_result(answered)
+        start = Night(Applied.start(env), {}, 0, env.vectors)
+        return _pass(env, asker, accesses, first, start).map(
+            lambda night: _result(env, night))
 
     read: IOResult[Mapping[str, AccessCount], PhaseFault] = env.state.access_counts(
         LOG_START, "read").alt(lambda error: PhaseFault(
