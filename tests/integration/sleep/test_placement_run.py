@@ -112,6 +112,7 @@ def assert_filed(root: Path, report: RunReport, model: ScriptedModel) -> None:
 def test_a_deep_run_files_an_inbox_memory_and_spares_a_decided_one(store: Path) -> None:
     model = ScriptedModel(respond=respond)
     report = value_of(run_sleep(deps_with(store, model), RunOptions(deep=True)))
+    assert report.ok, [(r.phase, r.status, r.reason) for r in report.phases]
     linked = record_of(report, "person-links")
     assert linked.status == "done" and linked.commits, linked
     assert_filed(store, report, model)
@@ -126,6 +127,7 @@ def test_the_guard_holds_on_resume(store: Path) -> None:
     assert record_of(first, "placement-triage").status == "not-selected"
     model = ScriptedModel(respond=respond)
     resumed = value_of(resume_sleep(deps_with(store, model), RUN_ID))
+    assert resumed.ok, [(r.phase, r.status, r.reason) for r in resumed.phases]
     assert resumed.resumed and record_of(resumed, "person-links").status == "skipped"
     assert_filed(store, resumed, model)
 
