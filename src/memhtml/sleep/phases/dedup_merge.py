@@ -73,8 +73,8 @@ settle (from ``DEDUP_RECALL_FLOOR`` up to the merge cosine) are one memory:
   ``MEMBER_TEXT_CHARS``); the path never. The answer is groups of keys that are one
   memory. A group is read only inside a component: members of one group from two
   components are taken as two groups (one of them alone is no group), since the model
-  was asked about each component on its own. Keys the batch did not offer resolve to
-  nothing (counted); an answer that breaks the shape skips its batch.
+  was asked about each component on its own. A key the batch did not offer, or an
+  answer that breaks the shape, skips its batch (counted).
 
 The model never picks a keeper: a group's keeper is its member with the lowest corpus
 offset, and every other member is proposed against it (source ``model``). The groups,
@@ -599,7 +599,8 @@ def read_answer(answer: Mapping[str, object], resolver: Resolver[Row]
                 ) -> Result[tuple[Group, ...], str]:
     """The groups of one answer, each cut along component lines and kept when two or
     more members of one component remain, its members in corpus order. A key the batch
-    did not offer names nobody (counted); any breach of the shape rejects the batch."""
+    did not offer (counted, and the kernel rejects the batch for it) or any breach of
+    the shape rejects the batch."""
     items = answer.get("groups")
     if not isinstance(items, list):
         return Failure("groups is not a list")

@@ -18,8 +18,8 @@ findings: what is owed, one sentence quoted verbatim from that member, and a
 confidence in [0, 1]. The phase asks at most ``TASK_DETECTION_CALLS`` calls (enough for the whole
 scan), drawn through the run's shared call budget.
 
-**Answer.** A finding resolves to the member whose key it names; any other key
-resolves to nothing and is counted. A batch whose answer breaks the shape (a
+**Answer.** A finding resolves to the member whose key it names; an answer naming any
+other key is counted and skipped whole (the kernel). A batch whose answer breaks the shape (a
 confidence outside [0, 1], a wrong type, too many findings) is skipped whole: an answer
 wrong in one place is not trusted in the others. A finding below
 ``TASK_DETECTION_CONFIDENCE`` is dropped and counted. A kept finding becomes a
