@@ -6,9 +6,10 @@ pull, and whatever it carries is untrusted input:
 - **store settings** (``branch``, ``embedder``, ``embed_model``) describe the corpus
   and may travel with it, committed in ``<store>/.memhtml/config.toml``;
 - **local settings** (``embed_url``, ``embed_key_env``, ``author_name``,
-  ``author_email``, and the ``llm*`` keys) send data off this machine, name a secret
-  or say who the user is. They come only from flags, ``MEMHTML_*`` variables or the
-  user's own ``$XDG_CONFIG_HOME/memhtml/config.toml`` (``~/.config/memhtml/config.toml``): a
+  ``author_email``, the ``llm*`` keys and ``transcripts_dir``) send data off this
+  machine, pick what of it is read, name a secret or say who the user is. They come
+  only from flags, ``MEMHTML_*`` variables or the user's own
+  ``$XDG_CONFIG_HOME/memhtml/config.toml`` (``~/.config/memhtml/config.toml``): a
   clone that named an endpoint and a key variable would otherwise receive every
   memory, and the key, the first time its reader ran ``memhtml embed``.
 
@@ -104,6 +105,12 @@ class Settings:
     """Local setting: the field an ``openai`` body caps the output with,
     ``max_completion_tokens`` (OpenAI's current name) or ``max_tokens`` (what some
     local servers know instead; they ignore the other and leave the answer uncapped)."""
+    transcripts_dir: str | None = field(default=None, metadata=_LOCAL)
+    """Local setting: the directory of agent-session transcripts (one ``<session>.jsonl``
+    file each) a sleep run's trace-consolidation distils into memories; an absolute
+    path, ``~`` expanded. Local because it picks which files of this machine are read
+    and sent to a model: a store's config naming a directory would have a clone's
+    reader send that directory's files at the next run."""
 
 
 def _keys(kind: Kind) -> frozenset[str]:

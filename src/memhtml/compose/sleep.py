@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from returns.io import IOResult
 from returns.result import Failure, Result, Success
@@ -19,6 +20,7 @@ from memhtml.compose.services import Services, space_of
 from memhtml.compose.settings import SettingsError
 from memhtml.compose.vectors import VectorFiles
 from memhtml.contracts.services import DocumentEmbedder, VectorSpace
+from memhtml.contracts.transcripts import TranscriptSource
 from memhtml.domain.thresholds import VECTOR_COVERAGE_HARD_FLOOR
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.deps import Gate, GateVerdict, PhaseProgress, SleepDeps, VectorFault
@@ -84,6 +86,28 @@ def coverage_floor(text: str) -> Result[float, SettingsError]:
     return Success(value)
 
 
+def transcripts_source(value: str | None) -> Result[TranscriptSource | None, SettingsError]:
+    """The transcripts directory the ``transcripts_dir`` setting names (None: unset).
+
+    ``~`` is expanded; a relative path is refused rather than resolved, because a sleep
+    run is started from wherever its scheduler stands, and a directory that changes
+    with the caller's working directory would send different files each time. The
+    directory need not exist yet: a missing one is a warning of the run's, not a
+    refusal, since a night must not fail because a directory moved."""
+    from memhtml.adapters.transcripts import DirectoryTranscripts
+
+    if value is None or not value.strip():
+        return Success(None)
+    try:
+        root = Path(value).expanduser()
+    except RuntimeError as exc:  # ~ or ~user with no home to expand to
+        return Failure(SettingsError(f"transcripts_dir {value!r}: {exc}"))
+    if not root.is_absolute():
+        return Failure(SettingsError(
+            f"transcripts_dir must be an absolute path (or start with ~), not {value!r}"))
+    return Success(DirectoryTranscripts(root))
+
+
 def _embedder(services: Services) -> tuple[DocumentEmbedder | None, str | None]:
     """The embedder a run uses, its width known, or why it cannot be used."""
     match services.embedder:
@@ -103,7 +127,8 @@ def _embedder(services: Services) -> tuple[DocumentEmbedder | None, str | None]:
 def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = None
                ) -> Result[SleepDeps, SettingsError]:
     """The run's dependencies over these services and the gate the caller picked; a
-    store with no state plane, or a floor that is not a number, is refused."""
+    store with no state plane, a floor that is not a number, or a relative
+    ``transcripts_dir`` is refused."""
     state = services.state
     if state is None:
         return Failure(SettingsError("this store has no state plane (.git/memhtml/state.db); "
@@ -113,16 +138,19 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
         return Failure(services.language_model_error)
     embedder, problem = _embedder(services)
 
-    def built(floor: float) -> SleepDeps:
+    def built(floor: float, transcripts: TranscriptSource | None) -> SleepDeps:
         deps = SleepDeps(
             git=services.git, clock=services.clock, author=services.author, state=state,
             gate=gate, main=services.settings.branch, embedder=embedder,
             embedder_name=services.embedder_name, embedder_problem=problem,
-            model=services.language_model,
+            model=services.language_model, transcripts=transcripts,
             vectors=FileVectors(services.vectors), coverage_floor=floor,
             state_dir=services.state_dir, worktree=services.worktree,
             git_dir=services.git_dir)
         return deps if progress is None else replace(deps, progress=progress)
 
-    return coverage_floor(services.settings.vector_coverage_floor).map(built)
+    settings = services.settings
+    return coverage_floor(settings.vector_coverage_floor).bind(
+        lambda floor: transcripts_source(settings.transcripts_dir).map(
+            lambda transcripts: built(floor, transcripts)))
 

@@ -10,7 +10,8 @@ The verdict:
 
 - ``would-change``: a counted signal is non-zero (memories changed since the last
   merged run, active memories without a vector, transcripts waiting, dangling links,
-  entity merges waiting on a second run);
+  entity merges waiting on a second run). Waiting transcripts count only when a
+  language model is bound: without one, trace-consolidation reads none of them;
 - ``no-signal``: every counted signal is zero, dedup-merge's and relationship-mining's
   inputs are empty, the checkout is the commit the counts are about, and the state
   plane read. The one state in which a caller may skip;
@@ -20,6 +21,11 @@ The verdict:
 
 It names the commit it read (main's tip) and whether the checkout matches it: counts
 about a tree the caller does not have are no permission to skip.
+
+Transcripts waiting are the settled, unconsolidated ones trace-consolidation would
+take, over all nights (its nightly cap aside), too large ones left out: the same
+survey the phase makes, at the clock's reading, so a transcript still being written
+is not counted, and one closed by its last line is (which takes reading it).
 """
 
 from __future__ import annotations
@@ -34,15 +40,16 @@ from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.services import Counter
 from memhtml.domain.thresholds import ENTITY_PROMOTION_DETECTIONS
 from memhtml.head import HeadVersion, VectorCache, coverage, is_active, is_candidate_path
+from memhtml.sleep.contract import run_stamp
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError
 from memhtml.sleep.history import last_merged_run
+from memhtml.sleep.phases.trace_consolidation import Survey, survey
 from memhtml.sleep.runner import version_at
 
 Verdict: TypeAlias = Literal["would-change", "no-signal", "unknown"]
 UNKNOWN: Final = "unknown"
-TRANSCRIPTS_NOTE: Final = ("no transcript source is wired yet (trace-consolidation is not "
-                           "built): 0 waiting")
+NO_TRANSCRIPTS_NOTE: Final = "no transcripts_dir set: no transcript is read"
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,33 @@ def _entity_waiting(deps: SleepDeps) -> IOResult[int | None, SleepError]:
     return read.map(waiting).lash(lambda _: IOSuccess(None))
 
 
+@dataclass(frozen=True, slots=True)
+class _Transcripts:
+    waiting: int = 0
+    notes: tuple[str, ...] = ()
+
+
+def _transcripts(deps: SleepDeps) -> IOResult[_Transcripts, SleepError]:
+    """The settled, unconsolidated transcripts a run would distil, and what to say
+    about them: no source, a listing or a state read that failed, or no model to ask."""
+    source = deps.transcripts
+    if source is None:
+        return IOSuccess(_Transcripts(notes=(NO_TRANSCRIPTS_NOTE,)))
+
+    def said(found: Survey) -> _Transcripts:
+        notes = list(found.warnings)
+        if found.settled and deps.model is None:
+            notes.append(f"{found.settled} settled transcript(s) wait, but no language "
+                         "model is bound: trace-consolidation will not read them")
+        return _Transcripts(found.settled, tuple(notes))
+
+    surveyed: IOResult[Survey, StateError] = survey(source, deps.state,
+                                                    run_stamp(deps.clock.now()), 0)
+    return surveyed.map(said).lash(lambda error: IOSuccess(_Transcripts(notes=(
+        f"the state plane could not say which transcripts are consolidated: "
+        f"{error.reason}",))))
+
+
 def _checkout_matches(deps: SleepDeps, main: str) -> IOResult[bool, SleepError]:
     if deps.worktree is None:
         return IOSuccess(True)
@@ -146,19 +180,24 @@ def plan_sleep(deps: SleepDeps) -> IOResult[SleepPlan, SleepError]:
             lambda last: _changed_since(deps, version, last[1], at).bind(
                 lambda changed: _missing_vectors(deps, version).bind(
                     lambda missing: _entity_waiting(deps).bind(
-                        lambda waiting: _checkout_matches(deps, at).map(
-                            lambda matches: _verdict(at, version, last[0], changed, missing,
-                                                     waiting, matches)))))))
+                        lambda waiting: _transcripts(deps).bind(
+                            lambda transcripts: _checkout_matches(deps, at).map(
+                                lambda matches: _verdict(
+                                    at, version, last[0], changed, missing, waiting, matches,
+                                    transcripts, deps.model is not None))))))))
 
     return main.bind(counted)
 
 
 def _verdict(main: str, version: HeadVersion, last_run: str | None, changed: int,
-             missing: int | None, waiting: int | None, matches: bool) -> SleepPlan:
+             missing: int | None, waiting: int | None, matches: bool,
+             transcripts: _Transcripts, model_bound: bool) -> SleepPlan:
     inputs = sum(1 for r in version.records() if is_active(r) and r.memory_type != "task")
     dangling = dangling_links(version)
-    signals = (changed, missing, 0, dangling, waiting)
-    notes = [TRANSCRIPTS_NOTE]
+    # Without a model the waiting transcripts stay waiting: no signal of a change.
+    signals = (changed, missing, transcripts.waiting if model_bound else 0, dangling,
+               waiting)
+    notes = list(transcripts.notes)
     if missing is None:
         notes.append("the vector cache could not be read")
     if waiting is None:
@@ -176,6 +215,7 @@ def _verdict(main: str, version: HeadVersion, last_run: str | None, changed: int
     return SleepPlan(
         verdict=verdict, commit=main, checkout_matches=matches,
         state_readable=waiting is not None, last_run=last_run,
-        changed_since_last_run=changed, missing_vectors=missing, transcripts_waiting=0,
+        changed_since_last_run=changed, missing_vectors=missing,
+        transcripts_waiting=transcripts.waiting,
         dangling_links=dangling, entity_merges_waiting=waiting, dedup_input=inputs,
         mining_input=inputs, notes=tuple(notes))

@@ -92,7 +92,17 @@ class Measurement:
     value: float | int | str
 
 
-Evidence: TypeAlias = Quote | Measurement
+@dataclass(frozen=True, slots=True)
+class SessionQuote:
+    """A sentence quoted from an agent session's transcript. The transcript is not a
+    memory the view holds, so the detector that read it checks the quote against it
+    before it makes the finding (trace-consolidation does); ``mint_tasks`` cannot."""
+
+    session: str
+    sentence: str
+
+
+Evidence: TypeAlias = Quote | Measurement | SessionQuote
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +216,9 @@ def _evidence_text(evidence: Evidence) -> str:
         case Measurement(kind=kind, value=value):
             shown = f"{value:.4f}" if isinstance(value, float) else str(value)
             return f"Evidence, measured ({kind}): {shown}"
+        case SessionQuote(session=session, sentence=sentence):
+            return (f"Evidence, quoted from session {session}: "
+                    f"\u201c{_collapsed(sentence)}\u201d")
         case _ as never:
             assert_never(never)
 

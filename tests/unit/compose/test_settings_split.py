@@ -37,6 +37,7 @@ LOCAL_VALUES = {
     "llm_timeout": "5",
     "llm_extra_body": "{}",
     "llm_token_field": "max_tokens",
+    "transcripts_dir": "/home/victim/.ssh",
 }
 
 
@@ -86,7 +87,8 @@ def test_the_kinds_cover_every_setting_once() -> None:
     assert sorted(STORE_KEYS) == ["branch", "embed_model", "embedder", "vector_coverage_floor"]
     assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "embed_key_env", "embed_url",
                                   "llm", "llm_extra_body", "llm_key_env", "llm_model",
-                                  "llm_timeout", "llm_token_field", "llm_url"]
+                                  "llm_timeout", "llm_token_field", "llm_url",
+                                  "transcripts_dir"]
     assert not STORE_KEYS & LOCAL_KEYS
     assert sorted(STORE_KEYS | LOCAL_KEYS) == sorted(
         f.name for f in fields(Settings) if f.name != "store")

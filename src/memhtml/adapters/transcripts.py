@@ -1,0 +1,129 @@
+"""Session transcripts in one directory of this machine: ``<session>.jsonl`` files.
+
+The directory is the user's (the local ``transcripts_dir`` setting), but what is in it
+was written by agents and tools, so it is read with care:
+
+- **Only regular files directly in the directory.** No recursion, and no symbolic
+  link is followed, to a file or to a directory: a link could point a night at any
+  file the user can read, which would then be sent to a model. A symlink is skipped
+  at listing, and the read opens with ``O_NOFOLLOW`` as well, so a file swapped for a
+  link between the listing and the read is refused, not followed. A FIFO or a device
+  is not a regular file and is never opened for reading (it could block forever).
+  The directory itself may be a link: the user named it.
+- **A session id is a safe stem**: 1 to 128 of ``[A-Za-z0-9._-]``, not starting with
+  a dot. The id names the transcript in the ledger, in commit subjects and in each
+  distilled memory's ``memhtml-session``, so a name carrying spaces, slashes or
+  control characters is skipped rather than escaped in five places.
+- **Only what was listed is read.** ``read`` refuses an id the last ``sessions`` call
+  did not list, so a caller cannot reach any other name through it.
+- **Bounded reads.** At most ``limit + 1`` bytes are read; a longer file is refused
+  (never cut: a cut line is not JSON, and a cut session is not the session).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import TranscriptFailure
+from memhtml.contracts.transcripts import TranscriptEntry
+
+SUFFIX: Final = ".jsonl"
+SESSION_ID: Final = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+"""A session id: 1..128 safe characters, not starting with a dot (no hidden files, no
+``..``)."""
+_CHUNK: Final = 1 << 16
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+
+
+def is_session_id(value: str) -> bool:
+    """Whether ``value`` is a safe session id (see the module docstring)."""
+    return SESSION_ID.fullmatch(value) is not None
+
+
+class DirectoryTranscripts:
+    """A ``TranscriptSource`` over the ``*.jsonl`` files directly in ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._listed: frozenset[str] = frozenset()
+
+    def __repr__(self) -> str:
+        return f"DirectoryTranscripts({str(self.root)!r})"
+
+    def sessions(self) -> IOResult[tuple[TranscriptEntry, ...], TranscriptFailure]:
+        """Every transcript directly in the directory, by session id; a missing or
+        unreadable directory is a failure naming it."""
+        where = str(self.root)
+        try:
+            if not self.root.is_dir():
+                reason = ("no such directory" if not self.root.exists()
+                          else "not a directory")
+                return IOFailure(TranscriptFailure(where, reason))
+            with os.scandir(self.root) as scan:
+                found = [entry for entry in (_entry(item) for item in scan) if entry]
+        except OSError as exc:
+            return IOFailure(TranscriptFailure(where, f"cannot list it: {_why(exc)}"))
+        listed = tuple(sorted(found))
+        self._listed = frozenset(entry.session for entry in listed)
+        return IOSuccess(listed)
+
+    def read(self, session: str, limit: int) -> IOResult[bytes, TranscriptFailure]:
+        """The transcript's bytes, or a refusal: an id not listed, a file that is now
+        a link or not a regular file, or one longer than ``limit`` bytes."""
+        path = self.root / f"{session}{SUFFIX}"
+        where = str(path)
+        if session not in self._listed:
+            return IOFailure(TranscriptFailure(where, "not a session this source listed"))
+        if limit < 0:
+            return IOFailure(TranscriptFailure(where, f"a negative read limit: {limit}"))
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+        except OSError as exc:
+            return IOFailure(TranscriptFailure(where, f"cannot open it: {_why(exc)}"))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return IOFailure(TranscriptFailure(where, "not a regular file"))
+            chunks: list[bytes] = []
+            total = 0
+            while total <= limit:
+                chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+        except OSError as exc:
+            return IOFailure(TranscriptFailure(where, f"cannot read it: {_why(exc)}"))
+        finally:
+            os.close(fd)
+        if total > limit:
+            return IOFailure(TranscriptFailure(where, f"larger than {limit} bytes"))
+        return IOSuccess(b"".join(chunks))
+
+
+def _entry(item: os.DirEntry[str]) -> TranscriptEntry | None:
+    """The listing of one directory entry, or None when it is not a transcript this
+    source reads (a link, not a regular file, a bad stem, gone since the scan)."""
+    name = item.name
+    if not name.endswith(SUFFIX) or not is_session_id(name[:-len(SUFFIX)]):
+        return None
+    try:
+        if item.is_symlink() or not item.is_file(follow_symlinks=False):
+            return None
+        info = item.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return TranscriptEntry(name[:-len(SUFFIX)],
+                           datetime.fromtimestamp(info.st_mtime, UTC), info.st_size)
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
