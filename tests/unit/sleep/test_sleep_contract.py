@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from typing import get_args
 
-import pytest
-from tests.unit.sleep.sleep_support import ok, world
-
 from memhtml.sleep.contract import (
     HARD_PREREQUISITES,
     LLM_PHASES,
@@ -23,7 +20,6 @@ from memhtml.sleep.contract import (
     run_order,
 )
 from memhtml.sleep.phases import PHASE_BODIES, body_for
-from memhtml.sleep.phases.not_built import not_built
 
 SPEC_ORDER = (
     "preflight", "dedup-merge", "entity-resolution", "person-links", "relationship-mining",
@@ -60,21 +56,6 @@ def test_every_phase_has_a_body() -> None:
     assert tuple(PHASE_BODIES) == SLEEP_PHASES
     for phase in SLEEP_PHASES:
         assert PHASE_BODIES[phase] is body_for(phase)
-
-
-@pytest.mark.parametrize("phase", [p for p in SLEEP_PHASES if body_for(p) is not_built])
-def test_a_body_not_built_says_so_and_writes_nothing(phase: SleepPhase) -> None:
-    from memhtml.sleep.phase import PhaseEnv, TaskBudget
-
-    w = world(memories=1)
-    version = ok(w.store.head())
-    env = PhaseEnv(phase=phase, run_id="2026-11-29", stamp=w.clock.now(), base=w.main(),
-                   base_version=version, version=version, git=w.git, state=w.state,
-                   budget=TaskBudget(), dry_run=False)
-    result = ok(body_for(phase)(env))
-    assert result.status == "not-built"
-    assert result.reason == "not built"
-    assert result.commits == () and result.marks == () and dict(result.counts) == {}
 
 
 def test_run_ids() -> None:
