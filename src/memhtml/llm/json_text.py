@@ -11,7 +11,10 @@ conflicting answers would be dropped without a word).
 from __future__ import annotations
 
 import json
+import re
+from typing import Final
 
+from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 
@@ -21,9 +24,11 @@ def encode_json(value: object) -> Result[bytes, str]:
     try:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False)
+        # A lone surrogate is a str Python holds but UTF-8 cannot: refused here too
+        # (UnicodeEncodeError is a ValueError).
+        return Success(text.encode("utf-8"))
     except (TypeError, ValueError, RecursionError) as exc:
         return Failure(f"not encodable as JSON: {exc}")
-    return Success(text.encode("utf-8"))
 
 
 def _refuse_constant(name: str) -> object:
@@ -43,9 +48,26 @@ def parse_json(data: str | bytes) -> Result[object, str]:
     """The value of one JSON text, or why it is not one. Total: it never raises, even on
     nesting deeper than the parser can follow."""
     try:
-        return Success(json.loads(data, parse_constant=_refuse_constant,
-                                  object_pairs_hook=_unique_keys))
+        value = json.loads(data, parse_constant=_refuse_constant,
+                           object_pairs_hook=_unique_keys)
     except (ValueError, RecursionError) as exc:
         # ValueError covers a decode error, a bad encoding (UnicodeDecodeError) and an
         # integer past the interpreter's digit limit.
         return Failure(f"not valid JSON: {exc}")
+    if _may_hold_a_surrogate(data) and not is_successful(encode_json(value)):
+        return Failure("not valid JSON text: a string holds a lone surrogate, which no "
+                       "UTF-8 file can hold")
+    return Success(value)
+
+
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+
+
+def _may_hold_a_surrogate(data: str | bytes) -> bool:
+    """Whether a parsed value could carry a lone surrogate: only through a ``\\uD8..``
+    to ``\\uDF..`` escape, or a text that already holds a surrogate. The cheap test keeps
+    the re-encoding check off the common path."""
+    if isinstance(data, bytes):
+        # Read the bytes the way json.loads does (it accepts UTF-8, -16 and -32).
+        data = data.decode(json.detect_encoding(data), "surrogatepass")
+    return _SURROGATE_ESCAPE.search(data) is not None

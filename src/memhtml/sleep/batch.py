@@ -104,7 +104,11 @@ class KeyMap(Generic[T]):
             return None
         digits = value[len(KEY_PREFIX):]
         # Only the minted spelling resolves: not "m01", not "m+1", not a wide digit.
-        if not digits.isascii() or not digits.isdigit() or digits != str(int(digits)):
+        if not digits.isascii() or not digits.isdigit():
+            return None
+        # A run longer than the largest key's can name no member; checking first also
+        # keeps int() clear of the interpreter's digit limit.
+        if len(digits) > len(str(len(self.entries))) or digits != str(int(digits)):
             return None
         offset = int(digits) - 1
         return offset if 0 <= offset < len(self.entries) else None
