@@ -11,11 +11,12 @@ the finished plan into path changes and lands them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import reduce
 from types import MappingProxyType
-from typing import ClassVar, NamedTuple
+from typing import ClassVar, Final, NamedTuple
 
 from immutables import Map
 from returns.result import Failure, Result, Success
@@ -232,10 +233,32 @@ def _body_violations(data: WriteInput) -> tuple[str, ...]:
             isinstance(data.importance, int) and not isinstance(data.importance, bool)
             and first <= data.importance <= last):
         found.append(f"importance {data.importance!r} is not an integer from 1 to 10")
+    unencodable = _lone_surrogates(data)
+    if unencodable:
+        # Measuring the size would raise on these: refuse with every one listed.
+        return (*found, *unencodable)
     oversize = _oversize(_text_bytes(data), "the memory's text")
     if oversize is not None:
         found.append(oversize)
     return tuple(found)
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogates(data: WriteInput) -> list[str]:
+    """Each field holding a lone surrogate: a str Python holds (a JSON ``\\ud800``
+    decodes to one) but no UTF-8 file can, so it is refused like any other bad input."""
+    fields = (("title", data.title), ("claim", data.claim),
+              *((f"body paragraph {i}", p) for i, p in enumerate(data.body, start=1)),
+              ("article_html", data.article_html or ""),
+              *((f"entity {i}", e) for i, e in enumerate(data.entities, start=1)),
+              *((f"tag {i}", t) for i, t in enumerate(data.tags, start=1)),
+              *((f"alias {i}", a) for i, a in enumerate(data.aliases, start=1)),
+              *((f"link {i}", link.href) for i, link in enumerate(data.links, start=1)),
+              ("author", data.author or ""), ("session id", data.session_id or ""))
+    return [f"{label}: a lone surrogate at offset {hit.start()} is not text a UTF-8 file "
+            "can hold" for label, text in fields if (hit := _SURROGATE.search(text))]
 
 
 def _text_bytes(data: WriteInput) -> int:
@@ -260,6 +283,10 @@ def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = (
                  ) -> Result[str, StoreError]:
     """The file a write commits: the given file, or the template's rendering."""
     if data.file_html is not None:
+        if (hit := _SURROGATE.search(data.file_html)) is not None:
+            return Failure(Refused("the memory was not written", (
+                f"the file: a lone surrogate at offset {hit.start()} is not text a UTF-8 "
+                "file can hold",)))
         oversize = _oversize(len(data.file_html.encode("utf-8")), "the file")
         if oversize is not None:
             return Failure(Refused("the memory was not written", (oversize,)))
