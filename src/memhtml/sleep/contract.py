@@ -142,7 +142,7 @@ class RunFlags:
             return None
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if not isinstance(data, dict):
             return None

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
+from typing import Final
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
@@ -107,7 +108,7 @@ def _counts(text: str | None) -> Counts:
         return {}
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     if not isinstance(data, dict):
         return {}
@@ -122,9 +123,23 @@ def _part(text: str | None) -> tuple[int, int] | None:
     if not text:
         return None
     first, _, last = text.partition("/")
-    if first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last):
-        return int(first), int(last)
+    low, high = _count(first), _count(last)
+    if low is not None and high is not None and 1 <= low <= high:
+        return low, high
     return None
+
+
+_COUNT_CEILING: Final = 10**18
+
+
+def _count(text: str) -> int | None:
+    """A trailer value read as a plain count, or None. ``str.isdigit`` alone also passes
+    superscripts and other digits ``int`` refuses, and a forged trailer can hold any; a
+    run of digits past the ceiling reads as the ceiling, which keeps ``int`` clear of
+    the interpreter's digit limit and still spends a whole budget."""
+    if not (text.isascii() and text.isdecimal()):
+        return None
+    return int(text) if len(text) <= 18 else _COUNT_CEILING
 
 
 def _phase(text: str | None) -> SleepPhase | None:
@@ -202,7 +217,8 @@ def read_history(git: GitService, main_ref: str, run_id: str
         ours = [i.trailers for i in infos if _trailer(i.trailers, TRAILER_RUN) == run_id]
         flags = next((f for t in ours if (f := RunFlags.parse(_trailer(t, TRAILER_OPTIONS)))
                       is not None), None)
-        spent = max((int(v) for t in ours if (v := _trailer(t, TRAILER_CALLS) or "").isdigit()),
+        spent = max((n for t in ours
+                     if (n := _count(_trailer(t, TRAILER_CALLS) or "")) is not None),
                     default=0)
         return RunHistory(run_id, branch_of(run_id), tip, base, commits, stamp, flags, spent)
 
