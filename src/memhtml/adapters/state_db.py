@@ -253,6 +253,14 @@ class SqliteStatePlane:
             self._connection = _open(self.path, self._busy_timeout)
         return self._connection
 
+    def _reader(self) -> sqlite3.Connection | None:
+        """The connection for a read, or None while no plane exists on disk: a read
+        (a dry run, a plan, a search) answers from an empty plane rather than create
+        one, so looking at a fresh clone leaves nothing behind in it."""
+        if self._connection is None and not self.path.exists():
+            return None
+        return self._db()
+
     def _write(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
@@ -294,14 +302,20 @@ class SqliteStatePlane:
 
     @state_operation("detections")
     def detections(self, counter: CounterKey) -> int:
-        row = self._db().execute("SELECT detections FROM corroboration WHERE kind = ? AND "
-                                 "key = ?", (counter.kind, counter.key)).fetchone()
+        db = self._reader()
+        if db is None:
+            return 0
+        row = db.execute("SELECT detections FROM corroboration WHERE kind = ? AND "
+                         "key = ?", (counter.kind, counter.key)).fetchone()
         return 0 if row is None else int(row[0])
 
     @state_operation("counters")
     def counters(self, kind: CounterKind) -> tuple[Counter, ...]:
-        rows = self._db().execute("SELECT key, detections FROM corroboration WHERE kind = ?",
-                                  (kind,)).fetchall()
+        db = self._reader()
+        if db is None:
+            return ()
+        rows = db.execute("SELECT key, detections FROM corroboration WHERE kind = ?",
+                          (kind,)).fetchall()
         return tuple(Counter(CounterKey(kind, key), detections)
                      for key, detections in sorted(rows))
 
@@ -324,9 +338,9 @@ class SqliteStatePlane:
     @state_operation("unconsolidated")
     def unconsolidated(self, session_ids: Collection[str]) -> tuple[str, ...]:
         wanted = sorted(set(session_ids))
-        if not wanted:
-            return ()
-        db = self._db()
+        db = self._reader()
+        if not wanted or db is None:
+            return tuple(wanted)
         return tuple(session for session in wanted if db.execute(
             "SELECT 1 FROM consolidations WHERE session_id = ?", (session,)).fetchone() is None)
 
@@ -339,9 +353,13 @@ class SqliteStatePlane:
     @state_operation("access_counts")
     def access_counts(self, since: datetime, kind: AccessKind = "read"
                       ) -> Mapping[str, AccessCount]:
-        rows = self._db().execute(
+        since_micros = utc_micros(since)  # refuses a naive time even with no plane yet
+        db = self._reader()
+        if db is None:
+            return MappingProxyType({})
+        rows = db.execute(
             "SELECT path, COUNT(*), MAX(at) FROM accesses WHERE kind = ? AND at >= ? "
-            "GROUP BY path", (kind, utc_micros(since))).fetchall()
+            "GROUP BY path", (kind, since_micros)).fetchall()
         return MappingProxyType({path: AccessCount(path, count, from_micros(last))
                                  for path, count, last in sorted(rows)})
 
@@ -349,7 +367,9 @@ class SqliteStatePlane:
     @state_operation("mined_edges")
     def mined_edges(self, commit: str, basis: str) -> tuple[MinedRow, ...] | None:
         check_mined(commit, basis)
-        db = self._db()
+        db = self._reader()
+        if db is None:
+            return None
         found = db.execute("SELECT id FROM mined_sets WHERE commit_sha = ? AND basis = ?",
                            (commit, basis)).fetchone()
         if found is None:
