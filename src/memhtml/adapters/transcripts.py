@@ -18,6 +18,11 @@ was written by agents and tools, so it is read with care:
   did not list, so a caller cannot reach any other name through it.
 - **Bounded reads.** At most ``limit + 1`` bytes are read; a longer file is refused
   (never cut: a cut line is not JSON, and a cut session is not the session).
+- **Any modification time.** Some file systems (tmpfs, btrfs, xfs) store times far
+  outside the years a ``datetime`` can hold, and anything that can write the directory
+  can set one. Such a time is clamped to the nearest instant a ``datetime`` holds, so
+  the listing still succeeds and the file keeps the side of "now" its time put it on:
+  a time in the far future never looks settled by age, one in the far past always does.
 """
 
 from __future__ import annotations
@@ -121,8 +126,20 @@ def _entry(item: os.DirEntry[str]) -> TranscriptEntry | None:
         info = item.stat(follow_symlinks=False)
     except OSError:
         return None
-    return TranscriptEntry(name[:-len(SUFFIX)],
-                           datetime.fromtimestamp(info.st_mtime, UTC), info.st_size)
+    return TranscriptEntry(name[:-len(SUFFIX)], modified_at(info.st_mtime), info.st_size)
+
+
+_LATEST: Final = datetime.max.replace(tzinfo=UTC)
+_EARLIEST: Final = datetime.min.replace(tzinfo=UTC)
+
+
+def modified_at(seconds: float) -> datetime:
+    """A file's modification time as a UTC instant, clamped to what a ``datetime`` can
+    hold (see the module docstring)."""
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        return _LATEST if seconds > 0 else _EARLIEST
 
 
 def _why(exc: OSError) -> str:
