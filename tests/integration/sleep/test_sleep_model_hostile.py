@@ -1,11 +1,8 @@
-"""Issue 16's new surfaces attacked the way a careless or hostile neighbour would, on
+"""The model phases' surfaces attacked the way a careless or hostile neighbour would, on
 real repositories: a transcripts directory full of traps, a model answer that tries
 markup and paths, a committed config naming a transcripts directory, hand commits on
 a run branch forging the run's own trailers, a hand edit that must pin a file against
 placement on resume, and a deep dry run that must leave every byte where it was.
-
-A test marked ``xfail(strict=True)`` pins a defect outside these files: it fails now,
-and the fix turns it into a pass (strict makes that pass loud, so the mark comes off).
 """
 
 from __future__ import annotations

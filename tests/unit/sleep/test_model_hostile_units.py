@@ -1,11 +1,8 @@
-"""Issue 16's new surfaces attacked piece by piece, on the doubles and real files:
+"""The model phases' surfaces attacked piece by piece, on the doubles and real files:
 the transcripts directory (names, links, FIFOs, files swapped or grown between the
 listing and the read, modification times no ``datetime`` holds, ten thousand files),
 model answers carrying what JSON allows and files do not, the kernel's keys, the
 places an answer may name for placement, and the entity hub line of deep compress.
-
-A test marked ``xfail(strict=True)`` pins a defect outside these files: it fails now,
-and the fix turns it into a pass (strict makes that pass loud, so the mark comes off).
 """
 
 from __future__ import annotations
