@@ -34,7 +34,7 @@ from memhtml.compose import VectorFiles
 from memhtml.compose.sleep import FileVectors, head_gate
 from memhtml.contracts import Signature
 from memhtml.eval.beir import read_corpus
-from memhtml.eval.planted import extra_files, plant_corpus, scripted_embedder
+from memhtml.eval.planted import PlantedCorpus, extra_files, plant_corpus, scripted_embedder
 from memhtml.head import load_head
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.merge import merge_run
@@ -47,16 +47,23 @@ RUNS = int(os.environ.get("MEMHTML_BENCH_RUNS", "3"))
 SIZE = 5_000
 
 
-def main() -> None:
+def planted_store(size: int, prefix: str) -> tuple[Path, PygitService, PlantedCorpus]:
+    """A bare repository in a fresh temp dir whose main holds the planted corpus of
+    ``size`` memories over SciFact, as one commit after the store's first."""
     corpus = plant_corpus(list(read_corpus(scifact_dir() / "corpus.jsonl")),
-                          base_count=SIZE - extra_files()).unwrap()
-    embedder = scripted_embedder(corpus)
-    root = Path(tempfile.mkdtemp(prefix="memhtml-bench-planted-"))
+                          base_count=size - extra_files()).unwrap()
+    root = Path(tempfile.mkdtemp(prefix=prefix))
     git = run(PygitService.init(root / "repo", bare=True))
     store = Store(StoreDeps(git=git, clock=FixedClock(AT), author=AUTHOR))
     run(init_store(store.deps))
     tip = run(git.resolve("main"))
     run(git.commit("refs/heads/main", tip, corpus.changes(), "plant", AUTHOR, AT))
+    return root, git, corpus
+
+
+def main() -> None:
+    root, git, corpus = planted_store(SIZE, "memhtml-bench-planted-")
+    embedder = scripted_embedder(corpus)
     base = run(git.resolve("main"))
     state = InMemoryState()
     vectors = FileVectors(VectorFiles(root / "vectors"))
