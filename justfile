@@ -26,6 +26,9 @@ bench:
     {{python}} -m bench.persistent
     {{python}} -m bench.langdetect
     {{python}} -m bench.mcp
+    {{python}} -m bench.sleep
+    {{python}} -m bench.sleep_planted
+    {{python}} -m bench.sleep_model
 
 # Build a store from the shipped examples in a temp dir, search it, publish it.
 demo:
