@@ -6,8 +6,8 @@ repository) and published when
 run, each the fastest of ``MEMHTML_BENCH_RUNS`` (default 3):
 
 - ``load_head`` of main's tip: the baseline;
-- ``sleep run`` (the frame's phases: preflight, integrity, state-export, report, and
-  the thirteen bodies not built yet), cutting its branch and loading the base;
+- ``sleep run`` (all seventeen phases, with no model and no transcripts), cutting its
+  branch and loading the base;
 - ``sleep merge`` of a fresh run (both versions loaded, the lost check, the head gate,
   the fast-forward, the ledger);
 - ``sleep plan``;
