@@ -6,7 +6,7 @@ builds) to the core; nothing below them reads configuration or chooses an adapte
 ``value_of`` and ``perform`` run an IO result for a Python caller.
 """
 
-from memhtml.compose.run import MemhtmlError, explain, perform, value_of
+from memhtml.compose.run import MemhtmlError, error_code, explain, perform, value_of
 from memhtml.compose.services import (
     EMBEDDERS,
     Services,
@@ -39,6 +39,7 @@ __all__ = [
     "SettingsError",
     "VectorFiles",
     "discover_store",
+    "error_code",
     "explain",
     "init_repository",
     "is_repository",

@@ -9,7 +9,10 @@ as one line with every violation listed, not as a bare ``UnwrapFailedError``.
 
 from __future__ import annotations
 
-from typing import TypeVar, get_args
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final, TypeVar, get_args
 
 from returns.io import IOResult
 from returns.pipeline import is_successful
@@ -38,6 +41,27 @@ def explain(error: object) -> str:
     if isinstance(reason, str):
         return f"{type(error).__name__}: {reason}"
     return repr(error)
+
+
+ERROR_CODES: Final[Mapping[str, str]] = MappingProxyType({
+    # The spec's name for a refused landing; every other code is derived below.
+    "HeadGateFailed": "ERR_DISCRIMINATION_FAILED",
+})
+"""Codes that differ from the derived spelling. A code, once published, never changes
+(agents match on it); renaming an error class means adding its old code here."""
+
+
+def error_code(error: object) -> str:
+    """The stable code of a memhtml error value, for ``--json`` output and MCP tool
+    errors: ``ERR_`` and the error type's name in upper snake case (``NotFound`` is
+    ``ERR_NOT_FOUND``), unless ``ERROR_CODES`` names another. A value that is not a
+    memhtml error (a bare string) is ``ERR_FAILED``."""
+    name = type(error).__name__
+    if name in ERROR_CODES:
+        return ERROR_CODES[name]
+    if isinstance(error, (str, bytes)) or type(error).__module__ == "builtins":
+        return "ERR_FAILED"
+    return "ERR_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper()
 
 
 def perform(io: IOResult[T, E]) -> Result[T, E]:
