@@ -251,8 +251,11 @@ def plane_rows(root: Path) -> PlaneRows:
 
 
 def rows_at(path: Path) -> PlaneRows:
-    """The rows of the state database at ``path``."""
-    db = sqlite3.connect(path)
+    """The rows of the state database at ``path``; none while no plane exists (a read
+    never creates one, and neither does this)."""
+    if not path.exists():
+        return PlaneRows((), (), (), ())
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
     try:
         def rows(sql: str) -> tuple[tuple[object, ...], ...]:
             return tuple(tuple(row) for row in db.execute(sql).fetchall())

@@ -194,7 +194,7 @@ def test_merge_review_and_abort_with_no_run_refuse(
     assert refused["marks_pending"] is None and refused["marks_applied"] is None
     for bogus in ("bogus", "../main", "main", "2026-13-45x", "sleep/../../main"):
         code, out, err = call_text(capsys, "sleep", "merge", bogus, "--store", str(store))
-        assert code == 1 and "is not a run id" in err, (bogus, err)
+        assert code == 2 and "is not a run id" in err, (bogus, err)
     unchanged(store, before)
     # A dry run cuts nothing, so there is still nothing to merge. (It opens the state
     # plane, which makes an empty database where there was none: no row is written.)
@@ -203,7 +203,8 @@ def test_merge_review_and_abort_with_no_run_refuse(
     code, _, err = call_text(capsys, "sleep", "merge", "--store", str(store))
     assert code == 1 and "no sleep run" in err
     assert refs(store) == before.refs
-    assert state_of(store) == rows_at(_state_db(store)) == EMPTY
+    # Refusals and a dry run read the plane at most: none of them creates it.
+    assert state_of(store) is None and rows_at(_state_db(store)) == EMPTY
 
 
 def test_a_dry_run_writes_no_state(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
