@@ -190,10 +190,58 @@ def _entry_at(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
 
 
 class PygitService:
-    """One repository, read and written through libgit2."""
+    """One repository, read and written through libgit2.
 
-    def __init__(self, repo: pygit2.Repository) -> None:
+    Each commit carries the ``author`` its caller passes; the committer is the
+    ``committer`` this handle was made with, or the author when there is none (so a
+    commit a person's identity authors still says which program made it)."""
+
+    def __init__(self, repo: pygit2.Repository, committer: Signature | None = None) -> None:
         self._repo = repo
+        self._committer = committer
+
+    def with_committer(self, committer: Signature) -> PygitService:
+        """A handle on the same repository whose commits name ``committer``."""
+        return PygitService(self._repo, committer)
+
+    def configured_identity(self, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+        """Who git would say is committing here: ``GIT_AUTHOR_NAME`` and
+        ``GIT_AUTHOR_EMAIL`` of ``env``, else ``user.name`` and ``user.email`` of the
+        repository's config, then the user's global one. Each part is None when
+        nothing names it, or when the config cannot be read."""
+        try:
+            config = self._repo.config
+            found = {key: str(config[key]) if key in config else None
+                     for key in ("user.name", "user.email")}
+        except _CONVERTED:
+            found = {}
+        name = env.get("GIT_AUTHOR_NAME") or found.get("user.name")
+        email = env.get("GIT_AUTHOR_EMAIL") or found.get("user.email")
+        return (name.strip() or None if name else None, email.strip() or None if email else None)
+
+    def head_branch(self) -> tuple[str | None, bool]:
+        """The branch HEAD names (short form; None when HEAD is detached) and whether
+        that branch is unborn (no commit yet)."""
+        try:
+            target = self._repo.references["HEAD"].target
+        except _CONVERTED:
+            return None, False
+        if not isinstance(target, str) or not target.startswith("refs/heads/"):
+            return None, False
+        return target.removeprefix("refs/heads/"), self._repo.references.get(target) is None
+
+    def point_head(self, branch: str) -> IOResult[None, GitError]:
+        """Make HEAD name ``branch`` (``git symbolic-ref HEAD refs/heads/<branch>``);
+        for a repository whose HEAD branch is unborn, where nothing is checked out."""
+
+        def pointed() -> Result[None, GitError]:
+            refname = f"refs/heads/{branch}"
+            if not pygit2.reference_is_valid_name(refname):
+                return Failure(GitFailure("point_head", f"not a valid branch name: {branch!r}"))
+            self._repo.references.create("HEAD", refname, force=True)
+            return Success(None)
+
+        return _guarded("point_head", pointed)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> IOResult[PygitService, GitFailure]:
@@ -325,6 +373,31 @@ class PygitService:
     def set_config(self, key: str, value: str) -> IOResult[None, GitError]:
         """Written to the repository's own config file, never the user's global one."""
         return _guarded("set_config", lambda: self._set_config(key, value))
+
+    def config_value(self, key: str) -> IOResult[str | None, GitError]:
+        """Every level git reads (repository, user, system), as ``git config`` does."""
+
+        def read() -> Result[str | None, GitError]:
+            try:
+                return Success(str(self._repo.config[key]))
+            except KeyError:
+                return Success(None)
+
+        return _guarded("config_value", read)
+
+    def unmerged_paths(self) -> IOResult[tuple[str, ...], GitError]:
+        def unmerged() -> Result[tuple[str, ...], GitError]:
+            index_path = Path(self._repo.path) / "index"
+            if self._repo.is_bare or not index_path.exists():
+                return Success(())
+            # Read afresh: the repository's own index object is a cache of an earlier read.
+            conflicts = pygit2.Index(str(index_path)).conflicts
+            if conflicts is None:
+                return Success(())
+            return Success(tuple(sorted({
+                entry.path for stages in conflicts for entry in stages if entry is not None})))
+
+        return _guarded("unmerged_paths", unmerged)
 
     def update_index(self, updates: Sequence[IndexUpdate]) -> IOResult[tuple[str, ...], GitError]:
         """Compare-and-set on the checkout's index, read and written under git's lock.
@@ -663,10 +736,17 @@ class PygitService:
             return Success(str(parent.id))
 
         signature = signed.unwrap()
+        committer = signature
+        if self._committer is not None:
+            made_by = _signature(self._committer, at)
+            if not is_successful(made_by):
+                return made_by.map(lambda _: "")
+            committer = made_by.unwrap()
         parents = [] if parent is None else [parent.id]
         # The object is written unreferenced first; if the swap below loses, it is
         # garbage for gc and the ref never saw it.
-        commit_id = self._repo.create_commit(None, signature, signature, message, tree_id, parents)
+        commit_id = self._repo.create_commit(None, signature, committer, message, tree_id,
+                                             parents)
         subject = message.split("\n", 1)[0]
         return self._swap_ref(ref, refname, expected, commit_id, f"commit: {subject}").map(
             lambda _: str(commit_id)

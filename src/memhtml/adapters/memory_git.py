@@ -301,6 +301,19 @@ class InMemoryGit:
         # git lower-cases the section and the name; a subsection keeps its case.
         self._config[f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}"] = value
 
+    @_operation("config_value")
+    def config_value(self, key: str) -> str | None:
+        """What ``set_config`` stored under ``key`` (there is no user or system level)."""
+        section, _, rest = key.partition(".")
+        name = rest.rpartition(".")[2]
+        return self._config.get(
+            f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}")
+
+    @_operation("unmerged_paths")
+    def unmerged_paths(self) -> tuple[str, ...]:
+        """An index in memory is never left mid-merge."""
+        return ()
+
     @_operation("update_index")
     def update_index(self, updates: Sequence[IndexUpdate]) -> tuple[str, ...]:
         """Compare-and-set as ``PygitService`` does: all or nothing, an entry that moved

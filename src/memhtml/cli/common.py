@@ -35,8 +35,8 @@ class Common:
     """Print machine-readable JSON on stdout instead of text."""
 
 
-NO_STORE = ("no store found: pass --store DIR, set MEMHTML_STORE, or run inside a git "
-            "repository (memhtml init DIR makes one)")
+NO_STORE = ("no store found: pass --store DIR, set MEMHTML_STORE, or run inside a store's "
+            "checkout (`memhtml init DIR` makes one)")
 
 
 def store_root(common: Common) -> Path:
@@ -74,6 +74,19 @@ def open_cli_services(common: Common, *, embedder: str | None = None,
 
     services = unwrap_io(open_services(settings_for(common, overrides), embedder=embedder),
                          lambda error: error.reason)
+    finish_interrupted_writes(services)
+    return services
+
+
+def open_cli_init(common: Common, root: Path, branch: str = "") -> Services:
+    """The services ``init`` makes the store at ``root`` with, on ``branch`` (else the
+    configured branch, else HEAD's); see ``memhtml.compose.open_for_init``."""
+    from dataclasses import replace
+
+    from memhtml.compose.services import open_for_init
+
+    settings = replace(settings_for(common), store=root)
+    services = unwrap_io(open_for_init(settings, branch), lambda error: error.reason)
     finish_interrupted_writes(services)
     return services
 

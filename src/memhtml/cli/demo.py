@@ -115,7 +115,8 @@ def build_demo(target: Path, on_example: Any = None) -> DemoRun:
     clock = FollowingClock(instant(examples[0]["at"]))
     # Built from defaults, not the environment: a demo is the same store everywhere.
     settings = Settings(store=target, author_name=DEMO_AUTHOR[0], author_email=DEMO_AUTHOR[1])
-    store = unwrap_io(open_services(settings, clock=clock), lambda e: e.reason).store()
+    store = unwrap_io(open_services(settings, clock=clock, require_store=False),
+                      lambda e: e.reason).store()
     store_value(init_store(store.deps))
     written: dict[str, str] = {}
     for entry in examples:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Never
 
@@ -21,6 +21,13 @@ from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
+from memhtml.compose.stores import (
+    AGENT,
+    DEFAULT_BRANCH,
+    init_branch,
+    person,
+    store_branch,
+)
 from memhtml.compose.vectors import Arm, Coverage, VectorFiles, coverage_of, vector_arm
 from memhtml.contracts.services import (
     Clock,
@@ -33,6 +40,7 @@ from memhtml.contracts.services import (
 )
 
 if TYPE_CHECKING:
+    from memhtml.adapters.git import PygitService
     from memhtml.contracts.view import HeadView
     from memhtml.mdindex import CorpusReader
     from memhtml.store import Store, StoreDeps
@@ -60,9 +68,13 @@ class Services:
     """
 
     settings: Settings
+    """The settings the services were built from; ``branch`` is the store's branch as
+    found when it was opened (the marker's, unless one was configured)."""
     git: GitService
     clock: Clock
     author: Signature
+    """Who door commits are authored by: the person (the ``author_*`` settings, else
+    git's identity), else memhtml."""
     vectors: VectorFiles
     """The vector cache on disk, one file set per vector space."""
     embedder: Result[QueryEmbedder | None, SettingsError]
@@ -87,6 +99,9 @@ class Services:
     state: StatePlane | None = None
     """This clone's sleep state; None keeps none (and the read doors log no access).
     The database opens on its first call, so a command that never asks costs nothing."""
+    agent: Signature = AGENT
+    """memhtml itself: the committer of every commit and the author of a sleep run's,
+    which no person wrote."""
 
     def store_deps(self) -> StoreDeps:
         from memhtml.store import StoreDeps
@@ -253,36 +268,77 @@ def _json_object(text: str | None) -> dict[str, object] | str:
 
 
 def open_services(settings: Settings, *, clock: Clock | None = None,
-                  embedder: str | None = None) -> IOResult[Services, SettingsError]:
+                  embedder: str | None = None, require_store: bool = True,
+                  env: Mapping[str, str] | None = None) -> IOResult[Services, SettingsError]:
     """The services for the store ``settings`` names: a checkout (``.git`` inside) or
     a bare repository. ``clock`` replaces the system clock (the demo, tests);
-    ``embedder`` replaces the configured embedder for this process."""
-    from memhtml.adapters.clock import SystemClock
+    ``embedder`` replaces the configured embedder for this process; ``env`` replaces
+    ``os.environ`` where git's identity variables are read.
+
+    Every command but ``init`` passes through here, so this is where a repository
+    that is not a store is refused (``NotAStore``), before anything is read or
+    written. ``require_store=False`` is for making one: the branch is then the
+    configured one, else the one HEAD names."""
+    root = settings.store
+
+    def branch_of(git: PygitService) -> IOResult[str, SettingsError]:
+        if require_store:
+            return store_branch(git, settings.branch, root)
+        return IOSuccess(settings.branch or git.head_branch()[0] or DEFAULT_BRANCH)
+
+    return _opened(root).bind(lambda git: branch_of(git).map(
+        lambda branch: _wire(replace(settings, branch=branch), git, clock, embedder,
+                             os.environ if env is None else env)))
+
+
+def open_for_init(settings: Settings, branch: str = "", *, clock: Clock | None = None,
+                  env: Mapping[str, str] | None = None) -> IOResult[Services, SettingsError]:
+    """The services ``init`` makes a store with: on ``branch`` (``--branch``), else the
+    configured branch, else the branch HEAD names, HEAD pointed at it when it was
+    unborn (see ``init_branch``). Refused (``InitRefused``) when HEAD is detached or on
+    another branch."""
+    root = settings.store
+
+    def chosen(git: PygitService) -> IOResult[Services, SettingsError]:
+        is_bare = not (root / ".git").exists()
+        return init_branch(git, branch or settings.branch, is_bare).map(
+            lambda name: _wire(replace(settings, branch=name), git, clock, None,
+                               os.environ if env is None else env))
+
+    return _opened(root).bind(chosen)
+
+
+def _opened(root: Path) -> IOResult[PygitService, SettingsError]:
     from memhtml.adapters.git import PygitService
+
+    is_checkout = (root / ".git").exists()
+    opened: IOResult[PygitService, SettingsError] = PygitService.open(
+        root / ".git" if is_checkout else root).alt(
+        lambda error: SettingsError(f"no git repository at {root}: {error.reason}"))
+    return opened
+
+
+def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: str | None,
+          env: Mapping[str, str]) -> Services:
+    from memhtml.adapters.clock import SystemClock
     from memhtml.adapters.state_db import SqliteStatePlane
     from memhtml.detect import detect_lang
 
     root = settings.store
     is_checkout = (root / ".git").exists()
-    def wire(git: PygitService) -> Services:
-        state_dir = Path(git.path) / STATE_DIR
-        vectors = VectorFiles(state_dir / VECTORS_DIR)
-        chosen_clock = clock or SystemClock()
-        model = pick_language_model(settings, chosen_clock)
-        return Services(
-            settings=settings, git=git, clock=chosen_clock,
-            author=Signature(settings.author_name, settings.author_email),
-            vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
-            embedder_name=embedder or settings.embedder, detect=detect_lang,
-            state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None,
-            state=SqliteStatePlane(state_dir / STATE_DB),
-            language_model=model.unwrap() if is_successful(model) else None,
-            language_model_error=None if is_successful(model) else model.failure())
-
-    opened: IOResult[PygitService, SettingsError] = PygitService.open(
-        root / ".git" if is_checkout else root).alt(
-        lambda error: SettingsError(f"no git repository at {root}: {error.reason}"))
-    return opened.map(wire)
+    state_dir = Path(git.path) / STATE_DIR
+    vectors = VectorFiles(state_dir / VECTORS_DIR)
+    chosen_clock = clock or SystemClock()
+    model = pick_language_model(settings, chosen_clock)
+    return Services(
+        settings=settings, git=git.with_committer(AGENT), clock=chosen_clock,
+        author=person(settings, git, env),
+        vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
+        embedder_name=embedder or settings.embedder, detect=detect_lang,
+        state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None,
+        state=SqliteStatePlane(state_dir / STATE_DB),
+        language_model=model.unwrap() if is_successful(model) else None,
+        language_model_error=None if is_successful(model) else model.failure())
 
 
 def init_repository(root: Path, *, bare: bool = False) -> IOResult[GitService, SettingsError]:

@@ -60,12 +60,16 @@ class Settings:
     environment and the user's config file only); see the module docstring."""
 
     store: Path
-    branch: str = field(default="main", metadata=_STORE)
-    """Store setting: the branch memories are read from and written to."""
-    author_name: str = field(default="memhtml", metadata=_LOCAL)
-    """Local setting: the commit author's name (who the user is)."""
-    author_email: str = field(default="memhtml@localhost", metadata=_LOCAL)
-    """Local setting: the commit author's email (who the user is)."""
+    branch: str = field(default="", metadata=_STORE)
+    """Store setting: the branch memories are read from and written to. Empty (the
+    default): the branch the store's marker records, found when the store is opened
+    (``init`` records the branch it runs on)."""
+    author_name: str | None = field(default=None, metadata=_LOCAL)
+    """Local setting: the commit author's name (who the user is). None (the default):
+    git's own identity (``GIT_AUTHOR_NAME``, else ``user.name``), else ``memhtml``."""
+    author_email: str | None = field(default=None, metadata=_LOCAL)
+    """Local setting: the commit author's email. None (the default): git's own
+    (``GIT_AUTHOR_EMAIL``, else ``user.email``), else ``memhtml@localhost``."""
     embed_url: str | None = field(default=None, metadata=_LOCAL)
     """Local setting: an OpenAI-compatible embeddings endpoint
     (``http://127.0.0.1:11434/v1``). Every memory and every query is sent there, so
@@ -240,9 +244,12 @@ def _store_layer(path: Path, user_path: Path | None
         lambda table: _store_keys(path, table, user_path)).alt(unreadable))
 
 
-TRAVELLING_ENTRIES = frozenset({CONFIG_FILE.name, "sleep", "state"})
+MARKER_FILE = Path(".memhtml") / "store.toml"
+"""The committed marker ``memhtml init`` writes (``memhtml.store.layout.MARKER``)."""
+TRAVELLING_ENTRIES = frozenset({CONFIG_FILE.name, MARKER_FILE.name, "sleep", "state"})
 """What ``.memhtml/`` holds on purpose and may carry in a clone: the store's settings,
-the sleep run's reports and ledgers, the exported access log. None of it is state."""
+its marker, the sleep run's reports and ledgers, the exported access log. None of it
+is state."""
 
 
 def _leaves_store(config: Path) -> str | None:

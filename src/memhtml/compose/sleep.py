@@ -140,7 +140,7 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
 
     def built(floor: float, transcripts: TranscriptSource | None) -> SleepDeps:
         deps = SleepDeps(
-            git=services.git, clock=services.clock, author=services.author, state=state,
+            git=services.git, clock=services.clock, author=services.agent, state=state,
             gate=gate, main=services.settings.branch, embedder=embedder,
             embedder_name=services.embedder_name, embedder_problem=problem,
             model=services.language_model, transcripts=transcripts,

@@ -143,6 +143,16 @@ class GitService(Protocol):
         driver a ``.gitattributes`` line names, which git does not carry in the tree."""
         ...
 
+    def config_value(self, key: str) -> IOResult[str | None, GitError]:
+        """The value git reads for ``key`` (the repository's config, then the user's,
+        then the system's); None when no level sets it."""
+        ...
+
+    def unmerged_paths(self) -> IOResult[tuple[str, ...], GitError]:
+        """Paths the checkout's index holds in conflict (a merge, a rebase or a stash
+        left unresolved), sorted; a bare repository has none."""
+        ...
+
     def update_index(self, updates: Sequence[IndexUpdate]) -> IOResult[tuple[str, ...], GitError]:
         """Compare-and-set entries of a checkout's index after a commit moved its branch,
         so the index does not read as a staged revert of that commit. Returns the paths

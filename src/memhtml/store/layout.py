@@ -10,15 +10,19 @@ be repaired by computing where it went rather than by searching.
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from returns.io import IOResult, IOSuccess, impure_safe
 
 from memhtml.contracts.paths import is_reserved_name, path_key
-from memhtml.contracts.services import PathChange, TreeEntry
+from memhtml.contracts.services import GitService, PathChange, TreeEntry
 from memhtml.contracts.view import HeadView
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
@@ -52,7 +56,8 @@ GITATTRIBUTE_LINES: tuple[str, ...] = (
 """Generated artifacts are rebuilt rather than merged; see ``init_store``."""
 GITIGNORE = ".gitignore"
 GITIGNORE_LINES: tuple[str, ...] = (
-    ".memhtml/*", "!.memhtml/config.toml", "!.memhtml/sleep/", "!.memhtml/state/",
+    ".memhtml/*", "!.memhtml/config.toml", "!.memhtml/store.toml", "!.memhtml/sleep/",
+    "!.memhtml/state/",
 )
 """Everything under ``.memhtml/`` but what travels with the store on purpose: its
 settings and the sleep run's committed artifacts (reports, ledgers, the exported
@@ -61,6 +66,17 @@ as the whole directory and then cannot re-include from; ``init_store`` rewrites 
 one line."""
 _OLD_GITIGNORE_LINE = ".memhtml/"
 MERGE_OURS_DRIVER = ("merge.ours.driver", "true")
+
+MARKER = ".memhtml/store.toml"
+"""The committed file that makes a repository a store, and names the store's branch.
+
+Commands other than ``init`` refuse a repository whose branch lacks it: a memory
+written into an arbitrary repository would land on that project's branch unasked."""
+MARKER_FORMAT = 1
+_LEGACY_ATTRIBUTE = "index.html merge=ours"
+"""The line every release's ``init`` wrote into ``.gitattributes``: with a seeded
+directory beside it, how a store made before the marker existed is recognised."""
+_BRANCH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}")
 
 SLUG_MAX = 60
 _RESERVED_SLUGS = frozenset({"index"})
@@ -135,6 +151,70 @@ def unique_path(view: HeadView, directory: str, title: str,
         n += 1
 
 
+def marker_bytes(branch: str) -> bytes:
+    """The marker's content: a word to whoever opens it, the format, the branch (a
+    JSON string is a TOML basic string, so any name reads back as written)."""
+    return ("# This repository is a memhtml store: its memories are HTML files on the\n"
+            "# branch below. Written by `memhtml init`; keep it committed.\n"
+            f"format = {MARKER_FORMAT}\n"
+            f"branch = {json.dumps(branch)}\n").encode()
+
+
+def is_branch_name(name: str) -> bool:
+    """A plain branch name (``main``, ``memory/notes``): what a marker may record and
+    ``init --branch`` may name. Anything else (``..``, a leading dash, a lock suffix,
+    control characters) is refused rather than handed to git."""
+    return (_BRANCH_NAME.fullmatch(name) is not None and ".." not in name
+            and "//" not in name and not name.endswith((".lock", "/", "."))
+            and "/." not in name)
+
+
+def marker_branch(data: bytes) -> str | None:
+    """The branch a marker records; None when its text names none usable (the file
+    still marks a store: the branch it was read from is the store's)."""
+    try:
+        table = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    branch = table.get("branch")
+    return branch if isinstance(branch, str) and is_branch_name(branch) else None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreMark:
+    """What a branch tip says about being a store: it carries the marker (and maybe
+    names a branch), or it holds the layout an ``init`` from before the marker made."""
+
+    kind: Literal["marker", "layout"]
+    branch: str | None = None
+    """The branch the marker records, when it names a usable one."""
+
+
+def _mark_of(entries: tuple[TreeEntry, ...], blobs: Mapping[str, bytes]) -> StoreMark | None:
+    by_path = {entry.path: blobs.get(entry.blob_id) for entry in entries}
+    if MARKER in by_path:
+        marker = by_path[MARKER]
+        return StoreMark("marker", None if marker is None else marker_branch(marker))
+    attributes = by_path.get(GITATTRIBUTES) or b""
+    lines = {line.strip() for line in attributes.decode("utf-8", "replace").splitlines()}
+    seeded = any(f"{d}{KEEP_FILE}" in by_path for d in SEEDED_DIRS)
+    return StoreMark("layout") if _LEGACY_ATTRIBUTE in lines and seeded else None
+
+
+def store_mark(git: GitService, tip: str) -> IOResult[StoreMark | None, StoreError]:
+    """Whether the commit ``tip`` is a store's: its marker, or the older layout; None
+    for anything else (a project's own branch, a repository never made a store)."""
+    wanted = [MARKER, GITATTRIBUTES, *(f"{d}{KEEP_FILE}" for d in SEEDED_DIRS)]
+
+    def judged(entries: tuple[TreeEntry, ...]) -> IOResult[StoreMark | None, StoreError]:
+        ids = sorted({e.blob_id for e in entries if e.path in (MARKER, GITATTRIBUTES)})
+        read: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(ids)
+        return read.map(lambda blobs: _mark_of(entries, blobs))
+
+    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, wanted)
+    return listed.bind(judged)
+
+
 def _without_old_ignore(existing: bytes | None) -> bytes | None:
     if existing is None:
         return None
@@ -165,7 +245,7 @@ def _seeded(deps: StoreDeps, tip: str | None) -> IOResult[Seen, StoreError]:
     if tip is None:
         return IOSuccess((set(), {}))
     git = deps.git
-    wanted = {*(f"{d}{KEEP_FILE}" for d in SEEDED_DIRS), GITATTRIBUTES, GITIGNORE}
+    wanted = {*(f"{d}{KEEP_FILE}" for d in SEEDED_DIRS), GITATTRIBUTES, GITIGNORE, MARKER}
 
     def read(entries: tuple[TreeEntry, ...]) -> IOResult[Seen, StoreError]:
         present = {d for entry in entries for d in SEEDED_DIRS if entry.path.startswith(d)}
@@ -177,10 +257,16 @@ def _seeded(deps: StoreDeps, tip: str | None) -> IOResult[Seen, StoreError]:
     return listed.bind(read)
 
 
-def _layout_draft(tip: str | None, present_dirs: set[str], current: dict[str, bytes]) -> Draft:
+def _layout_draft(branch: str, tip: str | None, present_dirs: set[str],
+                  current: dict[str, bytes]) -> Draft:
     changes: list[PathChange] = [
         PathChange(f"{d}{KEEP_FILE}", b"") for d in SEEDED_DIRS if d not in present_dirs
     ]
+    marker = current.get(MARKER)
+    if marker is None or marker_branch(marker) != branch:
+        # A marker naming another branch (the branch was renamed, or init runs on a
+        # new one) is rewritten: init says which branch the store is on.
+        changes.append(PathChange(MARKER, marker_bytes(branch)))
     attributes = _with_lines(current.get(GITATTRIBUTES), GITATTRIBUTE_LINES,
                              "# Generated by memhtml publish: regenerate, never merge.")
     if attributes is not None:
@@ -195,13 +281,15 @@ def _layout_draft(tip: str | None, present_dirs: set[str], current: dict[str, by
     changes.sort(key=lambda c: c.path)
     before = {c.path: current.get(c.path) for c in changes}
     return Draft(tip, tuple(changes), ("init",), "store layout",
-                 "Create the layout directories, mark generated pages merge=ours, "
-                 "and ignore local state.", before)
+                 f"Mark the repository a store on {branch} ({MARKER}), create the layout "
+                 "directories, mark generated pages merge=ours, and ignore local state.",
+                 before)
 
 
 def _init_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
+    branch = deps.branch.removeprefix("refs/heads/")
     return deps.tip().bind(
-        lambda tip: _seeded(deps, tip).map(lambda seen: _layout_draft(tip, *seen)))
+        lambda tip: _seeded(deps, tip).map(lambda seen: _layout_draft(branch, tip, *seen)))
 
 
 @impure_safe(exceptions=(OSError,))
@@ -210,7 +298,8 @@ def _make_state_dir(state_dir: Path) -> None:
 
 
 def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
-    """Make a repository a store: the layout, ``.gitattributes``, ``.gitignore``.
+    """Make a repository a store: the marker naming ``deps.branch``, the layout,
+    ``.gitattributes``, ``.gitignore``; all on ``deps.branch``.
 
     Idempotent: on a repository with history only what is missing is added, in one
     commit, and nothing is committed when nothing is missing. The ``merge=ours``

@@ -173,16 +173,17 @@ def test_an_empty_key_variable_sends_no_credential(store: Path) -> None:
 def test_open_services_wires_the_model_or_keeps_the_error(store: Path) -> None:
     assert is_successful(init_repository(store))
     good = Settings(store=store, **FULL)
-    services = unsafe_perform_io(open_services(good, clock=ManualClock(START)).unwrap())
+    services = unsafe_perform_io(open_services(good, clock=ManualClock(START),
+                                               require_store=False).unwrap())
     assert isinstance(services.language_model, HttpLanguageModel)
     assert services.language_model.model_id == "a-model"
     assert services.language_model_error is None
 
     broken = Settings(store=store, llm="openai")
-    services = unsafe_perform_io(open_services(broken).unwrap())
+    services = unsafe_perform_io(open_services(broken, require_store=False).unwrap())
     assert services.language_model is None
     assert services.language_model_error is not None
     assert "llm_url and llm_model" in services.language_model_error.reason
 
-    none = unsafe_perform_io(open_services(Settings(store=store)).unwrap())
+    none = unsafe_perform_io(open_services(Settings(store=store), require_store=False).unwrap())
     assert none.language_model is None and none.language_model_error is None

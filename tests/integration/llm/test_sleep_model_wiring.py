@@ -22,7 +22,8 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     root = tmp_path / "store"
     value_of(init_repository(root))
-    value_of(init_store(value_of(open_services(Settings(store=root))).store().deps))
+    services = value_of(open_services(Settings(store=root), require_store=False))
+    value_of(init_store(services.store().deps))
     return root
 
 

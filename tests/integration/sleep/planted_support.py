@@ -142,7 +142,8 @@ def write_planted_store(root: Path, corpus: PlantedCorpus, url: str,
     The files go in byte for byte through the store's landing path (the doors would
     restamp them with the clock), and the checkout follows the branch."""
     value_of(init_repository(root))
-    store = planted_services(root, url, at).store()
+    store = value_of(open_services(planted_settings(root, url), clock=FixedClock(at),
+                                   require_store=False)).store()
     value_of(init_store(store.deps))
     changes = (*corpus.changes(), PathChange(STORE_CONFIG_PATH, STORE_CONFIG))
 

@@ -65,7 +65,7 @@ def test_the_plane_is_wired_under_the_git_directory(tmp_path: Path, store: Path)
     assert services.store_deps().state is services.state
     bare = tmp_path / "bare.git"
     value_of(init_repository(bare, bare=True))
-    bare_services = value_of(open_services(Settings(store=bare)))
+    bare_services = value_of(open_services(Settings(store=bare), require_store=False))
     assert isinstance(bare_services.state, SqliteStatePlane)
     assert bare_services.state.path == bare / "memhtml" / "state.db"
 

@@ -448,7 +448,7 @@ def build(base: Path, listeners: Listeners) -> Scene:
     main = base / "origins" / "main"
     git(base, attacker, "clone", "-q", str(store), str(main))
     dot = main / ".memhtml"
-    dot.mkdir()
+    dot.mkdir(exist_ok=True)  # the store's marker is already there
     (dot / "config.toml").write_text(
         'embedder = "openai"\nembed_model = "x"\n'
         f'embed_url = "http://127.0.0.1:{listeners.http_port}/v1"\n'
@@ -488,6 +488,7 @@ def build(base: Path, listeners: Listeners) -> Scene:
     # (a copy of the store's, with its own state folder of payloads) sits in the tree.
     linked = base / "origins" / "linked"
     git(base, attacker, "clone", "-q", str(store), str(linked))
+    git(linked, attacker, "rm", "-q", "-r", ".memhtml")  # the marker goes; the layout stays
     (linked / ".memhtml").symlink_to("../elsewhere")
     (linked / "memhtml").symlink_to("../elsewhere")
     vault = linked / "resources" / "vault"
@@ -506,7 +507,7 @@ def build(base: Path, listeners: Listeners) -> Scene:
     # absolute symlinks; publish's stylesheet folder is a symlink out.
     absolute = base / "origins" / "absolute"
     git(base, attacker, "clone", "-q", str(store), str(absolute))
-    (absolute / ".memhtml").mkdir()
+    (absolute / ".memhtml").mkdir(exist_ok=True)
     (absolute / ".memhtml" / "config.toml").symlink_to(PASSWD)
     (absolute / ".memhtml" / "snapshots").symlink_to(elsewhere / "snapshots")
     (absolute / ".memhtml" / "vectors").symlink_to(elsewhere / "vectors")
@@ -634,8 +635,11 @@ def positive_control(scene: Scene, env: dict[str, str]) -> list[str]:
     endpoint is reached and the key is sent, so the listeners do see a leak when the
     settings come from somewhere they may."""
     with listening() as control:
+        # The embedder is named here too: the victim's own `embed --embedder hashing`
+        # recorded that choice in the store's config.
         trusted = dict(env, MEMHTML_EMBED_URL=f"http://127.0.0.1:{control.http_port}/v1",
-                       MEMHTML_EMBED_KEY_ENV="HOSTILE_SECRET")
+                       MEMHTML_EMBED_KEY_ENV="HOSTILE_SECRET", MEMHTML_EMBEDDER="openai",
+                       MEMHTML_EMBED_MODEL="x")
         memhtml(scene.clones["main"], trusted, "embed")
         return list(control.seen)
 
@@ -840,11 +844,11 @@ def test_nothing_under_the_state_directory_is_a_memory(scene: Scene) -> None:
 
 def test_publish_commits_as_the_user_not_the_store(scene: Scene) -> None:
     """The store's ``author_name``/``author_email`` never sign a commit: publish in
-    each clone is authored and committed by the victim's own settings."""
+    each clone is authored by the victim's own settings, and committed by memhtml."""
     victim = f"{VICTIM[0]} <{VICTIM[1]}>"
     assert scene.authors, "no publish committed"
     for where, authors in scene.authors.items():
-        assert authors.strip() == f"{victim} | {victim}", where
+        assert authors.strip() == f"{victim} | memhtml <memhtml@localhost>", where
 
 
 def test_a_bare_repository_in_the_tree_is_not_the_store(scene: Scene) -> None:

@@ -1,0 +1,182 @@
+"""Which repository is a store, on which branch, and who its commits are by.
+
+A store is explicit: ``memhtml init`` commits a marker (``.memhtml/store.toml``) that
+names the store's branch, and opening any other repository is refused before
+anything is read or written, so a command run in the wrong directory never commits
+memories onto a project's own branch. A store made before the marker existed is
+recognised by the layout its ``init`` committed and keeps working unchanged.
+
+Commits carry the person's identity as author (what git itself would use) and
+memhtml as committer, so ``git log`` tells who asked for a change and which program
+made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.compose.settings import MARKER_FILE, Settings, SettingsError
+from memhtml.contracts.errors import NotFound
+from memhtml.contracts.services import Signature
+
+if TYPE_CHECKING:
+    from memhtml.adapters.git import PygitService
+    from memhtml.store.layout import StoreMark
+
+AGENT = Signature("memhtml", "memhtml@localhost")
+"""memhtml itself: the committer of every commit, the author of a sleep run's, and
+the author of a door's when no identity is configured."""
+DEFAULT_BRANCH = "main"
+"""Where a store made before the marker existed lives (``init`` then always chose it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotAStore(SettingsError):  # noqa: N818 - an error value, never raised
+    """The repository a command was pointed at is not a store: no branch of it that
+    the command would use carries the marker ``memhtml init`` commits. Nothing was
+    read or written; ``reason`` names the repository and the two ways out."""
+
+
+@dataclass(frozen=True, slots=True)
+class InitRefused(SettingsError):  # noqa: N818 - an error value, never raised
+    """``memhtml init`` cannot make the store on the branch asked for (HEAD detached,
+    a name git would refuse, or a checkout on another branch); nothing was written."""
+
+
+def person(settings: Settings, git: PygitService, env: Mapping[str, str]) -> Signature:
+    """The author of a door's commits: the ``author_name``/``author_email`` settings,
+    else git's identity (``GIT_AUTHOR_*``, the repository's config, the user's), else
+    memhtml. A part git would refuse in a signature (angle brackets, a line break)
+    counts as unset."""
+    name, email = git.configured_identity(env)
+
+    def usable(value: str | None) -> str | None:
+        if value is None or not value.strip() or any(ch in value for ch in "<>\n\r\0"):
+            return None
+        return value.strip()
+
+    return Signature(usable(settings.author_name) or usable(name) or AGENT.name,
+                     usable(settings.author_email) or usable(email) or AGENT.email)
+
+
+def _ref(branch: str) -> str:
+    return branch if branch.startswith(("refs/", "HEAD")) else f"refs/heads/{branch}"
+
+
+def _mark_at(git: PygitService, branch: str) -> IOResult[StoreMark | None, SettingsError]:
+    """What ``branch``'s tip says about being a store; None for a missing or unborn
+    branch, or a tip that is not a store's."""
+    from memhtml.store.layout import store_mark
+
+    def judged(tip: str | None) -> IOResult[StoreMark | None, SettingsError]:
+        if tip is None:
+            return IOSuccess(None)
+        return store_mark(git, tip).alt(lambda e: SettingsError(f"cannot read {branch}: {e}"))
+
+    resolved: IOResult[str | None, SettingsError] = git.resolve(_ref(branch)).map(_some).lash(
+        lambda e: IOSuccess(None) if isinstance(e, NotFound)
+        else IOFailure(SettingsError(f"cannot read {branch}: {e}")))
+    return resolved.bind(judged)
+
+
+def not_a_store(root: Path, branches: tuple[str, ...]) -> NotAStore:
+    where = " or ".join(branches) if branches else "any branch (HEAD is detached)"
+    return NotAStore(
+        f"{root} is not a memhtml store: no {MARKER_FILE.as_posix()} on {where}. Run "
+        f"`memhtml init {root}` to make it one (on the branch checked out), or pass "
+        f"--store DIR (or set MEMHTML_STORE) to name the store you meant")
+
+
+def store_branch(git: PygitService, configured: str, root: Path
+                 ) -> IOResult[str, SettingsError]:
+    """The branch of the store at ``root``, or ``NotAStore``.
+
+    A configured branch (flag, variable, config file) must be a store's. Otherwise
+    the branch HEAD names, then ``main``, is tried: the first whose tip carries the
+    marker or the older layout is the store, and the branch its marker records wins
+    over the one it was read from when that branch is a store's too (a checkout on a
+    topic branch still writes to the store's branch)."""
+    if configured:
+        return _mark_at(git, configured).bind(
+            lambda mark: IOSuccess(configured) if mark is not None
+            else IOFailure(not_a_store(root, (configured,))))
+    head, _ = git.head_branch()
+    # A detached HEAD (mid-rebase, a checked-out tag) is read for the branch its marker
+    # records, and is never written to itself.
+    candidates = tuple(dict.fromkeys((head or "HEAD", DEFAULT_BRANCH)))
+
+    def recorded(branch: str, mark: StoreMark) -> IOResult[str, SettingsError]:
+        named = mark.branch
+        if named is None or named == branch:
+            return IOSuccess(branch) if branch != "HEAD" else first(candidates[1:])
+        return _mark_at(git, named).bind(
+            lambda there: IOSuccess(named) if there is not None and there.kind == "marker"
+            else IOSuccess(branch) if branch != "HEAD" else first(candidates[1:]))
+
+    def first(rest: tuple[str, ...]) -> IOResult[str, SettingsError]:
+        if not rest:
+            return IOFailure(not_a_store(root, tuple(c for c in candidates if c != "HEAD")))
+        branch = rest[0]
+        return _mark_at(git, branch).bind(
+            lambda mark: first(rest[1:]) if mark is None else recorded(branch, mark))
+
+    return first(candidates)
+
+
+def init_branch(git: PygitService, requested: str, is_bare: bool
+                ) -> IOResult[str, SettingsError]:
+    """The branch ``init`` makes the store on: ``requested`` (``--branch`` or a
+    configured branch), else the one HEAD names.
+
+    The checkout must end up on the store's branch, so that it gets the files. An
+    unborn HEAD is pointed at the requested branch when nothing would have to be
+    checked out for it (the branch is new, or the repository is bare); HEAD on
+    another branch is refused with how to switch, since switching is git's job."""
+    from memhtml.store.layout import is_branch_name
+
+    head, unborn = git.head_branch()
+    chosen = requested.removeprefix("refs/heads/") or head
+    if chosen is None:
+        return IOFailure(InitRefused(
+            "HEAD is detached: switch to the branch the store should live on "
+            "(git switch NAME), or pass --branch NAME"))
+    if not is_branch_name(chosen):
+        return IOFailure(InitRefused(
+            f"{chosen!r} is not a branch name memhtml takes: letters, digits and "
+            f"'._/-', not starting with a dot, slash or dash, no '..'"))
+    if chosen == head:
+        return IOSuccess(chosen)
+    if not unborn:
+        return IOFailure(_elsewhere(chosen, head, is_bare))
+
+    def pointed(tip: str | None) -> IOResult[str, SettingsError]:
+        if tip is not None and not is_bare:
+            return IOFailure(_elsewhere(chosen, head, is_bare))
+        moved: IOResult[None, SettingsError] = git.point_head(chosen).alt(
+            lambda e: InitRefused(f"cannot point HEAD at {chosen}: {e}"))
+        return moved.map(lambda _: chosen)
+
+    resolved: IOResult[str | None, SettingsError] = git.resolve(_ref(chosen)).map(
+        _some).lash(lambda _: IOSuccess(None))
+    return resolved.bind(pointed)
+
+
+def _some(sha: str) -> str | None:
+    return sha
+
+
+def _elsewhere(chosen: str, head: str | None, is_bare: bool) -> InitRefused:
+    if is_bare:
+        switch = f"git symbolic-ref HEAD refs/heads/{chosen}"
+    else:
+        switch = f"git switch {chosen}, or git switch -c {chosen} for a new branch"
+    on = "detached" if head is None else f"on {head}"
+    instead = "" if head is None else f", or leave out --branch to make {head} the store's branch"
+    return InitRefused(
+        f"HEAD is {on}, not on {chosen}: a store lives on the branch HEAD names, so the "
+        f"checkout gets its files. Switch first ({switch}) and run init again{instead}")
