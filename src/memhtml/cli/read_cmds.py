@@ -10,9 +10,10 @@ from memhtml.cli.inputs import Many
 from memhtml.cli.output import EXIT_FAILED, EXIT_OK, Reply, respond, store_value, table
 
 if TYPE_CHECKING:
-    from memhtml.compose import Coverage
+    from memhtml.compose.search import ArmRun
+    from memhtml.compose.status import StatusReport
     from memhtml.head import SearchHit
-    from memhtml.store import Finding, Related, Store, StoreStatus
+    from memhtml.store import Finding, Related, Store
 
 _COMMON = Common()
 SNIPPET = 100
@@ -34,17 +35,19 @@ def warm(store: Store, as_json: bool) -> None:
         store_value(store.head())
 
 
-def read(path: str, /, *, tier: TierName = "all", at: str | None = None,
+def read(path: str, /, *, tier: TierName = "summary", at: str | None = None,
          common: Common = _COMMON) -> int:
-    """Print a memory: the whole file, or one tier of it.
+    """Print a memory at a tier: summary unless told (as the MCP server answers), the
+    whole file with --tier all. A path whose memory was archived says where it went.
 
     Parameters
     ----------
     path
         The memory's path (areas/inbox/x.html).
     tier
-        all (the file), gist (the claim), summary (claim and summary lines), details
-        (the article's text).
+        gist (the claim), summary (the claim and the body's first two paragraphs, cut
+        at 800 characters), details (the whole article as text, code blocks line for
+        line), all (the file as committed: HTML, metadata and edges).
     at
         Read the memory as it was at this commit or ref.
     """
@@ -62,12 +65,40 @@ def _short(text: str) -> str:
     return text if len(text) <= SNIPPET else text[: SNIPPET - 1].rstrip() + "…"
 
 
-def render_hits(hits: list[SearchHit], mode: str) -> str:
+_ARM_SCORE = {"lexical": ("lex", "bm25"), "vector": ("vec", "cos")}
+
+
+def render_arms(arms: tuple[ArmRun, ...]) -> str:
+    """The header line: which arms ran, with what; why the vector arm sat out when no
+    note on stderr says it (no embedder configured at all)."""
+    ran = " + ".join(f"{run.arm} ({run.by})" for run in arms if run.ran)
+    idle = [f"{run.arm} ({run.by}) did not run" if run.by != "none"
+            else f"{run.arm} off: {run.reason}" for run in arms if not run.ran]
+    return "; ".join([f"arms: {ran}", *idle])
+
+
+def render_scores(hit: SearchHit, hybrid: bool) -> str:
+    """One hit's account: each arm's rank and raw score, then the fused score."""
+    shown = {rank.arm: rank for rank in hit.ranks}
+    parts = []
+    for arm in ("lexical", "vector") if hybrid else ("lexical",):
+        short, unit = _ARM_SCORE[arm]
+        found = shown.get(arm)
+        parts.append(f"{short} {found.rank} ({unit} {found.score:.2f})" if found
+                     else f"{short} -")
+    parts.append(f"fused {hit.score:.4f}")
+    if "recency" in hit.arms:
+        parts.append("tie: newer first")
+    return " · ".join(parts)
+
+
+def render_hits(hits: list[SearchHit], mode: str, arms: tuple[ArmRun, ...] = ()) -> str:
+    header = [render_arms(arms)] if arms else []
     if not hits:
-        return f"no matches ({mode})"
-    lines = []
+        return "\n".join([*header, f"no matches ({mode})"])
+    lines = header
     for rank, hit in enumerate(hits, start=1):
-        lines.append(f"{rank:>2}. {hit.path}  score={hit.score:.4f}  arms={','.join(hit.arms)}")
+        lines.append(f"{rank:>2}. {hit.path}  {render_scores(hit, mode == 'hybrid')}")
         lines.append(f"    {_short(hit.claim)}")
     return "\n".join(lines)
 
@@ -104,8 +135,8 @@ def search(query: str, /, *, type: tuple[MemoryTypeName, ...] = (),
             services, store, query, at=at, types=type, entities=entity, tags=tag,
             prefix=prefix, limit=limit))
         payload = {"query": query, "mode": found.mode, "commit": found.commit,
-                   "hits": found.hits}
-        return Reply(payload, render_hits(found.hits, found.mode),
+                   "arms": found.arms, "note": found.note, "hits": found.hits}
+        return Reply(payload, render_hits(found.hits, found.mode, found.arms),
                      notes=(f"note: {found.note}",) if found.note else ())
 
     return respond(common.json, body)
@@ -140,7 +171,11 @@ def related(path: str, /, *, at: str | None = None, common: Common = _COMMON) ->
     return respond(common.json, body)
 
 
-def render_status(state: StoreStatus, vectors: Coverage | None) -> str:
+def render_status(report: StatusReport) -> str:
+    from memhtml.compose.status import UNCOMMITTED_NOTE
+
+    state, vectors = report.state, report.vectors
+
     def counts(pairs: tuple[tuple[str, int], ...]) -> str:
         return ", ".join(f"{name} {n}" for name, n in pairs) or "none"
 
@@ -159,46 +194,30 @@ def render_status(state: StoreStatus, vectors: Coverage | None) -> str:
     if state.skipped:
         lines.append(f"skipped   {len(state.skipped)} file(s) that are not memories:")
         lines += [f"  {s.path}: {s.reason}" for s in state.skipped]
+    if report.in_progress:
+        lines.append(f"git       a {report.in_progress} is in progress in the checkout; "
+                     "memhtml will not write until it is finished")
+    if report.uncommitted:
+        lines.append(f"edits     {len(report.uncommitted)} file(s) edited in the checkout and "
+                     f"not committed ({UNCOMMITTED_NOTE}):")
+        lines += [f"  {edit.describe()}" for edit in report.uncommitted]
     return "\n".join(lines)
 
 
 def status(*, common: Common = _COMMON) -> int:
     """The store at a glance: head commit, counts by type and status, tasks, files that
-    are not memories (and why), and vector coverage when an embedder is configured."""
-    from returns.io import IOResult, IOSuccess
-
-    from memhtml import store as doors
-    from memhtml.cli.output import unwrap_io
-    from memhtml.compose import SettingsError
+    are not memories (and why), vector coverage when an embedder is configured, and
+    memory files edited in the checkout and not committed (search does not see them)."""
+    from memhtml.compose.status import status_payload, status_report
 
     def body() -> Reply:
         services, store = open_common(common)
         warm(store, common.json)
-        state = store_value(doors.status(store))
-        # An embedder that cannot be used here (a missing extra, no endpoint) is a
-        # note, not a failed status: the store itself is fine.
-        covered: IOResult[tuple[Coverage | None, str | None], SettingsError] = \
-            services.coverage(store_value(store.head())).map(lambda coverage: (coverage, None))
-        covered = covered.lash(lambda e: IOSuccess((None, e.reason)))
-        vectors, problem = unwrap_io(covered, str)
-        payload = {"store": str(services.settings.store), **_plain(state), "vectors": vectors,
-                   "vectors_problem": problem}
-        return Reply(payload, render_status(state, vectors),
-                     notes=(f"note: vectors: {problem}",) if problem else ())
+        report = store_value(status_report(services, store))
+        notes = (f"note: vectors: {report.vectors_problem}",) if report.vectors_problem else ()
+        return Reply(status_payload(report), render_status(report), notes=notes)
 
     return respond(common.json, body)
-
-
-def _plain(state: StoreStatus) -> dict[str, object]:
-    return {
-        "commit": state.commit,
-        "memories": state.memories,
-        "by_type": dict(state.by_type),
-        "by_status": dict(state.by_status),
-        "tasks": dict(state.tasks),
-        "overdue": state.overdue,
-        "skipped": [{"path": s.path, "reason": s.reason} for s in state.skipped],
-    }
 
 
 def render_findings(findings: list[Finding]) -> str:
@@ -209,32 +228,40 @@ def render_findings(findings: list[Finding]) -> str:
 
 def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
     """Check the whole store: every file's violations and warnings, stale content-hash
-    metas, dangling links, status/path mismatches, stale published pages, and a
-    checkout left behind its branch. Exits 1 when anything but a warning is found.
+    metas, dangling links, status/path mismatches, stale published pages, a checkout
+    left behind its branch, a merge or rebase in progress, conflicts, a clone without
+    the merge driver, and memory files edited and not committed. Exits 1 when anything
+    but a warning or an uncommitted edit is found.
 
     Parameters
     ----------
     fix
-        Bring a checkout left behind its branch up to date first (only paths that
-        still hold what a memhtml commit replaced; a person's own edits are kept).
+        Define the merge driver when it is missing, and bring a checkout left behind its
+        branch up to date (only paths that still hold what a memhtml commit replaced; a
+        person's own edits are kept).
     """
     from memhtml import store as doors
+    from memhtml.store.checks import NOTICE_KINDS
+    from memhtml.store.merge_driver import ensure_merge_driver
 
     def body() -> Reply:
         _, store = open_common(common)
         notes: tuple[str, ...] = ()
         if fix:
+            if store.deps.worktree is not None and store_value(
+                    ensure_merge_driver(store.deps.git)):
+                notes += ("fixed: defined merge.ours.driver in the repository's config",)
             behind = store_value(doors.checkout_behind(store.deps))
             synced = store_value(doors.fix_behind(store.deps.git, store.deps.worktree,
                                                   store.deps.ref, behind)) \
                 if behind and store.deps.worktree is not None else None
             if synced is not None:
-                notes = (f"fixed: {len(synced.paths)} path(s) brought up to date"
-                         + (f"; kept (a person's change): {', '.join(synced.kept)}"
-                            if synced.kept else ""),)
+                notes += (f"fixed: {len(synced.paths)} path(s) brought up to date"
+                          + (f"; kept (a person's change): {', '.join(synced.kept)}"
+                             if synced.kept else ""),)
         warm(store, common.json)
         findings = store_value(doors.doctor(store))
-        serious = [f for f in findings if f.kind != "warning"]
+        serious = [f for f in findings if f.kind not in NOTICE_KINDS]
         code = EXIT_FAILED if serious else EXIT_OK
         return Reply({"ok": not serious, "findings": findings}, render_findings(findings),
                      code, notes)

@@ -19,9 +19,10 @@ silently:
   (``GitService.update_index``); a lock held by a person's git is waited for, and a
   write that finds it still held commits nothing.
 
-``scan_checkout`` is the backstop ``doctor`` runs: any path whose index entry or
-working-tree file still holds the blob from before the last memhtml commit that
-touched it, found from the tree itself rather than from marks.
+``scan_checkout`` is the backstop ``doctor`` runs: any path whose index entry still
+holds the blob from before the last memhtml commit that touched it (its file either
+as before too, or already up to date), found from the tree itself rather than from
+marks.
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ def _through_symlink(worktree: Path, path: str) -> bool:
     return False
 
 
-def _file_blob(worktree: Path, path: str) -> str | bool | None:
+def file_blob(worktree: Path, path: str) -> str | bool | None:
     """The blob id of the working-tree file; None when absent; False when something
     else is there (a directory, a symlink on the way, an unreadable file)."""
     target = worktree / path
@@ -261,7 +262,7 @@ def _put_file(worktree: Path, path: str, data: bytes | None) -> bool:
     return True
 
 
-def _on_branch(git: GitService, ref: str) -> IOResult[str | None, StoreError]:
+def on_branch(git: GitService, ref: str) -> IOResult[str | None, StoreError]:
     """The branch tip when the checkout's HEAD is that branch; None otherwise (a
     detached or other-branch checkout is not ours to bring up to date)."""
 
@@ -285,7 +286,7 @@ def bring_up_to_date(git: GitService, worktree: Path, ref: str, steps: Sequence[
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
         return entries.bind(lambda found: _apply(git, worktree, steps, {e.path: e for e in found}))
 
-    return _on_branch(git, ref).bind(against)
+    return on_branch(git, ref).bind(against)
 
 
 def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
@@ -303,7 +304,7 @@ def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
             if after != step.before:
                 updates.append(IndexUpdate(step.path, step.before, after,
                                            entry.mode if entry is not None else 0o100644))
-            current = _file_blob(worktree, step.path)
+            current = file_blob(worktree, step.path)
             if current == after:
                 continue
             if current != step.before or (after is not None and after not in blobs):
@@ -385,9 +386,10 @@ def _last_memhtml_step(git: GitService, ref: str, path: str
 
 def scan_checkout(git: GitService, worktree: Path, ref: str
                   ) -> IOResult[tuple[Behind, ...], StoreError]:
-    """Every path whose index entry or working-tree file still holds the blob from
-    before the last memhtml commit that touched it (and is otherwise as the branch
-    has it): what a person's ``git commit`` would revert."""
+    """Every path whose index entry still holds the blob from before the last memhtml
+    commit that touched it, its file either as before or as the branch has it: what a
+    person's ``git commit`` would revert. A file alone held as before, under an index
+    that followed, is the person's own edit (``edits.local_edits`` lists it)."""
 
     def judge(path: str, want: str | None, staged: str | None, current: str | bool | None,
               step: tuple[str, str | None] | None) -> Behind | None:
@@ -396,7 +398,10 @@ def scan_checkout(git: GitService, worktree: Path, ref: str
         commit, before = step
         index = staged != want and staged == before
         file = current != want and current == before
-        if (index or staged == want) and (file or current == want) and (index or file):
+        # Only the index tells: a write brings the files up to date before the index,
+        # so an index that followed with a file still as before is the person's doing
+        # (a file they deleted or put back), an uncommitted edit rather than a lag.
+        if index and (file or current == want):
             return Behind(path, commit, before, index, file)
         return None
 
@@ -405,7 +410,7 @@ def scan_checkout(git: GitService, worktree: Path, ref: str
         head = {e.path: e.blob_id for e in tree if not e.is_symlink}
         known = set(head) | set(index)
         paths = sorted(known | _untracked_html(worktree, known))
-        differing = [(path, head.get(path), index.get(path), _file_blob(worktree, path))
+        differing = [(path, head.get(path), index.get(path), file_blob(worktree, path))
                      for path in paths]
         differing = [d for d in differing if not (d[2] == d[1] and d[3] == d[1])]
 
@@ -426,7 +431,7 @@ def scan_checkout(git: GitService, worktree: Path, ref: str
         indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries()
         return listed.bind(lambda tree: indexed.bind(lambda index: compare(tree, index)))
 
-    return _on_branch(git, ref).bind(scan)
+    return on_branch(git, ref).bind(scan)
 
 
 def _some(behind: Behind | None) -> tuple[Behind, ...]:

@@ -1,7 +1,10 @@
 """``doctor``: everything in the tree a reader or a curation pass would trip on.
 
 The head skips a file it cannot parse and carries on; doctor is where those files,
-and the subtler faults of files that do parse, are named one finding each.
+and the subtler faults of files that do parse, are named one finding each. It also
+looks at the checkout beside the tree: paths memhtml left behind its branch, a merge
+or rebase waiting, conflicts, a clone without the merge driver, and the person's
+edits that are not committed yet (which search does not see and doors will not touch).
 """
 
 from __future__ import annotations
@@ -20,14 +23,20 @@ from memhtml.head import HeadVersion
 from memhtml.head.record import is_archived_path
 from memhtml.store.checkout import Behind, checkout_behind
 from memhtml.store.deps import StoreDeps
+from memhtml.store.edits import LocalEdit, local_edits, operation_in_progress, unmerged
 from memhtml.store.errors import StoreError
+from memhtml.store.merge_driver import merge_driver_missing
 from memhtml.store.session import Store
 from memhtml.store.site import is_generated_path, stale_artifacts
 
 FindingKind = Literal[
     "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact",
-    "checkout",
+    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver",
 ]
+NOTICE_KINDS: frozenset[FindingKind] = frozenset({"warning", "uncommitted"})
+"""Findings that are not faults: a file that parses with a warning, and a person's
+edit not yet committed (their work, named so they know search does not see it and
+memhtml will not touch it). Every other kind makes ``doctor`` fail."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +141,63 @@ def checkout_findings(deps: StoreDeps) -> IOResult[list[Finding], StoreError]:
     return checkout_behind(deps).map(findings)
 
 
+def _where(deps: StoreDeps, name: str) -> str:
+    """A file in the git directory, named as a person would find it from the checkout."""
+    git_dir, worktree = deps.checkout_git_dir, deps.worktree
+    if git_dir is None:
+        return name
+    path = git_dir / name
+    if worktree is not None and path.is_relative_to(worktree):
+        return path.relative_to(worktree).as_posix()
+    return path.as_posix()
+
+
+def _edit_finding(edit: LocalEdit) -> Finding:
+    what = edit.describe().removeprefix(f"{edit.path}: ")
+    return Finding(edit.path, "uncommitted",
+                   f"{what}. Search and read see the committed version, and memhtml will "
+                   "not change this file until the edit is committed or discarded")
+
+
+def worktree_findings(deps: StoreDeps, behind: frozenset[str] = frozenset()
+                      ) -> IOResult[list[Finding], StoreError]:
+    """The person's side of the checkout: a merge or rebase left waiting, paths left in
+    conflict, the merge driver missing, and every memory file or generated page edited
+    and not committed (but those ``behind`` names, which are memhtml's to bring up to
+    date, not the person's edits). Nothing without a checkout."""
+    git_dir = deps.checkout_git_dir
+    if git_dir is None or deps.worktree is None:
+        return IOSuccess([])
+    out: list[Finding] = []
+    busy = operation_in_progress(git_dir)
+    if busy is not None:
+        operation, fix = busy
+        marker = {"merge": "MERGE_HEAD", "cherry-pick": "CHERRY_PICK_HEAD",
+                  "revert": "REVERT_HEAD"}.get(operation, "rebase-merge")
+        out.append(Finding(_where(deps, marker), "in-progress",
+                           f"a git {operation} is in progress; memhtml refuses to write "
+                           f"until it is finished ({fix})"))
+
+    def conflicts(paths: tuple[str, ...]) -> list[Finding]:
+        return [Finding(path, "unmerged", "left in conflict; resolve it, git add it and "
+                                          "finish the merge") for path in paths]
+
+    def driver(missing: bool) -> list[Finding]:
+        if not missing:
+            return []
+        return [Finding(_where(deps, "config"), "merge-driver",
+                        "merge.ours.driver is not defined, so a pull of another clone's "
+                        "published pages conflicts; run memhtml doctor --fix (or git config "
+                        "merge.ours.driver true)")]
+
+    def edits(found: tuple[LocalEdit, ...]) -> list[Finding]:
+        return [_edit_finding(e) for e in found if e.path not in behind]
+
+    return unmerged(deps).bind(lambda paths: merge_driver_missing(deps.git).bind(
+        lambda missing: local_edits(deps).map(
+            lambda found: out + conflicts(paths) + driver(missing) + edits(found))))
+
+
 def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
     """Every finding at the tip, sorted by path, kind and message."""
 
@@ -156,8 +222,13 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
         def artifacts(stale: list[str]) -> IOResult[list[Finding], StoreError]:
             pages = [Finding(p, "artifact", "generated page is stale; run publish")
                      for p in stale]
-            return skipped_files().bind(lambda more: checkout_findings(store.deps).map(
-                lambda behind: finish(pages + more + behind)))
+
+            def checkout(more: list[Finding]) -> IOResult[list[Finding], StoreError]:
+                return checkout_findings(store.deps).bind(lambda behind: worktree_findings(
+                    store.deps, frozenset(f.path for f in behind)).map(
+                    lambda theirs: finish(pages + more + behind + theirs)))
+
+            return skipped_files().bind(checkout)
 
         return stale_generated(git, version).bind(artifacts)
 

@@ -7,6 +7,10 @@ expected parent is that tip. A lost compare-and-swap re-runs the derivation on
 the new tip. A door that is refused commits nothing, and the branch is exactly
 where it was.
 
+A door also refuses a change to a path the person has edited in the checkout and
+not committed (``edits.uncommitted_in``): memhtml never overwrites that edit, so
+landing anyway would leave the person's next ``git commit -a`` to undo the door.
+
 Archiving (and ``correct``, ``move``, task ``done``) rewrites every inbound href
 in the same commit, so an edge to an archived memory keeps pointing at it under
 ``archive/`` and nothing dangles; the rewrite is the integrity phase's repair
@@ -141,7 +145,7 @@ def _draft(store: Store, steps: Steps, batch_subject: str | None
 
 def _run(store: Store, steps: Steps, batch_subject: str | None = None
          ) -> IOResult[Landed, StoreError]:
-    landed = land(store.deps, lambda: _draft(store, steps, batch_subject))
+    landed = land(store.deps, lambda: _draft(store, steps, batch_subject), guard_edits=True)
     # A person's git commit that read the index before this write may already have
     # landed on top of it and undone it; checking now (cheap: this write's mark and a
     # tree lookup) restores it before the caller is told the write is in. What the

@@ -32,6 +32,7 @@ from memhtml.store.checkout import (
     write_journal,
 )
 from memhtml.store.deps import StoreDeps
+from memhtml.store.edits import uncommitted_in
 from memhtml.store.errors import StoreError
 
 MAX_ATTEMPTS = 64
@@ -102,9 +103,14 @@ def commit_message(draft: Draft) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
-         ) -> IOResult[Landed, StoreError]:
+def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None, *,
+         guard_edits: bool = False) -> IOResult[Landed, StoreError]:
     """Derive and commit until the swap holds, the derivation fails, or attempts run out.
+
+    With ``guard_edits`` (every door a person or an agent calls), a draft that would
+    change a path the person has edited in the checkout and not committed is refused,
+    as is any draft while git has a merge or rebase waiting there: the person's next
+    ``git commit -a`` would otherwise put their file back over the change.
 
     In a checkout, each attempt first waits for git's index lock to be free (and
     refuses, committing nothing, when it stays held) and records the write's paths
@@ -121,7 +127,8 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
     def commit(number: int, draft: Draft) -> IOResult[Landed, StoreError]:
         if not draft.changes:
             return IOSuccess(Landed(draft.parent or "", (), "", draft.primary))
-        return _marked(deps, git_dir, draft).bind(
+        checked = _unedited(deps, draft) if guard_edits else IOSuccess(None)
+        return checked.bind(lambda _: _marked(deps, git_dir, draft)).bind(
             lambda journal: swap(number, draft, journal))
 
     def swap(number: int, draft: Draft, journal: Journal | None
@@ -151,11 +158,18 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None
 
 
 def _steps(draft: Draft) -> tuple[PathStep, ...]:
-    def blob(data: bytes | None) -> str | None:
-        return None if data is None else git_blob_id(data)
-
-    return tuple(PathStep(c.path, blob(draft.before.get(c.path)), blob(c.data))
+    return tuple(PathStep(c.path, _blob(draft.before.get(c.path)), _blob(c.data))
                  for c in draft.changes)
+
+
+def _unedited(deps: StoreDeps, draft: Draft) -> IOResult[None, StoreError]:
+    """The draft's paths as the tip it read holds them, checked against the checkout."""
+    before = {c.path: _blob(draft.before.get(c.path)) for c in draft.changes}
+    return uncommitted_in(deps, before)
+
+
+def _blob(data: bytes | None) -> str | None:
+    return None if data is None else git_blob_id(data)
 
 
 def _marked(deps: StoreDeps, git_dir: Path | None, draft: Draft

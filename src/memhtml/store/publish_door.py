@@ -81,4 +81,4 @@ def publish(store: Store, base_url: str = "", on_step: Step = _quiet
 
         return blobs.bind(draft)
 
-    return land(store.deps, derive)
+    return land(store.deps, derive, guard_edits=True)

@@ -41,6 +41,7 @@ from memhtml.store.checkout import (
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import Draft, land
+from memhtml.store.merge_driver import ensure_merge_driver
 
 WATCH_SECONDS = 3600.0
 """How long a landed write is watched for an undo by a commit made from a stale
@@ -72,6 +73,9 @@ def finish_checkout(deps: StoreDeps) -> IOResult[Recovered, StoreError]:
     git_dir, worktree = deps.checkout_git_dir, deps.worktree
     if git_dir is None or worktree is None:
         return IOSuccess(Recovered())
+    # A clone never copies git's config: define the merge driver the generated pages'
+    # merge=ours lines need. A lookup when it is there; a failure leaves doctor to say so.
+    ensure_merge_driver(deps.git)
     journals = read_journals(git_dir)
     if not journals:
         return IOSuccess(Recovered())

@@ -23,7 +23,7 @@ from memhtml.store import (
     fix_behind,
     write,
 )
-from memhtml.store.checkout import pending_dir, read_journals
+from memhtml.store.checkout import read_journals
 from tests.integration.store.store_support import err, git_cli, make_store, ok, tip
 
 
@@ -154,18 +154,22 @@ def test_an_interrupted_sync_is_found_by_doctor_and_fixed_without_touching_edits
     assert "notes/staged.txt" in tree
 
 
-def test_a_persons_modified_file_is_kept_and_reported(tmp_path: Path) -> None:
+def test_a_persons_modified_file_is_kept_and_the_door_refuses_it(tmp_path: Path) -> None:
     store, _ = make_store(tmp_path / "repo")
     root = tmp_path / "repo"
     first = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
     assert first.primary is not None
     (root / first.primary).write_text("my own draft\n", encoding="utf-8")
     from memhtml.store import label
+    from memhtml.store.errors import UncommittedEdits
 
-    landed = ok(label(store, first.primary, "topic:kitchen"))
-    assert landed.unsynced == (first.primary,)
+    before = tip(store)
+    refused = err(label(store, first.primary, "topic:kitchen"))
+    assert isinstance(refused, UncommittedEdits)
+    assert refused.paths == (first.primary,)
+    assert tip(store) == before
     assert (root / first.primary).read_text(encoding="utf-8") == "my own draft\n"
-    assert pending_dir(root / ".git").is_dir()
+    assert [j for j in read_journals(root / ".git") if j.commit is None] == []
 
 
 def test_a_commit_made_from_a_stale_index_is_undone_by_the_next_command(

@@ -1,0 +1,221 @@
+"""A person's work in the checkout that memhtml must see before it writes.
+
+memhtml commits straight onto the branch and then brings the checkout up to date, but
+only where the checkout still holds what the branch held before: a person's edit is
+never overwritten. That leaves the edited file and memhtml's commit disagreeing, and
+the person's next ``git commit -a`` would commit their file over memhtml's change,
+silently undoing it. So a door that would change a path the person has edited and not
+committed refuses instead, naming the path and how to commit or discard the edit
+(``uncommitted_in``); ``status`` and ``doctor`` list every such file (``local_edits``),
+since search and read see only what is committed.
+
+The same holds for a merge, rebase, cherry-pick or revert that git has left half done:
+a commit landing under it would be dropped or fought over when the person finishes it,
+so a door refuses while one is in progress (``operation_in_progress``), and ``doctor``
+reports it along with every path left in conflict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.services import TreeEntry
+from memhtml.store.checkout import file_blob, on_branch
+from memhtml.store.deps import StoreDeps
+from memhtml.store.errors import MergeInProgress, StoreError, UncommittedEdits
+from memhtml.store.site_model import is_generated_path
+
+EditKind = Literal["modified", "deleted", "added", "untracked"]
+
+_IN_PROGRESS: tuple[tuple[str, str, str], ...] = (
+    ("rebase-merge", "rebase", "git rebase --continue, or git rebase --abort"),
+    ("rebase-apply/applying", "am", "git am --continue, or git am --abort"),
+    ("rebase-apply", "rebase", "git rebase --continue, or git rebase --abort"),
+    ("MERGE_HEAD", "merge", "resolve the conflicts and git commit, or git merge --abort"),
+    ("CHERRY_PICK_HEAD", "cherry-pick", "git cherry-pick --continue, or git cherry-pick --abort"),
+    ("REVERT_HEAD", "revert", "git revert --continue, or git revert --abort"),
+)
+"""What git leaves in its directory while an operation waits for the person, checked in
+this order (``rebase-apply`` is also where ``git am`` keeps its state)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalEdit:
+    """A path the checkout holds differently from the branch tip, by the person's hand."""
+
+    path: str
+    kind: EditKind
+    staged: bool
+    """The index differs from the branch tip (``git add`` was run)."""
+    unstaged: bool
+    """The working-tree file differs from the index."""
+
+    def describe(self) -> str:
+        """What the edit is, and the two commands that settle it."""
+        path = _quoted(self.path)
+        match self.kind:
+            case "untracked":
+                return (f"{self.path}: a new file git does not track; commit it (git add "
+                        f"{path} && git commit) or remove it")
+            case _:
+                where = ("staged" if self.staged and not self.unstaged
+                         else "staged, and edited again since" if self.staged
+                         else "not staged")
+                discard = f"git checkout HEAD -- {path}" if self.staged \
+                    else f"git checkout -- {path}"
+                if self.kind == "added":
+                    discard = f"git rm --cached {path}"
+                return (f"{self.path}: {self.kind}, {where}; commit it (git commit {path}) "
+                        f"or discard it ({discard})")
+
+
+def _quoted(path: str) -> str:
+    """A path as a shell word (quoted only when it has to be)."""
+    if path and all(c.isalnum() or c in "-_./+@%:," for c in path):
+        return path
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
+def is_store_file(path: str) -> bool:
+    """A path a door may write: a memory (any ``.html``) or a generated page; the
+    store's own settings under ``.memhtml/`` are not listed."""
+    if path.startswith(".memhtml/"):
+        return False
+    return path.endswith(".html") or is_generated_path(path)
+
+
+def _classify(path: str, tip: str | None, index: str | None, file: str | bool | None
+              ) -> LocalEdit | None:
+    """None when the three agree; otherwise what kind of edit the person made."""
+    if tip == index and index == file:
+        return None
+    kind: EditKind
+    if tip is None and index is None:
+        kind = "untracked"
+    elif tip is None:
+        kind = "added"
+    elif index is None or file is None:
+        kind = "deleted"
+    else:
+        kind = "modified"
+    return LocalEdit(path, kind, staged=index != tip, unstaged=file != index)
+
+
+def _edits(worktree: Path, paths: Sequence[str], tip: Mapping[str, str],
+           index: Mapping[str, str]) -> tuple[LocalEdit, ...]:
+    found = (_classify(path, tip.get(path), index.get(path), file_blob(worktree, path))
+             for path in sorted(set(paths)))
+    return tuple(edit for edit in found if edit is not None)
+
+
+def _checkout(deps: StoreDeps) -> tuple[Path, Path] | None:
+    git_dir, worktree = deps.checkout_git_dir, deps.worktree
+    if git_dir is None or worktree is None:
+        return None
+    return git_dir, worktree
+
+
+# -- what a door checks ------------------------------------------------------------------
+
+
+def operation_in_progress(git_dir: Path) -> tuple[str, str] | None:
+    """The git operation left waiting in this checkout, and how to finish or abort it;
+    None when there is none."""
+    for marker, name, fix in _IN_PROGRESS:
+        if (git_dir / marker).exists():
+            return name, fix
+    return None
+
+
+def uncommitted_in(deps: StoreDeps, before: Mapping[str, str | None]
+                   ) -> IOResult[None, StoreError]:
+    """Refuse a write whose paths (each with its blob at the tip the write read) the
+    person has edited and not committed, or that would land under a merge or rebase
+    in progress. Nothing to check without a checkout; no edit to check when the
+    checkout is on another branch (a commit there cannot undo the store's)."""
+    found = _checkout(deps)
+    if found is None or not before:
+        return IOSuccess(None)
+    git_dir, worktree = found
+    git = deps.git
+
+    def judge(tip: str | None) -> IOResult[None, StoreError]:
+        if tip is None:
+            return IOSuccess(None)
+        indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries()
+        held = {path: blob for path, blob in before.items() if blob is not None}
+        return indexed.bind(lambda index: _refuse(_edits(worktree, list(before), held, index)))
+
+    # A rebase detaches HEAD, so an operation in progress is checked before the branch.
+    busy = operation_in_progress(git_dir)
+    if busy is not None:
+        return IOFailure(MergeInProgress(*busy))
+    return on_branch(git, deps.ref).bind(judge)
+
+
+def _refuse(edits: tuple[LocalEdit, ...]) -> IOResult[None, StoreError]:
+    if not edits:
+        return IOSuccess(None)
+    return IOFailure(UncommittedEdits(tuple(e.path for e in edits),
+                                      tuple(e.describe() for e in edits)))
+
+
+# -- what status and doctor list ---------------------------------------------------------
+
+
+def _expand(worktree: Path, changed: Sequence[str]) -> list[str]:
+    """Changed paths with each untracked directory (``dir/``) walked for its files."""
+    paths: list[str] = []
+    for path in changed:
+        if not path.endswith("/"):
+            paths.append(path)
+            continue
+        folder = worktree / path
+        try:
+            paths += [f.relative_to(worktree).as_posix() for f in folder.rglob("*")
+                      if f.is_file() and ".git" not in f.relative_to(worktree).parts]
+        except OSError:
+            continue
+    return paths
+
+
+def local_edits(deps: StoreDeps) -> IOResult[tuple[LocalEdit, ...], StoreError]:
+    """Every memory file and generated page the person has edited in the checkout and
+    not committed: modified, deleted, added or new, staged or not. Git's own status
+    picks the candidates (its stat cache keeps this cheap); each is then compared by
+    content. Nothing without a checkout, or when the checkout is on another branch."""
+    found = _checkout(deps)
+    if found is None:
+        return IOSuccess(())
+    _, worktree = found
+    git = deps.git
+
+    def compare(tip: str, paths: list[str]) -> IOResult[tuple[LocalEdit, ...], StoreError]:
+        if not paths:
+            return IOSuccess(())
+        entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
+        indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries()
+        return entries.bind(lambda held: indexed.map(lambda index: _edits(
+            worktree, paths, {e.path: e.blob_id for e in held}, index)))
+
+    def listed(tip: str | None) -> IOResult[tuple[LocalEdit, ...], StoreError]:
+        if tip is None:
+            return IOSuccess(())
+        changed: IOResult[tuple[str, ...], StoreError] = git.worktree_changes()
+        return changed.bind(lambda paths: compare(
+            tip, [p for p in _expand(worktree, paths) if is_store_file(p)]))
+
+    return on_branch(git, deps.ref).bind(listed)
+
+
+def unmerged(deps: StoreDeps) -> IOResult[tuple[str, ...], StoreError]:
+    """Paths the checkout's index holds in conflict; none without a checkout."""
+    if _checkout(deps) is None:
+        return IOSuccess(())
+    found: IOResult[tuple[str, ...], StoreError] = deps.git.unmerged_paths()
+    return found
