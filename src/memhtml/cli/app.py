@@ -11,8 +11,9 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from cyclopts import App, Parameter
+from cyclopts import App, CycloptsError, Parameter
 
 from memhtml import __version__
 from memhtml.cli import read_cmds, store_cmds
@@ -20,9 +21,26 @@ from memhtml.cli.demo import demo
 from memhtml.cli.eval_cmds import eval_app
 from memhtml.cli.mcp_cmd import mcp
 from memhtml.cli.md_cmds import import_app, md_app
+from memhtml.cli.output import report_usage
 from memhtml.cli.sleep_cmds import sleep_app
 from memhtml.cli.task_cmds import task_app
 from memhtml.cli.vector_cmds import embed
+
+if TYPE_CHECKING:
+    from rich.console import Group
+
+
+def _usage_error(error: CycloptsError) -> Group:
+    """The parser's usage errors read like every other failure: ``error: ...`` on
+    stderr, or the JSON failure (code ``ERR_USAGE``) on stdout under ``--json``, with
+    the command's help named. The parser then exits 2; what it prints itself is the
+    empty group returned here, which renders as nothing."""
+    from rich.console import Group
+
+    report_usage(str(error), tuple(error.command_chain or ()),
+                 tuple(error.root_input_tokens or ()))
+    return Group()
+
 
 app = App(
     name="memhtml",
@@ -30,6 +48,7 @@ app = App(
          "file per fact. Every write is one commit; every command takes --store and --json.",
     version=__version__,
     default_parameter=Parameter(negative_iterable=()),
+    error_formatter=_usage_error,
 )
 
 _COMMANDS: tuple[Callable[..., int], ...] = (
@@ -52,7 +71,9 @@ app.command(mcp)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The console script: run one command and exit with its code (2 for usage)."""
+    """The console script: run one command and exit with its code: 0 done, 1 refused
+    or failed, 2 a usage error (the parser exits 2 itself; a command's own usage
+    check returns it)."""
     # numpy's BLAS starts a thread per core on import, which costs a cold command
     # about 70 ms on these machines; a command's matrix work is a single small
     # product, so one thread loses nothing. A caller's own setting wins.

@@ -4,12 +4,24 @@ commits of a store."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cyclopts import App
 
 from memhtml.cli.choices import EmbedderName, EvalArmName
 from memhtml.cli.common import Common, open_common, settings_for
-from memhtml.cli.output import EXIT_FAILED, EXIT_OK, CliError, Reply, respond, store_value
+from memhtml.cli.output import (
+    ERR_INPUT,
+    EXIT_FAILED,
+    CliError,
+    Reply,
+    failure_payload,
+    respond,
+    store_value,
+)
+
+if TYPE_CHECKING:
+    from memhtml.head import HeadGateReport
 
 eval_app = App(name="eval", help="Measure retrieval: a BEIR split, or the gate between "
                                  "two commits.")
@@ -56,9 +68,11 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
         from memhtml.eval.harness import evaluate_beir, import_beir, render_table, report_json
         from memhtml.head import empty_vector_cache, fill_vectors, load_head
 
-        for path in (corpus, queries, qrels):
+        for path, expected in ((corpus, "corpus.jsonl"), (queries, "queries.jsonl"),
+                               (qrels, "the qrels .tsv")):
             if not path.is_file():
-                raise CliError(f"{path} is not a file")
+                raise CliError(f"{path} is not a file: name the split's {expected}",
+                               code=ERR_INPUT)
         try:
             settings = settings_for(common)
         except CliError:
@@ -72,8 +86,7 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
             query_texts = read_queries(queries)
             judged = read_qrels(qrels)
         except (OSError, ValueError, KeyError) as exc:
-            raise CliError(f"cannot read the BEIR split: {type(exc).__name__}: {exc}") \
-                from exc
+            raise CliError(f"cannot read the BEIR split: {exc}", code=ERR_INPUT) from exc
         with tempfile.TemporaryDirectory(prefix="memhtml-eval-") as scratch:
             git = unwrap_io(init_repository(Path(scratch), bare=True), lambda e: e.reason)
             with progress(f"importing {len(docs)} documents", None, common.json):
@@ -116,7 +129,8 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
 def eval_gate(base: str, landed: str, /, *, probes: int | None = None,
               common: Common = _COMMON) -> int:
     """Run the head gate between two commits of the store: the same probes searched at
-    both, MRR and inversions compared. Exits 1 when the gate fails.
+    both, MRR and inversions compared. Exits 1 when the gate fails; --json then answers
+    the failure (code ERR_DISCRIMINATION_FAILED) with the whole report under "report".
 
     Parameters
     ----------
@@ -145,6 +159,28 @@ def eval_gate(base: str, landed: str, /, *, probes: int | None = None,
             f"added {report.added}, removed {report.removed}; "
             f"{'passed' if report.passed else 'FAILED'}",
         ]
-        return Reply(report, "\n".join(lines), EXIT_OK if report.passed else EXIT_FAILED)
+        if report.passed:
+            return Reply(report, "\n".join(lines))
+        return _gate_failed(report, lines)
 
     return respond(common.json, body)
+
+
+def _gate_failed(report: HeadGateReport, lines: list[str]) -> Reply:
+    """A failed gate is the spec's ``HeadGateFailed``: its code and line lead the JSON
+    failure, the report rides beside them, and the text keeps the report on stdout with
+    the error line on stderr."""
+    from memhtml.compose import error_code, explain
+    from memhtml.head import HeadGateFailed
+
+    failed = HeadGateFailed(report)
+    violations = []
+    if report.mrr < report.floor:
+        violations.append(f"MRR {report.mrr:.4f} is below the floor {report.floor:.4f} "
+                          f"(the base's {report.mrr_before:.4f} less {report.tolerance})")
+    if len(report.inversions) > report.inversions_before:
+        violations.append(f"inversions grew from {report.inversions_before} to "
+                          f"{len(report.inversions)}")
+    message = explain(failed)
+    payload = failure_payload(error_code(failed), message, tuple(violations), report=report)
+    return Reply(payload, "\n".join(lines), EXIT_FAILED, notes=(f"error: {message}",))

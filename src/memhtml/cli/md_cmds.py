@@ -12,7 +12,14 @@ from memhtml.cli.choices import ChannelName
 from memhtml.cli.common import Common, open_common
 from memhtml.cli.inputs import Many
 from memhtml.cli.landed import landed_reply
-from memhtml.cli.output import EXIT_FAILED, EXIT_OK, CliError, Reply, respond, store_value
+from memhtml.cli.output import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Reply,
+    UsageError,
+    respond,
+    store_value,
+)
 
 if TYPE_CHECKING:
     from returns.io import IOResult
@@ -28,15 +35,17 @@ Root = Annotated[Path, Parameter(name="--root")]
 
 T = TypeVar("T")
 
+ERR_FINDINGS = "ERR_FINDINGS"
+"""``md verify`` ran and a check found something (the findings are the answer)."""
+ERR_NOT_CONVERTED = "ERR_NOT_CONVERTED"
+"""``import markdown`` left a file out (each is listed under ``skipped`` with why)."""
+
 
 def _md_value(result: IOResult[T, MdIndexError]) -> T:
+    """The value, or the error in the composition root's plain words with its code."""
     from memhtml.cli.output import unwrap_io
 
-    def describe(error: MdIndexError) -> str:
-        reason = getattr(error, "reason", str(error))
-        return f"{type(error).__name__}: {reason}"
-
-    return unwrap_io(result, describe)
+    return unwrap_io(result)
 
 
 def _reader(root: Path) -> CorpusReader:
@@ -44,7 +53,7 @@ def _reader(root: Path) -> CorpusReader:
     from memhtml.cli.output import unwrap_io
     from memhtml.compose import markdown_reader
 
-    return unwrap_io(markdown_reader(root), lambda error: error.reason)
+    return unwrap_io(markdown_reader(root))
 
 
 def _corpus(root: Path) -> Corpus:
@@ -72,14 +81,12 @@ def md_query(text: str, /, *, root: Root, channel: tuple[ChannelName, ...] = ("b
     """
 
     def body() -> Reply:
+        from returns.io import IOResult
+
         from memhtml.mdindex import format_receipt, make_channels, retrieve, to_dict
 
         corpus = _corpus(root)
-        made = make_channels(corpus, channel)
-        channels = made.value_or(None)
-        if channels is None:
-            failure = made.failure()
-            raise CliError(f"channel {failure.name!r}: {failure.reason}")
+        channels = _md_value(IOResult.from_result(make_channels(corpus, channel)))
         hits = retrieve(corpus, channels, text, k)
         return Reply({"query": text, "channels": list(channel),
                       "hits": [to_dict(hit) for hit in hits]},
@@ -125,14 +132,17 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
         from memhtml.mdindex import coverage as check_coverage
         from memhtml.mdindex import wikilinks as check_wikilinks
 
-        if not (coverage or frontmatter or wikilinks):
-            raise CliError("name a check: --coverage A:B, --frontmatter or --wikilinks")
+        if not (coverage or frontmatter or frontmatter_glob or wikilinks):
+            raise UsageError("md verify runs only the checks it is given, and none was "
+                             "given: pass --coverage A:B, --frontmatter or --wikilinks")
+        malformed = [pair for pair in coverage if ":" not in pair]
+        if malformed:
+            raise UsageError(f"--coverage takes A:B (files matching glob A must be named in "
+                             f"files matching glob B), got {malformed[0]!r}")
         reader = _reader(root)
         findings: list[Finding] = []
         for pair in coverage:
-            glob_a, sep, glob_b = pair.partition(":")
-            if not sep:
-                raise CliError(f"--coverage {pair!r} is not A:B")
+            glob_a, _, glob_b = pair.partition(":")
             findings += _md_value(check_coverage(reader, glob_a, glob_b))
         if frontmatter or frontmatter_glob:
             globs = frontmatter_glob or _depth_globs(_md_value(list_visible(reader, None)))
@@ -141,8 +151,10 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
         if wikilinks:
             findings += _md_value(check_wikilinks(reader, _corpus(root)))
         text = "\n".join(f"{f.kind}: {f.detail}" for f in findings) or "no findings"
-        return Reply({"ok": not findings, "findings": findings}, text,
-                     EXIT_FAILED if findings else EXIT_OK)
+        if not findings:
+            return Reply({"ok": True, "findings": []}, text)
+        return Reply({"ok": False, "code": ERR_FINDINGS, "findings": findings}, text,
+                     EXIT_FAILED)
 
     return respond(common.json, body)
 
@@ -211,7 +223,8 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         notes = tuple(f"not converted: {s.source}: {s.reason}" for s in converted.skipped)
         code = EXIT_FAILED if converted.skipped else EXIT_OK
         if not converted.memories:
-            return Reply({"ok": False, "commit": None, "converted": [], "skipped": skipped},
+            return Reply({"ok": False, "code": ERR_NOT_CONVERTED, "commit": None,
+                          "converted": [], "skipped": skipped},
                          "nothing converted", EXIT_FAILED, notes)
         with progress("committing", None, common.json):
             landed = store_value(batch(store, [BWrite(m.data) for m in converted.memories]))
@@ -220,6 +233,8 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         payload = {**reply.payload, "converted": [{"file": sources.get(p), "path": p}
                                                   for p in landed.paths],
                    "skipped": skipped} if isinstance(reply.payload, dict) else reply.payload
+        if skipped and isinstance(payload, dict):
+            payload = {**payload, "ok": False, "code": ERR_NOT_CONVERTED}
         return Reply(payload, reply.text, code, notes)
 
     return respond(common.json, body)

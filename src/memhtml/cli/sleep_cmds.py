@@ -5,7 +5,7 @@ read. There is no schedule either; ``sleep plan`` says whether a run would chang
 anything, and the caller decides when. Exit codes: ``run`` and ``resume`` exit 1 when
 any phase asked for failed (the whole report is still printed), ``merge`` exits 1 on a
 refusal, ``status``, ``review`` and ``plan`` exit 0 whatever they describe; an unknown
-phase is a usage error (2).
+phase, or a run id that is not one, is a usage error (2).
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from memhtml.cli.common import Common, open_cli_services
 from memhtml.cli.output import (
     EXIT_FAILED,
     EXIT_OK,
-    CliError,
     Reply,
+    UsageError,
+    failure_payload,
+    jsonable,
     print_err,
     respond,
     table,
@@ -32,12 +34,16 @@ if TYPE_CHECKING:
 
     from memhtml.sleep.deps import SleepDeps
     from memhtml.sleep.errors import SleepError
+    from memhtml.sleep.merge import MergeOutcome
     from memhtml.sleep.runner import RunReport
 
 sleep_app = App(name="sleep", help="The curation run: plan, run, review, then merge or abort. "
                                    "Runs on a branch sleep/<date>; main moves only on merge.")
 
 _COMMON = Common()
+
+ERR_PHASE_FAILED = "ERR_PHASE_FAILED"
+"""A run (or a resumed one) where a phase asked for failed; the report says which."""
 
 
 def _deps(common: Common) -> SleepDeps:
@@ -70,7 +76,8 @@ def _run_id(deps: SleepDeps, run: str | None) -> str:
         return str(_value(latest_run(deps)))
     named = run.removeprefix("refs/heads/").removeprefix("sleep/")
     if not is_run_id(named):
-        raise CliError(f"{run!r} is not a run id (YYYY-MM-DD, or YYYY-MM-DD-N)")
+        raise UsageError(f"{run!r} is not a run id: name one as YYYY-MM-DD or YYYY-MM-DD-N "
+                         "(memhtml sleep status lists the runs)")
     return named
 
 
@@ -95,7 +102,8 @@ def _run_reply(report: RunReport) -> Reply:
         lines.append(f"failed: {', '.join(report.failed)}")
     elif report.branch:
         lines.append(f"next: memhtml sleep review {report.run_id}, then merge or abort")
-    payload = {"ok": report.ok, "run_id": report.run_id, "branch": report.branch,
+    payload = {"ok": report.ok, **({} if report.ok else {"code": ERR_PHASE_FAILED}),
+               "run_id": report.run_id, "branch": report.branch,
                "stamp": report.stamp, "base_sha": report.base_sha,
                "head_sha": report.head_sha, "dry_run": report.dry_run,
                "resumed": report.resumed, "failed": list(report.failed),
@@ -270,8 +278,7 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         deps = _deps(common)
         outcome = _value(merge_run(deps, _run_id(deps, run)))
         if not outcome.merged:
-            text = f"refused ({outcome.refusal}): {outcome.reason}"
-            return Reply(outcome, text, EXIT_FAILED)
+            return _merge_refused(outcome)
         lines = [f"merged run {outcome.run_id}: {deps.main} at {(outcome.tip or '')[:10]}"
                  + ("" if outcome.fast_forwarded else f" ({outcome.reason})"),
                  f"marks: {outcome.marks_applied} of {outcome.marks_pending} applied"]
@@ -286,6 +293,27 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         return Reply(outcome, "\n".join(lines), notes=tuple(notes))
 
     return respond(common.json, body)
+
+
+def merge_refusal_code(refusal: str | None) -> str:
+    """The stable code of a refused merge: a failed gate is the head gate's own
+    ``ERR_DISCRIMINATION_FAILED``; every other refusal is ``ERR_MERGE_`` and its name
+    (``main-advanced`` is ``ERR_MERGE_MAIN_ADVANCED``)."""
+    from memhtml.compose.run import ERROR_CODES
+
+    if refusal == "gate-failed":
+        return ERROR_CODES["HeadGateFailed"]
+    return "ERR_MERGE_" + (refusal or "refused").upper().replace("-", "_")
+
+
+def _merge_refused(outcome: MergeOutcome) -> Reply:
+    """A refusal moves nothing: the JSON is the failure shape (code, error) with every
+    field of the outcome beside it; the text says which refusal and why."""
+    text = f"refused ({outcome.refusal}): {outcome.reason}"
+    fields = jsonable(outcome)
+    payload = {**(fields if isinstance(fields, dict) else {}),
+               **failure_payload(merge_refusal_code(outcome.refusal), text, outcome.lost)}
+    return Reply(payload, text, EXIT_FAILED)
 
 
 @sleep_app.command(name="abort")

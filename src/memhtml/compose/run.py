@@ -32,15 +32,63 @@ class MemhtmlError(Exception):
 
 
 def explain(error: object) -> str:
-    """One human-readable line for any memhtml error value, every violation listed."""
+    """One line in plain words for any memhtml error value: what failed, where, and
+    what to do when the error alone does not make that plain; every violation listed.
+
+    The store's errors read as the store describes them; the other rooms' errors are
+    worded here, so the CLI, the MCP server and a Python caller show the same line
+    and no error reads as its class name."""
     from memhtml.store.errors import StoreError, describe
 
     if isinstance(error, get_args(StoreError)):
         return describe(error)
+    worded = _worded(error)
+    if worded is not None:
+        return worded
     reason = getattr(error, "reason", None)
     if isinstance(reason, str):
-        return f"{type(error).__name__}: {reason}"
-    return repr(error)
+        return reason
+    return str(error) if isinstance(error, str) else repr(error)
+
+
+def _worded(error: object) -> str | None:
+    """The line for an error of a room other than the store's, or None for one with
+    nothing to add to its own ``reason``."""
+    from memhtml.contracts.errors import (
+        EmbedFailure,
+        ModelMalformed,
+        ModelUnavailable,
+        StateFailure,
+        StateUnusable,
+        TranscriptFailure,
+    )
+    from memhtml.head.gate import HeadGateFailed
+    from memhtml.mdindex.errors import BadGlob, ChannelRefused, ReadFailure
+    from memhtml.sleep.errors import RunNotFound, SleepRefused, describe_sleep_error
+
+    match error:
+        case RunNotFound() | SleepRefused() | StateUnusable() | StateFailure():
+            return describe_sleep_error(error)
+        case HeadGateFailed():
+            account = error.reason.removeprefix("head gate: ")
+            return (f"head gate failed: {account}; the landed version finds less of what "
+                    "its base found (the report ranks each probe at both versions)")
+        case EmbedFailure(model_id=model_id, reason=reason):
+            return f"the embedder {model_id} failed: {reason}"
+        case ModelUnavailable(model_id=model_id, reason=reason):
+            return f"the language model {model_id} could not be asked: {reason}"
+        case ModelMalformed(model_id=model_id, reason=reason):
+            return f"the language model {model_id} answered off its contract: {reason}"
+        case TranscriptFailure(path=path, reason=reason):
+            return f"cannot read the transcripts at {path}: {reason}"
+        case ReadFailure(path=path, reason=reason):
+            return f"cannot read {path}: {reason}"
+        case BadGlob(pattern=pattern, reason=reason):
+            return f"glob {pattern!r} cannot be matched: {reason}"
+        case ChannelRefused(name=name, reason=reason):
+            return f"channel {name!r}: {reason}" if name else reason
+        case _:
+            return None
 
 
 ERROR_CODES: Final[Mapping[str, str]] = MappingProxyType({
@@ -49,6 +97,11 @@ ERROR_CODES: Final[Mapping[str, str]] = MappingProxyType({
 })
 """Codes that differ from the derived spelling. A code, once published, never changes
 (agents match on it); renaming an error class means adding its old code here."""
+
+
+_WORD_START: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+"""Where a word starts inside a class name: after a lower-case letter or digit, or at
+the last capital of a run (``NotAStore`` is NOT_A_STORE, ``HTTPError`` HTTP_ERROR)."""
 
 
 def error_code(error: object) -> str:
@@ -61,7 +114,7 @@ def error_code(error: object) -> str:
         return ERROR_CODES[name]
     if isinstance(error, (str, bytes)) or type(error).__module__ == "builtins":
         return "ERR_FAILED"
-    return "ERR_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper()
+    return "ERR_" + _WORD_START.sub("_", name).upper()
 
 
 def perform(io: IOResult[T, E]) -> Result[T, E]:

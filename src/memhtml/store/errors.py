@@ -28,8 +28,44 @@ class Refused:
     violations: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Archived:
+    """A path that holds no live memory because the one there was archived: where it
+    went (and when, and what superseded it, when the file says), so the reader can
+    follow it instead of concluding the memory never existed."""
+
+    path: str
+    archived_at: str
+    """The archive path the memory now lives at (tree form)."""
+    on: str | None = None
+    """The instant it was archived (its ``memhtml-archived`` meta), when known."""
+    superseded_by: str | None = None
+    """The memory that replaced it (``memhtml-superseded-by``), when a correction did."""
+
+
+@dataclass(frozen=True, slots=True)
+class UncommittedEdits:
+    """A write would change paths the person has edited in the checkout and not
+    committed; their next ``git commit -a`` would undo it, so nothing was written."""
+
+    paths: tuple[str, ...]
+    violations: tuple[str, ...]
+    """One line per path: what the edit is, and how to commit or discard it."""
+
+
+@dataclass(frozen=True, slots=True)
+class MergeInProgress:
+    """A merge, rebase, cherry-pick or revert waits in the checkout; a commit landing
+    under it would be lost or fought over when the person finishes it."""
+
+    operation: str
+    fix: str
+
+
 StoreError: TypeAlias = (
     InvalidMemory | PathRefused | GitFailure | RefMoved | NotFound | OverlayRefused | Refused
+    | UncommittedEdits | MergeInProgress
+    | Archived
 )
 
 
@@ -37,6 +73,21 @@ def _listed(head: str, violations: tuple[str, ...]) -> str:
     if not violations:
         return head
     return f"{head}: " + "; ".join(violations)
+
+
+def _not_found(what: str) -> str:
+    """One wording for a thing that is not there, whoever looked: "no memory at PATH"
+    (a read, a door, a link target alike), "no commit 'REV' in this store"."""
+    kind, _, where = what.partition(" ")
+    if kind == "memory" and "(" in where:
+        return f"no memory at {where}"  # the parenthesis says why the file is not one
+    if kind == "memory" and where:
+        return (f"no memory at {where}: check the path (a search finds a memory by its "
+                "words)")
+    if kind == "commit" and where:
+        return (f"no commit {where} in this store: name a commit, branch or tag of its "
+                "history")
+    return f"no {what}"
 
 
 def describe(error: StoreError) -> str:
@@ -54,12 +105,25 @@ def describe(error: StoreError) -> str:
             return f"git {operation} failed: {reason}"
         case RefMoved(ref=ref, expected=expected, actual=actual):
             return (f"{ref} moved from {expected or '(unborn)'} to {actual or '(deleted)'} "
-                    "while writing; gave up after retrying")
+                    "while writing; gave up after retrying (another writer keeps moving "
+                    "it): nothing was written, try again")
         case NotFound(what=what):
-            return f"not found: {what}"
+            return _not_found(what)
         case OverlayRefused(op=op, path=path, reason=reason):
             return f"{op} on {path} refused: {reason}"
         case Refused(reason=reason, violations=violations):
             return _listed(reason, violations)
+        case Archived(path=path, archived_at=archived_at, on=on, superseded_by=by):
+            when = f" on {on[:10]}" if on else ""
+            later = f"; {by.lstrip('/')} superseded it" if by else ""
+            return f"{path} was archived at {archived_at}{when}{later}; read it there"
+        case UncommittedEdits(paths=paths, violations=violations):
+            return _listed(f"nothing was written: {len(paths)} path(s) it would change have "
+                           "uncommitted edits in the checkout, which a git commit -a would "
+                           "put back over the change; commit or discard each edit, then "
+                           "retry", violations)
+        case MergeInProgress(operation=operation, fix=fix):
+            return (f"nothing was written: a git {operation} is in progress in the "
+                    f"checkout; finish it ({fix}), then retry")
         case _ as never:
             assert_never(never)

@@ -75,7 +75,8 @@ def test_md_verify(notes: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     assert "matched 0" in answer["error"]
     code, answer = call(capsys, "md", "verify", *root)
-    assert code == 1
+    assert code == 2 and answer["code"] == "ERR_USAGE"
+    assert "--coverage A:B, --frontmatter or --wikilinks" in answer["error"]
 
 
 def test_import_markdown_round_trip(store: Path, notes: Path,

@@ -23,4 +23,4 @@ def test_the_python_example_runs(tmp_path: Path) -> None:
         exec(compile(code, "README.md", "exec"), {})
     lines = printed.getvalue().splitlines()
     assert lines[-2].endswith("memories")
-    assert lines[-1].startswith("not found: commit")
+    assert lines[-1].startswith("no commit ")
