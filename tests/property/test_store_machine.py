@@ -140,7 +140,7 @@ class StoreMachine(RuleBasedStateMachine):
         if with_link:
             target = data.draw(st.sampled_from(sorted(self.model)))
             links = (Link("relates_to", _doc(target)),)
-        body = ("a <div> typed into prose",) if bad else ()
+        body = ("a NUL \x00 typed into prose",) if bad else ()
         before = self.tip()
         result = write(self.store, WriteInput(
             title=title, claim=claim, memory_type=memory_type,  # type: ignore[arg-type]

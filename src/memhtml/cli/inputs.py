@@ -1,5 +1,10 @@
 """Turning the write options (``--title``, ``--body``, ``--link REL=HREF``, ``--file``)
-into the store's ``WriteInput``. Shared by ``write``, ``correct`` and ``task add``."""
+into the store's ``WriteInput``. Shared by ``write``, ``correct`` and ``task add``.
+
+``--title``, ``--claim`` and ``--body`` are plain text, stored escaped: what they hold
+reads back as the same characters, ``<table>`` included. Markup goes in only through
+the options that say so: ``--body-html`` (a fragment for the article) and ``--file``
+(a whole memory file)."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 from cyclopts import Parameter
 
 from memhtml.cli.choices import MemoryTypeName
-from memhtml.cli.output import CliError
+from memhtml.cli.output import CliError, UsageError
 
 if TYPE_CHECKING:
     from memhtml.contracts.record import Link
@@ -34,14 +39,19 @@ class MemoryFields:
     """The fields of a new memory."""
 
     title: str = ""
-    """The title (the file name is made from it)."""
+    """The title, plain text (the file name is made from it)."""
     claim: str = ""
-    """The claim: one sentence, the gist a search hit shows."""
+    """The claim, plain text: one sentence, the gist a search hit shows."""
     type: MemoryTypeName | None = None
     """The memory type (default semantic; a correction keeps the corrected one's)."""
     body: Many = ()
-    """One paragraph of prose; repeat for more. A paragraph that is a whole fenced
-    code block becomes a code figure."""
+    """One paragraph of plain text; repeat for more. Anything in it, <div> included,
+    is stored as text. A paragraph that is a whole fenced code block (```lang ...
+    ```) becomes a code figure, its lines kept."""
+    body_html: str | None = None
+    """The body as an HTML fragment instead of --body (e.g. "<ul><li>one</li></ul>"):
+    it follows the claim in the article and is checked like any memory file. A
+    fragment that marks its claim in a <mark> of its own is the whole article."""
     entity: Many = ()
     """An entity as type:name (person:ines, service:checkout-api); repeatable."""
     tag: Many = ()
@@ -121,13 +131,20 @@ def write_input(fields: MemoryFields, default_type: str = "semantic") -> WriteIn
 
     if fields.file is not None:
         return WriteInput(file_html=read_capped(fields.file), path=fields.path)
-    missing = [name for name, value in (("--title", fields.title), ("--claim", fields.claim))
-               if not value.strip()]
+    if fields.body_html is not None and fields.body:
+        raise UsageError("--body and --body-html were both given: give the body as plain "
+                         "paragraphs (--body) or as one HTML fragment (--body-html)")
+    needed = [("--title", fields.title)]
+    # A fragment that marks its own claim needs no --claim (the door checks the mark).
+    if fields.body_html is None or "<mark" not in fields.body_html.lower():
+        needed.append(("--claim", fields.claim))
+    missing = [name for name, value in needed if not value.strip()]
     if missing:
-        raise CliError(f"{' and '.join(missing)} required (or --file PATH)")
+        raise UsageError(f"{' and '.join(missing)} required (or --file PATH)")
     return WriteInput(
         title=fields.title, claim=fields.claim,
         memory_type=cast("MemoryType", fields.type or default_type), body=fields.body,
+        article_html=fields.body_html,
         entities=fields.entity, tags=fields.tag, aliases=fields.alias,
         links=parse_links(fields.link), directory=fields.dir, confidence=fields.confidence,
         importance=fields.importance, due_at=fields.due,

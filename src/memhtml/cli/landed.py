@@ -1,4 +1,10 @@
-"""How a landed commit reads: the short commit id, the subject, the paths."""
+"""How a landed commit reads: the short commit id, the subject, the paths, and what
+happened to them: which path is the new memory, and which memory was archived where.
+
+A correction touches three paths (the new file, the old one and its archive copy) and
+a finished task two; listed bare they do not say which is which, so the door's new
+memory and every archive move are named first, and the other paths follow as they are.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,40 @@ from memhtml.cli.output import Reply
 if TYPE_CHECKING:
     from memhtml.store import Landed
 
+NEW_BY = frozenset({"write", "correct", "task-add"})
+"""The doors whose primary path is the memory they wrote."""
+ARCHIVING = frozenset({"archive", "correct", "task-status", "batch"})
+"""The doors that may move a memory under ``archive/`` (a publish writes index pages
+under both trees, which are not moves)."""
+
+
+def _op(subject: str) -> str:
+    """The door named in a ``memhtml <op>: ...`` subject line."""
+    head = subject.split(":", 1)[0]
+    return head.removeprefix("memhtml ").strip()
+
+
+def roles(landed: Landed) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The new memory's path (when the door wrote one) and each archive move as
+    (original path, archive path), read off the commit's paths."""
+    from memhtml.store.layout import original_of_archived
+
+    subject = landed.message.splitlines()[0] if landed.message else ""
+    op = _op(subject)
+    new = (landed.primary,) if op in NEW_BY and landed.primary in landed.paths else ()
+    moves: list[tuple[str, str]] = []
+    if op in ARCHIVING:
+        for path in landed.paths:
+            original = original_of_archived(path)
+            if original is not None and original in landed.paths:
+                moves.append((original, path))
+    return tuple(p for p in new if p is not None), tuple(moves)
+
 
 def landed_reply(landed: Landed, nothing: str = "nothing to commit") -> Reply:
     """The reply for a door's commit (or for a door that had nothing to change)."""
     subject = landed.message.splitlines()[0] if landed.message else ""
+    new, moves = roles(landed)
     payload = {
         "ok": True,
         "commit": landed.commit or None,
@@ -20,13 +56,18 @@ def landed_reply(landed: Landed, nothing: str = "nothing to commit") -> Reply:
         "subject": subject,
         "paths": list(landed.paths),
         "path": landed.primary,
+        "new": list(new),
+        "archived": [{"path": old, "archived_at": to} for old, to in moves],
         "unsynced": list(landed.unsynced),
         "pending": landed.pending,
     }
     if not landed.paths:
         return Reply(payload, f"{nothing} (at {landed.commit[:10] or 'an unborn branch'})")
+    named = {*new, *(p for move in moves for p in move)}
     lines = [f"{landed.commit[:10]} {subject}"]
-    lines += [f"  {path}" for path in landed.paths]
+    lines += [f"  new: {path}" for path in new]
+    lines += [f"  archived: {old} -> {to}" for old, to in moves]
+    lines += [f"  {path}" for path in landed.paths if path not in named]
     notes = tuple(f"note: {path} has local changes in the checkout; left as it is"
                   for path in landed.unsynced)
     if landed.pending:

@@ -31,18 +31,25 @@ def _door(common: Common, call: Callable[[Store], IOResult[Landed, StoreError]],
     return respond(common.json, body)
 
 
-def init(directory: Path | None = None, /, *, common: Common = _COMMON) -> int:
-    """Make a directory a store: a git repository on main (or the existing one), the
-    layout directories, .gitattributes for generated pages and .gitignore for .memhtml/.
+def init(directory: Path | None = None, /, *, branch: str = "",
+         common: Common = _COMMON) -> int:
+    """Make a directory a store: a git repository (or the existing one), and on its
+    branch one commit with the store marker (.memhtml/store.toml), the layout
+    directories, .gitattributes for generated pages and .gitignore for .memhtml/.
+    The store lives on the branch checked out, whatever its name.
 
     Parameters
     ----------
     directory
         Where the store goes (default: --store, else the current directory).
+    branch
+        The store's branch (default: the one HEAD names; a new repository starts
+        on main). In a repository with commits, HEAD must already be on it.
     """
     import os
 
     def body() -> Reply:
+        from memhtml.cli.common import open_cli_init
         from memhtml.compose import ENV_STORE, init_repository, is_repository
         from memhtml.store import init_store
 
@@ -53,11 +60,14 @@ def init(directory: Path | None = None, /, *, common: Common = _COMMON) -> int:
             raise CliError(f"{root} is not a directory")
         if not is_repository(root):
             unwrap_io(init_repository(root), lambda e: e.reason)
-        _, store = open_common(Common(store=str(root), json=common.json))
-        reply = landed_reply(store_value(init_store(store.deps)), "already a store")
-        payload = {**reply.payload, "store": str(root)} if isinstance(reply.payload, dict) \
-            else reply.payload
-        return Reply(payload, f"store at {root}\n{reply.text}", notes=reply.notes)
+        services = open_cli_init(Common(store=str(root), json=common.json), root, branch)
+        on = services.settings.branch
+        reply = landed_reply(store_value(init_store(services.store().deps)),
+                             "already a store")
+        payload = {**reply.payload, "store": str(root), "branch": on} \
+            if isinstance(reply.payload, dict) else reply.payload
+        return Reply(payload, f"store at {root} (branch {on})\n{reply.text}",
+                     notes=reply.notes)
 
     return respond(common.json, body)
 

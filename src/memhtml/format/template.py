@@ -23,7 +23,7 @@ from memhtml.contracts.record import Link
 from memhtml.contracts.vocabulary import MemoryType, TaskStatus
 from memhtml.format.document import ArticleExtractions, MemoryDoc, MemoryMetas
 from memhtml.format.fences import FencedBlock, fenced_block_of
-from memhtml.format.hash import content_hash
+from memhtml.format.hash import collapse_ascii_whitespace, content_hash
 from memhtml.format.markup import escape_text
 from memhtml.format.serialize import canonical_article_html, serialize_memory
 
@@ -167,7 +167,9 @@ def new_memory_doc(data: NewMemoryInput) -> MemoryDoc:
         due_at=data.due_at,
     )
     return MemoryDoc(
-        title=" ".join(data.title.split()),
+        # ASCII whitespace only, as a browser and the parser read it: a no-break or
+        # ideographic space in a title is a character of the title.
+        title=collapse_ascii_whitespace(data.title).strip(" "),
         metas=metas,
         article=ArticleExtractions(html=html, gist="", body_text=""),
         entities=data.entities,

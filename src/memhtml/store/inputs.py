@@ -13,11 +13,18 @@ from memhtml.contracts.vocabulary import MemoryType, TaskStatus
 class WriteInput:
     """A new memory, either as fields the template renders or as a whole file.
 
+    Text and markup never mix. ``title``, ``claim`` and ``body`` are plain text: the
+    template escapes them, so ``Tables use the <table> element.`` is stored as those
+    characters and reads back as them; only NUL and lone surrogates, which no file can
+    hold, are refused. ``body`` holds one paragraph each (a paragraph that is a whole
+    fenced block becomes a code figure, its lines kept). Markup comes in only through
+    the two fields that say so: ``article_html`` (an HTML fragment for the article)
+    and ``file_html`` (a whole file).
+
     With ``file_html`` set the file is committed verbatim (after validation) and
     the template fields are ignored; ``path`` then names where it goes, or the path
-    is made from its ``<title>``. Without it, ``title`` and ``claim`` are required
-    and ``body`` holds the prose, one paragraph each (a paragraph that is a whole
-    fenced block becomes a code figure).
+    is made from its ``<title>``. Without it, ``title`` is required, and ``claim``
+    unless ``article_html`` marks its own.
     """
 
     title: str = ""
@@ -31,7 +38,10 @@ class WriteInput:
     directory: str | None = None
     """Where the file goes; default ``areas/inbox/`` (``areas/tasks/`` for a task)."""
     article_html: str | None = None
-    """Article markup used instead of claim and body; it must carry its own ``<mark>``."""
+    """An HTML fragment for the article, in place of ``body`` (which it makes unused).
+    A fragment with a ``<mark>`` of its own is the whole article (its mark is the
+    claim); one without follows ``claim``, which leads the article as its own marked
+    paragraph. The format's checks apply to it as to any file."""
     confidence: float | None = None
     importance: int | None = None
     author: str | None = None

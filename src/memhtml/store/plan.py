@@ -26,18 +26,24 @@ from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, 
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import PathChange
-from memhtml.contracts.vocabulary import is_edge_rel, is_memory_type, is_task_status
+from memhtml.contracts.vocabulary import (
+    EDGE_RELS,
+    MEMORY_TYPES,
+    is_edge_rel,
+    is_memory_type,
+    is_task_status,
+)
 from memhtml.format import (
     NewMemoryInput,
     add_link,
-    block_tag_in_run,
-    fenced_block_of,
+    escape_text,
     remove_link,
     render_template,
     set_meta,
 )
 from memhtml.head import HeadVersion, IndexedView, is_entity, with_overlay
 from memhtml.head.record import is_archived_path, record_from
+from memhtml.store.archived import archived_copy, archived_refusal
 from memhtml.store.deps import Detector
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
@@ -179,6 +185,10 @@ def held(plan: Plan, path: str) -> Result[MemoryRecord, StoreError]:
         if tree in plan.not_memories:
             return Failure(Refused(f"{tree} is not a memory file ({plan.not_memories[tree]}); "
                                    "it is left alone"))
+        moved = archived_copy(plan.view.records(), tree)
+        if moved is not None:
+            # A refusal (not ``Archived``) so a bulk step still counts it and goes on.
+            return Failure(Refused(archived_refusal(tree, moved)))
         return Failure(Refused(f"no memory at {tree}"))
 
     return tree_path(path).bind(look)
@@ -205,24 +215,21 @@ def _stamp(plan: Plan, path: str, before: str) -> Result[Plan, StoreError]:
 
 
 def _body_violations(data: WriteInput) -> tuple[str, ...]:
+    """Every rule the fields break. The title, claim and body are plain text: whatever
+    they hold (``<table>``, ``&amp;``) is escaped and reads back as the same characters,
+    so nothing is refused for looking like markup; characters no memory file can hold
+    (NUL, a lone surrogate) are."""
     found: list[str] = []
-    for label, text in (("title", data.title), ("claim", data.claim)):
-        hit = block_tag_in_run(text)
-        if hit is not None:
-            found.append(f"{label}: block tag {hit.tag} at offset {hit.offset}")
-    for i, paragraph in enumerate(data.body, start=1):
-        if fenced_block_of(paragraph.strip(" \t\n\r\f")) is not None:
-            continue
-        hit = block_tag_in_run(paragraph)
-        if hit is not None:
-            found.append(f"body paragraph {i}: block tag {hit.tag} at offset {hit.offset}; "
-                         "prose is escaped, so it would show as text (split the paragraph, "
-                         "or give the article as article_html)")
-    found += [f"entity {e!r} is not type:name" for e in data.entities if not is_entity(e)]
-    found += [f"link rel {link.rel!r} is not an edge rel" for link in data.links
-              if not is_edge_rel(link.rel)]
+    texts = (("title", data.title), ("claim", data.claim),
+             *((f"body paragraph {i}", p) for i, p in enumerate(data.body, start=1)))
+    found += [f"{label}: a NUL character at offset {text.index(chr(0))} is not text a "
+              "memory file can hold" for label, text in texts if "\x00" in text]
+    found += [f"entity {e!r} is not type:name (e.g. person:ines, service:checkout-api)"
+              for e in data.entities if not is_entity(e)]
+    found += [_not_a_rel(link.rel) for link in data.links if not is_edge_rel(link.rel)]
     if not is_memory_type(data.memory_type):
-        found.append(f"memory type {data.memory_type!r} is not one of the ten types")
+        found.append(f"memory type {data.memory_type!r} is not one of the ten types: "
+                     f"{', '.join(MEMORY_TYPES)}")
     low, high = CONFIDENCE_RANGE
     if data.confidence is not None and not (
             isinstance(data.confidence, (int, float)) and not isinstance(data.confidence, bool)
@@ -297,12 +304,34 @@ def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = (
     links = tuple(Link(link.rel, to_document_path(link.href)) for link in data.links)
     return Success(render_template(NewMemoryInput(
         title=data.title, claim=data.claim, memory_type=data.memory_type, at=plan.now,
-        body=data.body, article_html=data.article_html, entities=data.entities,
+        body=data.body, article_html=_article_html(data), entities=data.entities,
         tags=data.tags, aliases=data.aliases, links=links + extra_links, author=data.author,
         confidence=data.confidence, importance=data.importance, session_id=data.session_id,
         valid_from=data.valid_from, valid_until=data.valid_until,
         task_status=data.task_status, due_at=data.due_at, detect=plan.detect,
     )))
+
+
+_MARK_TAG: Final = re.compile(r"<mark[\s/>]", re.IGNORECASE)
+
+
+def _article_html(data: WriteInput) -> str | None:
+    """The article markup a write gives, with the claim leading it when it needs one.
+
+    A fragment that marks its claim (a ``<mark>`` of its own) is the whole article, and
+    the ``claim`` field adds nothing to it. A fragment that marks none follows the
+    claim, which is escaped into a ``<mark>`` opening the article's first paragraph.
+    Either way the format's checks judge the result, so a fragment whose only ``<mark>``
+    hides in a comment is refused as having none."""
+    fragment = data.article_html
+    if fragment is None or not data.claim.strip(" \t\n\r\f") or _MARK_TAG.search(fragment):
+        return fragment
+    claim = escape_text(data.claim.strip(" \t\n\r\f"))
+    return f"<p><mark>{claim}</mark></p>\n{data.article_html}"
+
+
+def _not_a_rel(rel: str) -> str:
+    return f"{rel!r} is not an edge rel; the rels are {', '.join(EDGE_RELS)}"
 
 
 class _LastBase:
@@ -586,7 +615,7 @@ def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
 
 def _edge(plan: Plan, path: str, rel: str, href: str, adding: bool) -> Step:
     if not is_edge_rel(rel):
-        return Failure(Refused(f"{rel!r} is not an edge rel"))
+        return Failure(Refused(_not_a_rel(rel)))
 
     def edit(target: str, record: MemoryRecord) -> Step:
         document = to_document_path(target)

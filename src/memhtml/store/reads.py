@@ -17,8 +17,10 @@ from memhtml.contracts.errors import NotFound
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import CommitInfo
+from memhtml.format import TextBlock, article_text_blocks, join_blocks
 from memhtml.head import HeadVectors, HeadVersion, SearchHeadInput, SearchHit, search_head
 from memhtml.head.version import SkippedFile
+from memhtml.store.archived import archived_copy, archived_error
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.paths import tree_path
 from memhtml.store.session import Store
@@ -38,8 +40,21 @@ __all__ = [
 ]
 
 Tier = Literal["all", "gist", "summary", "details"]
-TIERS: tuple[Tier, ...] = ("all", "gist", "summary", "details")
-
+TIERS: tuple[Tier, ...] = ("gist", "summary", "details", "all")
+DEFAULT_TIER: Tier = "summary"
+"""What a read answers unless told: enough to judge a hit, not the whole file."""
+SUMMARY_PARAGRAPHS = 2
+"""How many blocks of the body after the claim the summary carries."""
+SUMMARY_CHARS = 800
+"""The most characters of body the summary carries (the claim is never cut)."""
+TIER_HELP = (
+    "gist: the claim alone. "
+    f"summary: the claim and the body's first {SUMMARY_PARAGRAPHS} paragraphs (a code "
+    f"block counts as one), cut at {SUMMARY_CHARS} characters. "
+    "details: the whole article as text, code blocks line for line. "
+    "all: the file as committed (HTML, metadata and edges included)."
+)
+"""The tiers in one paragraph, for a command's or a tool's help."""
 
 
 def version_of(store: Store, at: str | None) -> IOResult[HeadVersion, StoreError]:
@@ -56,27 +71,69 @@ def _record(version: HeadVersion, path: str) -> IOResult[MemoryRecord, StoreErro
             if skipped.path == tree:
                 return IOFailure(NotFound(f"memory {tree} (the file is not a memory: "
                                           f"{skipped.reason})"))
+        moved = archived_copy(version.records(), tree)
+        if moved is not None:
+            return IOFailure(archived_error(tree, moved))
         return IOFailure(NotFound(f"memory {tree}"))
 
     return IOResult.from_result(tree_path(path)).bind(look)
 
 
 def tier_text(record: MemoryRecord, tier: Tier) -> str:
-    """The disclosure tiers: the gist is the claim alone; the summary adds the
-    ``<summary>`` lines; the details are the article's body text."""
+    """The disclosure tiers, smallest first (``TIER_HELP`` says each in a line).
+
+    The text tiers are what a reader sees, never markup: prose with its whitespace
+    collapsed, code blocks line for line, a blank line between blocks."""
     if tier == "gist":
         return record.claim
     if tier == "summary":
-        return "\n".join([record.claim, *record.summary_texts])
+        return summary_text(record)
     if tier == "details":
-        return record.body_text
+        return join_blocks(article_text_blocks(record.html))
     return record.html
 
 
-def read(store: Store, path: str, tier: str = "all", at: str | None = None
+def summary_text(record: MemoryRecord) -> str:
+    """The claim, then the first ``SUMMARY_PARAGRAPHS`` blocks of the body after it (a
+    code block counts as one), the body part cut to ``SUMMARY_CHARS`` characters: a
+    paragraph at a word with "…", a code block at a whole line with a last line "…"."""
+    body = article_text_blocks(record.html, without_claim=True)[:SUMMARY_PARAGRAPHS]
+    kept: list[TextBlock] = []
+    room = SUMMARY_CHARS
+    for block in body:
+        if room <= 0:
+            break
+        cut = _cut(block, room)
+        if cut is None:
+            break
+        kept.append(cut)
+        room -= len(cut.text)
+    return join_blocks([TextBlock("prose", record.claim), *kept]) if kept else record.claim
+
+
+def _cut(block: TextBlock, room: int) -> TextBlock | None:
+    """``block`` within ``room`` characters, or None when not even a start fits."""
+    if len(block.text) <= room:
+        return block
+    if block.kind == "code":
+        lines: list[str] = []
+        used = 2  # the closing "…" line
+        for line in block.text.split("\n"):
+            if used + len(line) + 1 > room:
+                break
+            lines.append(line)
+            used += len(line) + 1
+        return TextBlock("code", "\n".join([*lines, "…"])) if lines else None
+    head = block.text[: room - 1]
+    word = head.rsplit(" ", 1)[0] if " " in head else head
+    return TextBlock(block.kind, word.rstrip() + "…") if word.strip() else None
+
+
+def read(store: Store, path: str, tier: str = DEFAULT_TIER, at: str | None = None
          ) -> IOResult[str, StoreError]:
-    """One memory's text at a tier: ``all`` (the whole file), ``gist``, ``summary``,
-    ``details``."""
+    """One memory's text at a tier (``TIERS``); ``summary`` unless told, in the CLI
+    and the MCP server alike. An archived memory reads at its archive path; its old
+    path answers ``Archived``, saying where it went."""
     if tier not in TIERS:
         return IOFailure(Refused(f"{tier!r} is not a tier ({', '.join(TIERS)})"))
     chosen: Tier = tier

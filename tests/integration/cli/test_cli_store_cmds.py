@@ -113,7 +113,11 @@ def test_correct_supersedes_and_archives(store: Path,
     new = answer["path"]
     assert new == "areas/inbox/deploy-window-2.html"
     assert any(p.startswith("archive/") for p in answer["paths"])
-    code, found = call(capsys, "read", new, "--store", str(store), "--json")
+    assert answer["new"] == [new]
+    assert answer["archived"] == [{"path": old,
+                                   "archived_at": next(p for p in answer["paths"]
+                                                       if p.startswith("archive/"))}]
+    code, found = call(capsys, "read", new, "--tier", "all", "--store", str(store), "--json")
     assert 'rel="memhtml-supersedes"' in found["text"]
     assert 'content="procedural"' in found["text"], "the correction keeps the type"
 
@@ -126,7 +130,7 @@ def test_archive_link_label_move(store: Path, capsys: pytest.CaptureFixture[str]
     s = ("--store", str(store), "--json")
     assert call(capsys, "link", second, "relates_to", "/" + first, *s)[0] == 0
     assert call(capsys, "label", second, "team:checkout", *s)[0] == 0
-    code, answer = call(capsys, "read", second, *s)
+    code, answer = call(capsys, "read", second, "--tier", "all", *s)
     assert 'content="team:checkout"' in answer["text"]
     assert call(capsys, "unlabel", second, "team:checkout", *s)[0] == 0
     assert call(capsys, "unlink", second, "relates_to", "/" + first, *s)[0] == 0
@@ -162,7 +166,7 @@ def test_exit_codes(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert usage_code(capsys, "read") == 2
     assert usage_code(capsys, "no-such-command") == 2
     code, answer = call(capsys, "write", "--title", "x", "--store", str(store), "--json")
-    assert code == 1
+    assert code == 2
     assert "--claim" in answer["error"]
     code, answer = call(capsys, "write", "--title", "x", "--claim", "y.", "--link", "bogus",
                         "--store", str(store), "--json")

@@ -45,6 +45,7 @@ from memhtml.store import (
     unlink,
     write,
 )
+from memhtml.store.errors import UncommittedEdits
 from tests.integration.store.store_support import (
     AUTHOR,
     CLOCK,
@@ -59,7 +60,7 @@ from tests.integration.store.store_support import (
 LATER = FixedClock(datetime(2026, 6, 2, 8, 30, 0, tzinfo=UTC))
 LATER_STAMP = "2026-06-02T08:30:00Z"
 
-GOLDEN_WRITE_SHA = "06184ec1ffbc82302f9600b7664e2dd61a6bff26"
+GOLDEN_WRITE_SHA = "01add35f5e98f07cc96e4caf13743b777c198f78"
 """The commit of ``test_golden_commit_id``: pins the template, the message and the tree."""
 
 
@@ -68,7 +69,7 @@ def later(store: Store) -> Store:
 
 
 def memory_at(store: Store, path: str) -> str:
-    return ok(read(store, path))
+    return ok(read(store, path, "all"))
 
 
 def note(title: str, claim: str, **kw: object) -> WriteInput:
@@ -81,8 +82,8 @@ def note(title: str, claim: str, **kw: object) -> WriteInput:
 def test_init_lays_out_the_store_and_sets_the_merge_driver(tmp_path: Path) -> None:
     store, _git = make_store(tmp_path)
     files = git_cli(tmp_path, "ls-files").split()
-    assert files == [".gitattributes", ".gitignore", "archive/.gitkeep", "areas/inbox/.gitkeep",
-                     "resources/people/.gitkeep"]
+    assert files == [".gitattributes", ".gitignore", ".memhtml/store.toml", "archive/.gitkeep",
+                     "areas/inbox/.gitkeep", "resources/people/.gitkeep"]
     attributes = (tmp_path / ".gitattributes").read_text()
     assert "index.html merge=ours" in attributes
     assert "sitemap.xml merge=ours" in attributes
@@ -127,13 +128,14 @@ def test_init_on_a_repository_with_history_adds_only_what_is_missing(tmp_path: P
                            PathChange("areas/inbox/old.txt", b"hello\n")],
                           "existing", AUTHOR, CLOCK.now()))
     landed = ok(init_store(StoreDeps(git, CLOCK, AUTHOR)))
-    assert landed.paths == (".gitattributes", ".gitignore", "archive/.gitkeep",
-                            "resources/people/.gitkeep")
+    assert landed.paths == (".gitattributes", ".gitignore", ".memhtml/store.toml",
+                            "archive/.gitkeep", "resources/people/.gitkeep")
     info = ok(git.commit_info(landed.commit))
     assert info.parents == (first,)
     data = ok(git.read_blobs([ok(git.entries_at(landed.commit, [".gitignore"]))[0].blob_id]))
     assert next(iter(data.values())) == (
-        b"node_modules/\n.memhtml/*\n!.memhtml/config.toml\n!.memhtml/sleep/\n!.memhtml/state/\n")
+        b"node_modules/\n.memhtml/*\n!.memhtml/config.toml\n!.memhtml/store.toml\n"
+        b"!.memhtml/sleep/\n!.memhtml/state/\n")
 
 
 # -- write ---------------------------------------------------------------------------------
@@ -192,16 +194,15 @@ def test_write_takes_a_whole_file_verbatim(tmp_path: Path) -> None:
     assert "already holds a memory" in taken.reason
 
 
-def test_body_with_a_block_tag_is_refused_but_a_fence_may_hold_one(tmp_path: Path) -> None:
+def test_a_block_tag_in_prose_is_text_and_a_fence_holds_code(tmp_path: Path) -> None:
     store, _ = make_store(tmp_path)
-    before = tip(store)
-    refused = err(write(store, note("Tags", "Claims are prose.",
-                                    body=("fine", "a <ul> typed into prose", "<p>again</p>"))))
-    assert isinstance(refused, Refused)
-    assert len(refused.violations) == 2
-    assert "body paragraph 2: block tag <ul>" in refused.violations[0]
-    assert "body paragraph 3: block tag <p>" in refused.violations[1]
-    assert tip(store) == before
+    landed = ok(write(store, note("Tags", "Claims are <table> prose.",
+                                  body=("fine", "a <ul> typed into prose", "<p>again</p>"))))
+    html = memory_at(store, landed.primary or "")
+    assert "<mark>Claims are &lt;table&gt; prose.</mark>" in html
+    assert "<p>a &lt;ul&gt; typed into prose</p>" in html
+    assert ok(read(store, landed.primary or "", "details")) == (
+        "Claims are <table> prose. fine\n\na <ul> typed into prose\n\n<p>again</p>")
     fenced = ok(write(store, note("Fence", "Markup inside a fence is code.",
                                   body=("```html\n<div>hello</div>\n```",))))
     assert '<code data-lang="html">&lt;div&gt;hello&lt;/div&gt;' in memory_at(store,
@@ -500,10 +501,16 @@ def test_the_checkout_follows_but_a_local_edit_is_never_clobbered(tmp_path: Path
     assert git_cli(tmp_path, "status", "--porcelain") == ""
     edited = (tmp_path / a).read_text().replace("Alpha.</mark>", "Alpha, edited.</mark>")
     (tmp_path / a).write_text(edited)
-    landed = ok(batch(later(store), [BLabel(a, "topic:x"), BLabel(b, "topic:x")]))
-    assert landed.unsynced == (a,)
+    # A batch touching the edited file is refused whole: nothing lands, nothing moves.
+    tip_before = git_cli(tmp_path, "rev-parse", "HEAD")
+    refused = err(batch(later(store), [BLabel(a, "topic:x"), BLabel(b, "topic:x")]))
+    assert isinstance(refused, UncommittedEdits) and refused.paths == (a,)
+    assert git_cli(tmp_path, "rev-parse", "HEAD") == tip_before
+    # One that leaves it alone lands, and the checkout follows around the edit.
+    landed = ok(batch(later(store), [BLabel(b, "topic:x")]))
+    assert landed.unsynced == ()
     assert (tmp_path / a).read_text() == edited
-    assert (tmp_path / b).read_text() == ok(read(store, b))
+    assert (tmp_path / b).read_text() == ok(read(store, b, "all"))
     assert git_cli(tmp_path, "status", "--porcelain") == f" M {a}\n"
     assert "topic:x" not in git_cli(tmp_path, "diff", "--cached")
 

@@ -42,10 +42,13 @@ def test_read_by_tier(tmp_path: Path) -> None:
     path = ok(write(store, WriteInput(title="Retry", claim="", article_html=DETAILED))).primary
     assert path is not None
     assert ok(read(store, path, "gist")) == "Retries back off exponentially."
-    assert ok(read(store, path, "summary")) == "Retries back off exponentially.\nWhy a cap"
-    details = ok(read(store, path, "details"))
-    assert "Unbounded waits stall the queue." in details
-    assert ok(read(store, path)).startswith("<!doctype html>")
+    assert ok(read(store, path, "summary")) == (
+        "Retries back off exponentially.\n\nThe cap is thirty seconds.\n\nWhy a cap")
+    assert ok(read(store, path)) == ok(read(store, path, "summary"))
+    assert ok(read(store, path, "details")) == (
+        "Retries back off exponentially. The cap is thirty seconds.\n\nWhy a cap\n\n"
+        "Unbounded waits stall the queue.")
+    assert ok(read(store, path, "all")).startswith("<!doctype html>")
     assert isinstance(err(read(store, "areas/inbox/none.html")), NotFound)
     assert "tier" in err(read(store, path, "everything")).reason  # type: ignore[union-attr]
 

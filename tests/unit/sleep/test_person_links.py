@@ -176,15 +176,15 @@ def test_the_planted_person_is_linked_after_its_aliases_merge(tmp_path: Path) ->
     assert ok(person_links(phase_env(git, tip))).commits == ()
 
 
-def test_a_person_the_template_refuses_is_warned_about_and_left_unlinked(
-        tmp_path: Path) -> None:
+def test_a_person_named_like_markup_gets_a_file_titled_as_written(tmp_path: Path) -> None:
+    # A title is plain text, so a name that looks like markup is a name like any other.
     r = repo(tmp_path)
     r.write("areas/notes/odd.html", "person:<div>ghost</div>")
     r.write("areas/notes/rota.html", "person:ines")
     result = run(r.env())
-    assert dict(result.counts) == {"persons": 2, "files_minted": 1, "links_added": 1}
-    (warning,) = result.warnings
-    assert warning.startswith("person:<div>ghost</div>: no person file minted:")
+    assert dict(result.counts) == {"persons": 2, "files_minted": 2, "links_added": 2}
+    assert result.warnings == ()
     after = r.version(r.land(result))
-    assert about(after, "areas/notes/odd.html") == ()
+    (home,) = about(after, "areas/notes/odd.html")
+    assert held(after, home.lstrip("/")).title == "<div>ghost</div>"
     assert about(after, "areas/notes/rota.html") == ("/resources/people/ines.html",)

@@ -241,9 +241,10 @@ def test_text_planted_in_a_transcript_reaches_the_file_only_escaped(w: World, fo
 
 def test_a_memory_the_store_refuses_is_skipped_and_the_session_still_consolidated(
         w: World, folder: Path) -> None:
-    transcript(folder, "s-1", [line("user", f"<div>{DECIDED}</div>")])
+    # A NUL is text no memory file can hold (markup-looking text is stored as text).
+    transcript(folder, "s-1", [line("user", f"\x00{DECIDED}")])
     llm = model({"s-1": {"memories": [
-        memory("Deploy window", "Deploys go out Tuesdays.", f"<div>{DECIDED}"),
+        memory("Deploy window", "Deploys go out Tuesdays.", f"\x00{DECIDED}"),
         memory("   ", "A claim with no title.", DECIDED)], "commitments": []}})
     result = run(w, folder, llm)
     assert result.counts["refused"] == 2 and result.commits == ()

@@ -47,7 +47,7 @@ shown; a memory or commitment whose quote does not is dropped (``unverified``).
 store's template (model text escaped, never pasted as markup), author ``agent:sleep``,
 ``memhtml-session`` the session id, its last paragraph the verified quote; one commit
 each, naming the file and the session. A memory the store refuses (a blank title, a
-block tag in its prose, text the format will not hold) is skipped with a warning
+NUL in its text, anything else the format will not hold) is skipped with a warning
 (``refused``). A commitment not done with confidence at least ``COMMITMENT_FLOOR``
 becomes a detected task through ``mint_tasks`` (the run's shared task budget), in one
 last commit. Its evidence is a ``tasks.SessionQuote``: the sentence and the session,
