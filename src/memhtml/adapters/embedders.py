@@ -28,6 +28,12 @@ import numpy as np
 import numpy.typing as npt
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.adapters.extras import (
+    LOCAL_EXPORT_MODULES,
+    LOCAL_RUNTIME_MODULES,
+    absent_modules,
+    local_extra_missing,
+)
 from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.services import Vector, VectorSpace
 
@@ -341,6 +347,17 @@ class LocalEmbedder:
     def model_path(self) -> Path:
         return self.model_dir / LOCAL_MODEL_FILE
 
+    def missing_extra(self) -> str | None:
+        """Why this machine cannot run the model (the extra's modules it lacks, and
+        the pip command that adds them); None when it can. The export's modules are
+        asked for only while the model file has not been exported yet."""
+        if self._runner is not None:
+            return None
+        needed = LOCAL_RUNTIME_MODULES + (() if self.model_path.exists()
+                                          else LOCAL_EXPORT_MODULES)
+        missing = absent_modules(needed)
+        return local_extra_missing(missing) if missing else None
+
     def _loaded(self) -> _OnnxRunner:
         with self._lock:
             if self._runner is None:
@@ -354,8 +371,15 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
         if not texts:
             return IOSuccess([])
+        problem = self.missing_extra()
+        if problem is not None:
+            return IOFailure(EmbedFailure(self._space.model_id, problem))
         try:
             matrix = self._loaded().encode(list(texts), self.batch_size)
+        except ImportError as exc:
+            # A module the check above did not name (a dependency of the extra's own).
+            return IOFailure(EmbedFailure(self._space.model_id, local_extra_missing(
+                [exc.name or type(exc).__name__])))
         except _LOCAL_ERRORS as exc:
             return IOFailure(EmbedFailure(self._space.model_id,
                                           f"{type(exc).__name__}: {exc}"))

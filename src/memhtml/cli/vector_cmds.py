@@ -1,15 +1,64 @@
-"""``memhtml embed``: fill the vector cache for the configured embedder."""
+"""``memhtml embed``: fill the vector cache, and record the embedder a run was told to use.
+
+The embedder is a store setting (it names the vector space every clone searches in),
+so ``--embedder NAME`` is committed into the store's ``.memhtml/config.toml`` once its
+vectors are saved: the next ``search`` turns hybrid without another flag. What sends
+data elsewhere (an endpoint's address, the variable holding its key) is never written
+there; those stay the user's own settings.
+"""
 
 from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
 
 from memhtml.cli.choices import EmbedderName
 from memhtml.cli.common import Common, open_cli_services
 from memhtml.cli.output import CliError, Reply, print_err, respond, store_value, unwrap_io
 
+if TYPE_CHECKING:
+    from memhtml.compose import Services
+    from memhtml.store.settings_file import SettingRecorded
+
 _COMMON = Common()
 EMBED_BATCH = 64
-NO_EMBEDDER = ("no embedder configured: set embedder = \"hashing\", \"local\" or \"openai\" "
-               "in .memhtml/config.toml (or MEMHTML_EMBEDDER), or pass --embedder")
+NO_EMBEDDER = ("no embedder configured: pass --embedder hashing, local or openai (recorded "
+               "in the store's .memhtml/config.toml for later runs and searches), or set "
+               "MEMHTML_EMBEDDER")
+EMBEDDER_KEY = "embedder"
+
+
+def record_choice(services: Services, name: str
+                  ) -> tuple[SettingRecorded | None, str | None, tuple[str, ...]]:
+    """Commit ``embedder = name`` into the store's config: what was recorded, why it
+    was not, and notes for the person (a variable that overrides the recorded value)."""
+    from memhtml.compose import CONFIG_FILE
+    from memhtml.compose.run import perform
+    from memhtml.store import describe
+    from memhtml.store.settings_file import record_setting
+
+    line = f'{EMBEDDER_KEY} = "{name}"'
+    if services.worktree is None:
+        return None, (f"not recorded: a bare store has no checkout whose {CONFIG_FILE.as_posix()} "
+                      f"is read; set MEMHTML_EMBEDDER={name} or {line} in "
+                      "~/.config/memhtml/config.toml"), ()
+    outcome = perform(record_setting(services.store().deps, CONFIG_FILE.as_posix(),
+                                     EMBEDDER_KEY, name))
+    override = os.environ.get("MEMHTML_EMBEDDER")
+    notes = (f"note: MEMHTML_EMBEDDER={override} is set and wins over the recorded value "
+             "in this environment",) if override and override != name else ()
+    recorded = outcome.value_or(None)
+    if recorded is None:
+        return None, f"not recorded: {describe(outcome.failure())}", notes
+    return recorded, None, notes
+
+
+def recorded_line(recorded: SettingRecorded) -> str:
+    line = f'{recorded.key} = "{recorded.value}"'
+    if recorded.commit is None:
+        return f"{line} is already recorded in {recorded.path}"
+    return (f"recorded {line} in {recorded.path} ({recorded.commit[:10]}): later searches "
+            "use it")
 
 
 def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
@@ -23,7 +72,8 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
     limit
         Embed at most this many texts in this run.
     embedder
-        Override the configured embedder for this run.
+        The embedder to use: hashing, local or openai. Recorded (committed) in the
+        store's .memhtml/config.toml, so later searches and clones use it too.
     batch
         Texts sent to the embedder per call (the progress bar moves per batch).
     """
@@ -32,11 +82,16 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
         from returns.io import IOResult
 
         from memhtml.cli.progress import progress
+        from memhtml.compose import error_code
+        from memhtml.compose.vectors import missing_extra
         from memhtml.head import FillCounts, fill_vectors
 
         services = open_cli_services(common, embedder=embedder)
         store = services.store()
         chosen = unwrap_io(IOResult.from_result(services.embedder), lambda e: e.reason)
+        missing = missing_extra(chosen)
+        if missing is not None:
+            raise CliError(missing.reason, code=error_code(missing))
         space = unwrap_io(services.embedder_space(resolve=True), lambda e: e.reason)
         if chosen is None or space is None:
             raise CliError(NO_EMBEDDER)
@@ -75,10 +130,15 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
         counts = FillCounts(first.counts.records, first.counts.reused, embedded,
                             first.counts.empty)
         remaining = first.remaining - embedded
-        payload = {"space": space.key, "counts": counts, "remaining": remaining}
+        recorded, problem, notes = record_choice(services, embedder) if embedder \
+            else (None, None, ())
+        payload = {"space": space.key, "counts": counts, "remaining": remaining,
+                   "recorded": recorded, "not_recorded": problem}
         text = (f"{space.key}: embedded {counts.embedded}, reused {counts.reused}, "
                 f"empty {counts.empty}, of {counts.records} active memories; "
                 f"remaining {remaining}")
-        return Reply(payload, text)
+        said = f"\n{recorded_line(recorded)}" if recorded is not None else ""
+        return Reply(payload, text + said,
+                     notes=(*((f"note: {problem}",) if problem else ()), *notes))
 
     return respond(common.json, body)

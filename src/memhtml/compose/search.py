@@ -20,6 +20,20 @@ if TYPE_CHECKING:
     from memhtml.store import Store, StoreError
 
 
+NO_EMBEDDER = "no embedder configured (memhtml embed --embedder hashing|local|openai)"
+
+
+@dataclass(frozen=True, slots=True)
+class ArmRun:
+    """One arm of a search: whether it ran, what scored with it (``bm25``, or the
+    embedder's name), and why not when it did not."""
+
+    arm: Literal["lexical", "vector"]
+    ran: bool
+    by: str
+    reason: str | None = None
+
+
 @dataclass(frozen=True)
 class Searched:
     """Hits, best first, with how they were found."""
@@ -29,6 +43,20 @@ class Searched:
     commit: str | None
     note: str | None = None
     """Why search stayed lexical when an embedder is configured, for a person to read."""
+    arms: tuple[ArmRun, ...] = ()
+    """Every arm, run or not: the lexical one always, the vector one with its embedder
+    or the reason it sat out (no embedder configured, vectors that do not cover)."""
+
+
+def arms_of(embedder: str, hybrid: bool, note: str | None) -> tuple[ArmRun, ...]:
+    """The arms a search ran with embedder ``embedder`` configured (``none``: none)."""
+    if hybrid:
+        vector = ArmRun("vector", True, embedder)
+    elif embedder == "none":
+        vector = ArmRun("vector", False, embedder, NO_EMBEDDER)
+    else:
+        vector = ArmRun("vector", False, embedder, note)
+    return ArmRun("lexical", True, "bm25"), vector
 
 
 def search_memories(
@@ -53,7 +81,8 @@ def search_memories(
             store, query, at=at, types=types, entities=entities, tags=tags, prefix=prefix,
             limit=limit, vectors=chosen.hybrid.cache if chosen.hybrid else None,
             query_vector=chosen.hybrid.query_vector if chosen.hybrid else None,
-        ).map(lambda hits: Searched(hits, "hybrid" if chosen.hybrid else "lexical",
-                                    version.sha, chosen.note)))
+        ).map(lambda hits: Searched(
+            hits, "hybrid" if chosen.hybrid else "lexical", version.sha, chosen.note,
+            arms_of(services.embedder_name, chosen.hybrid is not None, chosen.note))))
 
     return version_of(store, at).bind(ranked)

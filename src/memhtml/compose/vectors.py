@@ -114,6 +114,27 @@ class Arm:
     note: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ExtraMissing:
+    """An embedder whose optional packages are not installed here; ``reason`` names
+    them and the pip command that adds them."""
+
+    embedder: str
+    reason: str
+
+
+def missing_extra(embedder: QueryEmbedder | None) -> ExtraMissing | None:
+    """Why ``embedder`` cannot run on this machine (an optional package it imports is
+    not installed); None when nothing is missing. Asked before any work starts, so a
+    person gets the pip command rather than a failure halfway through."""
+    from memhtml.adapters.embedders import LocalEmbedder
+
+    if not isinstance(embedder, LocalEmbedder):
+        return None
+    reason = embedder.missing_extra()
+    return None if reason is None else ExtraMissing("local", reason)
+
+
 def coverage_of(vectors: VectorFiles, embedder: QueryEmbedder | None, name: str,
                 space: VectorSpace | None, view: HeadView
                 ) -> IOResult[Coverage | None, SettingsError]:
@@ -146,6 +167,9 @@ def vector_arm(vectors: VectorFiles, embedder: QueryEmbedder | None,
         return IOSuccess(Arm(None))
     if space is None:
         return IOSuccess(Arm(None, "no vectors saved yet; run memhtml embed"))
+    missing = missing_extra(embedder)
+    if missing is not None:
+        return IOSuccess(Arm(None, f"{missing.reason}; searched lexically"))
 
     def armed(loaded: LoadedVectors) -> IOResult[Arm, SettingsError]:
         cache = loaded.cache

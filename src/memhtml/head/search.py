@@ -65,13 +65,27 @@ class SearchHeadInput:
 
 
 @dataclass(frozen=True, slots=True)
+class ArmRank:
+    """Where one arm placed a hit, and the arm's own score for it: BM25 for the
+    lexical arm, cosine similarity for the vector arm. The fused score only says how
+    ranks combined; these say why, in units a reader can compare across queries."""
+
+    arm: Literal["lexical", "vector"]
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     path: str
     score: float
+    """The fused (reciprocal rank) score: comparable within one result list only."""
     claim: str
     arms: tuple[SearchArm, ...]
     """The arms that ranked the hit, plus ``recency`` when its fused score equals
     another candidate's (then recency, or the path after it, decided its place)."""
+    ranks: tuple[ArmRank, ...] = ()
+    """Each ranking arm's rank and raw score for this hit, in arm order."""
 
 
 def arm_ranks(scored: list[tuple[str, float]], cap: int) -> list[tuple[str, int]]:
@@ -88,6 +102,15 @@ def arm_ranks(scored: list[tuple[str, float]], cap: int) -> list[tuple[str, int]
             previous = score
         out.append((path, rank))
     return out
+
+
+def _explained(name: Literal["lexical", "vector"], scored: list[tuple[str, float]],
+               cap: int) -> tuple[list[tuple[str, int]], dict[str, ArmRank]]:
+    """``arm_ranks`` of ``scored``, and each ranked path's rank with its raw score."""
+    ranked = arm_ranks(scored, cap)
+    # arm_ranks sorted ``scored`` in place, so its head lines up with ``ranked``.
+    return ranked, {path: ArmRank(name, rank, raw)
+                    for (path, rank), (_, raw) in zip(ranked, scored, strict=False)}
 
 
 def _bm25_parts(
@@ -278,13 +301,18 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
     records = indexes.records
     admit = search.admit
     lexical_scored = _lexical_candidates(indexes, search.query, admit, LEXICAL_ARM_LIMIT)
+    lexical_ranked, lexical_explained = _explained("lexical", lexical_scored,
+                                                   LEXICAL_ARM_LIMIT)
     arms: list[tuple[SearchArm, float, list[tuple[str, int]]]] = [
-        ("lexical", LEXICAL_WEIGHT, arm_ranks(lexical_scored, LEXICAL_ARM_LIMIT))
+        ("lexical", LEXICAL_WEIGHT, lexical_ranked)
     ]
+    explained = [lexical_explained]
     if search.vectors is not None and search.query_vector is not None:
         scored = vector_scores(indexes, search.vectors, search.query_vector, admit,
                                VECTOR_ARM_LIMIT)
-        arms.append(("vector", VECTOR_WEIGHT, arm_ranks(scored, VECTOR_ARM_LIMIT)))
+        vector_ranked, vector_explained = _explained("vector", scored, VECTOR_ARM_LIMIT)
+        arms.append(("vector", VECTOR_WEIGHT, vector_ranked))
+        explained.append(vector_explained)
     fused: dict[str, float] = {}
     seen_by: dict[str, list[SearchArm]] = {}
     if len(arms) == 1:
@@ -322,6 +350,7 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
             run.sort(key=recency, reverse=True)  # stable: path order stays within a time
         for path in run[: limit - len(hits)]:
             arms_of = tuple(seen_by[path]) + (("recency",) if tied else ())
-            hits.append(SearchHit(path, score, records[path].claim, arms_of))
+            ranks = tuple(by_path[path] for by_path in explained if path in by_path)
+            hits.append(SearchHit(path, score, records[path].claim, arms_of, ranks))
         start = end
     return hits

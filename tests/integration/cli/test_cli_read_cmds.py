@@ -28,8 +28,9 @@ def test_search_hits_and_filters(store: Path, capsys: pytest.CaptureFixture[str]
     assert answer["mode"] == "lexical"
     assert {hit["path"] for hit in answer["hits"]} == {deploy, "areas/ops/deploy-freeze.html"}
     hit = answer["hits"][0]
-    assert set(hit) == {"path", "claim", "score", "arms"}
+    assert set(hit) == {"path", "claim", "score", "arms", "ranks"}
     assert "lexical" in hit["arms"]
+    assert [r["arm"] for r in hit["ranks"]] == ["lexical"]
     for flags in (("--type", "procedural"), ("--tag", "deploy"), ("--entity", "team:checkout"),
                   ("--prefix", "areas/inbox/")):
         code, answer = call(capsys, "search", "deploy", *flags, *s)
@@ -38,7 +39,8 @@ def test_search_hits_and_filters(store: Path, capsys: pytest.CaptureFixture[str]
     assert len(answer["hits"]) == 1
     code, out, _ = call_text(capsys, "search", "deploy", "--store", str(store))
     assert deploy in out
-    assert "score=" in out
+    assert out.startswith("arms: lexical (bm25); vector off: no embedder configured")
+    assert "lex 1 (bm25 " in out and "fused " in out
 
 
 def test_search_and_read_at_an_older_commit(store: Path,
@@ -102,7 +104,8 @@ def test_status_doctor_log_related(store: Path, capsys: pytest.CaptureFixture[st
     assert answer == {"path": path, "outbound": [], "inbound": []}
     code, answer = call(capsys, "read", "areas/inbox/missing.html", *s)
     assert code == 1
-    assert "not found" in answer["error"]
+    assert answer["code"] == "ERR_NOT_FOUND"
+    assert answer["error"].startswith("no memory at areas/inbox/missing.html")
 
 
 def test_tasks(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
