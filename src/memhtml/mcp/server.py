@@ -1,7 +1,7 @@
 """The MCP server: memhtml's store as an agent's memory, over stdio.
 
 ``build_server`` wires the composition root's ``Services`` into an ``MCPServer``
-with the twelve tools; ``serve`` runs that server on stdin/stdout until the client
+with its tools; ``serve`` runs that server on stdin/stdout until the client
 hangs up. ``memhtml mcp`` (the CLI) opens the services, so the server searches with
 the same embedder and vector cache as ``memhtml search``. The server keeps one
 ``Store`` (and so one parsed head) for its whole life and advances it to the branch
@@ -25,15 +25,15 @@ from mcp.server.mcpserver import MCPServer
 
 from memhtml.compose import Services
 from memhtml.mcp.gate import StoreGate
-from memhtml.mcp.tools import register_tools
+from memhtml.mcp.tools import tools_for
 
 SERVER_NAME = "memhtml"
 INSTRUCTIONS = (
-    "Long-term memory kept in a git repository, one fact per file. Search before "
-    "answering from memory and before writing. Read a hit at the smallest tier that "
-    "answers the question (gist, summary, details, all). Write one self-contained fact "
-    "per memory_write; when a stored fact is wrong or out of date, use memory_correct "
-    "rather than writing a second, conflicting memory. Every write is one commit."
+    "Long-term memory in a git repository, one fact per file. Search before answering "
+    "from memory and before writing; read a hit at the smallest tier that answers. Write "
+    "one self-contained fact per memory_write; when a stored fact is wrong or out of "
+    "date, use memory_correct rather than writing a conflicting one. Hits with valid "
+    "false have passed their valid_until. Every write is one commit."
 )
 
 
@@ -45,12 +45,10 @@ def _version() -> str:
 
 
 def _server(gate: StoreGate) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
+    return MCPServer(
         name=SERVER_NAME, title="memhtml memory", instructions=INSTRUCTIONS,
-        version=_version(), log_level="WARNING",
+        version=_version(), log_level="WARNING", tools=tools_for(gate),
     )
-    register_tools(server, gate)
-    return server
 
 
 def build_server(services: Services) -> MCPServer[Any]:

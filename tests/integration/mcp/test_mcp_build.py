@@ -10,6 +10,7 @@ from mcp.client.client import Client
 
 from memhtml.compose import Settings, open_services, value_of
 from memhtml.mcp.server import build_server
+from memhtml.mcp.tools import TOOL_NAMES
 from tests.integration.mcp.mcp_support import data, make_store
 
 
@@ -20,7 +21,7 @@ def test_build_server_answers_in_process(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Client(server) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
-            assert len(names) == 12
+            assert names == set(TOOL_NAMES)
             wrote = data(await client.call_tool("memory_write", {
                 "title": "Embedded", "claim": "The server also runs in-process."}))
             hits = data(await client.call_tool("memory_search", {"query": "in-process"}))

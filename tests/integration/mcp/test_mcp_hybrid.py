@@ -57,12 +57,14 @@ def test_hybrid_through_the_server_matches_the_cli(tmp_path: Path,
     assert isinstance(cli_hits, list)
 
     async def scenario(session: ClientSession) -> None:
-        found = data(await session.call_tool("memory_search",
-                                             {"query": QUERY, "explain": True}))
+        found = data(await session.call_tool("memory_search", {"query": QUERY}))
         assert found["mode"] == "hybrid"
         assert found["note"] is None
         assert [h["path"] for h in found["hits"]] == [h["path"] for h in cli_hits]
         assert any("vector" in h["arms"] for h in found["hits"])
+        # each hit carries every ranking arm's own rank and score
+        assert any({r["arm"] for r in h["ranks"]} == {"lexical", "vector"}
+                   for h in found["hits"])
 
     run(root, scenario)
 
@@ -71,8 +73,7 @@ def test_a_store_without_vectors_is_searched_lexically_and_says_why(tmp_path: Pa
     root = _configured(tmp_path)
 
     async def scenario(session: ClientSession) -> None:
-        found = data(await session.call_tool("memory_search",
-                                             {"query": QUERY, "explain": True}))
+        found = data(await session.call_tool("memory_search", {"query": QUERY}))
         assert found["mode"] == "lexical"
         assert "memhtml embed" in found["note"]
         assert all(h["arms"] == ["lexical"] for h in found["hits"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mcp import ClientSession
 
-from memhtml.mcp.tools import CLAIM_MAX, PATH_MAX, TITLE_MAX
+from memhtml.mcp.params import CLAIM_MAX, PATH_MAX, TITLE_MAX
 from memhtml.store.plan import MAX_WRITE_BYTES
 from tests.integration.mcp.mcp_support import data, git_cli, make_store, run, text_of
 
@@ -20,12 +20,12 @@ def test_bad_names_and_oversized_text_are_tool_errors(tmp_path: Path) -> None:
 
     base = {"title": "Kettle", "claim": "The office kettle is descaled every Monday."}
     attempts: list[tuple[str, dict[str, object], str]] = [
-        ("memory_write", {**base, "directory": "areas/" + "k" * 300}, "255-byte"),
-        ("memory_write", {**base, "directory": ".memhtml/x"}, "state directory"),
-        ("memory_write", {**base, "directory": ".Memhtml/"}, "state directory"),
+        ("memory_write", {**base, "dir": "areas/" + "k" * 300}, "255-byte"),
+        ("memory_write", {**base, "dir": ".memhtml/x"}, "state directory"),
+        ("memory_write", {**base, "dir": ".Memhtml/"}, "state directory"),
         ("memory_write", {**base, "path": "areas/inbox/con.html"}, "Windows device name CON"),
         ("memory_write", {**base, "path": "areas/LPT1/kettle.html"}, "LPT1"),
-        ("memory_write", {**base, "directory": "Areas/Inbox"}, "differs only by case"),
+        ("memory_write", {**base, "dir": "Areas/Inbox"}, "differs only by case"),
         ("task_add", {"title": "Descale", "claim": "x" * (CLAIM_MAX + 1)}, "claim"),
         ("memory_write", {**base, "claim": "x" * (CLAIM_MAX + 1)}, "claim"),
         ("memory_write", {**base, "title": "t" * (TITLE_MAX + 1)}, "title"),

@@ -67,14 +67,13 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(tmp_path: Path) 
             assert status["memories"] == 0
 
         text = refused(await session.call_tool("memory_write", {
-            "title": "Markup", "claim": "A claim.",
-            "body": ["Some <div>block</div> markup."], "entities": ["Nope"]}))
-        assert "block tag <div>" in text
+            "title": "Labelled", "claim": "A claim.", "entity": ["Nope"]}))
+        assert text.startswith("ERR_")
         assert "entity 'Nope' is not type:name" in text
         await ping()
 
         text = refused(await session.call_tool("memory_write", {
-            "title": "Unmarked", "claim": "ignored", "article_html": "<p>No mark.</p>"}))
+            "title": "Unmarked", "claim": "", "body_html": "<p>No mark.</p>"}))
         assert "not a valid memory" in text and "has no <mark>" in text
         await ping()
 
@@ -86,7 +85,7 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(tmp_path: Path) 
             ("memory_write", {"title": "Escape", "claim": "A claim.",
                               "path": "../escape.html"}),
             ("memory_write", {"title": "Escape", "claim": "A claim.",
-                              "directory": "../elsewhere"}),
+                              "dir": "../elsewhere"}),
             ("memory_write", {"title": "Git", "claim": "A claim.",
                               "path": ".git/hooks/x.html"}),
         ]:
@@ -95,10 +94,10 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(tmp_path: Path) 
             await ping()
 
         text = refused(await session.call_tool("memory_read", {"path": "areas/inbox/none.html"}))
-        assert "not found" in text
+        assert text.startswith("ERR_NOT_FOUND: ")
         text = refused(await session.call_tool("memory_write", {
-            "title": "Bad type", "claim": "A claim.", "memory_type": "gossip"}))
-        assert "memory_type" in text
+            "title": "Bad type", "claim": "A claim.", "type": "gossip"}))
+        assert "type is 'gossip', not one of: episodic, semantic" in text
         text = refused(await session.call_tool("memory_read", {
             "path": "areas/inbox/x.html", "tier": "everything"}))
         assert "tier" in text

@@ -1,4 +1,4 @@
-"""tools/list over stdio: the twelve tools, their input schemas and annotations."""
+"""tools/list over stdio: every tool, its strict input schema and its annotations."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from tests.integration.mcp.mcp_support import make_store, run
 TOOLS = {
     "memory_write", "memory_search", "memory_read", "memory_related", "memory_correct",
     "memory_archive", "memory_link", "memory_label", "task_add", "task_status", "task_list",
-    "memory_status",
+    "memory_status", "memory_recent", "memory_context", "memory_list",
 }
-READS = {"memory_search", "memory_read", "memory_related", "task_list", "memory_status"}
+READS = {"memory_search", "memory_read", "memory_related", "task_list", "memory_status",
+         "memory_recent", "memory_context", "memory_list"}
 DESTRUCTIVE = {"memory_correct", "memory_archive"}
 IDEMPOTENT_WRITES = {"memory_link", "memory_label", "task_status"}
 REQUIRED = {
@@ -32,7 +33,13 @@ REQUIRED = {
     "task_status": {"path", "status"},
     "task_list": set(),
     "memory_status": set(),
+    "memory_recent": set(),
+    "memory_context": {"path"},
+    "memory_list": set(),
 }
+SELF_EVIDENT = {"limit", "confidence", "importance", "author", "session_id"}
+"""Arguments whose name and bounds say all there is: a description would only cost
+a model's context."""
 
 
 def _enum(schema: dict[str, Any], prop: dict[str, Any]) -> list[str]:
@@ -62,28 +69,31 @@ def test_tools_schemas_and_annotations(tmp_path: Path) -> None:
     assert set(tools) == TOOLS
     for name, tool in tools.items():
         schema = tool.input_schema
-        assert tool.description and len(tool.description) > 80, name
+        assert tool.description and 30 < len(tool.description) < 400, name
         assert "\n" not in tool.description
         assert set(schema.get("required", [])) == REQUIRED[name], name
+        assert schema["additionalProperties"] is False, name
         for prop_name, prop in schema.get("properties", {}).items():
-            assert prop.get("description"), (name, prop_name)
-        assert tool.output_schema is not None, name
+            assert prop.get("description") or prop_name in SELF_EVIDENT, (name, prop_name)
+            assert "title" not in prop and "anyOf" not in prop, (name, prop_name)
         notes = tool.annotations
         assert notes is not None, name
-        assert notes.read_only_hint is (name in READS), name
+        # an unset hint is the spec's default: read-only and idempotent default false
+        assert bool(notes.read_only_hint) is (name in READS), name
         assert notes.destructive_hint is (name in DESTRUCTIVE), name
-        assert notes.idempotent_hint is (name in READS | IDEMPOTENT_WRITES), name
+        assert bool(notes.idempotent_hint) is (name in READS | IDEMPOTENT_WRITES), name
         assert notes.open_world_hint is False, name
 
     def props(name: str) -> dict[str, Any]:
         return dict(tools[name].input_schema["properties"])
 
     write = tools["memory_write"].input_schema
-    assert _enum(write, props("memory_write")["memory_type"]) == list(MEMORY_TYPES)
-    link_def = write["$defs"]["LinkTo"]
-    assert _enum(write, link_def["properties"]["rel"]) == list(EDGE_RELS)
+    assert _enum(write, props("memory_write")["type"]) == list(MEMORY_TYPES)
+    link_item = props("memory_write")["link"]["items"]
+    assert link_item["additionalProperties"] is False
+    assert set(link_item["properties"]) == {"rel", "path"}
     assert _enum(tools["memory_search"].input_schema,
-                 props("memory_search")["types"]) == list(MEMORY_TYPES)
+                 props("memory_search")["type"]) == list(MEMORY_TYPES)
     assert _enum(tools["memory_link"].input_schema,
                  props("memory_link")["rel"]) == list(EDGE_RELS)
     assert _enum(tools["task_status"].input_schema,
@@ -92,5 +102,5 @@ def test_tools_schemas_and_annotations(tmp_path: Path) -> None:
                  props("task_add")["status"]) == list(TASK_STATUSES)
     assert _enum(tools["memory_read"].input_schema,
                  props("memory_read")["tier"]) == ["gist", "summary", "details", "all"]
-    assert props("memory_write")["importance"]["anyOf"][0]["maximum"] == 10
+    assert props("memory_write")["importance"]["maximum"] == 10
     assert props("memory_search")["limit"]["maximum"] == 50
