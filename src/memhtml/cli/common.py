@@ -45,7 +45,7 @@ def store_root(common: Common) -> Path:
 
     root = discover_store(common.store, os.environ, Path.cwd())
     if root is None:
-        raise CliError(NO_STORE)
+        raise CliError(NO_STORE, code="ERR_NO_STORE")
     return root
 
 

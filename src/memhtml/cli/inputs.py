@@ -83,7 +83,7 @@ def parse_links(raw: tuple[str, ...]) -> tuple[Link, ...]:
     for item in raw:
         rel, sep, href = item.partition("=")
         if not sep or not rel.strip() or not href.strip():
-            raise CliError(f"--link {item!r} is not REL=HREF")
+            raise UsageError(f"--link {item!r} is not REL=HREF (e.g. relates_to=areas/x/y.html)")
         links.append(Link(cast("EdgeRel", rel.strip()), href.strip()))
     return tuple(links)
 

@@ -170,7 +170,20 @@ def test_exit_codes(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "--claim" in answer["error"]
     code, answer = call(capsys, "write", "--title", "x", "--claim", "y.", "--link", "bogus",
                         "--store", str(store), "--json")
-    assert code == 1
+    assert code == 2 and answer["code"] == "ERR_USAGE" and "REL=HREF" in answer["error"]
     code, answer = call(capsys, "status", "--store", str(store.parent / "missing"), "--json")
     assert code == 1
     assert "no git repository" in answer["error"]
+
+
+def test_no_store_anywhere_names_how_to_make_one(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside any repository, with no --store and no MEMHTML_STORE, a command is
+    refused with its own code and the two ways to name a store."""
+    monkeypatch.delenv("MEMHTML_STORE", raising=False)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    code, answer = call(capsys, "status", "--json")
+    assert code == 1 and answer["code"] == "ERR_NO_STORE"
+    assert "--store" in answer["error"] and "memhtml init" in answer["error"]
