@@ -60,6 +60,7 @@ def landed_reply(landed: Landed, nothing: str = "nothing to commit") -> Reply:
         "archived": [{"path": old, "archived_at": to} for old, to in moves],
         "unsynced": list(landed.unsynced),
         "pending": landed.pending,
+        "off_branch": landed.off_branch,
     }
     if not landed.paths:
         return Reply(payload, f"{nothing} (at {landed.commit[:10] or 'an unborn branch'})")
@@ -70,6 +71,9 @@ def landed_reply(landed: Landed, nothing: str = "nothing to commit") -> Reply:
     lines += [f"  {path}" for path in landed.paths if path not in named]
     notes = tuple(f"note: {path} has local changes in the checkout; left as it is"
                   for path in landed.unsynced)
+    if landed.off_branch:
+        notes += ("note: the checkout has another branch (or a detached HEAD) checked out, "
+                  "so it was left as it is; the change is committed on the store's branch",)
     if landed.pending:
         notes += ("note: the commit landed, but git's index lock (another git command) kept "
                   "the checkout from following; the next memhtml command brings it up to date",)

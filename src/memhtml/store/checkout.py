@@ -102,6 +102,9 @@ class Synced:
     """Paths left as they are: a person's change is there."""
     index_updated: bool
     """False when git's index lock could not be had: the mark stays for later."""
+    off_branch: bool = False
+    """The checkout has another branch (or a detached HEAD) checked out, so none of it
+    was ours to touch; no path is a person's change for that reason."""
 
 
 def pending_dir(git_dir: Path) -> Path:
@@ -282,7 +285,7 @@ def bring_up_to_date(git: GitService, worktree: Path, ref: str, steps: Sequence[
 
     def against(tip: str | None) -> IOResult[Synced, StoreError]:
         if tip is None:
-            return IOSuccess(Synced((), tuple(sorted(paths)), True))
+            return IOSuccess(Synced((), (), True, off_branch=True))
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
         return entries.bind(lambda found: _apply(git, worktree, steps, {e.path: e for e in found}))
 

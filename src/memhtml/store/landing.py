@@ -61,6 +61,8 @@ class Landed:
     pending: bool = False
     """The commit landed but git's index lock kept the checkout from following; the
     next memhtml command brings it up to date (the write is marked until then)."""
+    off_branch: bool = False
+    """The checkout is on another branch than the one written, so it was left alone."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +192,7 @@ def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str, journal: Jour
 
     def landed(synced: Synced) -> Landed:
         return Landed(sha, paths, message, draft.primary, synced.kept,
-                      pending=not synced.index_updated)
+                      pending=not synced.index_updated, off_branch=synced.off_branch)
 
     # The mark is kept after landing (``recovery`` drops it once it is safe): a
     # person's git commit started from an index read before this write could still

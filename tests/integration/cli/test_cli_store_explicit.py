@@ -265,6 +265,12 @@ def test_a_topic_branch_of_a_store_still_writes_to_the_store_branch(
     assert code == 0, answer
     assert git(root, "log", "-1", "--format=%s", "master").startswith("memhtml write:")
     assert git(root, "log", "-1", "--format=%s", "topic") == "memhtml init: store layout\n"
+    # The checkout was not ours to touch, and nothing in it is a person's change.
+    assert answer["off_branch"] is True and answer["unsynced"] == []
+    assert git(root, "status", "--porcelain") == ""
+    code, _out, err = call_text(capsys, *CLAIM[:2], "Second", "--claim", "Another fact.",
+                               "--store", str(root))
+    assert code == 0 and "local changes" not in err and "another branch" in err, err
 
 
 def test_a_detached_head_finds_the_store_branch_its_marker_records(
