@@ -65,7 +65,12 @@ def person(settings: Settings, git: PygitService, env: Mapping[str, str]) -> Sig
 
 
 def _ref(branch: str) -> str:
-    return branch if branch.startswith(("refs/", "HEAD")) else f"refs/heads/{branch}"
+    """The ref a branch name stands for. Only ``HEAD`` (read, for a detached checkout)
+    and ``refs/heads/`` pass as they are: any other ``refs/...`` is taken as a branch
+    name, so a tag or a remote-tracking ref is never read or written as the store."""
+    if branch == "HEAD" or branch.startswith("refs/heads/"):
+        return branch
+    return f"refs/heads/{branch}"
 
 
 def _mark_at(git: PygitService, branch: str) -> IOResult[StoreMark | None, SettingsError]:

@@ -163,8 +163,11 @@ def marker_bytes(branch: str) -> bytes:
 def is_branch_name(name: str) -> bool:
     """A plain branch name (``main``, ``memory/notes``): what a marker may record and
     ``init --branch`` may name. Anything else (``..``, a leading dash, a lock suffix,
-    control characters) is refused rather than handed to git."""
+    control characters, ``HEAD``, a full ref name) is refused rather than handed to git."""
     return (_BRANCH_NAME.fullmatch(name) is not None and ".." not in name
+            # Not a ref of another kind, nor HEAD: a marker naming refs/tags/v1 or
+            # refs/remotes/origin/main must never move that ref.
+            and name != "HEAD" and not name.startswith("refs/")
             and "//" not in name and not name.endswith((".lock", "/", "."))
             and "/." not in name)
 
@@ -304,7 +307,8 @@ def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
     Idempotent: on a repository with history only what is missing is added, in one
     commit, and nothing is committed when nothing is missing. The ``merge=ours``
     attribute does nothing unless the ``ours`` merge driver is configured, and
-    config is not part of the tree, so it is set here on every run.
+    config is not part of the tree, so it is set here on every run where no level of
+    git's configuration defines it (a person's own definition is left alone).
     """
     key, value = MERGE_OURS_DRIVER
     state_dir = deps.state_dir
@@ -315,5 +319,8 @@ def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
         return _make_state_dir(state_dir).alt(
             lambda exc: Refused(f"cannot create {state_dir}: {exc}"))
 
-    configured: IOResult[None, StoreError] = deps.git.set_config(key, value)
+    found: IOResult[str | None, StoreError] = deps.git.config_value(key)
+    configured: IOResult[None, StoreError] = found.bind(
+        lambda current: IOSuccess(None) if current is not None
+        else deps.git.set_config(key, value))
     return configured.bind(state).bind(lambda _: land(deps, lambda: _init_draft(deps)))
