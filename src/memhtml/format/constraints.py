@@ -146,7 +146,8 @@ def _check_claim(ck: _Checker, article: HtmlElement) -> None:
     if len(marks) > 1:
         ck.c1.append(f"claim: the article has {len(marks)} <mark> elements; exactly one is allowed")
     mark = marks[0]
-    if not canonical_text(mark, exclude_code=True).strip(_ASCII_WS):
+    # Any Unicode space counts as empty: a claim of no-break spaces shows as nothing.
+    if not canonical_text(mark, exclude_code=True).strip():
         ck.c1.append("claim: the <mark> is empty (code inside it does not count as a claim)")
     if has_ancestor(mark, ("aside", "details"), article):
         ck.c1.append("claim: the <mark> sits inside an <aside> or <details>, which only qualify it")

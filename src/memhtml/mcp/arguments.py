@@ -74,19 +74,31 @@ def tool_error(code: str, message: str) -> CallToolResult:
                           is_error=True)
 
 
+_NAME_SHOWN = 64
+"""How much of an unknown argument name an error repeats: enough to recognise it,
+never the whole of a name a caller made huge."""
+
+
+def _shown_name(name: str) -> str:
+    return repr(name if len(name) <= _NAME_SHOWN else name[:_NAME_SHOWN] + "…")
+
+
 def _quoted(names: Sequence[str]) -> str:
-    return ", ".join(repr(n) for n in names)
+    return ", ".join(_shown_name(n) for n in names[:10]) + (
+        f" and {len(names) - 10} more" if len(names) > 10 else "")
 
 
 def unknown_message(error: UnknownArgument) -> str:
     hints = []
     for name in error.names:
         meant = OTHER_NAMES.get(name)
-        if meant is None or meant not in error.valid:
+        if meant not in error.valid:
+            meant = None
+        if meant is None and len(name) <= _NAME_SHOWN:
             close = difflib.get_close_matches(name, error.valid, n=1, cutoff=0.7)
             meant = close[0] if close else None
         if meant is not None:
-            hints.append(f"{name!r} is {meant!r} here")
+            hints.append(f"{_shown_name(name)} is {meant!r} here")
     plural = "s" if len(error.names) > 1 else ""
     hint = f" ({'; '.join(hints)})" if hints else ""
     return (f"{error.tool} has no argument{plural} {_quoted(error.names)}{hint}. Valid "

@@ -11,11 +11,13 @@ No ``from __future__ import annotations`` here: the tools registered below have 
 input schemas built from their annotations, which must be real objects.
 """
 
+import re
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Annotated, TypeVar
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Success
 
@@ -40,6 +42,21 @@ neighbourhood is most of the store."""
 
 class RecentResult(BaseModel):
     memories: list[Brief]
+
+
+def _since(value: str | None) -> str | None:
+    """A ``since`` that is a real date or UTC instant; anything else is refused, since
+    comparing it as text would answer "nothing changed" to a typo."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        parsed = None
+    if parsed is None or not re.fullmatch(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z)?", value):
+        raise ValueError("since must be a date (YYYY-MM-DD) or a UTC instant "
+                         "(YYYY-MM-DDTHH:MM:SSZ)")
+    return value
 
 
 def recent_of(view: HeadView, now: str, limit: int, since: str | None = None
@@ -197,7 +214,8 @@ def add_browse_tools(tool: Callable[[str, str, ToolAnnotations], Register], gate
     def memory_recent(
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
         since: Annotated[str | None, Field(max_length=64,
-                                           description="Only updated since this date.")] = None,
+                                           description="Only updated since this date."),
+                         AfterValidator(_since)] = None,
     ) -> Annotated[Out, RecentResult]:
         """Live memories most recently written or changed, newest first."""
         return _read(gate, lambda store, version: IOSuccess(

@@ -14,6 +14,8 @@ used only to find the few candidates cheaply; the narrower test decides.
 
 from __future__ import annotations
 
+import unicodedata
+
 from returns.result import Success
 
 from memhtml.contracts.record import MemoryRecord
@@ -29,9 +31,10 @@ _PARSE_STAMP = "2000-01-01T00:00:00Z"
 
 
 def normalised_claim(claim: str) -> str:
-    """The claim as duplicates are compared: case-folded, whitespace runs as one
-    space, no leading or trailing space."""
-    return " ".join(claim.casefold().split())
+    """The claim as duplicates are compared: one Unicode form (NFKC, so a decomposed
+    accent or a full-width letter is the same claim), case-folded, whitespace runs as
+    one space, no leading or trailing space."""
+    return " ".join(unicodedata.normalize("NFKC", claim).casefold().split())
 
 
 def claim_of(data: WriteInput) -> str | None:
@@ -62,7 +65,11 @@ def duplicate_of(view: HeadView, claim: str) -> MemoryRecord | None:
     wanted = normalised_claim(claim)
     if not wanted:
         return None
-    for path in sorted(view.by_frame_key(frame_key_of(claim))):
+    # The frame-key index reads text as stored, so a claim written in another Unicode
+    # form sits under another key: look under each form's key.
+    keys = {frame_key_of(unicodedata.normalize(form, claim))
+            for form in ("NFC", "NFD", "NFKC", "NFKD")}
+    for path in sorted({p for key in keys for p in view.by_frame_key(key)}):
         record = view.get(path)
         if (record is not None and record.status == "active" and not record.archived
                 and normalised_claim(record.claim) == wanted):

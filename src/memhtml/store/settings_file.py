@@ -80,7 +80,9 @@ def with_setting(text: str, key: str, value: str) -> Result[str, str]:
         if where is not None:
             lines[where] = line + ("\r" if lines[where].endswith("\r") else "")
         else:
-            lines.insert(top, line)
+            # A file whose lines end in CRLF gets its new line in CRLF too.
+            crlf = end > 0 and all(lines[i].endswith("\r") for i in range(end))
+            lines.insert(top, line + ("\r" if crlf else ""))
             if lines[-1] != "":
                 lines.append("")
         edited = "\n".join(lines)
