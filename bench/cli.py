@@ -41,6 +41,7 @@ from bench.head import AT, AUTHOR
 from memhtml.adapters.git import PygitService
 from memhtml.contracts import PathChange
 from memhtml.eval.beir import memory_path, read_corpus, render_doc
+from memhtml.store.layout import MARKER, marker_bytes
 
 RUNS = 9
 T = TypeVar("T")
@@ -132,7 +133,12 @@ def make_store(root: Path) -> int:
     git_service = run(PygitService.init(root))
     docs = list(read_corpus(scifact_dir() / "corpus.jsonl"))
     changes = [PathChange(memory_path(d), render_doc(d).encode()) for d in docs]
+    # The marker makes the repository a store the commands will open.
+    changes.append(PathChange(MARKER, marker_bytes("main")))
     run(git_service.commit("refs/heads/main", None, changes, "import SciFact", AUTHOR, AT))
+    # A person's checkout holds the files and an index of them: without them every
+    # memory would count as an uncommitted deletion.
+    subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=root, check=True)
     return len(docs)
 
 

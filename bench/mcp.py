@@ -33,6 +33,7 @@ from memhtml.compose import Settings, open_services, value_of
 from memhtml.contracts import PathChange, Signature
 from memhtml.eval.beir import memory_path, read_corpus, read_queries, render_doc
 from memhtml.store import search
+from memhtml.store.layout import MARKER, marker_bytes
 
 MEMORIES = 5_000
 QUERIES = 200
@@ -47,6 +48,8 @@ def build_store(root: Path) -> int:
     docs = list(read_corpus(scifact_dir() / "corpus.jsonl"))[:MEMORIES]
     git = value_of(PygitService.init(root, bare=True))
     changes = [PathChange(memory_path(d), render_doc(d).encode()) for d in docs]
+    # The marker makes the repository a store the commands will open.
+    changes.append(PathChange(MARKER, marker_bytes("main")))
     committed = git.commit("refs/heads/main", None, changes, "import SciFact", AUTHOR, AT)
     assert is_successful(committed), committed
     return len(docs)
