@@ -28,7 +28,6 @@ from memhtml.contracts.services import TreeEntry
 from memhtml.store.checkout import file_blob, on_branch
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import MergeInProgress, StoreError, UncommittedEdits
-from memhtml.store.site_model import is_generated_path
 
 EditKind = Literal["modified", "deleted", "added", "untracked"]
 
@@ -86,6 +85,10 @@ def is_store_file(path: str) -> bool:
     store's own settings under ``.memhtml/`` are not listed."""
     if path.startswith(".memhtml/"):
         return False
+    # Imported here: the site model pulls in the parser, and this module sits on every
+    # write's import path (a cold command would pay for it).
+    from memhtml.store.site_model import is_generated_path
+
     return path.endswith(".html") or is_generated_path(path)
 
 

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from returns.io import IOResult, IOSuccess, impure_safe
 
@@ -26,7 +26,11 @@ from memhtml.contracts.services import GitService, PathChange, TreeEntry
 from memhtml.contracts.view import HeadView
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
-from memhtml.store.landing import Draft, Landed, land
+
+if TYPE_CHECKING:
+    # The commit machinery loads only when init runs: reads that check the marker
+    # (every command) import this module without it.
+    from memhtml.store.landing import Draft, Landed
 
 INBOX = "areas/inbox/"
 TASKS = "areas/tasks/"
@@ -283,6 +287,8 @@ def _layout_draft(branch: str, tip: str | None, present_dirs: set[str],
         changes.append(PathChange(GITIGNORE, ignore))
     changes.sort(key=lambda c: c.path)
     before = {c.path: current.get(c.path) for c in changes}
+    from memhtml.store.landing import Draft
+
     return Draft(tip, tuple(changes), ("init",), "store layout",
                  f"Mark the repository a store on {branch} ({MARKER}), create the layout "
                  "directories, mark generated pages merge=ours, and ignore local state.",
@@ -323,4 +329,6 @@ def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
     configured: IOResult[None, StoreError] = found.bind(
         lambda current: IOSuccess(None) if current is not None
         else deps.git.set_config(key, value))
+    from memhtml.store.landing import land
+
     return configured.bind(state).bind(lambda _: land(deps, lambda: _init_draft(deps)))
