@@ -37,3 +37,15 @@ def _no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop("XDG_CONFIG_HOME", None)
     else:
         os.environ["XDG_CONFIG_HOME"] = previous
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test writes the markdown index cache into the developer's ``~/.cache``."""
+    previous = os.environ.get("MEMHTML_CACHE_DIR")
+    os.environ["MEMHTML_CACHE_DIR"] = str(tmp_path_factory.mktemp("memhtml-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("MEMHTML_CACHE_DIR", None)
+    else:
+        os.environ["MEMHTML_CACHE_DIR"] = previous

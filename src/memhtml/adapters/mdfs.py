@@ -15,6 +15,23 @@ from pathlib import Path
 from returns.io import IOFailure, IOResult, IOSuccess, impure_safe
 
 from memhtml.mdindex import Exclude, ReadFailure
+from memhtml.mdindex.walk import Walk, inside, walk_tree
+
+
+class OsFileSystem:
+    """The walk's ``FileSystem`` on the real disk."""
+
+    def lstat(self, path: str) -> os.stat_result:
+        return os.lstat(path)
+
+    def stat(self, path: str) -> os.stat_result:
+        return os.stat(path)
+
+    def listdir(self, path: str) -> list[str]:
+        return os.listdir(path)
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path, strict=True)
 
 
 def _refusal(path: str) -> str | None:
@@ -29,33 +46,22 @@ def _refusal(path: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class DirectoryReader:
-    """Reads a directory on disk: regular files only, no symbolic link followed.
+    """Reads a directory on disk: regular files inside the root only.
 
-    A link (to a directory or a file) could lead out of the root the caller named
-    (a cloned folder can commit ``notes.md -> /etc/passwd``), and a FIFO or a device
-    would hang or never end a read, so neither is listed or read.
+    The listing is ``memhtml.mdindex.walk.walk_tree``'s: a link is followed only
+    when it resolves inside the root (a cloned folder can commit ``notes.md ->
+    /etc/passwd``), a FIFO or a device (which would hang or never end a read) is
+    never opened, and a directory reached twice is walked once.
     """
 
     root: Path
 
-    def list_files(self, prune: Exclude) -> IOResult[tuple[str, ...], ReadFailure]:
-        return self._walk(prune).alt(lambda error: ReadFailure(str(self.root), str(error)))
+    def walk(self, prune: Exclude) -> IOResult[Walk, ReadFailure]:
+        """The listing with what it passed over, for a caller that reports both."""
+        return walk_tree(OsFileSystem(), str(self.root), prune)
 
-    @impure_safe(exceptions=(OSError,))
-    def _walk(self, prune: Exclude) -> tuple[str, ...]:
-        found: list[str] = []
-        pending = [""]
-        while pending:
-            relative = pending.pop()
-            with os.scandir(self.root / relative if relative else self.root) as entries:
-                for entry in entries:
-                    path = f"{relative}/{entry.name}" if relative else entry.name
-                    if entry.is_dir(follow_symlinks=False):
-                        if not prune(path):
-                            pending.append(path)
-                    elif entry.is_file(follow_symlinks=False):
-                        found.append(path)
-        return tuple(sorted(found))
+    def list_files(self, prune: Exclude) -> IOResult[tuple[str, ...], ReadFailure]:
+        return self.walk(prune).map(lambda walked: walked.files)
 
     def read_files(self, paths: Sequence[str]) -> IOResult[tuple[bytes, ...], ReadFailure]:
         for path in paths:
@@ -73,13 +79,17 @@ class DirectoryReader:
         return tuple(self._regular(path) for path in paths)
 
     def _regular(self, path: str) -> bytes:
-        """The bytes of a regular file under the root, reached through no link."""
-        current = self.root
-        for part in path.split("/"):
-            current = current / part
-            if current.is_symlink():
-                raise OSError(f"{path}: a symbolic link is not followed")
-        handle = os.open(current, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        """The bytes of a regular file that resolves inside the root.
+
+        Judged by ``stat`` before it is opened, and opened without blocking, so a
+        FIFO put in place of a listed file can neither be read nor hang the read.
+        """
+        resolved = os.path.realpath(self.root / path, strict=True)
+        if not inside(resolved, os.path.realpath(self.root)):
+            raise OSError(f"{path}: resolves outside the root, not read")
+        if not stat.S_ISREG(os.stat(resolved).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        handle = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
             if not stat.S_ISREG(os.fstat(handle).st_mode):
                 raise OSError(f"{path}: not a regular file")

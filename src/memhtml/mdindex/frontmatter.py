@@ -41,7 +41,8 @@ def parse_frontmatter(text: str) -> Frontmatter:
     no frontmatter at all, which reads as a corpus fault rather than a
     line-ending one.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
+    # A byte-order mark before the fence is an editor's doing, not the author's.
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
     if lines[0] != _FENCE:
         return NO_FRONTMATTER
     name: str | None = None

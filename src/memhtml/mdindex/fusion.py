@@ -64,6 +64,8 @@ class FileHit:
     fm_name: str | None
     fm_type: str | None
     para: int
+    line: int
+    """1-based line where the chunk starts in the file."""
     snippet: str
     fused: float
     native: float | None
@@ -143,6 +145,7 @@ def retrieve(corpus: Corpus, channels: Sequence[Channel], text: str, k: int) -> 
                 fm_name=chunk.fm_name,
                 fm_type=chunk.fm_type,
                 para=chunk.para,
+                line=chunk.line,
                 snippet=truncate(chunk.text, SNIPPET_BYTES),
                 fused=score,
                 native=None if claimed is None else claimed[0],

@@ -80,3 +80,41 @@ def compile_glob(pattern: str) -> Result[GlobMatcher, BadGlob]:
 def glob_files(pattern: str, paths: Iterable[str]) -> Result[tuple[str, ...], BadGlob]:
     """The paths the pattern matches, sorted."""
     return compile_glob(pattern).map(lambda match: tuple(sorted(p for p in paths if match(p))))
+
+
+TRASH_DIR = ".trash"
+"""Where editors (Obsidian among them) move deleted notes: never part of a corpus."""
+
+
+def hidden_or_trash(path: str) -> bool:
+    """Whether the last segment of a slash path is hidden (``.obsidian``, ``.trash``)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith(".") or name == TRASH_DIR
+
+
+def exclusion(patterns: Iterable[str], *, hidden: bool = True) -> Result[GlobMatcher, BadGlob]:
+    """One ``Exclude`` from the caller's globs, hidden entries and ``.trash`` included.
+
+    A pattern holding a ``/`` is matched against the whole slash path, as
+    ``glob_files`` matches; one without is matched against the last segment, so
+    ``drafts`` or ``*.tmp.md`` excludes at every depth, the way an ignore file
+    reads. The exclusion is asked about directories and files alike, and a
+    directory excluded takes everything below it along.
+    """
+    whole: list[GlobMatcher] = []
+    named: list[GlobMatcher] = []
+    for pattern in patterns:
+        compiled = compile_glob(pattern)
+        if not isinstance(compiled, Success):
+            return compiled
+        (whole if "/" in pattern else named).append(compiled.unwrap())
+
+    def excluded(path: str) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        return (
+            (hidden and hidden_or_trash(path))
+            or any(match(path) for match in whole)
+            or any(match(name) for match in named)
+        )
+
+    return Success(excluded)

@@ -4,9 +4,10 @@ The line is ``key=value`` fields separated by single spaces, then the quoted
 snippet last::
 
     score=7.4213 score-channel=bm25 fused=0.016393 class=notes name=wind-log
-    type=measured at=notes/wind.md:0 snippet="the anemometer is reliable…"
+    type=measured at=notes/wind.md:12 snippet="the anemometer is reliable…"
 
-(shown wrapped here; it is one line)
+(shown wrapped here; it is one line). ``at`` is ``file:line``, the 1-based
+line where the quoted paragraph starts, so an editor opens the file there.
 
 Values never contain a space, a backslash or a control character (they are
 escaped as ``\\x20``, ``\\\\``, ``\\xNN``), an absent value prints ``-`` rather
@@ -54,7 +55,7 @@ def format_receipt(hit: FileHit) -> str:
     return (
         f"score={native} score-channel={_field(hit.native_channel)} fused={hit.fused:.6f}"
         f" class={_field(hit.class_)} name={_field(hit.fm_name)} type={_field(hit.fm_type)}"
-        f" at={_field(hit.file)}:{hit.para}"
+        f" at={_field(hit.file)}:{hit.line}"
         f" snippet={json.dumps(hit.snippet, ensure_ascii=False)}"
     )
 
@@ -64,6 +65,7 @@ def to_dict(hit: FileHit) -> dict[str, JSONScalar]:
     return {
         "file": hit.file,
         "para": hit.para,
+        "line": hit.line,
         "class": hit.class_,
         "fm_name": hit.fm_name,
         "fm_type": hit.fm_type,

@@ -49,7 +49,7 @@ class Finding:
 
 
 def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
+    return raw.decode("utf-8-sig", errors="replace")
 
 
 def _stem(path: str) -> str:
@@ -109,8 +109,14 @@ def coverage(
 ) -> IOResult[tuple[Finding, ...], MdIndexError]:
     """Check one ``A:B`` pair of globs in both directions.
 
-    Forward: every file matching A is named, by stem, somewhere in the files
-    matching B (a B file need not name itself). Backward: every relative
+    Forward: every file matching A is named in the files matching B (a B
+    file need not name itself), by one of: a relative link that resolves to
+    it (``[x](topics/a.md)``), a wikilink to its stem or its path without the
+    suffix (``[[a]]``, ``[[topics/a]]``), or its exact path, relative to the
+    root or to the B file, standing as a whole word. A name that merely occurs
+    inside other text (``a`` in ``data``, ``topics/a.md`` in
+    ``old-topics/a.md``) names nothing: matching by substring let a check pass
+    over an index that listed none of the files. Backward: every relative
     ``.md`` link inside a B file points at a file that exists. That is "every
     entry has an index line, and every index line points at a real entry" with
     the layout carried by the globs rather than assumed. Either glob matching
@@ -142,16 +148,23 @@ def _coverage_findings(
     glob_b: str,
 ) -> tuple[Finding, ...]:
     b_texts = [_decode(raw) for raw in b_raw]
-    b_all = "\n".join(b_texts)
     b_set = frozenset(b_files)
+    named = _named(b_files, b_texts)
     findings: list[Finding] = []
     for a in a_files:
         if a in b_set:
             continue
         stem = _stem(a)
-        if stem not in b_all:
+        if not ({a, a[: -len(MARKDOWN_SUFFIX)], stem} & named["wikilink"]) and a not in (
+            named["path"]
+        ):
             findings.append(
-                Finding("coverage", a, f"{a}: stem {stem!r} appears in no file matching {glob_b}")
+                Finding(
+                    "coverage",
+                    a,
+                    f"{a}: no file matching {glob_b} links to it ([x]({a}) or [[{stem}]])"
+                    " or names its path",
+                )
             )
     for b, text in zip(b_files, b_texts, strict=True):
         directory = posixpath.dirname(b)
@@ -172,6 +185,33 @@ def _coverage_findings(
                     )
                 )
     return tuple(findings)
+
+
+# A path standing as a whole word: not preceded or followed by a character
+# that could continue it, so ``a.md`` is not found inside ``data.md``.
+_PATH_WORD = re.compile(r"(?<![\w./\-])[\w./\-]*\w\.md(?![\w/\-])")
+
+
+def _named(b_files: Sequence[str], b_texts: Sequence[str]) -> dict[str, set[str]]:
+    """What the B files name: wikilink targets, and paths (linked or written out).
+
+    Paths are root-relative, resolved from each B file's directory; a path
+    written out is also taken as written, relative to the root.
+    """
+    wikilinked: set[str] = set()
+    paths: set[str] = set()
+    for b, text in zip(b_files, b_texts, strict=True):
+        directory = posixpath.dirname(b)
+        wikilinked.update(wikilink_target(m.group(1)) for m in _WIKILINK.finditer(text))
+        for match in _MD_LINK.finditer(text):
+            target = _link_target(match.group(1))
+            if target is not None:
+                paths.add(posixpath.normpath(posixpath.join(directory, target)))
+        for match in _PATH_WORD.finditer(text):
+            written = match.group(0)
+            paths.add(posixpath.normpath(written))
+            paths.add(posixpath.normpath(posixpath.join(directory, written)))
+    return {"wikilink": wikilinked, "path": paths}
 
 
 def frontmatter_present(

@@ -22,6 +22,7 @@ def test_receipt_line_reads_back() -> None:
         fm_name="wind-log",
         fm_type=None,
         para=3,
+        line=14,
         snippet='the "anemometer" is reliable…',
         fused=0.0163934,
         native=7.42139,
@@ -30,15 +31,15 @@ def test_receipt_line_reads_back() -> None:
     line = format_receipt(hit)
     assert line == (
         "score=7.4214 score-channel=bm25 fused=0.016393 class=notes name=wind-log type=-"
-        ' at=notes/wind\\x20log.md:3 snippet="the \\"anemometer\\" is reliable…"'
+        ' at=notes/wind\\x20log.md:14 snippet="the \\"anemometer\\" is reliable…"'
     )
     fields = parse(line)
-    assert fields["at"] == "notes/wind\\x20log.md:3"
+    assert fields["at"] == "notes/wind\\x20log.md:14"
     assert fields["snippet"] == hit.snippet
 
 
 def test_unscored_hit_prints_dashes_not_zero() -> None:
-    hit = FileHit("a.md", ".", None, None, 0, "text", 0.01, None, None)
+    hit = FileHit("a.md", ".", None, None, 0, 1, "text", 0.01, None, None)
     fields = parse(format_receipt(hit))
     assert fields["score"] == "-"
     assert fields["score-channel"] == "-"
@@ -50,7 +51,7 @@ def test_every_real_receipt_parses(corpus: Corpus) -> None:
     assert hits
     for hit in hits:
         fields = parse(format_receipt(hit))
-        assert fields["at"] == f"{hit.file}:{hit.para}"
+        assert fields["at"] == f"{hit.file}:{hit.line}"
         assert fields["snippet"] == hit.snippet
         document = json.loads(to_json(hit))
         assert document["file"] == hit.file

@@ -39,7 +39,9 @@ def test_truncate_at_a_multibyte_boundary() -> None:
 @settings(max_examples=100, derandomize=True)
 @given(MULTIBYTE)
 def test_receipt_lines_hold_whole_characters(text: str) -> None:
-    hit = FileHit("a.md", ".", None, None, 0, truncate(text, SNIPPET_BYTES), 0.5, 1.0, "bm25")
+    hit = FileHit(
+        "a.md", ".", None, None, 0, 1, truncate(text, SNIPPET_BYTES), 0.5, 1.0, "bm25"
+    )
     line = format_receipt(hit)
     assert line.encode("utf-8").decode("utf-8") == line
     assert "\n" not in line
