@@ -24,13 +24,15 @@ from memhtml.cli.output import (
 if TYPE_CHECKING:
     from returns.io import IOResult
 
-    from memhtml.mdindex import Corpus, CorpusReader, MdIndexError
+    from memhtml.mdindex import Corpus, CorpusReader, Exclude, MdIndexError
 
 md_app = App(name="md", help="A markdown memory directory: query it, verify it, count it.")
 import_app = App(name="import", help="Bring memories in from another format.")
 
 _COMMON = Common()
 Root = Annotated[Path, Parameter(name="--root")]
+Excludes = Annotated[tuple[str, ...], Parameter(consume_multiple=False, negative_iterable=())]
+K = Annotated[int, Parameter(name=["--k", "-k"])]
 
 
 T = TypeVar("T")
@@ -56,17 +58,41 @@ def _reader(root: Path) -> CorpusReader:
     return unwrap_io(markdown_reader(root))
 
 
-def _corpus(root: Path) -> Corpus:
-    from memhtml.mdindex import build
+def _scope(root: Path, exclude: tuple[str, ...]) -> tuple[CorpusReader, Exclude, tuple[str, ...]]:
+    """The folder's reader after one walk, this run's exclusion (hidden directories,
+    ``.trash`` and the caller's globs), and a note for each entry the walk skipped."""
+    from returns.io import IOResult
 
-    return _md_value(build(_reader(root)))
+    from memhtml.mdindex.globs import exclusion
+    from memhtml.mdindex.walk import ListedReader, WalkingReader
+
+    excluded = _md_value(IOResult.from_result(exclusion(exclude)))
+    reader = _reader(root)
+    if not isinstance(reader, WalkingReader):
+        return reader, excluded, ()
+    walked = _md_value(reader.walk(excluded))
+    notes = tuple(f"skipped: {s.path}: {s.reason}" for s in walked.skipped
+                  if not excluded(s.path))
+    return ListedReader(reader, walked.files), excluded, notes
+
+
+def _corpus(root: Path, cache: bool = True,
+            exclude: tuple[str, ...] = ()) -> tuple[Corpus, tuple[str, ...]]:
+    """The index of the folder, rebuilt only where files changed since the cached one
+    (``--no-cache`` builds it whole and leaves the cache alone), and the walk's notes."""
+    from memhtml.compose.mdcache import index_markdown
+
+    reader, excluded, notes = _scope(root, exclude)
+    return _md_value(index_markdown(reader, root, excluded, cache=cache)).corpus, notes
 
 
 @md_app.command(name="query")
 def md_query(text: str, /, *, root: Root, channel: tuple[ChannelName, ...] = ("bm25",),
-             k: int = 10, common: Common = _COMMON) -> int:
+             k: K = 10, exclude: Excludes = (), no_cache: bool = False,
+             common: Common = _COMMON) -> int:
     """The files that best match TEXT, one receipt line each: scores, the channel that
-    found it, frontmatter name and type, file:paragraph and a snippet.
+    found it, frontmatter name and type, file:line (where the paragraph starts) and a
+    snippet.
 
     Parameters
     ----------
@@ -78,6 +104,12 @@ def md_query(text: str, /, *, root: Root, channel: tuple[ChannelName, ...] = ("b
         bm25 or trigram; repeat to fuse several.
     k
         How many files.
+    exclude
+        A glob of paths to leave out: with a `/` it matches the whole path (`notes/old/*`),
+        without one any file or directory name (`drafts`, `*.tmp.md`); repeatable.
+        Hidden directories and `.trash` are always left out.
+    no_cache
+        Build the index from every file, neither reading nor writing the cache.
     """
 
     def body() -> Reply:
@@ -85,12 +117,13 @@ def md_query(text: str, /, *, root: Root, channel: tuple[ChannelName, ...] = ("b
 
         from memhtml.mdindex import format_receipt, make_channels, retrieve, to_dict
 
-        corpus = _corpus(root)
+        corpus, notes = _corpus(root, not no_cache, exclude)
         channels = _md_value(IOResult.from_result(make_channels(corpus, channel)))
         hits = retrieve(corpus, channels, text, k)
         return Reply({"query": text, "channels": list(channel),
                       "hits": [to_dict(hit) for hit in hits]},
-                     "\n".join(format_receipt(hit) for hit in hits) or "no matches")
+                     "\n".join(format_receipt(hit) for hit in hits) or "no matches",
+                     notes=notes)
 
     return respond(common.json, body)
 
@@ -105,30 +138,37 @@ def _depth_globs(paths: tuple[str, ...]) -> list[str]:
 @md_app.command(name="verify")
 def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
               frontmatter_glob: Many = (), exempt: Many = (), wikilinks: bool = False,
-              common: Common = _COMMON) -> int:
-    """Run the checks named; exit 1 when any finds something or cannot run.
+              exclude: Excludes = (), report: bool = False, common: Common = _COMMON) -> int:
+    """Run the checks named; exit 1 when any finds something or cannot run (with
+    --report, print the findings and exit 0: a check that cannot run still fails).
 
     Parameters
     ----------
     root
         The markdown directory.
     coverage
-        A:B globs: every file matching A is named in a file matching B, and every
-        relative .md link in B resolves; repeatable.
+        A:B globs (`topics/*.md:INDEX.md`): every file matching A is linked from a file
+        matching B (`[x](topics/a.md)` or `[[a]]`) or named there by its exact path,
+        and every relative .md link in B resolves; repeatable.
     frontmatter
         Every markdown file (or every file matching --frontmatter-glob) has a
         frontmatter name:.
     frontmatter_glob
-        The files the frontmatter check reads (*.md, notes/*.md); repeatable.
+        The files the frontmatter check reads (`*.md`, `notes/*.md`); repeatable.
         Default: every markdown file, at every depth.
     exempt
         A basename prefix the frontmatter check skips (index pages); repeatable.
     wikilinks
-        Every [[target]] resolves to a file stem or a frontmatter name.
+        Every `[[target]]` resolves to a file stem or a frontmatter name.
+    exclude
+        A glob of paths to leave out, as for `md query`; repeatable. Hidden directories
+        and `.trash` are always left out.
+    report
+        Report only: print the findings and exit 0 (the checks gate by default).
     """
 
     def body() -> Reply:
-        from memhtml.mdindex import Finding, frontmatter_present, list_visible
+        from memhtml.mdindex import Finding, build, frontmatter_present, list_visible
         from memhtml.mdindex import coverage as check_coverage
         from memhtml.mdindex import wikilinks as check_wikilinks
 
@@ -139,28 +179,32 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
         if malformed:
             raise UsageError(f"--coverage takes A:B (files matching glob A must be named in "
                              f"files matching glob B), got {malformed[0]!r}")
-        reader = _reader(root)
+        reader, excluded, notes = _scope(root, exclude)
         findings: list[Finding] = []
         for pair in coverage:
             glob_a, _, glob_b = pair.partition(":")
-            findings += _md_value(check_coverage(reader, glob_a, glob_b))
+            findings += _md_value(check_coverage(reader, glob_a, glob_b, excluded))
         if frontmatter or frontmatter_glob:
-            globs = frontmatter_glob or _depth_globs(_md_value(list_visible(reader, None)))
+            globs = frontmatter_glob or _depth_globs(_md_value(list_visible(reader, excluded)))
             for glob in globs:
-                findings += _md_value(frontmatter_present(reader, glob, exempt))
+                findings += _md_value(frontmatter_present(reader, glob, exempt, excluded))
         if wikilinks:
-            findings += _md_value(check_wikilinks(reader, _corpus(root)))
+            findings += _md_value(check_wikilinks(reader, _md_value(build(reader, excluded))))
         text = "\n".join(f"{f.kind}: {f.detail}" for f in findings) or "no findings"
         if not findings:
-            return Reply({"ok": True, "findings": []}, text)
+            return Reply({"ok": True, "findings": []}, text, notes=notes)
+        if report:
+            return Reply({"ok": True, "report": True, "findings": findings}, text,
+                         notes=notes)
         return Reply({"ok": False, "code": ERR_FINDINGS, "findings": findings}, text,
-                     EXIT_FAILED)
+                     EXIT_FAILED, notes)
 
     return respond(common.json, body)
 
 
 @md_app.command(name="stats")
-def md_stats(*, root: Root, common: Common = _COMMON) -> int:
+def md_stats(*, root: Root, exclude: Excludes = (), no_cache: bool = False,
+             common: Common = _COMMON) -> int:
     """What the index holds: the schema and ranking versions, files, paragraphs, bytes,
     terms, and paragraphs per top-level directory.
 
@@ -168,12 +212,17 @@ def md_stats(*, root: Root, common: Common = _COMMON) -> int:
     ----------
     root
         The markdown directory.
+    exclude
+        A glob of paths to leave out, as for `md query`; repeatable. Hidden directories
+        and `.trash` are always left out.
+    no_cache
+        Build the index from every file, neither reading nor writing the cache.
     """
 
     def body() -> Reply:
         from memhtml.mdindex import RANKING_VERSION, SCHEMA_VERSION
 
-        corpus = _corpus(root)
+        corpus, notes = _corpus(root, not no_cache, exclude)
         payload = {
             "schema": SCHEMA_VERSION, "ranking": RANKING_VERSION, "files": len(corpus.files),
             "chunks": len(corpus.chunks), "bytes": corpus.bytes, "terms": len(corpus.df),
@@ -182,7 +231,7 @@ def md_stats(*, root: Root, common: Common = _COMMON) -> int:
         lines = [f"{key:<9} {payload[key]}" for key in
                  ("schema", "ranking", "files", "chunks", "bytes", "terms", "avg_len")]
         lines += [f"  {name}: {n}" for name, n in corpus.by_class.items()]
-        return Reply(payload, "\n".join(lines))
+        return Reply(payload, "\n".join(lines), notes=notes)
 
     return respond(common.json, body)
 
@@ -190,14 +239,15 @@ def md_stats(*, root: Root, common: Common = _COMMON) -> int:
 @import_app.command(name="markdown")
 def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
                     tag: Many = ("imported",), common: Common = _COMMON) -> int:
-    """Convert a directory of markdown memories (frontmatter name, description and type
-    used when present) into memory files, committed in one commit. Every file that is
-    not converted is reported with the reason; exit 1 when any is.
+    """Bring a folder of markdown notes in (frontmatter, links as edges, sections,
+    lists, tables and code kept), or bring an earlier import of it up to date: new
+    files are written, changed ones corrected, deleted ones archived, all in one
+    commit. Every file left out is reported with why; exit 1 when any is.
 
     Parameters
     ----------
     directory
-        The markdown directory.
+        The markdown folder (hidden directories and .trash are skipped).
     dir
         The store directory the memories go to (subdirectories are kept below it).
     tag
@@ -205,36 +255,41 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
     """
 
     def body() -> Reply:
-        from memhtml.cli.progress import progress
-        from memhtml.store import BWrite, batch
-        from memhtml.store.markdown_import import convert_tree
+        from memhtml.store import batch
+        from memhtml.store.markdown_import import plan_import
+        from memhtml.store.markdown_walk import walk_markdown
 
-        reader = _reader(directory)
-        # Hidden directories (.git, .obsidian) hold tooling, not memories.
-        paths = _md_value(reader.list_files(lambda p: p.rsplit("/", 1)[-1].startswith(".")))
-        paths = tuple(p for p in paths if not any(s.startswith(".") for s in p.split("/")))
-        raw = _md_value(reader.read_files(paths))
+        if not directory.is_dir():
+            raise UsageError(f"{directory} is not a directory; pass the markdown folder")
+        walked = walk_markdown(directory)
         _, store = open_common(common)
-        taken = store_value(store.head()).paths()
-        with progress("converting", len(paths), common.json) as bar:
-            converted = convert_tree(list(zip(paths, raw, strict=True)), dir, tag, taken,
-                                     on_file=lambda _: bar.advance())
-        skipped = [{"file": s.source, "reason": s.reason} for s in converted.skipped]
-        notes = tuple(f"not converted: {s.source}: {s.reason}" for s in converted.skipped)
-        code = EXIT_FAILED if converted.skipped else EXIT_OK
-        if not converted.memories:
-            return Reply({"ok": False, "code": ERR_NOT_CONVERTED, "commit": None,
-                          "converted": [], "skipped": skipped},
-                         "nothing converted", EXIT_FAILED, notes)
-        with progress("committing", None, common.json):
-            landed = store_value(batch(store, [BWrite(m.data) for m in converted.memories]))
-        reply = landed_reply(landed)
-        sources = {m.data.path: m.source for m in converted.memories}
-        payload = {**reply.payload, "converted": [{"file": sources.get(p), "path": p}
-                                                  for p in landed.paths],
-                   "skipped": skipped} if isinstance(reply.payload, dict) else reply.payload
-        if skipped and isinstance(payload, dict):
-            payload = {**payload, "ok": False, "code": ERR_NOT_CONVERTED}
-        return Reply(payload, reply.text, code, notes)
+        head = store_value(store.head())
+        plan = plan_import(walked.files, dir, tag, head.active_records(), head.paths(),
+                           refused=walked.refused)
+        refused = [{"file": r.source, "reason": r.reason} for r in plan.refused]
+        payload: dict[str, object] = {
+            "ok": not refused, "commit": None,
+            "added": [{"file": s, "path": p} for s, p in plan.added],
+            "changed": [{"file": s, "from": a, "path": b} for s, a, b in plan.changed],
+            "archived": [{"file": s, "path": p} for s, p in plan.deleted],
+            "unchanged": list(plan.unchanged), "indexes": list(plan.indexes),
+            "unresolved": [{"file": s, "target": t} for s, t in plan.unresolved],
+            "skipped": refused}
+        if refused:
+            payload["code"] = ERR_NOT_CONVERTED
+        counts = (f"{len(plan.added)} added, {len(plan.changed)} changed, "
+                  f"{len(plan.deleted)} archived, {len(plan.unchanged)} unchanged, "
+                  f"{len(plan.indexes)} index pages, {len(refused)} not converted, "
+                  f"{len(plan.unresolved)} unresolved links")
+        notes = tuple(f"not converted: {r.source}: {r.reason}" for r in plan.refused)
+        code = EXIT_FAILED if refused else EXIT_OK
+        if not plan.ops:
+            return Reply(payload, f"nothing to commit: {counts}", code, notes)
+        landed = store_value(batch(store, plan.ops))
+        payload["commit"] = landed.commit
+        payload["converted"] = [{"file": s, "path": p} for s, p in plan.added] + [
+            {"file": s, "path": p} for s, _, p in plan.changed]
+        landed_notes = landed_reply(landed).notes
+        return Reply(payload, f"{landed.commit[:12]}: {counts}", code, notes + landed_notes)
 
     return respond(common.json, body)

@@ -1,69 +1,92 @@
-"""Markdown memories as memory files: a pure conversion, one file at a time.
+"""A folder of markdown memories as memory files, and the ops that keep it in step.
 
-A markdown memory is a file with an optional frontmatter block (``name``,
-``description``, ``type``) and paragraphs separated by blank lines. It becomes a
-memory whose title is the frontmatter name (else a leading ``# heading``, else the
-file name), whose claim is the description (else the first paragraph), and whose
-body is the remaining paragraphs, verbatim; a fenced code paragraph becomes a code
-figure. Each result is rendered and parsed once here, so a file the write door
-would refuse is reported with its reasons instead of failing the whole import.
+Each file is converted on its own (``convert_markdown``: frontmatter by
+``markdown_front``, body by ``markdown_convert``) into a whole memory file, so the
+frontmatter's ``created``/``updated`` survive as the memory's stamps instead of the
+import's time. Links between notes are resolved only once every file has its store
+path, and become ``relates_to`` edges (or the rel a basic-memory relation names).
+
+Every imported memory carries two facets: ``memhtml-source`` (its file's path under
+the folder) and ``memhtml-source-sha256`` (that file's bytes' digest). They are what
+makes a second import of the same folder a sync rather than a refusal: an unchanged
+file is skipped, a changed one lands through ``correct`` (the old version archived),
+one whose file is gone is archived, and all of it is one batch, so one commit.
+
+A file whose body is only lists of links (an index such as ``MEMORY.md``) has no
+fact of its own: it becomes no memory, and is reported as an index with its links
+checked. The format has no index page; the edges between the notes carry the links.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import posixpath
-import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
-from memhtml.contracts.vocabulary import MemoryType, is_memory_type
+from memhtml.contracts.paths import to_document_path
+from memhtml.contracts.record import Link, MemoryRecord
+from memhtml.contracts.vocabulary import MemoryType
 from memhtml.format import (
     NewMemoryInput,
-    block_tag_in_run,
-    fenced_block_of,
+    escape_text,
+    new_memory_doc,
     parse_memory,
-    render_template,
-    split_paragraphs,
+    serialize_memory,
 )
 from memhtml.store.errors import describe
-from memhtml.store.inputs import WriteInput
+from memhtml.store.inputs import BArchive, BatchOp, BCorrect, BLink, BUnlink, BWrite, WriteInput
 from memhtml.store.layout import normalize_directory, slug_of
+from memhtml.store.markdown_convert import Article, Target, convert_body
+from memhtml.store.markdown_front import (
+    Front,
+    ascii_collapsed,
+    memory_type_of,
+    read_front,
+    split_front,
+)
 from memhtml.store.paths import Names, Spellings, new_memory_path, spelled
 
 MARKDOWN_SUFFIX = ".md"
-CHECK_AT = "2026-01-01T00:00:00Z"
-"""The stamp the validation render uses; the door stamps the real write time."""
-TYPE_ALIASES: dict[str, MemoryType] = {
-    "user": "user_preference",
-    "feedback": "user_preference",
-    "preference": "user_preference",
-    "project": "semantic",
-    "reference": "semantic",
-    "fact": "semantic",
-    "insight": "agent_insight",
-    "howto": "procedural",
-    "event": "episodic",
-}
-"""Frontmatter types other tools write, mapped to the nearest memory type; a type
-that is already a memory type is kept, anything else becomes ``semantic``."""
+SOURCE_FACET = "memhtml-source"
+DIGEST_FACET = "memhtml-source-sha256"
 
-_FENCE = "---"
-_HEADING = re.compile(r"#{1,6}[ \t]+(.+?)[ \t#]*")
-_WS = re.compile(r"\s+")
+__all__ = [
+    "DIGEST_FACET",
+    "SOURCE_FACET",
+    "Converted",
+    "ImportPlan",
+    "ImportedMemory",
+    "MarkdownImport",
+    "NotConverted",
+    "convert_markdown",
+    "convert_tree",
+    "memory_type_of",
+    "plan_import",
+    "target_path",
+]
 
 
 @dataclass(frozen=True, slots=True)
-class Frontmatter:
-    name: str | None = None
-    description: str | None = None
-    type: str | None = None
+class Converted:
+    """One file, converted but not yet placed: its edges wait for every path."""
+
+    source: str
+    digest: str
+    title: str
+    claim: str
+    memory_type: MemoryType
+    front: Front
+    article: Article
+    tags: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class ImportedMemory:
-    """One converted file: where it came from and what the write door gets."""
+    """One placed file: where it came from and what the write door gets."""
 
     source: str
     data: WriteInput
@@ -81,43 +104,30 @@ class MarkdownImport:
     skipped: tuple[NotConverted, ...]
 
 
-def _unquoted(raw: str) -> str | None:
-    value = raw.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        value = value[1:-1].strip()
-    return value or None
+@dataclass(frozen=True, slots=True)
+class ImportPlan:
+    """What an import will do, as a batch and as the lists its summary counts."""
+
+    ops: tuple[BatchOp, ...]
+    added: tuple[tuple[str, str], ...] = ()
+    """(source, store path) of each new memory."""
+    changed: tuple[tuple[str, str, str], ...] = ()
+    """(source, old path, new path) of each corrected memory."""
+    deleted: tuple[tuple[str, str], ...] = ()
+    """(source, path) of each memory archived because its file is gone."""
+    unchanged: tuple[str, ...] = ()
+    indexes: tuple[str, ...] = ()
+    refused: tuple[NotConverted, ...] = ()
+    unresolved: tuple[tuple[str, str], ...] = field(default=())
+    """(source, target) of each link that names no imported file."""
 
 
-def split_frontmatter(text: str) -> tuple[Frontmatter, str]:
-    """The frontmatter's three fields and the text after it. A file whose first line is
-    not ``---``, or whose block never closes, has none and keeps all its text."""
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip() != _FENCE:
-        return Frontmatter(), text
-    fields: dict[str, str | None] = {}
-    for index, line in enumerate(lines[1:], start=1):
-        if line.startswith(_FENCE):
-            front = Frontmatter(fields.get("name"), fields.get("description"),
-                                fields.get("type"))
-            return front, "\n".join(lines[index + 1:])
-        key, sep, value = line.partition(":")
-        key = key.strip()
-        if sep and key in {"name", "description", "type"} and key not in fields:
-            fields[key] = _unquoted(value)
-    return Frontmatter(), text
+def now_instant() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def memory_type_of(raw: str | None) -> MemoryType:
-    if raw is None:
-        return "semantic"
-    name = raw.strip().lower().replace("-", "_")
-    if is_memory_type(name):
-        return name
-    return TYPE_ALIASES.get(name, "semantic")
-
-
-def one_line(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+def digest_of(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
 
 
 def target_path(source: str, directory: str) -> str:
@@ -129,55 +139,246 @@ def target_path(source: str, directory: str) -> str:
         f"{slug_of(stem)}.html"
 
 
-def _title_of(source: str, front: Frontmatter, paragraphs: list[str]) -> str:
-    if front.name:
-        return front.name
-    if paragraphs:
-        heading = _HEADING.fullmatch(paragraphs[0].strip())
-        if heading and "\n" not in paragraphs[0].strip():
-            paragraphs.pop(0)
-            return heading.group(1).strip()
-    stem = posixpath.basename(source)
-    stem = stem[: -len(MARKDOWN_SUFFIX)] if stem.endswith(MARKDOWN_SUFFIX) else stem
-    return one_line(stem.replace("-", " ").replace("_", " ")) or "memory"
+def _stem(source: str) -> str:
+    name = posixpath.basename(source)
+    return name[: -len(MARKDOWN_SUFFIX)] if name.endswith(MARKDOWN_SUFFIX) else name
 
 
-def convert_markdown(source: str, raw: bytes, directory: str, tags: Sequence[str] = ()
-                     ) -> Result[WriteInput, str]:
-    """One markdown file as a write request, or why it cannot be one."""
+def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
+                     ) -> Result[Converted, str]:
+    """One markdown file, converted, or why it cannot be a memory."""
+    if b"\x00" in raw:
+        return Failure("binary (it holds NUL bytes), not markdown text")
     try:
-        text = raw.decode("utf-8").replace("\r\n", "\n")
-    except UnicodeDecodeError:
-        return Failure("not UTF-8 text")
-    front, rest = split_frontmatter(text.removeprefix("\ufeff"))
-    paragraphs = [p.strip() for p in split_paragraphs(rest) if p.strip()]
-    title = _title_of(source, front, paragraphs)
-    if front.description:
-        claim = one_line(front.description)
-    elif paragraphs and fenced_block_of(paragraphs[0]) is None:
-        claim = one_line(paragraphs.pop(0))
-    elif paragraphs:
-        return Failure("the first paragraph is code and there is no frontmatter description "
-                       "to take the claim from")
-    else:
-        return Failure("no text: nothing to take a claim from")
-    problems = []
-    for label, value in [("title", title), ("claim", claim),
-                         *((f"paragraph {i}", p) for i, p in enumerate(paragraphs, start=1)
-                           if fenced_block_of(p) is None)]:
-        hit = block_tag_in_run(value)
-        if hit is not None:
-            problems.append(f"{label} holds raw HTML ({hit.tag} at offset {hit.offset})")
-    if problems:
-        return Failure("; ".join(problems))
-    data = WriteInput(title=title, claim=claim, memory_type=memory_type_of(front.type),
-                      body=tuple(paragraphs), tags=tuple(tags),
-                      path=target_path(source, directory))
-    rendered = render_template(NewMemoryInput(
-        title=data.title, claim=data.claim, memory_type=data.memory_type, at=CHECK_AT,
-        body=data.body, tags=data.tags))
-    return parse_memory(rendered, data.path or source).map(lambda _: data).alt(
-        lambda error: "; ".join(error.violations) or error.reason)
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as error:
+        return Failure(f"not UTF-8 text (byte {error.start} cannot be decoded); "
+                       "re-save it as UTF-8")
+    split = split_front(text.removeprefix("\ufeff"))
+    if isinstance(split, Failure):
+        return Failure(split.failure())
+    fields, body = split.unwrap()
+    front = read_front(fields)
+    article = convert_body(body, source, claim_given=front.description is not None)
+    title = front.title or article.title or " ".join(
+        _stem(source).replace("-", " ").replace("_", " ").split()) or "memory"
+    claim = front.description or article.claim
+    if article.is_index:
+        claim = claim or title
+    if not claim:
+        return Failure("no prose to take a claim from (no frontmatter description and "
+                       "no paragraph of text)")
+    all_tags = tuple(dict.fromkeys([*tags, *front.tags, *article.tags]))
+    return Success(Converted(source, digest_of(raw), title, ascii_collapsed(claim),
+                             memory_type_of(front.type), front, article, all_tags))
+
+
+def _facets_html(converted: Converted) -> str:
+    pairs = [*converted.front.facets, (SOURCE_FACET, converted.source),
+             (DIGEST_FACET, converted.digest)]
+    rows = "".join(f"<dt>{escape_text(k)}</dt><dd>{escape_text(v)}</dd>" for k, v in pairs)
+    return f"<dl>{rows}</dl>"
+
+
+def render_file(converted: Converted, links: tuple[Link, ...], at: str) -> str:
+    """The whole memory file: the article, the facets, the edges, and the stamps the
+    frontmatter gave (``at``, the import's time, for those it did not)."""
+    article = converted.article
+    parts = [] if article.claim_marked else [f"<p><mark>{escape_text(converted.claim)}</mark></p>"]
+    parts += [article.html, _facets_html(converted)]
+    created = converted.front.created or at
+    updated = converted.front.updated or created
+    doc = new_memory_doc(NewMemoryInput(
+        title=converted.title, claim=converted.claim, memory_type=converted.memory_type,
+        at=created, article_html="\n".join(p for p in parts if p), tags=converted.tags,
+        aliases=converted.front.aliases, links=links))
+    return serialize_memory(replace(doc, metas=replace(doc.metas, updated_at=updated)))
+
+
+def _check(converted: Converted, path: str) -> str | None:
+    """Why the rendered file would be refused, or None: a bad file is reported rather
+    than sinking the whole import's commit."""
+    html = render_file(converted, (), "2026-01-01T00:00:00Z")
+    return parse_memory(html, path).map(lambda _: None).alt(
+        lambda error: "; ".join(error.violations) or error.reason).swap().value_or(None)
+
+
+@dataclass(slots=True)
+class _Resolver:
+    """Link targets to store paths: a ``.md`` path exactly, a wikilink by file stem,
+    path without suffix, title or alias (case-insensitive)."""
+
+    by_source: dict[str, str]
+    by_name: dict[str, str]
+
+    @classmethod
+    def of(cls, placed: dict[str, str], converted: dict[str, Converted]) -> _Resolver:
+        by_name: dict[str, str] = {}
+        for source, path in sorted(placed.items()):
+            c = converted.get(source)
+            names = [source[: -len(MARKDOWN_SUFFIX)], _stem(source)]
+            if c is not None:
+                names += [c.title, *c.front.aliases]
+            for name in names:
+                by_name.setdefault(name.strip().lower(), path)
+        return cls(dict(placed), by_name)
+
+    def __call__(self, name: str, is_path: bool) -> str | None:
+        if is_path:
+            return self.by_source.get(name)
+        key = name.strip().lower()
+        return self.by_name.get(key) or self.by_name.get(key.removesuffix(".md"))
+
+
+def _links(converted: Converted, resolve: _Resolver, own: str,
+           unresolved: list[tuple[str, str]]) -> tuple[Link, ...]:
+    out: dict[tuple[str, str], Link] = {}
+    named = [Target(name, False, rel) for rel, name in converted.front.edges]
+    for target in [*converted.article.targets, *named]:
+        path = resolve(target.name, target.is_path)
+        if path is None:
+            unresolved.append((converted.source, target.name))
+        elif path != own:
+            href = to_document_path(path)
+            out.setdefault((target.rel, href), Link(target.rel, href))
+    return tuple(out.values())
+
+
+def _source_of(record: MemoryRecord) -> tuple[str | None, str | None]:
+    source = next((f.value for f in record.facets if f.name == SOURCE_FACET), None)
+    digest = next((f.value for f in record.facets if f.name == DIGEST_FACET), None)
+    return source, digest
+
+
+def _free(path: str, taken: set[str]) -> str:
+    """``path``, or ``<stem>-2.html``, ``-3`` ...: the first name no memory holds."""
+    if path not in taken:
+        return path
+    stem = path.removesuffix(".html")
+    n = 2
+    while f"{stem}-{n}.html" in taken:
+        n += 1
+    return f"{stem}-{n}.html"
+
+
+def plan_import(
+    files: Iterable[tuple[str, bytes]],
+    directory: str,
+    tags: Sequence[str] = (),
+    records: Iterable[MemoryRecord] = (),
+    taken: Iterable[str] = (),
+    at: str | None = None,
+    refused: Iterable[tuple[str, str]] = (),
+    on_file: Callable[[str], None] | None = None,
+) -> ImportPlan:
+    """The batch that brings ``files`` in, or brings an earlier import of them up to date.
+
+    ``records`` are the store's active memories; those under ``directory`` with a
+    ``memhtml-source`` facet are this folder's earlier import. ``taken`` lists every
+    store path. A new file whose path another memory holds, or that the write door
+    would refuse as a name, is reported rather than renamed.
+    """
+    stamp = at or now_instant()
+    home = normalize_directory(directory.strip("/")) if directory.strip("/") else ""
+    managed: dict[str, tuple[MemoryRecord, str | None]] = {}
+    for record in records:
+        source, digest = _source_of(record)
+        if source is not None and record.path.startswith(home) and source not in managed:
+            managed[source] = (record, digest)
+    used = set(taken)
+    names = Names((Spellings.of(used),))
+    not_converted = [NotConverted(s, r) for s, r in refused]
+    converted: dict[str, Converted] = {}
+    indexes: list[str] = []
+    present: set[str] = {s for s, _ in refused}
+    for source, raw in sorted(files):
+        if on_file is not None:
+            on_file(source)
+        present.add(source)
+        result = convert_markdown(source, raw, tags)
+        if isinstance(result, Failure):
+            not_converted.append(NotConverted(source, result.failure()))
+            continue
+        one = result.unwrap()
+        if one.article.is_index:
+            indexes.append(source)
+        converted[source] = one
+    placed: dict[str, str] = {s: managed[s][0].path for s in converted if s in managed}
+    fresh: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
+    for source, one in converted.items():
+        if one.article.is_index:
+            continue
+        if source in managed:
+            (changed if managed[source][1] != one.digest else unchanged).append(source)
+            continue
+        path = spelled(target_path(source, directory), names)
+        why: str | None = None
+        if path in used:
+            why = f"would land on {path}, which another memory already holds"
+        else:
+            refused_path = new_memory_path(path, names).swap().value_or(None)
+            twin = names.twin(path)
+            if refused_path is not None or twin is not None:
+                why = "would land on a refused path: " + (
+                    describe(refused_path) if refused_path is not None
+                    else f"path {path!r}: {twin}")
+        why = why or _check(one, path)
+        if why is not None:
+            not_converted.append(NotConverted(source, why))
+            continue
+        used.add(path)
+        placed[source] = path
+        fresh.append(source)
+    for source in changed:
+        why = _check(converted[source], placed[source])
+        if why is not None:
+            not_converted.append(NotConverted(source, why))
+            continue
+        new_path = _free(placed[source], used)
+        used.add(new_path)
+        placed[source] = new_path
+    changed = [s for s in changed if s not in {n.source for n in not_converted}]
+    resolve = _Resolver.of(placed, converted)
+    unresolved: list[tuple[str, str]] = []
+    ops: list[BatchOp] = []
+    relinks: list[BatchOp] = []
+    old_paths = {to_document_path(managed[s][0].path): s for s in changed}
+    for source in unchanged:
+        record = managed[source][0]
+        wanted = set(_links(converted[source], resolve, record.path, []))
+        for link in record.links:
+            moved = old_paths.get(link.href)
+            if moved is not None:
+                ops.append(BUnlink(record.path, link.rel, link.href))
+                wanted.add(Link(link.rel, to_document_path(placed[moved])))
+        have = {(link.rel, link.href) for link in record.links
+                if link.href not in old_paths}
+        relinks += [BLink(record.path, link.rel, link.href) for link in sorted(
+            wanted, key=lambda k: (k.rel, k.href)) if (link.rel, link.href) not in have]
+    for source in indexes:
+        _links(converted[source], resolve, "", unresolved)
+    for source in fresh:
+        html = render_file(converted[source], _links(
+            converted[source], resolve, placed[source], unresolved), stamp)
+        ops.append(BWrite(WriteInput(file_html=html, path=placed[source])))
+    for source in changed:
+        html = render_file(converted[source], _links(
+            converted[source], resolve, placed[source], unresolved), stamp)
+        ops.append(BCorrect(managed[source][0].path,
+                            WriteInput(file_html=html, path=placed[source])))
+    deleted = sorted(s for s in managed if s not in present)
+    ops += [BArchive(managed[s][0].path) for s in deleted]
+    ops += relinks
+    return ImportPlan(
+        ops=tuple(ops),
+        added=tuple((s, placed[s]) for s in fresh),
+        changed=tuple((s, managed[s][0].path, placed[s]) for s in changed),
+        deleted=tuple((s, managed[s][0].path) for s in deleted),
+        unchanged=tuple(unchanged), indexes=tuple(indexes),
+        refused=tuple(sorted(not_converted, key=lambda n: n.source)),
+        unresolved=tuple(unresolved))
 
 
 def convert_tree(
@@ -187,42 +388,15 @@ def convert_tree(
     taken: Iterable[str] = (),
     on_file: Callable[[str], None] | None = None,
 ) -> MarkdownImport:
-    """Every file of a tree, in path order: converted, or reported with its reason.
-
-    ``taken`` lists store paths already holding a memory; a file that would land on
-    one, or on a path an earlier file of the import took, is reported rather than
-    renamed, so a second import of the same directory adds nothing silently. So is
-    one whose path the write door would refuse as a new name (a Windows device name
-    such as ``con.md``, a name too long, one that differs from a taken path or
-    directory only by case or Unicode normalization), so one such file cannot sink
-    the whole import's commit. Each path is spelled as the door will store it.
-    """
-    used = set(taken)
-    names = Names((Spellings.of(used),))
-    memories: list[ImportedMemory] = []
-    skipped: list[NotConverted] = []
-    for source, raw in sorted(files):
-        if on_file is not None:
-            on_file(source)
-        if not source.endswith(MARKDOWN_SUFFIX):
-            skipped.append(NotConverted(source, "not a markdown (.md) file"))
-            continue
-        converted = convert_markdown(source, raw, directory, tags)
-        data = converted.value_or(None)
-        if data is None:
-            skipped.append(NotConverted(source, converted.swap().value_or("not converted")))
-            continue
-        path = spelled(data.path or "", names)
-        if path in used:
-            skipped.append(NotConverted(source, f"would land on {path}, which another "
-                                                 "memory already holds"))
-            continue
-        refused = new_memory_path(path, names).swap().value_or(None)
-        twin = names.twin(path)
-        if refused is not None or twin is not None:
-            why = describe(refused) if refused is not None else f"path {path!r}: {twin}"
-            skipped.append(NotConverted(source, f"would land on a refused path: {why}"))
-            continue
-        used.add(path)
-        memories.append(ImportedMemory(source, replace(data, path=path)))
-    return MarkdownImport(tuple(memories), tuple(skipped))
+    """A first import's new memories, each a write request, and every file left out
+    with its reason (a file that is not markdown among them)."""
+    listed = list(files)
+    others = [NotConverted(s, "not a markdown (.md) file") for s, _ in listed
+              if not s.endswith(MARKDOWN_SUFFIX)]
+    plan = plan_import([(s, b) for s, b in listed if s.endswith(MARKDOWN_SUFFIX)],
+                       directory, tags, (), taken, on_file=on_file)
+    sources = {p: s for s, p in plan.added}
+    memories = tuple(ImportedMemory(sources[op.data.path or ""], op.data)
+                     for op in plan.ops if isinstance(op, BWrite))
+    return MarkdownImport(memories, tuple(sorted([*plan.refused, *others],
+                                                 key=lambda n: n.source)))

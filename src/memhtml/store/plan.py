@@ -297,7 +297,9 @@ def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = (
         oversize = _oversize(len(data.file_html.encode("utf-8")), "the file")
         if oversize is not None:
             return Failure(Refused("the memory was not written", (oversize,)))
-        return Success(data.file_html)
+        # A correction's supersedes edge rides here; a whole file must carry it too.
+        return Success(reduce(lambda html, link: add_link(html, link.rel, link.href),
+                              extra_links, data.file_html))
     violations = _body_violations(data)
     if violations:
         return Failure(Refused("the memory was not written", violations))
