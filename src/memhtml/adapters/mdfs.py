@@ -74,11 +74,25 @@ class DirectoryReader:
             )
         )
 
+    def read_capped(self, path: str, cap: int) -> IOResult[bytes | None, ReadFailure]:
+        """One file's bytes, or None when it holds more than ``cap``: at most ``cap + 1``
+        bytes are read, so a huge file costs no more memory than the cap."""
+        reason = _refusal(path)
+        if reason is not None:
+            return IOFailure(ReadFailure(path, reason))
+        return self._capped(path, cap).map(
+            lambda raw: None if len(raw) > cap else raw
+        ).alt(lambda error: ReadFailure(path, getattr(error, "strerror", None) or str(error)))
+
+    @impure_safe(exceptions=(OSError,))
+    def _capped(self, path: str, cap: int) -> bytes:
+        return self._regular(path, cap + 1)
+
     @impure_safe(exceptions=(OSError,))
     def _read(self, paths: Sequence[str]) -> tuple[bytes, ...]:
         return tuple(self._regular(path) for path in paths)
 
-    def _regular(self, path: str) -> bytes:
+    def _regular(self, path: str, limit: int = -1) -> bytes:
         """The bytes of a regular file that resolves inside the root.
 
         Judged by ``stat`` before it is opened, and opened without blocking, so a
@@ -95,7 +109,7 @@ class DirectoryReader:
                 raise OSError(f"{path}: not a regular file")
             with os.fdopen(handle, "rb") as stream:
                 handle = -1
-                return stream.read()
+                return stream.read(limit)
         finally:
             if handle >= 0:
                 os.close(handle)

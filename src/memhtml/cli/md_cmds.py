@@ -255,13 +255,14 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
     """
 
     def body() -> Reply:
+        from memhtml.mdindex.globs import exclusion
         from memhtml.store import batch
         from memhtml.store.markdown_import import plan_import
-        from memhtml.store.markdown_walk import walk_markdown
+        from memhtml.store.markdown_source import gather_markdown
 
         if not directory.is_dir():
             raise UsageError(f"{directory} is not a directory; pass the markdown folder")
-        walked = walk_markdown(directory)
+        walked = _md_value(gather_markdown(_reader(directory), exclusion(()).unwrap()))
         _, store = open_common(common)
         head = store_value(store.head())
         plan = plan_import(walked.files, dir, tag, head.active_records(), head.paths(),
@@ -281,7 +282,8 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
                   f"{len(plan.deleted)} archived, {len(plan.unchanged)} unchanged, "
                   f"{len(plan.indexes)} index pages, {len(refused)} not converted, "
                   f"{len(plan.unresolved)} unresolved links")
-        notes = tuple(f"not converted: {r.source}: {r.reason}" for r in plan.refused)
+        notes = tuple(f"not converted: {r.source}: {r.reason}" for r in plan.refused) + \
+            tuple(f"skipped: {s}: {r}" for s, r in walked.passed)
         code = EXIT_FAILED if refused else EXIT_OK
         if not plan.ops:
             return Reply(payload, f"nothing to commit: {counts}", code, notes)

@@ -25,8 +25,15 @@ from markdown_it.tree import SyntaxTreeNode
 
 from memhtml.contracts.vocabulary import EdgeRel, is_edge_rel
 from memhtml.format import escape_attribute, escape_text
+from memhtml.store.markdown_front import ascii_collapsed
 
-_WIKILINK = re.compile(r"\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]")
+_WIKILINK = re.compile(
+    r"\[\[([^\[\]|#\x00]*)(?:#([^\[\]|\x00]*))?(?:\|([^\[\]\x00]*))?\]\]")
+_ESCAPED = "\x00"
+"""Stands in, in the scanned copy of a text run, for a character written escaped
+(``\\#``, ``\\[``) or as an entity (``&#35;``): such a character is text, never the
+start of a tag or a wikilink. The input never holds NUL (a file with one is refused
+as binary), so the stand-in cannot be confused with a written character."""
 _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W\d_][\w/-]*|[\w/-]*[^\W\d][\w/-]*)", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _OBSERVATION = re.compile(r"\[([^\[\]]+)\]\s+(\S.*)", re.DOTALL)
@@ -36,8 +43,12 @@ _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 _WS = re.compile(r"\s+")
 
 
+
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
+    """CommonMark with tables; ``text_join`` off, so an escaped character or an entity
+    stays its own ``text_special`` token and tags and wikilinks are found in the text
+    as written, not in the text the escapes were taken out of."""
+    return MarkdownIt("commonmark", {"html": True}).enable("table").disable("text_join")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,17 +91,30 @@ def _plain(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def _text_run(text: str, state: _State) -> tuple[str, str]:
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """Adjacent text as read (``text``) and as scanned for syntax (``scan``): the same
+    length, each escaped character replaced by ``_ESCAPED`` in the scanned copy."""
+
+    text: str
+    scan: str
+
+
+def _text_run(run: _Run, state: _State) -> tuple[str, str]:
     """A text run's markup and plain text: wikilinks become their shown text (and
-    targets), ``#tags`` are collected, everything is escaped."""
+    targets), ``#tags`` are collected, everything is escaped. Both are looked for in
+    the scanned copy, so ``\\#word`` is no tag and ``\\[\\[x\\]\\]`` no link; a code
+    span or a fence is never a text run, so a ``#word`` in code is no tag either."""
+    text = run.text
     html: list[str] = []
     plain: list[str] = []
     last = 0
-    for hit in _WIKILINK.finditer(text):
+    for hit in _WIKILINK.finditer(run.scan):
         before = text[last:hit.start()]
         html.append(escape_text(before))
         plain.append(before)
-        name, heading, alias = (g.strip() if g else "" for g in hit.groups())
+        name, heading, alias = (text[hit.start(i):hit.end(i)].strip() if hit.group(i)
+                                else "" for i in (1, 2, 3))
         shown = alias or (f"{name}#{heading}" if heading else name) or heading
         if name:
             state.targets.append(Target(name, False, state.relation or "relates_to"))
@@ -99,7 +123,7 @@ def _text_run(text: str, state: _State) -> tuple[str, str]:
         last = hit.end()
     html.append(escape_text(text[last:]))
     plain.append(text[last:])
-    for tag in _TAG.findall(_WIKILINK.sub(" ", text)):
+    for tag in _TAG.findall(_WIKILINK.sub(" ", run.scan)):
         if tag not in state.tags:
             state.tags.append(tag)
     return "".join(html), "".join(plain)
@@ -130,18 +154,24 @@ def _inline(nodes: list[SyntaxTreeNode], state: _State) -> tuple[str, str]:
     return "".join(html), "".join(plain)
 
 
-def _joined_text(nodes: list[SyntaxTreeNode]) -> list[SyntaxTreeNode | str]:
-    """Adjacent text nodes as one string: markdown-it splits a run at ``[``, which
-    would cut a ``[[wikilink]]`` in pieces."""
-    out: list[SyntaxTreeNode | str] = []
+def _joined_text(nodes: list[SyntaxTreeNode]) -> list[SyntaxTreeNode | _Run]:
+    """Adjacent text nodes (escaped characters among them) as one run: markdown-it
+    splits a run at ``[`` and at every escape, which would cut a ``[[wikilink]]`` in
+    pieces. An escaped ``|`` stays a pipe in the scanned copy: it is how a wikilink's
+    alias is written inside a table cell."""
+    out: list[SyntaxTreeNode | _Run] = []
     for node in nodes:
-        if node.type == "text":
-            if out and isinstance(out[-1], str):
-                out[-1] += node.content
-            else:
-                out.append(node.content)
-        else:
+        if node.type not in ("text", "text_special"):
             out.append(node)
+            continue
+        content = node.content
+        scan = content if node.type == "text" or content == "|" else \
+            _ESCAPED * len(content)
+        last = out[-1] if out else None
+        if isinstance(last, _Run):
+            out[-1] = _Run(last.text + content, last.scan + scan)
+        else:
+            out.append(_Run(content, scan))
     return out
 
 
@@ -149,7 +179,7 @@ def _segments(nodes: list[SyntaxTreeNode], state: _State) -> list[tuple[str, str
     """Each inline piece as (markup, plain text, is a bare text run)."""
     out: list[tuple[str, str, bool]] = []
     for node in _joined_text(nodes):
-        if isinstance(node, str):
+        if isinstance(node, _Run):
             html, plain = _text_run(node, state)
             out.append((html, plain, True))
             continue
@@ -309,15 +339,30 @@ def _is_index(nodes: list[SyntaxTreeNode]) -> bool:
     return items > 0
 
 
-def convert_body(text: str, source: str, claim_given: bool) -> Article:
+def _restating(nodes: list[SyntaxTreeNode], description: str | None) -> SyntaxTreeNode | None:
+    """The opening paragraph when it says exactly what the frontmatter ``description``
+    says (ASCII whitespace aside), else None. An exported memory is written that way,
+    the claim in the frontmatter and again as the body's first paragraph; kept as
+    both, a re-import would state its claim twice."""
+    if description is None or not nodes or nodes[0].type != "paragraph":
+        return None
+    said = _inline(_children_inline(nodes[0]), _State(""))[1]
+    return nodes[0] if ascii_collapsed(said) == ascii_collapsed(description) else None
+
+
+def convert_body(text: str, source: str, claim_given: bool,
+                 description: str | None = None) -> Article:
     """The article for a file's body (frontmatter already removed). With a claim given
-    (the frontmatter description), no sentence of the body is marked."""
+    (the frontmatter description), no sentence of the body is marked, unless the
+    body opens with that very claim: then that paragraph is the claim's mark, so the
+    claim is said once."""
     tree = SyntaxTreeNode(_parser().parse(text))
     nodes = list(tree.children)
     title = None
     if nodes and nodes[0].type == "heading" and nodes[0].tag == "h1":
         title = _plain(_inline(_children_inline(nodes[0]), _State(""))[1]) or None
         nodes = nodes[1:]
+    restated = _restating(nodes, description)
     state = _State(posixpath.dirname(source))
     is_index = _is_index(nodes)
     claim_node = None if claim_given or is_index else _first_prose(nodes)
@@ -333,6 +378,10 @@ def convert_body(text: str, source: str, claim_given: bool) -> Article:
                 html.append("</section>")
             open_levels.append(level)
             html.append("<section>" + _block(node, state))
+        elif node is restated:
+            inner = _inline(_children_inline(node), state)[0].strip()
+            claim, marked = description, True
+            html.append(f"<p><mark>{inner}</mark></p>")
         elif node is claim_node and index == 0:
             rendered, claim = _claim_paragraph(node, state)
             marked = True

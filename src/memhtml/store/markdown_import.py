@@ -159,7 +159,8 @@ def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
         return Failure(split.failure())
     fields, body = split.unwrap()
     front = read_front(fields)
-    article = convert_body(body, source, claim_given=front.description is not None)
+    article = convert_body(body, source, claim_given=front.description is not None,
+                           description=front.description)
     title = front.title or article.title or " ".join(
         _stem(source).replace("-", " ").replace("_", " ").split()) or "memory"
     claim = front.description or article.claim

@@ -8,11 +8,20 @@ import re
 from pathlib import Path
 
 import pytest
+from returns.unsafe import unsafe_perform_io
 
+from memhtml.adapters.mdfs import DirectoryReader
+from memhtml.mdindex.globs import exclusion
 from memhtml.store.inputs import BWrite
 from memhtml.store.markdown_import import ImportPlan, plan_import
-from memhtml.store.markdown_walk import walk_markdown
+from memhtml.store.markdown_source import Walked, gather_markdown
 from tests.integration.cli.cli_support import call, git_log
+
+
+def walk_markdown(root: Path) -> Walked:
+    """The folder as the import reads it: the indexer's walk, the default exclusion."""
+    return unsafe_perform_io(
+        gather_markdown(DirectoryReader(root), exclusion(()).unwrap()).unwrap())
 
 
 def files_of(plan: ImportPlan) -> dict[str, str]:
@@ -154,9 +163,11 @@ def test_bad_inputs_are_refused_with_reasons(tmp_path: Path) -> None:
     assert set(reasons) == {"bin.md", "broken.md", "latin.md", "pipe.md", "passwd.md",
                             "outside", "huge.md"}
     assert "never closes" in reasons["broken.md"] and "named pipe" in reasons["pipe.md"]
-    assert "outside the folder" in reasons["passwd.md"] and "cap" in reasons["huge.md"]
+    assert "outside the root" in reasons["passwd.md"] and "cap" in reasons["huge.md"]
     assert "binary" in reasons["bin.md"] and "UTF-8" in reasons["latin.md"]
-    assert sorted(s for s, _ in plan.added) == ["bom.md", "inner.md", "ok.md"]
+    assert sorted(s for s, _ in plan.added) == ["bom.md", "ok.md"], \
+        "a symlink to a note inside the folder is the same note: imported once"
+    assert {s for s, _ in walked.passed} == {"inner.md", "sub/loop"}
 
 
 def test_reimport_keeps_the_folder_in_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]
