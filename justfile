@@ -23,6 +23,7 @@ bench:
     {{python}} -m bench.head
     {{python}} -m bench.domain
     {{python}} -m bench.mdindex
+    {{python}} -m bench.markdown_import
     {{python}} -m bench.persistent
     {{python}} -m bench.langdetect
     {{python}} -m bench.mcp
