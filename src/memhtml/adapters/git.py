@@ -189,6 +189,12 @@ def _entry_at(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
     return (obj.id, obj.filemode)
 
 
+_INDEX_READS = 6
+_INDEX_READ_PAUSE_S = 0.005
+"""Attempts at reading git's index while another process replaces it, and the pause
+before the next (growing by this much each time)."""
+
+
 class PygitService:
     """One repository, read and written through libgit2.
 
@@ -459,10 +465,20 @@ class PygitService:
         if self._repo.is_bare:
             return Success({})
         index_path = Path(self._repo.path) / "index"
-        if not index_path.exists():
-            return Success({})
-        index = pygit2.Index(str(index_path))
-        return Success({entry.path: str(entry.id) for entry in index})
+        # Read without git's lock (a read must not hold up the person's git), the file
+        # can be replaced under the reader, which then sees a torn file ("extension is
+        # truncated"): the read is retried, and only a file that stays unreadable fails.
+        for attempt in range(_INDEX_READS):
+            if not index_path.exists():
+                return Success({})
+            try:
+                index = pygit2.Index(str(index_path))
+                return Success({entry.path: str(entry.id) for entry in index})
+            except pygit2.GitError:
+                if attempt == _INDEX_READS - 1:
+                    raise
+                time.sleep(_INDEX_READ_PAUSE_S * (attempt + 1))
+        return Success({})
 
     def _update_index(self, updates: Sequence[IndexUpdate]) -> Result[tuple[str, ...], GitError]:
         if self._repo.is_bare or not updates:
