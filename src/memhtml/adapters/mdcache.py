@@ -16,17 +16,16 @@ import json
 import os
 import secrets
 import time
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
-import numpy.typing as npt
 from returns.io import IOResult
 from returns.result import Failure, Result, Success
 
+from memhtml.contracts.array_records import RecordsRefusedError, checksum, read_arrays
 from memhtml.mdindex import ReadFailure
 from memhtml.mdindex.cache import CACHE_FORMAT, Arrays, Stamp
 
@@ -62,12 +61,7 @@ class FileStamps:
         return time.time_ns()
 
 
-class _RefusedError(ValueError):
-    """A file that loads but is not a cache this version wrote."""
-
-
-def _checksum(array: npt.NDArray[Any]) -> int:
-    return zlib.crc32(np.ascontiguousarray(array).data)
+_RefusedError = RecordsRefusedError
 
 
 def _read(stream: BinaryIO) -> tuple[dict[str, Any], Arrays]:
@@ -83,19 +77,7 @@ def _read(stream: BinaryIO) -> tuple[dict[str, Any], Arrays]:
     listed = header.get("arrays")
     if not isinstance(listed, list):
         raise _RefusedError("the header lists no arrays")
-    arrays: Arrays = {}
-    for entry in listed:
-        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)):
-            raise _RefusedError("the header lists an array badly")
-        name, size, checksum = entry
-        array = np.load(stream, allow_pickle=False)
-        if not isinstance(array, np.ndarray) or array.nbytes != size:
-            raise _RefusedError(f"array {name} is truncated or the wrong size")
-        if _checksum(array) != checksum:
-            raise _RefusedError(f"array {name} fails its checksum")
-        arrays[name] = array
-    if stream.read(1):
-        raise _RefusedError("bytes after the last array")
+    arrays: Arrays = read_arrays(stream, listed)
     meta = header.get("meta")
     if not isinstance(meta, dict):
         raise _RefusedError("the header has no index description")
@@ -141,7 +123,7 @@ class IndexCacheFile:
 
     def save(self, meta: dict[str, Any], arrays: Arrays) -> Result[Path, str]:
         """Write atomically: a uniquely named temporary file renamed over the old one."""
-        listed = [[name, int(a.nbytes), _checksum(a)] for name, a in arrays.items()]
+        listed = [[name, int(a.nbytes), checksum(a)] for name, a in arrays.items()]
         header = {"magic": MAGIC, "format": CACHE_FORMAT, "arrays": listed, "meta": meta}
         text = json.dumps(header, separators=(",", ":"), ensure_ascii=True).encode("ascii")
         temporary = self.directory / f".{CACHE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp"

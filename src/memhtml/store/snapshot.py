@@ -23,7 +23,6 @@ import os
 import re
 import secrets
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -32,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.contracts.array_records import RecordsRefusedError, checksum, read_arrays
 from memhtml.head import HeadVersion
 from memhtml.head.codec import LAYOUT_KEY as CODEC_LAYOUT_KEY
 from memhtml.head.codec import decode_version, encode_version
@@ -106,8 +106,7 @@ def snapshot_files(state_dir: Path) -> list[Path]:
 # --------------------------------------------------------------------------- read
 
 
-class _RefusedError(ValueError):
-    """A file that loads but is not a snapshot this version can use."""
+_RefusedError = RecordsRefusedError
 
 
 def _header(stream: BinaryIO, path: Path) -> dict[str, Any]:
@@ -134,35 +133,12 @@ def _header(stream: BinaryIO, path: Path) -> dict[str, Any]:
     return header
 
 
-def _arrays(stream: BinaryIO, listed: list[object]) -> dict[str, npt.NDArray[Any]]:
-    arrays: dict[str, npt.NDArray[Any]] = {}
-    for entry in listed:
-        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)):
-            raise _RefusedError("the header lists an array badly")
-        name, size, checksum = entry
-        array = np.load(stream, allow_pickle=False)
-        if not isinstance(array, np.ndarray) or array.nbytes != size:
-            raise _RefusedError(f"array {name} is truncated or the wrong size")
-        # A flipped bit in a record's text would otherwise be served as the file's
-        # content until the next snapshot; the check costs about 6.5 ms on SciFact.
-        if _checksum(array) != checksum:
-            raise _RefusedError(f"array {name} fails its checksum")
-        arrays[name] = array
-    if stream.read(1):
-        raise _RefusedError("bytes after the last array")
-    return arrays
-
-
-def _checksum(array: npt.NDArray[Any]) -> int:
-    return zlib.crc32(np.ascontiguousarray(array).data)
-
-
 def read_snapshot(path: Path) -> IOResult[Snapshot, SnapshotUnusable]:
     """Load and check one snapshot file."""
     try:
         with path.open("rb") as stream:
             header = _header(stream, path)
-            arrays = _arrays(stream, header["arrays"])
+            arrays = read_arrays(stream, header["arrays"])
     except _RefusedError as refused:
         return IOFailure(SnapshotUnusable(path, str(refused)))
     except _UNREADABLE as exc:
@@ -189,7 +165,7 @@ def discard_snapshot(path: Path) -> IOResult[None, SnapshotUnusable]:
 
 
 def _write(stream: BinaryIO, sha: str, arrays: dict[str, npt.NDArray[Any]]) -> None:
-    listed = [[name, int(a.nbytes), _checksum(a)] for name, a in arrays.items()]
+    listed = [[name, int(a.nbytes), checksum(a)] for name, a in arrays.items()]
     header = {"magic": MAGIC, "format": SNAPSHOT_FORMAT, "layout": LAYOUT_KEY, "sha": sha,
               "arrays": listed}
     text = json.dumps(header, separators=(",", ":")).encode("ascii")
