@@ -25,6 +25,7 @@ from markdown_it.tree import SyntaxTreeNode
 
 from memhtml.contracts.vocabulary import EdgeRel, is_edge_rel
 from memhtml.format import escape_attribute, escape_text
+from memhtml.format.sentences import sentence_break
 from memhtml.store.markdown_front import ascii_collapsed
 
 _WIKILINK = re.compile(
@@ -35,7 +36,6 @@ _ESCAPED = "\x00"
 start of a tag or a wikilink. The input never holds NUL (a file with one is refused
 as binary), so the stand-in cannot be confused with a written character."""
 _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W\d_][\w/-]*|[\w/-]*[^\W\d][\w/-]*)", re.UNICODE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _OBSERVATION = re.compile(r"\[([^\[\]]+)\]\s+(\S.*)", re.DOTALL)
 _RELATION = re.compile(r"([A-Za-z_][\w-]*)\s+\[\[")
 _LANG = re.compile(r"[A-Za-z0-9_+#.-]{1,40}")
@@ -213,16 +213,18 @@ def _claim_paragraph(node: SyntaxTreeNode, state: _State) -> tuple[str, str]:
         if split:
             tail.append(html)
             continue
-        cut = _SENTENCE_END.search(plain) if is_text else None
+        cut = sentence_break(plain) if is_text else None
         if cut is None:
             head.append((html, plain))
             continue
-        raw_cut = _SENTENCE_END.search(html)
-        if raw_cut is None:  # escaping never adds whitespace, so this does not happen
+        # Escaping turns & < > into entities: it adds no whitespace, no period and no
+        # lower-case letter after a break, so the html breaks where the text does.
+        raw_cut = sentence_break(html)
+        if raw_cut is None:
             head.append((html, plain))
             continue
-        head.append((html[:raw_cut.start()], plain[:cut.start()]))
-        tail.append(html[raw_cut.end():])
+        head.append((html[:raw_cut[0]], plain[:cut[0]]))
+        tail.append(html[raw_cut[1]:])
         split = True
     mark = "".join(h for h, _ in head).strip()
     rest = "".join(tail).strip()
