@@ -95,6 +95,8 @@ def export_markdown(directory: Path, /, *, force: bool = False,
     with .md for .html: YAML frontmatter (name, description, type, created, updated,
     tags, entities, aliases, the other metadata that is set, and edges as [[wikilinks]]
     by rel), then the article as markdown with the claim as its first paragraph.
+    Markdown pages of the store (an imported MEMORY.md index) are written at their
+    own paths with their links pointed at the exported files.
     `memhtml import markdown` reads such a folder back.
 
     Parameters
@@ -110,20 +112,21 @@ def export_markdown(directory: Path, /, *, force: bool = False,
 
     def body() -> Reply:
         from memhtml.store.markdown_export import export_markdown as convert
-        from memhtml.store.reads import version_of
+        from memhtml.store.reads import markdown_pages, version_of
 
         _, store = open_common(common)
         version = store_value(version_of(store, at))
-        exported = convert(version.records())
+        exported = convert(version.records(), store_value(markdown_pages(store, version)))
         root = _target(directory, force)
         files = destinations(root, sorted(exported.files))
         for rel, dest in files.items():
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(exported.files[rel], encoding="utf-8", newline="\n")
         payload = {"ok": True, "directory": str(root), "memories": exported.memories,
-                   "files": sorted(files), "edges": exported.edges,
-                   "dangling": exported.dangling}
-        text = (f"exported {exported.memories} memories to {root} "
+                   "pages": exported.pages, "files": sorted(files),
+                   "edges": exported.edges, "dangling": exported.dangling}
+        pages = f" and {exported.pages} index pages" if exported.pages else ""
+        text = (f"exported {exported.memories} memories{pages} to {root} "
                 f"({exported.edges} edges")
         text += f", {exported.dangling} to memories not exported)" if exported.dangling \
             else ")"

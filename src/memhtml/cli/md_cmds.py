@@ -138,7 +138,8 @@ def _depth_globs(paths: tuple[str, ...]) -> list[str]:
 @md_app.command(name="verify")
 def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
               frontmatter_glob: Many = (), exempt: Many = (), wikilinks: bool = False,
-              exclude: Excludes = (), report: bool = False, common: Common = _COMMON) -> int:
+              exclude: Excludes = (), report: bool = False, no_cache: bool = False,
+              common: Common = _COMMON) -> int:
     """Run the checks named; exit 1 when any finds something or cannot run (with
     --report, print the findings and exit 0: a check that cannot run still fails).
 
@@ -165,10 +166,14 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
         and `.trash` are always left out.
     report
         Report only: print the findings and exit 0 (the checks gate by default).
+    no_cache
+        Build the index the wikilinks check reads from every file, neither reading nor
+        writing the cache.
     """
 
     def body() -> Reply:
-        from memhtml.mdindex import Finding, build, frontmatter_present, list_visible
+        from memhtml.compose.mdcache import index_markdown
+        from memhtml.mdindex import Finding, frontmatter_present, list_visible
         from memhtml.mdindex import coverage as check_coverage
         from memhtml.mdindex import wikilinks as check_wikilinks
 
@@ -189,7 +194,8 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
             for glob in globs:
                 findings += _md_value(frontmatter_present(reader, glob, exempt, excluded))
         if wikilinks:
-            findings += _md_value(check_wikilinks(reader, _md_value(build(reader, excluded))))
+            corpus = _md_value(index_markdown(reader, root, excluded, cache=not no_cache)).corpus
+            findings += _md_value(check_wikilinks(reader, corpus))
         text = "\n".join(f"{f.kind}: {f.detail}" for f in findings) or "no findings"
         if not findings:
             return Reply({"ok": True, "findings": []}, text, notes=notes)
@@ -238,7 +244,8 @@ def md_stats(*, root: Root, exclude: Excludes = (), no_cache: bool = False,
 
 @import_app.command(name="markdown")
 def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
-                    tag: Many = ("imported",), common: Common = _COMMON) -> int:
+                    tag: Many = ("imported",), exclude: Excludes = (),
+                    common: Common = _COMMON) -> int:
     """Bring a folder of markdown notes in (frontmatter, links as edges, sections,
     lists, tables and code kept), or bring an earlier import of it up to date: new
     files are written, changed ones corrected, deleted ones archived, all in one
@@ -252,17 +259,25 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         The store directory the memories go to (subdirectories are kept below it).
     tag
         A tag every imported memory gets; repeatable.
+    exclude
+        A glob of paths to leave out, as for `md query`: with a `/` it matches the whole
+        path (`notes/old/*`), without one any file or directory name (`drafts`,
+        `*.tmp.md`); repeatable. Hidden directories and `.trash` are always left out.
+        A file left out this way is not imported, and one imported earlier is archived.
     """
 
     def body() -> Reply:
+        from returns.io import IOResult
+
         from memhtml.mdindex.globs import exclusion
         from memhtml.store import batch
         from memhtml.store.markdown_import import plan_import
         from memhtml.store.markdown_source import gather_markdown
 
+        excluded = _md_value(IOResult.from_result(exclusion(exclude)))
         if not directory.is_dir():
             raise UsageError(f"{directory} is not a directory; pass the markdown folder")
-        walked = _md_value(gather_markdown(_reader(directory), exclusion(()).unwrap()))
+        walked = _md_value(gather_markdown(_reader(directory), excluded))
         _, store = open_common(common)
         head = store_value(store.head())
         plan = plan_import(walked.files, dir, tag, head.active_records(), head.paths(),
@@ -273,7 +288,8 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
             "added": [{"file": s, "path": p} for s, p in plan.added],
             "changed": [{"file": s, "from": a, "path": b} for s, a, b in plan.changed],
             "archived": [{"file": s, "path": p} for s, p in plan.deleted],
-            "unchanged": list(plan.unchanged), "indexes": list(plan.indexes),
+            "unchanged": list(plan.unchanged), "indexes": [
+                {"file": s, "page": p} for s, p in plan.indexes],
             "unresolved": [{"file": s, "target": t} for s, t in plan.unresolved],
             "skipped": refused}
         if refused:
@@ -285,9 +301,11 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         notes = tuple(f"not converted: {r.source}: {r.reason}" for r in plan.refused) + \
             tuple(f"skipped: {s}: {r}" for s, r in walked.passed)
         code = EXIT_FAILED if refused else EXIT_OK
-        if not plan.ops:
+        if not plan.ops and not plan.pages:
             return Reply(payload, f"nothing to commit: {counts}", code, notes)
-        landed = store_value(batch(store, plan.ops))
+        landed = store_value(batch(store, plan.ops, plan.pages))
+        if not landed.paths:  # every index page already held these bytes
+            return Reply(payload, f"nothing to commit: {counts}", code, notes)
         payload["commit"] = landed.commit
         payload["converted"] = [{"file": s, "path": p} for s, p in plan.added] + [
             {"file": s, "path": p} for s, _, p in plan.changed]

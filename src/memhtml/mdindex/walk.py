@@ -32,7 +32,7 @@ import posixpath
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, runtime_checkable
 
 from returns.io import IOResult, impure_safe
 
@@ -60,11 +60,45 @@ class FileSystem(Protocol):
         ...
 
 
+SkipKind = Literal[
+    "unlistable",
+    "unexaminable",
+    "special",
+    "seen_directory",
+    "seen_file",
+    "unresolvable_link",
+    "broken_link",
+    "outside_root",
+    "excluded_target",
+]
+"""Why the walk passed an entry over, as a closed set a caller can branch on:
+
+- ``unlistable``: a directory whose names cannot be read;
+- ``unexaminable``: an entry ``lstat`` fails on;
+- ``special``: a pipe, socket or device, or a link to one (never opened);
+- ``seen_directory``: a directory reached again, through a cycle or a second name;
+- ``seen_file``: a file reached again through a link, listed under its first path;
+- ``unresolvable_link``: a symbolic link whose target cannot be resolved;
+- ``broken_link``: a symbolic link that resolves to nothing that exists;
+- ``outside_root``: a symbolic link that leads out of the root;
+- ``excluded_target``: a symbolic link into a directory the caller pruned.
+"""
+
+SECOND_NAMES: Final[frozenset[SkipKind]] = frozenset({"seen_directory", "seen_file"})
+"""The kinds whose entry leads to something the walk reads under another name:
+passing one over loses nothing."""
+
+
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """An entry the walk did not list, and why, in words."""
+    """An entry the walk did not list: what kind of skip, and why in words.
+
+    ``kind`` is for a caller that decides something by the skip; ``reason`` is
+    for a person and may be reworded at will.
+    """
 
     path: str
+    kind: SkipKind
     reason: str
 
 
@@ -134,7 +168,8 @@ class _Walker:
             try:
                 names = sorted(self.fs.listdir(abs_dir))
             except OSError as error:
-                self._skip(rel_dir or ".", f"the directory cannot be listed: {_why(error)}")
+                self._skip(rel_dir or ".", "unlistable",
+                           f"the directory cannot be listed: {_why(error)}")
                 continue
             for name in names:
                 rel = f"{rel_dir}/{name}" if rel_dir else name
@@ -142,7 +177,7 @@ class _Walker:
                 try:
                     info = self.fs.lstat(entry)
                 except OSError as error:
-                    self._skip(rel, f"cannot be examined: {_why(error)}")
+                    self._skip(rel, "unexaminable", f"cannot be examined: {_why(error)}")
                     continue
                 mode = info.st_mode
                 if stat.S_ISLNK(mode):
@@ -153,13 +188,14 @@ class _Walker:
                 elif stat.S_ISREG(mode):
                     self._list(rel, info)
                 else:
-                    self._skip(rel, f"{special_kind(mode)}, not a regular file: never opened")
+                    self._skip(rel, "special",
+                               f"{special_kind(mode)}, not a regular file: never opened")
 
     def _first_visit(self, rel: str, info: os.stat_result, target: str) -> bool:
         key = (info.st_dev, info.st_ino)
         if key in self.directories:
-            self._skip(rel, f"leads to the directory {target or '.'}, already walked (a cycle"
-                            " or a second name)")
+            self._skip(rel, "seen_directory", f"leads to the directory {target or '.'}, "
+                                              "already walked (a cycle or a second name)")
             return False
         self.directories.add(key)
         return True
@@ -168,7 +204,7 @@ class _Walker:
         key = (info.st_dev, info.st_ino)
         first = self.by_inode.get(key)
         if first is not None and first != rel:
-            self._skip(rel, f"the same file as {first}, listed once")
+            self._skip(rel, "seen_file", f"the same file as {first}, listed once")
             return
         self.by_inode[key] = rel
         self.files.append(rel)
@@ -177,20 +213,23 @@ class _Walker:
         try:
             target = self.fs.realpath(entry)
         except OSError as error:
-            self._skip(rel, f"symbolic link that cannot be resolved: {_why(error)}")
+            self._skip(rel, "unresolvable_link",
+                       f"symbolic link that cannot be resolved: {_why(error)}")
             return
         if not inside(target, self.root):
-            self._skip(rel, f"symbolic link to {target}, outside the root: not followed")
+            self._skip(rel, "outside_root",
+                       f"symbolic link to {target}, outside the root: not followed")
             return
         target_rel = posixpath.relpath(target, self.root) if target != self.root else ""
         try:
             info = self.fs.stat(target)
         except OSError as error:
-            self._skip(rel, f"broken symbolic link: {_why(error)}")
+            self._skip(rel, "broken_link", f"broken symbolic link: {_why(error)}")
             return
         directory = target_rel if stat.S_ISDIR(info.st_mode) else posixpath.dirname(target_rel)
         if directory and _pruned(directory, self.prune):
-            self._skip(rel, f"symbolic link into {directory}, which is excluded")
+            self._skip(rel, "excluded_target",
+                       f"symbolic link into {directory}, which is excluded")
             return
         if stat.S_ISDIR(info.st_mode):
             if not self.prune(rel) and self._first_visit(rel, info, target_rel):
@@ -198,10 +237,11 @@ class _Walker:
         elif stat.S_ISREG(info.st_mode):
             self._list(rel, info)
         else:
-            self._skip(rel, f"symbolic link to {special_kind(info.st_mode)}: never opened")
+            self._skip(rel, "special",
+                       f"symbolic link to {special_kind(info.st_mode)}: never opened")
 
-    def _skip(self, rel: str, reason: str) -> None:
-        self.skipped.append(Skipped(rel, reason))
+    def _skip(self, rel: str, kind: SkipKind, reason: str) -> None:
+        self.skipped.append(Skipped(rel, kind, reason))
 
 
 def _by_path(skipped: Skipped) -> str:

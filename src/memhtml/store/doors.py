@@ -19,18 +19,18 @@ applied at write time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from typing import assert_never
 
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from memhtml.contracts.record import Link
-from memhtml.contracts.services import TreeEntry
+from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.contracts.vocabulary import TaskStatus, is_task_status
-from memhtml.head import HeadVersion
-from memhtml.store.errors import Refused, StoreError
+from memhtml.head import HeadVersion, is_candidate_path
+from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import (
     BArchive,
     BatchOp,
@@ -45,6 +45,7 @@ from memhtml.store.inputs import (
     WriteInput,
 )
 from memhtml.store.landing import Draft, Landed, land
+from memhtml.store.paths import tree_path
 from memhtml.store.plan import (
     Outcome,
     Plan,
@@ -61,6 +62,7 @@ from memhtml.store.plan import (
 )
 from memhtml.store.recovery import finish_checkout
 from memhtml.store.session import Store
+from memhtml.store.site_model import is_generated_path
 from memhtml.store.stamps import now_stamp
 from memhtml.store.tasks import TaskRow, task_list
 
@@ -73,6 +75,7 @@ __all__ = [
     "label",
     "link",
     "move",
+    "page_path",
     "task_add",
     "task_list",
     "task_status",
@@ -116,9 +119,13 @@ def _guard_tree(store: Store, base: HeadVersion, plan: Plan) -> IOResult[None, S
     return store.deps.git.entries_at(base.sha, asked).alt(_widen).bind(judge)
 
 
-def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None) -> Draft:
+def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None,
+             pages: _Pages = ((), {})) -> Draft:
     plan, outcomes = planned
     changes, before = plan.changes()
+    if pages[0]:
+        changes = tuple(sorted((*changes, *pages[0]), key=lambda change: change.path))
+        before = {**before, **pages[1]}
     single = outcomes[0] if batch_subject is None else None
     return Draft(
         parent=base.sha,
@@ -132,20 +139,84 @@ def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None) -> 
     )
 
 
-def _draft(store: Store, steps: Steps, batch_subject: str | None
-           ) -> IOResult[Draft, StoreError]:
+_Pages = tuple[tuple[PathChange, ...], dict[str, bytes | None]]
+
+
+def page_path(path: str) -> Result[str, StoreError]:
+    """A path a page that is not a memory may be written at: inside the store, not a
+    memory path (the head would read it), not a generated file (publish owns those)
+    and not under ``.memhtml/`` (state and settings have their own doors)."""
+    def judge(tree: str) -> Result[str, StoreError]:
+        if is_candidate_path(tree) or is_generated_path(tree) or tree.startswith(".memhtml/") \
+                or tree in (".gitattributes", ".gitignore", ".gitmodules"):
+            return Failure(Refused(f"{tree} is not a path a page may be written at: a "
+                                   "memory, a generated page, a git file or a setting"))
+        return Success(tree)
+
+    return tree_path(path).bind(judge)
+
+
+def _page_changes(store: Store, base: HeadVersion, plan: Plan,
+                  pages: Mapping[str, bytes]) -> IOResult[_Pages, StoreError]:
+    """The changes that bring each page to its bytes, with each one's bytes before.
+
+    A page lands like a memory write: refused over a symbolic link or through a file
+    standing where a directory is needed, and never on a path the plan writes."""
+    if not pages:
+        return IOSuccess(((), {}))
+    checked = [page_path(path) for path in sorted(pages)]
+    bad = [f.failure() for f in checked if isinstance(f, Failure)]
+    if bad:
+        return IOFailure(Refused("refused to write these pages", tuple(
+            describe(error) for error in bad)))
+    paths = [c.unwrap() for c in checked]
+    clash = sorted(set(paths) & set(plan.touched))
+    if clash:
+        return IOFailure(Refused(f"a page and a memory write share a path: {clash[0]}"))
+    if base.sha is None:
+        return IOSuccess((tuple(PathChange(p, pages[p]) for p in paths),
+                          dict.fromkeys(paths)))
+    asked = sorted({q for p in paths for q in (p, *_prefixes(p))})
+
+    def judge(entries: tuple[TreeEntry, ...]) -> IOResult[_Pages, StoreError]:
+        problems = tuple(
+            f"{e.path} is {'a symbolic link' if e.is_symlink else 'a file'}"
+            + (" on the way to a page" if e.path not in pages else "")
+            for e in entries if e.is_symlink or e.path not in pages)
+        if problems:
+            return IOFailure(Refused("refused to write a page over or through this "
+                                     "tree entry", problems))
+        ids = {e.path: e.blob_id for e in entries}
+        return store.deps.git.read_blobs(list(ids.values())).alt(_widen).map(
+            lambda blobs: _changed_pages(paths, pages, {
+                path: blobs.get(blob) for path, blob in ids.items()}))
+
+    return store.deps.git.entries_at(base.sha, asked).alt(_widen).bind(judge)
+
+
+def _changed_pages(paths: Sequence[str], pages: Mapping[str, bytes],
+                   current: Mapping[str, bytes | None]) -> _Pages:
+    changed = [p for p in paths if current.get(p) != pages[p]]
+    return (tuple(PathChange(p, pages[p]) for p in changed),
+            {p: current.get(p) for p in changed})
+
+
+def _draft(store: Store, steps: Steps, batch_subject: str | None,
+           pages: Mapping[str, bytes] | None = None) -> IOResult[Draft, StoreError]:
     def derive(base: HeadVersion) -> IOResult[Draft, StoreError]:
         plan = Plan.start(base, now_stamp(store.deps.clock.now()), store.deps.detect)
         return IOResult.from_result(steps(plan)).bind(
-            lambda planned: _guard_tree(store, base, planned[0]).map(
-                lambda _: _drafted(base, planned, batch_subject)))
+            lambda planned: _guard_tree(store, base, planned[0]).bind(
+                lambda _: _page_changes(store, base, planned[0], pages or {})).map(
+                lambda paged: _drafted(base, planned, batch_subject, paged)))
 
     return store.head().bind(derive)
 
 
-def _run(store: Store, steps: Steps, batch_subject: str | None = None
-         ) -> IOResult[Landed, StoreError]:
-    landed = land(store.deps, lambda: _draft(store, steps, batch_subject), guard_edits=True)
+def _run(store: Store, steps: Steps, batch_subject: str | None = None,
+         pages: Mapping[str, bytes] | None = None) -> IOResult[Landed, StoreError]:
+    landed = land(store.deps, lambda: _draft(store, steps, batch_subject, pages),
+                  guard_edits=True)
     # A person's git commit that read the index before this write may already have
     # landed on top of it and undone it; checking now (cheap: this write's mark and a
     # tree lookup) restores it before the caller is told the write is in. What the
@@ -261,10 +332,15 @@ def _batch_step(plan: Plan, op: BatchOp) -> Step:
             assert_never(never)
 
 
-def batch(store: Store, ops: Sequence[BatchOp]) -> IOResult[Landed, StoreError]:
+def batch(store: Store, ops: Sequence[BatchOp], pages: Mapping[str, bytes] | None = None
+          ) -> IOResult[Landed, StoreError]:
     """Several doors' requests applied in order as one overlay and landed as one
-    commit: all of them or, when any is refused, none."""
-    if not ops:
+    commit: all of them or, when any is refused, none.
+
+    ``pages`` are files beside the memories that are not memories (an imported
+    index page), tree path -> bytes, landed in the same commit; one whose bytes are
+    already there is left out of it."""
+    if not ops and not pages:
         return IOFailure(Refused("an empty batch has nothing to commit"))
 
     def then(so_far: Result[Planned, StoreError], numbered: tuple[int, BatchOp]
@@ -283,7 +359,9 @@ def batch(store: Store, ops: Sequence[BatchOp]) -> IOResult[Landed, StoreError]:
         start: Result[Planned, StoreError] = Success((plan, ()))
         return reduce(then, enumerate(ops, start=1), start)
 
-    return _run(store, steps, f"{len(ops)} ops")
+    subject = f"{len(ops)} ops" + (
+        f", {len(pages)} page{'' if len(pages) == 1 else 's'}" if pages else "")
+    return _run(store, steps, subject, pages)
 
 
 def _in_batch(error: StoreError, index: int) -> StoreError:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.format.fences import LANG_TOKEN
 from memhtml.format.hash import collapse_ascii_whitespace
 from memhtml.format.tree import HtmlElement, find_article, parse_html, tag_of
+from memhtml.store.markdown_index import exported_index
 
 MARKDOWN_SUFFIX = ".md"
 HTML_SUFFIX = ".html"
@@ -59,6 +60,8 @@ class MarkdownExport:
     dangling: int = 0
     """Edges whose target is not among the exported memories (archived or missing):
     kept as a wikilink to the target's path, which no exported file answers."""
+    pages: int = 0
+    """Markdown pages of the store (imported indexes) written beside the memories."""
 
 
 def markdown_path(store_path: str) -> str:
@@ -384,12 +387,16 @@ def is_exported(record: MemoryRecord) -> bool:
     return record.status == "active" and not record.archived
 
 
-def export_markdown(records: Iterable[MemoryRecord]) -> MarkdownExport:
-    """Every active memory of ``records`` as a markdown file, by export path.
+def export_markdown(records: Iterable[MemoryRecord],
+                    pages: Mapping[str, str] | None = None) -> MarkdownExport:
+    """Every active memory of ``records`` as a markdown file, by export path, and
+    every markdown page of the store (``pages``: an imported index, by tree path) at
+    its own path, its links to memories pointed at their exported files.
 
     Edges name their targets by wikilink name; a target that is not exported keeps
     its store path (without ``.html``), so nothing is dropped, and is counted as
-    dangling."""
+    dangling. A page at a path a memory is exported to is left out: the memory is
+    the fact."""
     chosen = sorted((r for r in records if is_exported(r)), key=lambda r: r.path)
     paths = {r.path: markdown_path(r.path) for r in chosen}
     names = _link_names(paths.values())
@@ -409,7 +416,12 @@ def export_markdown(records: Iterable[MemoryRecord]) -> MarkdownExport:
             edge_count += 1
         body = article_markdown(record.html, record.claim)
         files[paths[record.path]] = _frontmatter(record, edges) + "\n" + body + "\n"
-    return MarkdownExport(files, len(chosen), edge_count, dangling)
+    written = 0
+    for page, text in sorted((pages or {}).items()):
+        if page not in files:
+            files[page] = exported_index(text, page, paths.get)
+            written += 1
+    return MarkdownExport(files, len(chosen), edge_count, dangling, written)
 
 
 __all__ = [

@@ -13,8 +13,9 @@ file is skipped, a changed one lands through ``correct`` (the old version archiv
 one whose file is gone is archived, and all of it is one batch, so one commit.
 
 A file whose body is only lists of links (an index such as ``MEMORY.md``) has no
-fact of its own: it becomes no memory, and is reported as an index with its links
-checked. The format has no index page; the edges between the notes carry the links.
+fact of its own: it becomes no memory but an index page (``markdown_index``), the
+same markdown committed beside the memories with each link to a note pointing at the
+memory it became, kept in step by a re-import like the notes are.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import posixpath
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from returns.result import Failure, Result, Success
@@ -48,6 +50,7 @@ from memhtml.store.markdown_front import (
     read_front,
     split_front,
 )
+from memhtml.store.markdown_index import index_page
 from memhtml.store.paths import Names, Spellings, new_memory_path, spelled
 
 MARKDOWN_SUFFIX = ".md"
@@ -116,7 +119,11 @@ class ImportPlan:
     deleted: tuple[tuple[str, str], ...] = ()
     """(source, path) of each memory archived because its file is gone."""
     unchanged: tuple[str, ...] = ()
-    indexes: tuple[str, ...] = ()
+    indexes: tuple[tuple[str, str], ...] = ()
+    """(source, page path) of each index file, kept as a page beside the memories."""
+    pages: Mapping[str, bytes] = field(default_factory=dict)
+    """Each index page's bytes, by page path (the batch door leaves out those the
+    store already holds)."""
     refused: tuple[NotConverted, ...] = ()
     unresolved: tuple[tuple[str, str], ...] = field(default=())
     """(source, target) of each link that names no imported file."""
@@ -137,6 +144,20 @@ def target_path(source: str, directory: str) -> str:
     folders = [slug_of(part) for part in parent.split("/") if part]
     return normalize_directory("/".join([directory.strip("/"), *folders])) + \
         f"{slug_of(stem)}.html"
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.md")
+
+
+def page_path_of(source: str, directory: str) -> str:
+    """Where an index file's page goes: its folder placed as a note's would be, its
+    name kept when it is a plain one (``MEMORY.md`` is a name agents look for),
+    else slugged like a note's."""
+    parent, name = posixpath.split(source)
+    if _PLAIN_NAME.fullmatch(name) is None:
+        return target_path(source, directory).removesuffix(".html") + MARKDOWN_SUFFIX
+    folders = [slug_of(part) for part in parent.split("/") if part]
+    return normalize_directory("/".join([directory.strip("/"), *folders])) + name
 
 
 def _stem(source: str) -> str:
@@ -291,6 +312,7 @@ def plan_import(
     not_converted = [NotConverted(s, r) for s, r in refused]
     converted: dict[str, Converted] = {}
     indexes: list[str] = []
+    index_text: dict[str, str] = {}
     present: set[str] = {s for s, _ in refused}
     for source, raw in sorted(files):
         if on_file is not None:
@@ -303,6 +325,7 @@ def plan_import(
         one = result.unwrap()
         if one.article.is_index:
             indexes.append(source)
+            index_text[source] = raw.decode("utf-8")
         converted[source] = one
     placed: dict[str, str] = {s: managed[s][0].path for s in converted if s in managed}
     fresh: list[str] = []
@@ -358,8 +381,18 @@ def plan_import(
                 if link.href not in old_paths}
         relinks += [BLink(record.path, link.rel, link.href) for link in sorted(
             wanted, key=lambda k: (k.rel, k.href)) if (link.rel, link.href) not in have]
+    pages: dict[str, bytes] = {}
+    placed_pages: list[tuple[str, str]] = []
     for source in indexes:
-        _links(converted[source], resolve, "", unresolved)
+        page = page_path_of(source, directory)
+        if page in used or page in pages or page in {p for _, p in placed_pages}:
+            not_converted.append(NotConverted(
+                source, f"an index page would land on {page}, which is already taken"))
+            continue
+        built = index_page(index_text[source], source, page, resolve)
+        unresolved += [(source, target) for target in built.unresolved]
+        placed_pages.append((source, page))
+        pages[page] = built.text.encode("utf-8")
     for source in fresh:
         html = render_file(converted[source], _links(
             converted[source], resolve, placed[source], unresolved), stamp)
@@ -377,7 +410,7 @@ def plan_import(
         added=tuple((s, placed[s]) for s in fresh),
         changed=tuple((s, managed[s][0].path, placed[s]) for s in changed),
         deleted=tuple((s, managed[s][0].path) for s in deleted),
-        unchanged=tuple(unchanged), indexes=tuple(indexes),
+        unchanged=tuple(unchanged), indexes=tuple(placed_pages), pages=pages,
         refused=tuple(sorted(not_converted, key=lambda n: n.source)),
         unresolved=tuple(unresolved))
 

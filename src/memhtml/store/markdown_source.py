@@ -29,14 +29,11 @@ from returns.io import IOResult, IOSuccess
 
 from memhtml.mdindex.errors import ReadFailure
 from memhtml.mdindex.reader import GIT_DIR, CorpusReader, Exclude, is_hidden, list_visible
-from memhtml.mdindex.walk import Skipped, WalkingReader
+from memhtml.mdindex.walk import SECOND_NAMES, Skipped, WalkingReader
 
 MAX_SOURCE_BYTES = 1 << 20
 """A source file larger than a memory file may be cannot become one."""
 MARKDOWN_SUFFIX = ".md"
-_SECOND_NAMES = ("listed once", "already walked")
-"""How the walk words an entry it passed over because what it leads to is read
-under another name (a symlink to a file or a directory already walked)."""
 
 __all__ = ["MAX_SOURCE_BYTES", "MarkdownFolder", "Walked", "gather_markdown"]
 
@@ -77,8 +74,7 @@ def _sorted_out(skipped: tuple[Skipped, ...], exclude: Exclude
     for entry in skipped:
         if is_hidden(entry.path, exclude):
             continue
-        second_name = any(words in entry.reason for words in _SECOND_NAMES)
-        lost = _may_hold_notes(entry.path) and not second_name
+        lost = _may_hold_notes(entry.path) and entry.kind not in SECOND_NAMES
         (refused if lost else passed).append((entry.path, entry.reason))
     return refused, passed
 

@@ -16,7 +16,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from memhtml.contracts.errors import NotFound
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import CommitInfo
+from memhtml.contracts.services import CommitInfo, TreeEntry
 from memhtml.format import TextBlock, article_text_blocks, join_blocks
 from memhtml.head import HeadVectors, HeadVersion, SearchHeadInput, SearchHit, search_head
 from memhtml.head.version import SkippedFile
@@ -33,6 +33,7 @@ __all__ = [
     "Related",
     "StoreStatus",
     "log",
+    "markdown_pages",
     "read",
     "related",
     "search",
@@ -277,3 +278,35 @@ def log(store: Store, path: str, limit: int = 20) -> IOResult[list[CommitInfo], 
 
 def _widen(error: StoreError) -> StoreError:
     return error
+
+
+MARKDOWN_PAGE_LIMIT = 1 << 20
+"""The largest markdown page read back (1 MiB): an index lists notes, it is not one."""
+
+
+def markdown_pages(store: Store, version: HeadVersion) -> IOResult[dict[str, str], StoreError]:
+    """Every markdown page the store holds at ``version``'s commit (an imported index),
+    by tree path: regular ``.md`` files outside hidden directories, UTF-8, at most
+    ``MARKDOWN_PAGE_LIMIT`` bytes. A symbolic link, a larger file or one that is not
+    UTF-8 is not a page the store wrote, and is left out."""
+    if version.sha is None:
+        return IOSuccess({})
+    git = store.deps.git
+
+    def read(entries: tuple[TreeEntry, ...]) -> IOResult[dict[str, str], StoreError]:
+        chosen = [e for e in entries if e.path.endswith(".md") and not e.is_symlink
+                  and not any(part.startswith(".") for part in e.path.split("/"))]
+        return git.read_blobs([e.blob_id for e in chosen]).alt(_widen).map(
+            lambda blobs: {e.path: text for e in chosen
+                           if (text := _page_text(blobs.get(e.blob_id))) is not None})
+
+    return git.list_tree(version.sha).alt(_widen).bind(read)
+
+
+def _page_text(data: bytes | None) -> str | None:
+    if data is None or len(data) > MARKDOWN_PAGE_LIMIT:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -11,11 +11,13 @@ from tests.integration.cli.cli_support import call
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A developer's own MEMHTML_* settings must not leak into what a test sees.
+    # A developer's own MEMHTML_* settings must not leak into what a test sees. The
+    # cache directory stays: tests/conftest.py points it at a temporary one, and
+    # without it the md commands would write (and prune) the user's own cache.
     import os
 
     for name in list(os.environ):
-        if name.startswith("MEMHTML_"):
+        if name.startswith("MEMHTML_") and name != "MEMHTML_CACHE_DIR":
             monkeypatch.delenv(name)
 
 

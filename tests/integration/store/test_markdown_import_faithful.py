@@ -75,12 +75,13 @@ def _folder(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def _golden_text(plan_ops: tuple[object, ...]) -> str:
+def _golden_text(plan: ImportPlan) -> str:
     parts = []
-    for op in plan_ops:
+    for op in plan.ops:
         data = getattr(op, "data", None)
         if data is not None:
             parts.append(f"== {data.path}\n{data.file_html}")
+    parts += [f"== page {path}\n{data.decode()}" for path, data in sorted(plan.pages.items())]
     text = "\n".join(parts)
     return re.sub(r"[0-9a-f]{64}", "<sha256>", text)
 
@@ -89,7 +90,7 @@ def _golden_text(plan_ops: tuple[object, ...]) -> str:
 def test_golden_import(tmp_path: Path, name: str) -> None:
     walked = walk_markdown(_folder(tmp_path / name, CORPORA[name]))
     plan = plan_import(walked.files, "areas/imported/", ("imported",), at=AT)
-    got = _golden_text(plan.ops)
+    got = _golden_text(plan)
     golden = GOLDEN / f"{name}.txt"
     if os.environ.get("MEMHTML_UPDATE_GOLDEN"):
         golden.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +102,12 @@ def test_golden_import(tmp_path: Path, name: str) -> None:
 def test_agent_folder_faithfully(tmp_path: Path) -> None:
     plan = plan_import(walk_markdown(_folder(tmp_path, AGENT)).files, "areas/imported/",
                        at=AT)
-    assert plan.indexes == ("MEMORY.md",), "an index of links becomes no memory"
+    assert plan.indexes == (("MEMORY.md", "areas/imported/MEMORY.md"),), \
+        "an index of links becomes no memory but a page"
+    assert plan.pages["areas/imported/MEMORY.md"].decode() == (
+        "# Memory index\n\n- [Deploy window](deploy-window.html) \u2014 when we ship\n"
+        "- [User role](user-role.html) \u2014 who they are\n"
+        "- [Testing](feedback-testing.html)\n"), "its links reach the memories"
     assert [p for _, p in plan.added] == ["areas/imported/deploy-window.html",
                                           "areas/imported/feedback-testing.html",
                                           "areas/imported/user-role.html"]
@@ -178,7 +184,10 @@ def test_reimport_keeps_the_folder_in_step(tmp_path: Path, capsys: pytest.Captur
     s = ("--store", str(store), "--json")
     code, first = call(capsys, "import", "markdown", str(notes), *s)
     assert code == 0, first
-    assert len(first["added"]) == 3 and first["indexes"] == ["MEMORY.md"]
+    assert len(first["added"]) == 3
+    assert first["indexes"] == [{"file": "MEMORY.md", "page": "areas/imported/MEMORY.md"}]
+    assert call(capsys, "read", "areas/imported/MEMORY.md", *s)[0] != 0, \
+        "the index page is no memory"
     again = call(capsys, "import", "markdown", str(notes), *s)[1]
     assert again["commit"] is None and len(again["unchanged"]) == 3
     (notes / "user_role.md").write_text(AGENT["user_role.md"].replace(
@@ -200,3 +209,40 @@ def test_reimport_keeps_the_folder_in_step(tmp_path: Path, capsys: pytest.Captur
     assert gist == "The user is a data engineer."
     related = call(capsys, "related", "areas/imported/deploy-window.html", *s)[1]
     assert "areas/imported/new-fact.html" in str(related)
+
+
+def test_an_index_page_round_trips_through_export(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """MEMORY.md becomes a page whose links open the memories; export writes it back
+    with links to the exported files, and importing that export gives the same page."""
+    first, second = tmp_path / "one", tmp_path / "two"
+    for store in (first, second):
+        assert call(capsys, "init", str(store), "--json")[0] == 0
+    notes = _folder(tmp_path / "notes", AGENT)
+    assert call(capsys, "import", "markdown", str(notes), "--store", str(first),
+                "--json")[0] == 0
+    page = git_show(first, "areas/imported/MEMORY.md")
+    for target in re.findall(r"\]\(([^)]+)\)", page):
+        assert git_show(first, f"areas/imported/{target}").startswith("<!doctype html>")
+    out = tmp_path / "out"
+    code, exported = call(capsys, "export", "markdown", str(out), "--store", str(first),
+                          "--json")
+    assert code == 0 and exported["pages"] == 1, exported
+    written = (out / "areas/imported/MEMORY.md").read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)]+)\)", written):
+        assert (out / "areas/imported" / target).is_file(), target
+    code, again = call(capsys, "import", "markdown", str(out / "areas/imported"),
+                       "--store", str(second), "--json")
+    assert code == 0 and not again["unresolved"], again
+    assert git_show(second, "areas/imported/MEMORY.md") == page
+    before = len(git_log(second))
+    assert call(capsys, "import", "markdown", str(out / "areas/imported"),
+                "--store", str(second), "--json")[1]["commit"] is None
+    assert len(git_log(second)) == before, "an index page in step commits nothing"
+
+
+def git_show(store: Path, path: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(store), "show", f"HEAD:{path}"], check=True,
+                          capture_output=True, text=True).stdout
