@@ -82,6 +82,10 @@ def _signature(author: Signature, at: datetime) -> Result[pygit2.Signature, GitE
     )
 
 
+def _hex_or_none(oid: pygit2.Oid | None) -> str | None:
+    return None if oid is None else str(oid)
+
+
 def parse_trailers(message: str) -> tuple[tuple[str, str], ...]:
     """``Key: value`` lines of the message's last paragraph, in order.
 
@@ -336,6 +340,34 @@ class PygitService:
             "commit",
             lambda: self._commit_changes(ref, expected_parent, changes, message, author, at),
         )
+
+    def commit_merge(self, ref: str, expected_parent: str, other_parent: str,
+                     changes: Sequence[PathChange], message: str, author: Signature,
+                     at: datetime) -> IOResult[str, GitError]:
+        """``commit`` recording ``other_parent`` as the second parent; never a no-op."""
+        return _guarded(
+            "commit_merge",
+            lambda: self._commit(other_parent).bind(
+                lambda other: self._commit_changes(ref, expected_parent, changes, message,
+                                                   author, at, other.id)),
+        )
+
+    def merge_base(self, a: str, b: str) -> IOResult[str | None, GitError]:
+        def base() -> Result[str | None, GitError]:
+            return self._commit(a).bind(lambda left: self._commit(b).map(
+                lambda right: _hex_or_none(self._repo.merge_base(left.id, right.id))))
+
+        return _guarded("merge_base", base)
+
+    def is_ancestor(self, a: str, b: str) -> IOResult[bool, GitError]:
+        def ancestor() -> Result[bool, GitError]:
+            # descendant_of is strict (a commit does not descend from itself); git's
+            # --is-ancestor, which the Protocol follows, counts the commit itself.
+            return self._commit(a).bind(lambda older: self._commit(b).map(
+                lambda newer: older.id == newer.id
+                or bool(self._repo.descendant_of(newer.id, older.id))))
+
+        return _guarded("is_ancestor", ancestor)
 
     def create_branch(self, name: str, at: str) -> IOResult[None, GitError]:
         """A new branch at the commit ``at`` names; ``GitFailure`` if it exists."""
@@ -718,6 +750,7 @@ class PygitService:
         message: str,
         author: Signature,
         at: datetime,
+        other_parent: pygit2.Oid | None = None,
     ) -> Result[str, GitError]:
         for change in changes:
             checked = check_tree_path(change.path)
@@ -745,7 +778,7 @@ class PygitService:
             return built.map(lambda _: "")
         tree_id = built.unwrap()
 
-        if parent is not None and tree_id == parent.tree_id:
+        if parent is not None and other_parent is None and tree_id == parent.tree_id:
             actual = self._ref_target(refname)
             if actual != expected:
                 return Failure(RefMoved(ref, expected, actual))
@@ -759,6 +792,8 @@ class PygitService:
                 return made_by.map(lambda _: "")
             committer = made_by.unwrap()
         parents = [] if parent is None else [parent.id]
+        if other_parent is not None:
+            parents.append(other_parent)
         # The object is written unreferenced first; if the swap below loses, it is
         # garbage for gc and the ref never saw it.
         commit_id = self._repo.create_commit(None, signature, committer, message, tree_id,

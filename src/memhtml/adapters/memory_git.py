@@ -233,6 +233,26 @@ class InMemoryGit:
                message: str, author: Signature, at: datetime) -> str:
         return self._commit_changes(ref, expected_parent, changes, message, author, at, {})
 
+    @_operation("commit_merge")
+    def commit_merge(self, ref: str, expected_parent: str, other_parent: str,
+                     changes: Sequence[PathChange], message: str, author: Signature,
+                     at: datetime) -> str:
+        return self._commit_changes(ref, expected_parent, changes, message, author, at, {},
+                                    self._peel(other_parent))
+
+    @_operation("merge_base")
+    def merge_base(self, a: str, b: str) -> str | None:
+        common = set(self._chain(self._peel(a))) & set(self._chain(self._peel(b)))
+        # The best common ancestors: those no other common one descends from. Of
+        # several (criss-cross), the newest is taken; the Protocol leaves it open.
+        below = {older for sha in common for older in self._chain(sha)[1:]}
+        best = common - below
+        return max(best, key=lambda sha: (self._commits[sha].time, sha)) if best else None
+
+    @_operation("is_ancestor")
+    def is_ancestor(self, a: str, b: str) -> bool:
+        return self._peel(a) in self._chain(self._peel(b))
+
     @_operation("commit")
     def chmod(self, ref: str, expected_parent: str, modes: Mapping[str, int], message: str,
               author: Signature, at: datetime) -> str:
@@ -358,8 +378,8 @@ class InMemoryGit:
 
     @_operation("commits_between")
     def commits_between(self, old: str | None, new: str) -> tuple[str, ...]:
-        # Every commit here has at most one parent, so history is a chain and libgit2's
-        # topological-time order is simply that chain, oldest first.
+        # For a linear history libgit2's topological-time order is the chain, oldest
+        # first; across merges the set is git's, the order of unrelated commits may not be.
         chain = self._chain(self._peel(new))
         hidden = set() if old is None else set(self._chain(self._peel(old)))
         return tuple(reversed([sha for sha in chain if sha not in hidden]))
@@ -440,11 +460,20 @@ class InMemoryGit:
         return found[0] if found else None
 
     def _chain(self, sha: str) -> list[str]:
-        """``sha`` and its first-parent ancestors, newest first."""
-        chain = [sha]
-        while self._commits[chain[-1]].parents:
-            chain.append(self._commits[chain[-1]].parents[0])
-        return chain
+        """``sha`` and every ancestor, newest first, each commit before its parents;
+        for a linear history, the first-parent chain."""
+        done: list[str] = []
+        seen: set[str] = set()
+        stack: list[tuple[str, bool]] = [(sha, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                done.append(node)  # every parent of node is already in done
+            elif node not in seen:
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((parent, False) for parent in reversed(self._commits[node].parents))
+        return done[::-1]
 
     def _branch(self, name: str) -> str:
         full = f"refs/heads/{name.removeprefix('refs/heads/')}"
@@ -499,7 +528,8 @@ class InMemoryGit:
 
     def _commit_changes(self, ref: str, expected_parent: str | None,
                         changes: Sequence[PathChange], message: str, author: Signature,
-                        at: datetime, modes: Mapping[str, int]) -> str:
+                        at: datetime, modes: Mapping[str, int],
+                        other_parent: str | None = None) -> str:
         for change in changes:
             checked = check_tree_path(change.path)
             if not is_successful(checked):
@@ -516,12 +546,13 @@ class InMemoryGit:
                 raise _RefusalError(f"cannot set mode {mode:o} on {path!r}")
             flat[path] = (mode, flat[path][1])
         tree = self._write_tree(flat)
-        if parent is not None and tree == self._commits[parent].tree:
+        if parent is not None and other_parent is None and tree == self._commits[parent].tree:
             sha = parent  # nothing changed: no commit, but the swap is still checked
         else:
             # Written before the swap, as libgit2 does: a lost swap leaves only garbage.
-            made = _Commit(tree, () if parent is None else (parent,), person, seconds, offset,
-                           message.split("\0", 1)[0])
+            parents = () if parent is None else (parent,)
+            made = _Commit(tree, parents + ((other_parent,) if other_parent else ()), person,
+                           seconds, offset, message.split("\0", 1)[0])
             sha = _object_id(b"commit", made.body())
             self._commits[sha] = made
         self._lock_ref(refname)

@@ -141,7 +141,41 @@ class TranscriptFailure:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class RemoteMissing:
+    """A remote name this clone's git config does not define. ``reason`` says how to
+    add it (``git remote add <name> <url>``)."""
+
+    remote: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PushRejected:
+    """A push the remote (or git, before sending) refused without changing the
+    remote branch: it moved since it was fetched, or the update would not be a
+    fast-forward. Retryable: fetch, merge again, push again."""
+
+    remote: str
+    branch: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TransportFailed:
+    """The git executable could not talk to the remote (unreachable, credentials
+    refused, timed out) or failed in a way that names no refused ref: ``reason`` is
+    git's own message."""
+
+    remote: str
+    operation: str
+    reason: str
+
+
 GitError: TypeAlias = GitFailure | RefMoved | NotFound
+RemoteError: TypeAlias = GitError | RemoteMissing | PushRejected | TransportFailed
+"""What talking to a remote can fail with. Kept apart from ``GitError`` so the local
+operations, which never touch a network, do not grow cases they cannot produce."""
 HeadError: TypeAlias = InvalidMemory | GitFailure | RefMoved | NotFound
 OverlayError: TypeAlias = InvalidMemory | OverlayRefused
 StateError: TypeAlias = StateUnusable | StateFailure

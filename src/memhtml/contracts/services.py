@@ -6,7 +6,7 @@ side is a typed error value, never a stray exception.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, TypeAlias
@@ -15,7 +15,13 @@ import numpy as np
 import numpy.typing as npt
 from returns.io import IOResult
 
-from memhtml.contracts.errors import EmbedFailure, GitError, ModelError, StateError
+from memhtml.contracts.errors import (
+    EmbedFailure,
+    GitError,
+    ModelError,
+    RemoteError,
+    StateError,
+)
 
 Vector = npt.NDArray[np.float32]
 
@@ -125,6 +131,32 @@ class GitService(Protocol):
         """
         ...
 
+    def commit_merge(
+        self,
+        ref: str,
+        expected_parent: str,
+        other_parent: str,
+        changes: Sequence[PathChange],
+        message: str,
+        author: Signature,
+        at: datetime,
+    ) -> IOResult[str, GitError]:
+        """``commit`` with two parents, ``[expected_parent, other_parent]``: the tree
+        is ``expected_parent``'s with ``changes`` applied, and ``ref`` moves only while
+        it still names ``expected_parent`` (else ``RefMoved``). A merge commit is made
+        even when the tree equals the first parent's, since recording ``other_parent``
+        is what makes the other side's history part of this one."""
+        ...
+
+    def merge_base(self, a: str, b: str) -> IOResult[str | None, GitError]:
+        """A best common ancestor of two commits; None when their histories share no
+        commit. With several best ones (criss-cross merges) which one is unspecified."""
+        ...
+
+    def is_ancestor(self, a: str, b: str) -> IOResult[bool, GitError]:
+        """True when ``a`` is ``b`` or in its history (``git merge-base --is-ancestor``)."""
+        ...
+
     def create_branch(self, name: str, at: str) -> IOResult[None, GitError]: ...
 
     def move_ref(self, ref: str, expected: str | None, target: str) -> IOResult[None, GitError]:
@@ -186,6 +218,47 @@ class GitService(Protocol):
         self, ref: str, path: str, limit: int
     ) -> IOResult[tuple[CommitInfo, ...], GitError]:
         """Newest-first commits on ``ref`` whose change set includes ``path``."""
+        ...
+
+
+Progress: TypeAlias = Callable[[str], None]
+"""Receives each progress line git prints while it talks to a remote."""
+
+
+class RemoteService(Protocol):
+    """Fetching from and pushing to the remotes one clone's git config names.
+
+    A push is never forced: it updates the remote branch only as a fast-forward from
+    the sha the caller last saw there, and anything else is ``PushRejected``, after
+    which the caller fetches, merges again and retries.
+    """
+
+    def remotes(self) -> IOResult[tuple[str, ...], RemoteError]:
+        """The configured remote names, sorted."""
+        ...
+
+    def fetch(
+        self, remote: str, branch: str, on_progress: Progress | None = None
+    ) -> IOResult[str | None, RemoteError]:
+        """Bring ``branch`` of ``remote`` into ``refs/remotes/<remote>/<branch>`` and
+        return its sha; None when the remote has no such branch (then the stale
+        tracking ref, if any, is removed). An unknown remote is ``RemoteMissing``."""
+        ...
+
+    def push(
+        self,
+        remote: str,
+        branch: str,
+        sha: str,
+        expected: str | None,
+        on_progress: Progress | None = None,
+    ) -> IOResult[None, RemoteError]:
+        """Move ``branch`` on ``remote`` to the local commit ``sha``, only as a
+        fast-forward and only when the remote is found naming ``expected`` (None: the
+        branch must not exist yet); otherwise ``PushRejected`` and the remote is
+        unchanged. A branch that moves during the push is either refused or
+        fast-forwarded from a commit ``sha``'s history holds, so no remote commit is
+        ever dropped. The tracking ref follows a push that landed."""
         ...
 
 

@@ -1,0 +1,315 @@
+"""``RemoteService``: fetch and push through the git executable, local refs through pygit2.
+
+Transport runs the ``git`` program, not libgit2's remotes: only git itself reads the
+person's credential helpers, ``core.sshCommand``, ``url.<base>.insteadOf`` and ssh agent
+set-up, so a remote that works with ``git push`` works here. Each run is
+``git --git-dir <dir> -C <dir> ...`` with no shell, ``LC_ALL=C`` (git's messages are
+parsed), ``GIT_TERMINAL_PROMPT=0`` and no standard input or controlling terminal, so a
+missing credential fails instead of waiting for a person, and a timeout kills it.
+Variables that would point git at another repository (``GIT_DIR`` and kin) are dropped.
+
+pygit2 serves what is local: the remote names of this clone's config
+(``Repository.remotes``), reading and moving ``refs/remotes/<remote>/<branch>``, and
+looking up the commit a push sends. Remote names and URLs therefore come from the
+clone's own config, never from a tracked file.
+
+A push is plain (no ``+``, no ``--force``, no lease flag, any of which lets git
+overwrite a branch that did not fast-forward). The remote's branch is read first
+(``git ls-remote``) and the push is refused before anything is sent unless it names
+``expected``; git then sends that tip as the old value, and refuses a non-fast-forward
+itself. Should the branch move between the read and the push, git either refuses (the
+new tip is not in the pushed history) or fast-forwards from a commit the pushed history
+already holds: either way no commit on the remote is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import (
+    GitFailure,
+    NotFound,
+    PushRejected,
+    RemoteError,
+    RemoteMissing,
+    TransportFailed,
+)
+from memhtml.contracts.services import Progress
+
+DEFAULT_TIMEOUT_S = 300.0
+"""How long one fetch or push may run before it is killed."""
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+_LINE_BREAK = re.compile(rb"[\r\n]")
+_MESSAGE_LINES = 20
+"""How many of git's last stderr lines an error carries."""
+_NO_REMOTE_REF = "couldn't find remote ref"
+_REPOSITORY_VARIABLES = frozenset({
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_PREFIX",
+})
+"""Inherited (from a hook, say) they would make git act on another repository."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One git run: its exit status (None: killed at the timeout), stdout, and the
+    last lines of stderr."""
+
+    status: int | None
+    stdout: str
+    stderr: tuple[str, ...]
+
+    @property
+    def message(self) -> str:
+        return "\n".join(self.stderr) or f"git exited with status {self.status}"
+
+
+def _environment(base: Mapping[str, str]) -> dict[str, str]:
+    env = {key: value for key, value in base.items() if key not in _REPOSITORY_VARIABLES}
+    env.pop("LANGUAGE", None)
+    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+def _run_git(git_dir: Path | None, args: Sequence[str], timeout_s: float,
+            on_progress: Progress | None = None,
+            env: Mapping[str, str] | None = None) -> _Run:
+    """Run ``git args`` on ``git_dir`` (None: on no repository, for a clone); each
+    stderr line goes to ``on_progress`` as it arrives (progress meters redraw with a
+    carriage return, so both breaks end a line).
+
+    Raises ``OSError`` when the program cannot be started."""
+    where = [] if git_dir is None else ["--git-dir", str(git_dir), "-C", str(git_dir)]
+    command = ["git", *where, *args]
+    proc = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=_environment(os.environ if env is None else env),
+        # A session of its own: ssh cannot open the terminal to ask for a passphrase.
+        start_new_session=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        timed_out.set()
+        _kill_group(proc)
+
+    stdout, stderr = proc.stdout, proc.stderr
+    out: list[bytes] = []
+    reader = threading.Thread(target=lambda: out.append(stdout.read()), daemon=True)
+    deadline = time.monotonic() + timeout_s
+    watchdog = threading.Timer(timeout_s, expire)
+    lines: deque[str] = deque(maxlen=_MESSAGE_LINES)
+    try:
+        reader.start()
+        watchdog.start()
+        pending = b""
+        while chunk := os.read(stderr.fileno(), 4096):
+            *done, pending = _LINE_BREAK.split(pending + chunk)
+            for raw in done:
+                _take(raw, lines, on_progress)
+        _take(pending, lines, on_progress)
+        # The watchdog is stopped before git is reaped, so it can never signal a
+        # process group whose id has been given to another process since.
+        watchdog.cancel()
+        watchdog.join()
+        try:
+            status = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            expire()
+            status = proc.wait()
+        reader.join()
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            _kill_group(proc)
+            proc.wait()
+        stdout.close()
+        stderr.close()
+    if timed_out.is_set():
+        lines.append(f"timed out after {timeout_s:g} s")
+        return _Run(None, "", tuple(lines))
+    return _Run(status, b"".join(out).decode("utf-8", "replace"), tuple(lines))
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill git and what it started (ssh, a remote helper, upload-pack): a child left
+    running would hold the stderr pipe open and the read would never end."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _take(raw: bytes, lines: deque[str], on_progress: Progress | None) -> None:
+    line = raw.decode("utf-8", "replace").strip()
+    if not line:
+        return
+    lines.append(line)
+    if on_progress is not None:
+        on_progress(line)
+
+
+class GitRemotes:
+    """The remotes of the repository at ``git_dir``; each fetch or push runs at most
+    ``timeout_s`` seconds."""
+
+    def __init__(self, git_dir: str | os.PathLike[str],
+                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self._git_dir = Path(git_dir)
+        self._timeout_s = timeout_s
+
+    def _repo(self) -> pygit2.Repository:
+        # Opened per call: refs and config are re-read, since the git program changes
+        # them behind any handle kept open.
+        return pygit2.Repository(str(self._git_dir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+
+    def remotes(self) -> IOResult[tuple[str, ...], RemoteError]:
+        names = self._names()
+        return IOFailure(names) if isinstance(names, GitFailure) else IOSuccess(names)
+
+    def fetch(self, remote: str, branch: str, on_progress: Progress | None = None
+              ) -> IOResult[str | None, RemoteError]:
+        checked = self._check(remote, branch, "fetch")
+        if checked is not None:
+            return IOFailure(checked)
+        tracking = f"refs/remotes/{remote}/{branch}"
+        # Forced (+) only for the tracking ref, which mirrors the remote whatever it did.
+        run = self._git(remote, "fetch", [
+            "fetch", "--no-tags", "--recurse-submodules=no",
+            *(["--progress"] if on_progress is not None else []), "--end-of-options",
+            remote, f"+refs/heads/{branch}:{tracking}"], on_progress)
+        if isinstance(run, TransportFailed):
+            return IOFailure(run)
+        if run.status != 0:
+            if not any(_NO_REMOTE_REF in line for line in run.stderr):
+                return IOFailure(TransportFailed(remote, "fetch", run.message))
+            return self._set_tracking("fetch", tracking, None).map(lambda _: None)
+        return self._read_tracking(tracking)
+
+    def push(self, remote: str, branch: str, sha: str, expected: str | None,
+             on_progress: Progress | None = None) -> IOResult[None, RemoteError]:
+        checked = self._check(remote, branch, "push")
+        if checked is not None:
+            return IOFailure(checked)
+        for value in (sha, expected):
+            if value is not None and not _FULL_SHA.fullmatch(value):
+                return IOFailure(GitFailure("push", f"not a full lowercase sha: {value!r}"))
+        if not self._has_commit(sha):
+            return IOFailure(NotFound(f"commit {sha!r}"))
+        head = f"refs/heads/{branch}"
+        listed = self._git(remote, "push", ["ls-remote", "--end-of-options", remote, head])
+        if isinstance(listed, TransportFailed):
+            return IOFailure(listed)
+        if listed.status != 0:
+            return IOFailure(TransportFailed(remote, "push", listed.message))
+        actual = next((line.split("\t")[0] for line in listed.stdout.splitlines()
+                       if line.endswith(f"\t{head}")), None)
+        if actual != expected:
+            return IOFailure(PushRejected(
+                remote, branch, f"{remote}/{branch} is at {actual or '(no branch)'}, not "
+                                f"{expected or '(no branch)'}: fetch and merge again"))
+        run = self._git(remote, "push", [
+            "push", "--porcelain", "--no-recurse-submodules",
+            *(["--progress"] if on_progress is not None else []), "--end-of-options",
+            remote, f"{sha}:{head}"], on_progress)
+        if isinstance(run, TransportFailed):
+            return IOFailure(run)
+        refused = [line for line in run.stdout.splitlines() if line.startswith("!\t")]
+        if refused:
+            return IOFailure(PushRejected(remote, branch, "; ".join(
+                line.split("\t")[-1] for line in refused)))
+        if run.status != 0:
+            return IOFailure(TransportFailed(remote, "push", run.message))
+        return self._set_tracking("push", f"refs/remotes/{remote}/{branch}", sha)
+
+    # -- internals -------------------------------------------------------------------
+
+    def _check(self, remote: str, branch: str, operation: str) -> RemoteError | None:
+        """Why ``remote`` and ``branch`` cannot be used, or None."""
+        if not pygit2.reference_is_valid_name(f"refs/heads/{branch}") or branch.startswith("-"):
+            return GitFailure(operation, f"not a valid branch name: {branch!r}")
+        names = self._names()
+        if isinstance(names, GitFailure):
+            return names
+        if remote not in names:
+            listed = ", ".join(names) or "none"
+            return RemoteMissing(remote, f"no remote named {remote!r} (configured: {listed}); "
+                                         f"add it with: git remote add {remote} <url>")
+        return None
+
+    def _names(self) -> tuple[str, ...] | GitFailure:
+        try:
+            return tuple(sorted(name for name in self._repo().remotes.names() if name))
+        except (pygit2.GitError, OSError) as exc:
+            return GitFailure("remotes", str(exc))
+
+    def _git(self, remote: str, operation: str, args: Sequence[str],
+             on_progress: Progress | None = None) -> _Run | TransportFailed:
+        try:
+            run = _run_git(self._git_dir, args, self._timeout_s, on_progress)
+        except OSError as exc:
+            return TransportFailed(remote, operation, f"cannot run git: {exc}")
+        return TransportFailed(remote, operation, run.message) if run.status is None else run
+
+    def _has_commit(self, sha: str) -> bool:
+        try:
+            found = self._repo().get(sha)
+        except (pygit2.GitError, ValueError, OSError):
+            return False
+        return found is not None and found.type == pygit2.enums.ObjectType.COMMIT
+
+    def _read_tracking(self, tracking: str) -> IOResult[str | None, RemoteError]:
+        try:
+            found = self._repo().references.get(tracking)
+            return IOSuccess(None if found is None else str(found.peel(pygit2.Commit).id))
+        except (pygit2.GitError, ValueError, OSError) as exc:
+            return IOFailure(GitFailure("fetch", f"{tracking}: {exc}"))
+
+    def _set_tracking(self, operation: str, tracking: str, sha: str | None
+                      ) -> IOResult[None, RemoteError]:
+        """Point the tracking ref at ``sha`` (None: remove it, the remote has no such
+        branch): it records what the remote was last seen to hold."""
+        try:
+            references = self._repo().references
+            if sha is not None:
+                references.create(tracking, sha, force=True)
+            elif tracking in references:
+                references.delete(tracking)
+        except (pygit2.GitError, ValueError, OSError) as exc:
+            return IOFailure(GitFailure(operation, f"{tracking}: {exc}"))
+        return IOSuccess(None)
+
+
+def clone_repository(url: str, target: Path, branch: str | None = None,
+                     timeout_s: float = 600.0, on_progress: Progress | None = None
+                     ) -> IOResult[None, RemoteError]:
+    """``git clone`` of ``url`` into the new or empty directory ``target`` (on
+    ``branch``, else the remote's default), through the git program for the same
+    reasons as fetch and push: git's own credentials and transports. A clone runs
+    nothing of the remote's: hooks are never cloned, submodules are not fetched, and a
+    filter named in a cloned ``.gitattributes`` runs only if the person's own config
+    defines it."""
+    if url.startswith("-") or (branch or "").startswith("-"):
+        return IOFailure(TransportFailed(url, "clone", "a URL or branch cannot start with '-'"))
+    args = ["clone", "--progress", "--no-recurse-submodules"]
+    args += ["--branch", branch] if branch else []
+    try:
+        run = _run_git(None, [*args, "--", url, str(target)], timeout_s, on_progress)
+    except OSError as error:
+        return IOFailure(TransportFailed(url, "clone", f"cannot run git: {error}"))
+    if run.status != 0:
+        return IOFailure(TransportFailed(url, "clone", run.message))
+    return IOSuccess(None)
