@@ -23,6 +23,7 @@ from memhtml.cli.mcp_cmd import mcp
 from memhtml.cli.md_cmds import import_app, md_app
 from memhtml.cli.output import report_usage
 from memhtml.cli.sleep_cmds import sleep_app
+from memhtml.cli.sync_cmds import clone, sync
 from memhtml.cli.task_cmds import task_app
 from memhtml.cli.vector_cmds import embed
 
@@ -61,6 +62,8 @@ for _command in _COMMANDS:
     app.command(_command)
 app.command(task_app)
 app.command(store_cmds.publish)
+app.command(sync)
+app.command(clone)
 app.command(md_app)
 app.command(import_app)
 app.command("memhtml.cli.export_cmds:export_app", name="export", help="Write memories out.")

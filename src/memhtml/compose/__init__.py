@@ -10,6 +10,7 @@ from memhtml.compose.run import MemhtmlError, error_code, explain, perform, valu
 from memhtml.compose.services import (
     EMBEDDERS,
     Services,
+    clone_store,
     init_repository,
     is_repository,
     markdown_reader,
@@ -38,6 +39,7 @@ __all__ = [
     "Settings",
     "SettingsError",
     "VectorFiles",
+    "clone_store",
     "discover_store",
     "error_code",
     "explain",

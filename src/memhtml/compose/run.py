@@ -58,9 +58,12 @@ def _worded(error: object) -> str | None:
         EmbedFailure,
         ModelMalformed,
         ModelUnavailable,
+        PushRejected,
+        RemoteMissing,
         StateFailure,
         StateUnusable,
         TranscriptFailure,
+        TransportFailed,
     )
     from memhtml.head.gate import HeadGateFailed
     from memhtml.mdindex.errors import BadGlob, ChannelRefused, ReadFailure
@@ -85,6 +88,13 @@ def _worded(error: object) -> str | None:
             return f"cannot read {path}: {reason}"
         case BadGlob(pattern=pattern, reason=reason):
             return f"glob {pattern!r} cannot be matched: {reason}"
+        case RemoteMissing(remote=remote, reason=reason):
+            return f"no remote {remote!r}: {reason}"
+        case PushRejected(remote=remote, branch=branch, reason=reason):
+            return (f"{remote}/{branch} moved while syncing and kept moving: {reason}; run "
+                    "sync again (nothing was lost: the local commits are still here)")
+        case TransportFailed(remote=remote, operation=operation, reason=reason):
+            return f"git {operation} with {remote} failed: {reason}"
         case ChannelRefused(name=name, reason=reason):
             return f"channel {name!r}: {reason}" if name else reason
         case _:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Never
@@ -34,6 +34,7 @@ from memhtml.contracts.services import (
     GitService,
     LanguageModel,
     QueryEmbedder,
+    RemoteService,
     Signature,
     StatePlane,
     VectorSpace,
@@ -102,6 +103,9 @@ class Services:
     agent: Signature = AGENT
     """memhtml itself: the committer of every commit and the author of a sleep run's,
     which no person wrote."""
+    remote: RemoteService | None = None
+    """Fetch and push for ``sync``, against the remotes this clone's git config names;
+    None where a process has no repository on disk to run git in."""
 
     def store_deps(self) -> StoreDeps:
         from memhtml.store import StoreDeps
@@ -321,6 +325,7 @@ def _opened(root: Path) -> IOResult[PygitService, SettingsError]:
 def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: str | None,
           env: Mapping[str, str]) -> Services:
     from memhtml.adapters.clock import SystemClock
+    from memhtml.adapters.git_remote import GitRemotes
     from memhtml.adapters.state_db import SqliteStatePlane
     from memhtml.detect import detect_lang
 
@@ -336,7 +341,7 @@ def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: 
         vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
         embedder_name=embedder or settings.embedder, detect=detect_lang,
         state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None,
-        state=SqliteStatePlane(state_dir / STATE_DB),
+        state=SqliteStatePlane(state_dir / STATE_DB), remote=GitRemotes(git.path),
         language_model=model.unwrap() if is_successful(model) else None,
         language_model_error=None if is_successful(model) else model.failure())
 
@@ -362,3 +367,23 @@ def markdown_reader(root: Path) -> IOResult[CorpusReader, SettingsError]:
     if not root.is_dir():
         return IOFailure(SettingsError(f"{root} is not a directory"))
     return IOSuccess(DirectoryReader(root))
+
+
+def clone_store(url: str, target: Path, branch: str | None = None,
+                on_progress: Callable[[str], None] | None = None
+                ) -> IOResult[str, SettingsError]:
+    """Clone the store at ``url`` into ``target`` and name its branch. Opening it
+    afterwards (``open_services``) makes the clone ready like any other: the merge
+    driver for generated pages set where no level of git config defines it, and the
+    local state directory made. A clone of a repository that is not a store is
+    refused by that opening, with how to make it one."""
+    from memhtml.adapters.git_remote import clone_repository
+    from memhtml.compose.run import explain
+
+    def opened(_: None) -> IOResult[str, SettingsError]:
+        return _opened(target).bind(lambda git: store_branch(git, branch or "", target))
+
+    cloned: IOResult[None, SettingsError] = clone_repository(
+        url, target, branch, on_progress=on_progress).alt(
+        lambda error: SettingsError(f"git clone failed: {explain(error)}"))
+    return cloned.bind(opened)

@@ -19,7 +19,7 @@ from pathlib import Path
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import RefMoved
-from memhtml.contracts.services import PathChange
+from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.store.checkout import (
     Journal,
     PathStep,
@@ -84,6 +84,9 @@ class Draft:
     trailers: tuple[tuple[str, str], ...] = ()
     """More trailers after the op and path ones, in order (a sleep phase's
     ``Memhtml-Run``, ``Memhtml-Phase``, ``Memhtml-Counts``, ``Memhtml-Base``)."""
+    merge_parent: str | None = None
+    """A second parent: the draft is a merge of this commit into ``parent`` (sync),
+    so the other side's history stays reachable. It lands even with no changes."""
 
 
 Derive = Callable[[], IOResult[Draft, StoreError]]
@@ -127,7 +130,7 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None, *,
         return derive().bind(lambda draft: commit(number, draft))
 
     def commit(number: int, draft: Draft) -> IOResult[Landed, StoreError]:
-        if not draft.changes:
+        if not draft.changes and draft.merge_parent is None:
             return IOSuccess(Landed(draft.parent or "", (), "", draft.primary))
         checked = _unedited(deps, draft) if guard_edits else IOSuccess(None)
         return checked.bind(lambda _: _marked(deps, git_dir, draft)).bind(
@@ -136,9 +139,12 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None, *,
     def swap(number: int, draft: Draft, journal: Journal | None
              ) -> IOResult[Landed, StoreError]:
         message = commit_message(draft)
-        committed: IOResult[str, StoreError] = deps.git.commit(
-            deps.ref, draft.parent, draft.changes, message, deps.author, deps.clock.now()
-        )
+        committed: IOResult[str, StoreError] = (
+            deps.git.commit(deps.ref, draft.parent, draft.changes, message, deps.author,
+                            deps.clock.now())
+            if draft.merge_parent is None or draft.parent is None else
+            deps.git.commit_merge(deps.ref, draft.parent, draft.merge_parent, draft.changes,
+                                  message, deps.author, deps.clock.now()))
 
         def lost(failure: StoreError) -> IOResult[Landed, StoreError]:
             unmarked = drop_journal(journal) if journal is not None else IOSuccess(None)
@@ -185,20 +191,78 @@ def _marked(deps: StoreDeps, git_dir: Path | None, draft: Draft
 
 def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str, journal: Journal | None
             ) -> IOResult[Landed, StoreError]:
-    paths = tuple(sorted(c.path for c in draft.changes))
-    worktree = deps.worktree
-    if worktree is None or journal is None:
-        return IOSuccess(Landed(sha, paths, message, draft.primary))
-
-    def landed(synced: Synced) -> Landed:
-        return Landed(sha, paths, message, draft.primary, synced.kept,
-                      pending=not synced.index_updated, off_branch=synced.off_branch)
-
     # The mark is kept after landing (``recovery`` drops it once it is safe): a
     # person's git commit started from an index read before this write could still
     # undo it. The checkout is brought to the branch as it stands (a later writer's
     # version included), and only where it still holds what was there before.
+    paths = tuple(sorted(c.path for c in draft.changes))
+    return _followed(deps, sha, paths, journal, message, draft.primary)
+
+
+def forward(deps: StoreDeps, expected: str | None, target: str, *, guard_edits: bool = True
+            ) -> IOResult[Landed, StoreError]:
+    """Move the store's branch from ``expected`` to the existing commit ``target`` (a
+    fast-forward: a pull that found nothing local to merge), and bring the checkout
+    along the way a write does: refused when the person has edited, and not
+    committed, a path the move changes; marked durably before the branch moves;
+    each path rewritten only where the checkout still holds the old version.
+    ``RefMoved`` when the branch no longer names ``expected``."""
+    git = deps.git
+
+    def blobs(entries: tuple[TreeEntry, ...]) -> dict[str, str]:
+        return {e.path: e.blob_id for e in entries if not e.is_symlink}
+
+    def paths() -> IOResult[tuple[str, ...], StoreError]:
+        if expected is None:
+            return git.list_tree(target).map(lambda es: tuple(e.path for e in es))
+        return git.changed_paths(expected, target)
+
+    def steps(changed: tuple[str, ...]) -> IOResult[tuple[PathStep, ...], StoreError]:
+        before: IOResult[tuple[TreeEntry, ...], StoreError] = (
+            IOSuccess(()) if expected is None else git.entries_at(expected, changed))
+        return before.bind(lambda old: git.entries_at(target, changed).map(
+            lambda new: tuple(PathStep(p, blobs(old).get(p), blobs(new).get(p))
+                              for p in changed)))
+
+    def checked(found: tuple[PathStep, ...]) -> IOResult[tuple[PathStep, ...], StoreError]:
+        if not guard_edits:
+            return IOSuccess(found)
+        return uncommitted_in(deps, {s.path: s.before for s in found}).map(lambda _: found)
+
+    def move(found: tuple[PathStep, ...]) -> IOResult[Landed, StoreError]:
+        git_dir = deps.checkout_git_dir
+        marked: IOResult[Journal | None, StoreError] = IOSuccess(None)
+        if git_dir is not None and deps.worktree is not None and found:
+            at = deps.clock.now().timestamp()
+            marked = index_lock_free(git_dir, deps.clock.sleep).bind(
+                lambda _: write_journal(git_dir, deps.ref, expected, found, at,
+                                        target=target))
+        paths_moved = tuple(s.path for s in found)
+
+        def moved(journal: Journal | None) -> IOResult[Landed, StoreError]:
+            swapped: IOResult[None, StoreError] = git.move_ref(deps.ref, expected, target)
+
+            def lost(error: StoreError) -> IOResult[Journal | None, StoreError]:
+                unmarked = drop_journal(journal) if journal is not None else IOSuccess(None)
+                return unmarked.bind(lambda _: IOFailure(error))
+
+            return swapped.map(lambda _: journal).lash(lost).bind(
+                lambda kept: _followed(deps, target, paths_moved, kept))
+
+        return marked.bind(moved)
+
+    return paths().bind(steps).bind(checked).bind(move)
+
+
+def _followed(deps: StoreDeps, sha: str, paths: tuple[str, ...], journal: Journal | None,
+              message: str = "", primary: str | None = None) -> IOResult[Landed, StoreError]:
+    """The checkout brought to the branch after it moved to ``sha``, where it still
+    holds what was there before; what it cannot do is reported, never a failure."""
+    worktree = deps.worktree
+    if worktree is None or journal is None:
+        return IOSuccess(Landed(sha, paths, message, primary))
     synced = bring_up_to_date(deps.git, worktree, deps.ref, journal.steps).lash(
         lambda _: IOSuccess(Synced((), paths, False)))
-    return synced.bind(lambda outcome: mark_landed(journal, sha, outcome.index_updated).map(
-        lambda _: landed(outcome)))
+    return synced.bind(lambda done: mark_landed(journal, sha, done.index_updated).map(
+        lambda _: Landed(sha, paths, message, primary, done.kept,
+                         pending=not done.index_updated, off_branch=done.off_branch)))

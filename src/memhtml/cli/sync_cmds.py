@@ -1,0 +1,102 @@
+"""``memhtml sync`` and ``memhtml clone``: one memory shared by many machines through
+any git remote.
+
+The work is ``memhtml.sync.door``; this module picks the remote and the branch,
+shows git's progress on long transfers (on standard error, never with --json) and
+prints the summary: what was fetched, how it was brought in, each merge decision,
+and whether the push landed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memhtml.cli.common import Common, open_common
+from memhtml.cli.output import CliError, Reply, UsageError, print_err, respond, unwrap_io
+
+_COMMON = Common()
+
+
+def _short(sha: str | None) -> str:
+    return sha[:12] if sha else "nothing"
+
+
+def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMON) -> int:
+    """Share this store through a git remote: fetch its branch, bring it in (a
+    fast-forward, or a merge fact by fact: metadata of one memory unioned, two edits
+    of one memory both kept and linked with a review task, nothing superseded), then
+    push. The push is never forced: it lands only as a fast-forward of the branch as
+    fetched, and when another clone pushed first the round runs again.
+
+    Parameters
+    ----------
+    remote
+        The git remote to share through (git remote add NAME URL adds one).
+    branch
+        The branch on the remote (default: the store's branch).
+    """
+
+    def body() -> Reply:
+        from memhtml.sync.door import sync as run_sync
+
+        services, store = open_common(common)
+        remotes = services.remote
+        if remotes is None:
+            raise CliError("this store has no repository on disk to sync from")
+        on = branch or services.settings.branch
+        if not on:
+            raise UsageError("name the branch to sync with --branch")
+        shown = None if common.json else print_err
+        outcome = unwrap_io(run_sync(store, remotes, remote, on, shown))
+        events = [{"kind": e.kind, "path": e.path, "other": e.other, "detail": e.detail}
+                  for e in outcome.events]
+        payload = {
+            "ok": True, "remote": remote, "branch": on, "action": outcome.action,
+            "before": outcome.before, "fetched": outcome.fetched, "after": outcome.after,
+            "pushed": outcome.pushed, "rounds": outcome.rounds,
+            "changed": list(outcome.changed), "kept": list(outcome.kept), "merge": events,
+        }
+        lines = [f"{remote}/{on}: fetched {_short(outcome.fetched)}; {outcome.action}"
+                 + (f" ({len(outcome.changed)} paths)" if outcome.changed else "")
+                 + ("; pushed " + _short(outcome.after) if outcome.pushed else
+                    "; nothing to push")
+                 + (f" after {outcome.rounds} rounds" if outcome.rounds > 1 else "")]
+        lines += [f"  {e.kind}: {e.detail}" for e in outcome.events]
+        notes = tuple(f"left as it was in the checkout (changed there): {p}"
+                      for p in outcome.kept)
+        return Reply(payload, "\n".join(lines), notes=notes)
+
+    return respond(common.json, body)
+
+
+def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _COMMON) -> int:
+    """Clone a store from a git remote (a path, file://, ssh or https, with git's own
+    credentials) and make the clone ready: the store's branch checked out, the merge
+    driver for generated pages set, local state created.
+
+    Parameters
+    ----------
+    url
+        Where the store is: anything `git clone` takes.
+    directory
+        A new or empty directory for the clone.
+    branch
+        The store's branch, when it is not the remote's default.
+    """
+
+    def body() -> Reply:
+        from memhtml.cli.common import open_cli_services
+        from memhtml.compose import clone_store
+
+        target = directory.expanduser().resolve()
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise UsageError(f"{target} exists and is not an empty directory")
+        shown = None if common.json else print_err
+        on = unwrap_io(clone_store(url, target, branch or None, shown),
+                       lambda error: error.reason)
+        services = open_cli_services(Common(store=str(target), json=common.json))
+        tip = unwrap_io(services.store().tip())
+        payload = {"ok": True, "store": str(target), "branch": on, "commit": tip}
+        return Reply(payload, f"store at {target} (branch {on}, {_short(tip)})")
+
+    return respond(common.json, body)

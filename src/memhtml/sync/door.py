@@ -1,0 +1,302 @@
+"""``memhtml sync``: fetch, merge fact by fact, push; never forced, no version lost.
+
+One round reads the remote branch (``RemoteService.fetch``), brings it into the
+local branch, and pushes the result with the remote's fetched sha as the lease.
+Bringing it in is the cheapest of four moves that is exact:
+
+- the remote has nothing the local branch lacks: nothing to do;
+- the local branch has nothing the remote lacks: a fast-forward (``forward``), with
+  the checkout following the way it follows a write;
+- both moved: a merge commit whose parents are the local tip and the remote tip, so
+  every version on either side stays in history, and whose tree is the local tree
+  with ``merge_trees``' result applied. It lands through the same ``land`` as every
+  write, so a local writer racing the merge makes it re-derive on the new tip, and
+  a path the person has edited and not committed refuses it, leaving both sides as
+  they were.
+
+A push refused because the remote moved meanwhile starts another round (fetch,
+merge, push), at most ``MAX_ROUNDS`` in all; a clone that keeps losing the race
+says so rather than spinning. Nothing here ever rewrites or deletes a commit.
+
+The merge reads only the paths the two sides changed since their merge base, plus
+the two trees' path lists for choosing free names, so its cost follows the change
+rather than the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Literal, TypeAlias
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.contracts.errors import PushRejected, RemoteError
+from memhtml.contracts.services import PathChange, RemoteService, TreeEntry
+from memhtml.store.errors import Refused, StoreError
+from memhtml.store.landing import Draft, Landed, forward, land
+from memhtml.store.session import Store
+from memhtml.sync.merge import MergeEvent, TreeMerge, merge_trees
+
+__all__ = ["MAX_ROUNDS", "SyncError", "SyncOutcome", "sync"]
+
+MAX_ROUNDS = 5
+"""Fetch-merge-push rounds before a clone that keeps losing the push race gives up
+(each loss means another clone pushed in between, so the work is not lost: the next
+sync starts from it)."""
+
+SyncError: TypeAlias = StoreError | RemoteError
+Action = Literal["up-to-date", "fast-forward", "merged", "ahead", "published-new"]
+Progress: TypeAlias = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SyncOutcome:
+    """What one sync did, for its summary."""
+
+    remote: str
+    branch: str
+    before: str | None
+    """The local tip before the sync."""
+    fetched: str | None
+    """The remote tip the last round read (None: the remote had no such branch)."""
+    after: str | None
+    """The local tip after it (equal to the remote's when ``pushed`` or up to date)."""
+    action: Action
+    pushed: bool
+    rounds: int
+    events: tuple[MergeEvent, ...] = ()
+    changed: tuple[str, ...] = ()
+    """Paths the sync changed in the local branch (merge or fast-forward)."""
+    kept: tuple[str, ...] = ()
+    """Checkout paths left as they were because the person had changed them."""
+
+
+class _Tree(Mapping[str, bytes]):
+    """One side's tree as the merge sees it: every path it holds, the bytes of the
+    paths either side changed. Asking for the bytes of any other path is a defect in
+    the merge (its cost must follow the change), reported as such."""
+
+    def __init__(self, paths: frozenset[str], blobs: Mapping[str, bytes]) -> None:
+        self._paths = paths
+        self._blobs = blobs
+
+    def __getitem__(self, path: str) -> bytes:
+        if path not in self._paths:
+            raise KeyError(path)
+        try:
+            return self._blobs[path]
+        except KeyError:
+            raise LookupError(f"the merge read {path}, which neither side changed") from None
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._paths
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._paths))
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
+def _widen(error: SyncError) -> SyncError:
+    return error
+
+
+def _local(error: StoreError) -> StoreError:
+    return error
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    sha: str
+    entries: Mapping[str, TreeEntry]
+    paths: frozenset[str]
+
+
+def _side(store: Store, sha: str, changed: tuple[str, ...]) -> IOResult[_Side, StoreError]:
+    wanted = set(changed)
+    return store.deps.git.list_tree(sha).alt(_local).map(lambda listed: _Side(
+        sha, {e.path: e for e in listed if e.path in wanted},
+        frozenset(e.path for e in listed)))
+
+
+def _changed(store: Store, base: str | None, a: str, b: str
+             ) -> IOResult[tuple[str, ...], StoreError]:
+    """Paths either side changed since the merge base; with no common history, every
+    path of either tree."""
+    git = store.deps.git
+    if base is None:
+        return git.list_tree(a).bind(lambda x: git.list_tree(b).map(
+            lambda y: tuple(sorted({e.path for e in (*x, *y)})))).alt(_local)
+    return git.changed_paths(base, a).bind(lambda x: git.changed_paths(base, b).map(
+        lambda y: tuple(sorted({*x, *y})))).alt(_local)
+
+
+def _trees(store: Store, sides: tuple[_Side | None, _Side, _Side]
+           ) -> IOResult[tuple[_Tree, _Tree, _Tree], StoreError]:
+    """The three trees, every changed blob read in one batch. A symbolic link is
+    handed over as its target's bytes, like any blob: the merge treats it as a file
+    that is not a memory."""
+    wanted = sorted({e.blob_id for s in sides if s is not None for e in s.entries.values()})
+
+    def build(blobs: Mapping[str, bytes]) -> tuple[_Tree, _Tree, _Tree]:
+        def tree(side: _Side | None) -> _Tree:
+            if side is None:
+                return _Tree(frozenset(), {})
+            return _Tree(side.paths, {p: blobs[e.blob_id] for p, e in side.entries.items()
+                                      if e.blob_id in blobs})
+
+        return tree(sides[0]), tree(sides[1]), tree(sides[2])
+
+    return store.deps.git.read_blobs(wanted).alt(_local).map(build)
+
+
+def merge_draft(store: Store, ours: str, theirs: str, label: str
+                ) -> IOResult[tuple[Draft, TreeMerge], StoreError]:
+    """The merge commit of ``theirs`` into ``ours``, as a draft for ``land``."""
+    git = store.deps.git
+
+    def with_base(base: str | None) -> IOResult[tuple[Draft, TreeMerge], StoreError]:
+        return _changed(store, base, ours, theirs).bind(
+            lambda changed: _read(base, changed))
+
+    def _read(base: str | None, changed: tuple[str, ...]
+              ) -> IOResult[tuple[Draft, TreeMerge], StoreError]:
+        base_side: IOResult[_Side | None, StoreError] = (
+            IOSuccess(None) if base is None else _side(store, base, changed))
+        return base_side.bind(lambda b: _side(store, ours, changed).bind(
+            lambda o: _side(store, theirs, changed).bind(
+                lambda t: _trees(store, (b, o, t)).map(
+                    lambda trees: _drafted(trees, changed, ours, theirs, label)))))
+
+    return git.merge_base(ours, theirs).alt(_local).bind(with_base)
+
+
+def _drafted(trees: tuple[_Tree, _Tree, _Tree], changed: tuple[str, ...], ours: str,
+             theirs: str, label: str) -> tuple[Draft, TreeMerge]:
+    base, mine, other = trees
+    merged = merge_trees(base, mine, other, changed)
+    changes: list[PathChange] = []
+    before: dict[str, bytes | None] = {}
+    for path in sorted(merged.merged):
+        data = merged.merged[path]
+        now = mine.get(path)
+        if now != data:
+            changes.append(PathChange(path, data))
+            before[path] = now
+    kinds: dict[str, int] = {}
+    for event in merged.events:
+        kinds[event.kind] = kinds.get(event.kind, 0) + 1
+    counts = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    draft = Draft(
+        parent=ours, changes=tuple(changes), ops=("sync",),
+        subject=f"merge {label}" + (f" ({counts})" if counts else ""),
+        body="; ".join(e.detail for e in merged.events), before=before, label="sync",
+        trailers=(("Memhtml-Merged", theirs),), merge_parent=theirs)
+    return draft, merged
+
+
+@dataclass(frozen=True, slots=True)
+class _Integrated:
+    tip: str | None
+    action: Action
+    events: tuple[MergeEvent, ...] = ()
+    landed: Landed | None = None
+
+
+def _integrate(store: Store, remote_tip: str | None, label: str
+               ) -> IOResult[_Integrated, SyncError]:
+    """Bring ``remote_tip`` into the local branch by the cheapest exact move."""
+    git = store.deps.git
+
+    def with_local(local: str | None) -> IOResult[_Integrated, SyncError]:
+        if remote_tip is None:
+            return IOSuccess(_Integrated(local, "published-new" if local else "up-to-date"))
+        if local is None or local == remote_tip:
+            return _forward(local)
+        return git.is_ancestor(remote_tip, local).alt(_widen).bind(
+            lambda behind: IOSuccess(_Integrated(local, "ahead")) if behind else
+            git.is_ancestor(local, remote_tip).alt(_widen).bind(
+                lambda ff: _forward(local) if ff else _merge()))
+
+    def _forward(local: str | None) -> IOResult[_Integrated, SyncError]:
+        assert remote_tip is not None  # the caller checked
+        if local == remote_tip:
+            return IOSuccess(_Integrated(local, "up-to-date"))
+        return forward(store.deps, local, remote_tip).alt(_widen).map(
+            lambda done: _Integrated(remote_tip, "fast-forward", (), done))
+
+    def _merge() -> IOResult[_Integrated, SyncError]:
+        assert remote_tip is not None  # the caller checked
+        found: list[TreeMerge] = []
+
+        def derive() -> IOResult[Draft, StoreError]:
+            # ``land`` calls this again after a local writer moved the branch: the
+            # merge is then taken against the new local tip.
+            def drafted(local: str | None) -> IOResult[Draft, StoreError]:
+                if local is None:
+                    return IOFailure(Refused(f"{store.deps.ref} vanished while merging"))
+                return merge_draft(store, local, remote_tip, label).map(
+                    lambda pair: _keep(found, pair))
+
+            return store.tip().bind(drafted)
+
+        return land(store.deps, derive, guard_edits=True).alt(_widen).map(
+            lambda done: _Integrated(done.commit, "merged",
+                                     found[-1].events if found else (), done))
+
+    return store.tip().alt(_widen).bind(with_local)
+
+
+def _keep(found: list[TreeMerge], pair: tuple[Draft, TreeMerge]) -> Draft:
+    found.append(pair[1])
+    return pair[0]
+
+
+def sync(store: Store, remote: RemoteService, name: str, branch: str,
+         on_progress: Progress | None = None) -> IOResult[SyncOutcome, SyncError]:
+    """Fetch ``branch`` from the remote ``name``, bring it into the store's branch, push
+    the result; repeat while the push loses to another clone, at most ``MAX_ROUNDS``."""
+    label = f"{name}/{branch}"
+
+    def round_(number: int, start: SyncOutcome) -> IOResult[SyncOutcome, SyncError]:
+        def integrated(fetched: str | None) -> IOResult[SyncOutcome, SyncError]:
+            return _integrate(store, fetched, label).bind(
+                lambda done: push(fetched, _outcome(start, number, fetched, done)))
+
+        fetched: IOResult[str | None, SyncError] = remote.fetch(name, branch, on_progress)
+        return fetched.bind(integrated)
+
+    def push(fetched: str | None, so_far: SyncOutcome) -> IOResult[SyncOutcome, SyncError]:
+        local = so_far.after
+        if local is None or local == fetched:
+            return IOSuccess(so_far)
+        pushed: IOResult[None, SyncError] = remote.push(name, branch, local, fetched,
+                                                        on_progress)
+
+        def lost(error: SyncError) -> IOResult[SyncOutcome, SyncError]:
+            if isinstance(error, PushRejected) and so_far.rounds < MAX_ROUNDS:
+                return round_(so_far.rounds + 1, so_far)
+            return IOFailure(error)
+
+        return pushed.map(lambda _: replace(so_far, pushed=True)).lash(lost)
+
+    def begin(before: str | None) -> IOResult[SyncOutcome, SyncError]:
+        return round_(1, SyncOutcome(name, branch, before, None, before, "up-to-date", False, 0))
+
+    return store.tip().alt(_widen).bind(begin)
+
+
+def _outcome(start: SyncOutcome, number: int, fetched: str | None, done: _Integrated
+             ) -> SyncOutcome:
+    """The outcome after one more round: its events and changed paths added to the
+    earlier rounds', the action the most telling one seen (a merge outranks a
+    fast-forward, which outranks being up to date)."""
+    rank = ("up-to-date", "ahead", "published-new", "fast-forward", "merged")
+    action = max(start.action, done.action, key=rank.index)
+    changed = start.changed + (done.landed.paths if done.landed else ())
+    kept = start.kept + (done.landed.unsynced if done.landed else ())
+    return replace(start, fetched=fetched, after=done.tip, action=action, rounds=number,
+                   events=start.events + done.events, changed=tuple(sorted(set(changed))),
+                   kept=tuple(sorted(set(kept))))
