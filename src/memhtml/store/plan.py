@@ -66,6 +66,7 @@ from memhtml.store.paths import (
     tree_path,
     unshared,
 )
+from memhtml.store.plan_names import NO_OWN_NAMES, PlanNames
 
 MAX_WRITE_BYTES = 1 << 20
 """The most one write may carry, in UTF-8 bytes: its text fields together, or a whole
@@ -100,6 +101,9 @@ class Plan:
     not_memories: Mapping[str, str]
     """Tree paths that are not memory files (and why), so no step writes over one."""
     detect: Detector | None = None
+    own_names: PlanNames = NO_OWN_NAMES
+    """The spellings of the paths the ops added and removed, kept as each op applies
+    (``plan_names``), so judging a new name does not fold the whole batch again."""
 
     @classmethod
     def start(cls, base: HeadVersion, now: str, detect: Detector | None = None) -> Plan:
@@ -114,12 +118,15 @@ class Plan:
     def apply(self, op: OverlayOp) -> Result[Plan, StoreError]:
         """This plan with ``op`` applied, or the overlay's refusal."""
         to = getattr(op, "to", None)
-        touched = self.touched.set(op.path, True)
-        if isinstance(to, str):
-            touched = touched.set(to, True)
+        paths = (op.path, to) if isinstance(to, str) else (op.path,)
+        touched = self.touched
+        for path in paths:
+            touched = touched.set(path, True)
 
         def advanced(view: IndexedView) -> Plan:
-            return replace(self, view=view, touched=touched)
+            # An op changes the view at its own paths only, so only they are re-read.
+            return replace(self, view=view, touched=touched,
+                           own_names=self.own_names.after(self.base, view, paths))
 
         return with_overlay(self.view, [op]).map(advanced).alt(_widen)
 
@@ -360,13 +367,14 @@ def _base_spellings(plan: Plan) -> Spellings:
 def _names(plan: Plan, leaving: str | None = None) -> Names:
     """The names a new path must not twin: the base's, with the plan's own writes in
     and its removals (and ``leaving``, a move's source) out."""
-    added = [p for p in plan.touched
-             if plan.base.get(p) is None and plan.view.get(p) is not None]
-    removed = [p for p in plan.touched
-               if plan.base.get(p) is not None and plan.view.get(p) is None]
+    own = plan.own_names
+    gone = own.removed.spellings()
     if leaving is not None:
-        removed.append(leaving)
-    return Names((_base_spellings(plan), Spellings.of(added)), (Spellings.of(removed),))
+        # A layer of its own: counts add, so this is the one layer of removed paths
+        # with ``leaving`` among them.
+        return Names((_base_spellings(plan), own.added.spellings()),
+                     (gone, Spellings.of([leaving])))
+    return Names((_base_spellings(plan), own.added.spellings()), (gone,))
 
 
 def _explicit_path(plan: Plan, asked: str, names: Names) -> Result[str, StoreError]:

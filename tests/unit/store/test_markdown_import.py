@@ -3,11 +3,14 @@ its title, claim, type, tags and code keep the markdown's own text."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+import yaml
 from returns.result import Failure, Success
 
 from memhtml.format import parse_memory
-from memhtml.store.markdown_front import memory_type_of, split_front
+from memhtml.store.markdown_front import load_front, memory_type_of, split_front
 from memhtml.store.markdown_import import (
     convert_markdown,
     convert_tree,
@@ -85,3 +88,28 @@ def test_helpers() -> None:
     assert memory_type_of("Error-Pattern") == "error_pattern"
     assert memory_type_of("whatever") == "semantic"
     assert target_path("My Notes/Big Idea.md", "areas/x/") == "areas/x/my-notes/big-idea.html"
+
+
+@pytest.mark.parametrize("block", [
+    "name: x\ntags: [a, b]\ncreated: 2025-03-01", "a: b\t", "a:\tb", "a: !", "a: |#",
+    "a: '\ufeffx'", "a: [!x]", "a: {b: [1, 2.5, null, yes]}", "a: \udcff", "a: x | y",
+])
+def test_frontmatter_loads_as_the_pure_safe_loader_does(block: str) -> None:
+    """libyaml reads these otherwise than PyYAML's own parser (a tab, a bare tag, a
+    byte-order mark), or not at all; the import reads each as ``yaml.safe_load`` does,
+    refusals and their messages included."""
+
+    def outcome(load: Callable[[str], object]) -> object:
+        try:
+            return load(block)
+        except yaml.YAMLError as error:
+            return str(error)
+
+    assert outcome(load_front) == outcome(yaml.safe_load)
+
+
+@pytest.mark.parametrize("value", ["2025-02-30", "!!timestamp nope"])
+def test_a_value_yaml_cannot_build_is_refused_not_raised(value: str) -> None:
+    refused = split_front(f"---\nname: x\ndate: {value}\n---\nbody")
+    assert isinstance(refused, Failure)
+    assert "the frontmatter is not valid YAML" in refused.failure()
