@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from memhtml.cli.common import Common, open_cli_services
-from memhtml.cli.output import Reply, respond
+from memhtml.cli.output import Reply, UsageError, respond
 
 _COMMON = Common()
 
 
 def mcp(*, branch: str | None = None, common: Common = _COMMON) -> int:
     """Serve the store as an MCP server on stdin/stdout, for an agent's MCP client.
-    --json only changes how a start-up failure is reported.
+    --json only changes how a start-up failure is reported. With the local setting
+    sync_remote (MEMHTML_SYNC_REMOTE=origin, or the user's config), the server pulls
+    when its last pull is older than sync_seconds (default 30) and pushes each write
+    that long after it, batched; a failed sync is told in the reply and retried.
 
     Parameters
     ----------
@@ -19,9 +22,15 @@ def mcp(*, branch: str | None = None, common: Common = _COMMON) -> int:
     """
 
     def body() -> Reply:
+        from returns.pipeline import is_successful
+
+        from memhtml.compose import sync_policy
         from memhtml.mcp.server import serve
 
         services = open_cli_services(common, overrides={"branch": branch} if branch else None)
+        policy = sync_policy(services.settings)
+        if not is_successful(policy):
+            raise UsageError(policy.failure().reason)
         serve(services)
         return Reply({"ok": True, "served": str(services.settings.store)}, "")
 

@@ -16,6 +16,7 @@ from memhtml.compose.services import (
     markdown_reader,
     open_services,
     pick_embedder,
+    sync_policy,
 )
 from memhtml.compose.settings import (
     CONFIG_FILE,
@@ -50,5 +51,6 @@ __all__ = [
     "open_services",
     "perform",
     "pick_embedder",
+    "sync_policy",
     "value_of",
 ]

@@ -387,3 +387,15 @@ def clone_store(url: str, target: Path, branch: str | None = None,
         url, target, branch, on_progress=on_progress).alt(
         lambda error: SettingsError(f"git clone failed: {explain(error)}"))
     return cloned.bind(opened)
+
+
+def sync_policy(settings: Settings) -> Result[tuple[str, float] | None, SettingsError]:
+    """The remote and the interval the MCP server syncs with, None when ``sync_remote``
+    is unset, or why ``sync_seconds`` cannot be used."""
+    if not settings.sync_remote:
+        return Success(None)
+    seconds = _positive_seconds(settings.sync_seconds)
+    if seconds is None:
+        return Failure(SettingsError(f"sync_seconds must be a positive number of seconds, "
+                                     f"not {settings.sync_seconds!r}"))
+    return Success((settings.sync_remote, seconds))

@@ -6,7 +6,7 @@ pull, and whatever it carries is untrusted input:
 - **store settings** (``branch``, ``embedder``, ``embed_model``) describe the corpus
   and may travel with it, committed in ``<store>/.memhtml/config.toml``;
 - **local settings** (``embed_url``, ``embed_key_env``, ``author_name``,
-  ``author_email``, the ``llm*`` keys and ``transcripts_dir``) send data off this
+  ``author_email``, the ``llm*`` and ``sync*`` keys and ``transcripts_dir``) send data off this
   machine, pick what of it is read, name a secret or say who the user is. They come
   only from flags, ``MEMHTML_*`` variables or the user's own
   ``$XDG_CONFIG_HOME/memhtml/config.toml`` (``~/.config/memhtml/config.toml``): a
@@ -115,6 +115,14 @@ class Settings:
     path, ``~`` expanded. Local because it picks which files of this machine are read
     and sent to a model: a store's config naming a directory would have a clone's
     reader send that directory's files at the next run."""
+    sync_remote: str | None = field(default=None, metadata=_LOCAL)
+    """Local setting: the git remote the MCP server shares the store through (``origin``).
+    None (the default): the server never talks to a remote. Local because pushing sends
+    every memory to that remote."""
+    sync_seconds: str = field(default="30", metadata=_LOCAL)
+    """Local setting: with ``sync_remote``, how stale (in seconds) the last pull may be
+    before a call pulls again, and how long a write waits so that the writes after it
+    go out in the same push."""
 
 
 def _keys(kind: Kind) -> frozenset[str]:

@@ -18,18 +18,21 @@ from returns.io import IOResult
 from returns.result import Result
 
 from memhtml.compose import Services, perform
+from memhtml.mcp.syncing import ServerSync
 from memhtml.store import Store, StoreError, finish_checkout
 
 T = TypeVar("T")
 
 
 class StoreGate:
-    """The server's one store, behind a lock, brought up to date before each door."""
+    """The server's one store, behind a lock, brought up to date before each door
+    (and, with ``sync``, shared through a remote: ``memhtml.mcp.syncing``)."""
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, sync: ServerSync | None = None) -> None:
         self._services = services
         self._store = services.store()
         self._lock = threading.Lock()
+        self._sync = sync
 
     @property
     def store(self) -> Store:
@@ -49,9 +52,37 @@ class StoreGate:
         with self._lock:
             # A write another process left half done is finished first, as every CLI
             # command does; its outcome is the door's concern only if git fails.
-            outcome = finish_checkout(self._store.deps).bind(
-                lambda _: self._store.head()).bind(lambda _: door(self._store))
-        return perform(outcome)
+            finished = finish_checkout(self._store.deps)
+            if self._sync is None:
+                return perform(finished.bind(lambda _: self._store.head()).bind(
+                    lambda _: door(self._store)))
+            self._sync.before(self._store)
+            before = perform(self._store.tip()).value_or(None)
+            outcome = perform(finished.bind(lambda _: self._store.head()).bind(
+                lambda _: door(self._store)))
+            if perform(self._store.tip()).value_or(before) != before:
+                self._sync.wrote(self.flush)
+        return outcome
+
+    def flush(self) -> None:
+        """Sync now (the write timer's call): push what is waiting."""
+        if self._sync is None:
+            return
+        with self._lock:
+            self._sync.run(self._store)
+            self._sync.flush_failed()
+
+    def note(self) -> str | None:
+        """What the sync has to tell the current call's reply, if anything."""
+        return None if self._sync is None else self._sync.take_note()
+
+    def close(self) -> None:
+        """At the end of serving: push a write still waiting, then stop the timer."""
+        if self._sync is None:
+            return
+        self._sync.stop()
+        if self._sync.pending:
+            self.flush()
 
     def warm(self) -> None:
         """Load the head now, so the first tool call does not pay for it. A failure

@@ -23,8 +23,9 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from memhtml.compose import Services
+from memhtml.compose import Services, sync_policy
 from memhtml.mcp.gate import StoreGate
+from memhtml.mcp.syncing import ServerSync
 from memhtml.mcp.tools import tools_for
 
 SERVER_NAME = "memhtml"
@@ -51,20 +52,36 @@ def _server(gate: StoreGate) -> MCPServer[Any]:
     )
 
 
+def _gate(services: Services) -> StoreGate:
+    """The gate, sharing the store through ``sync_remote`` when that is set (a bad
+    ``sync_seconds`` is refused before the server starts, by ``memhtml mcp``)."""
+    policy = sync_policy(services.settings).value_or(None)
+    if policy is None:
+        return StoreGate(services)
+    remote, seconds = policy
+    return StoreGate(services, ServerSync(services, remote, seconds))
+
+
 def build_server(services: Services) -> MCPServer[Any]:
     """An MCP server over the store ``services`` open, every tool registered, not yet
     running."""
-    return _server(StoreGate(services))
+    return _server(_gate(services))
 
 
 def serve(services: Services) -> None:
-    """Serve the store ``services`` open over stdio until the client disconnects."""
-    gate = StoreGate(services)
+    """Serve the store ``services`` open over stdio until the client disconnects; a
+    write still waiting to be pushed is pushed then."""
+    gate = _gate(services)
     server = _server(gate)
     # Parse the head beside the handshake rather than before it: a large store takes
     # a second or two to load cold, and a client waits on initialize with a timeout.
     # Tool calls queue on the gate's lock until the head is warm.
     threading.Thread(target=gate.warm, name="memhtml-warm", daemon=True).start()
     settings = services.settings
-    print(f"memhtml mcp: serving {settings.store} ({settings.branch})", file=sys.stderr)
-    server.run("stdio")
+    shared = f", syncing through {settings.sync_remote}" if settings.sync_remote else ""
+    print(f"memhtml mcp: serving {settings.store} ({settings.branch}){shared}",
+          file=sys.stderr)
+    try:
+        server.run("stdio")
+    finally:
+        gate.close()

@@ -14,11 +14,12 @@ No ``from __future__ import annotations`` here: the SDK builds each input schema
 the tool function's annotations at registration, and real objects need no resolving.
 """
 
+import functools
 from collections.abc import Callable
 from typing import Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 from returns.io import IOResult, IOSuccess
 from returns.result import Result, Success
@@ -156,6 +157,15 @@ def _reply(result: Result[T, StoreError], render: Callable[[T], Out]) -> Out:
             return refusal(result.failure())
 
 
+def _with_note(out: Out, note: str | None) -> Out:
+    """A reply with what the sync has to say (a failed push, say) added as a last text
+    block; the answer itself is unchanged."""
+    if note is None:
+        return out
+    return out.model_copy(update={"content": [*out.content,
+                                              TextContent(type="text", text=note)]})
+
+
 def version_of(store: Store, at: str | None) -> IOResult[HeadVersion, StoreError]:
     return store.head() if at is None else store.version_at(at)
 
@@ -217,7 +227,11 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         del title
 
         def register(fn: Callable[..., Out]) -> Callable[..., Out]:
-            built.append(strict_tool(fn, name=name, description=_one_line(fn.__doc__),
+            @functools.wraps(fn)
+            def noted(*args: object, **kwargs: object) -> Out:
+                return _with_note(fn(*args, **kwargs), gate.note())
+
+            built.append(strict_tool(noted, name=name, description=_one_line(fn.__doc__),
                                      annotations=annotations))
             return fn
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.types import CallToolResult, TextContent
 from returns.io import IOResult
 from returns.pipeline import is_successful
@@ -65,12 +65,15 @@ def outside_store(root: Path) -> Store:
 
 
 @asynccontextmanager
-async def served(root: Path) -> AsyncIterator[ClientSession]:
+async def served(root: Path, env: dict[str, str] | None = None
+                 ) -> AsyncIterator[ClientSession]:
     """A client session with a server process serving ``root``; stderr goes to a log
-    beside the store, which a failing test can be read against."""
+    beside the store, which a failing test can be read against. ``env`` adds variables
+    to the SDK's default environment for the server."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memhtml.mcp", "--store", str(root)],
-        cwd=str(root.parent),
+        cwd=str(root.parent), env=None if env is None else {**get_default_environment(),
+                                                            **env},
     )
     with (root.parent / "server.log").open("w", encoding="utf-8") as log:
         async with stdio_client(params, errlog=log) as (read, write), \
