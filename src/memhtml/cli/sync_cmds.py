@@ -9,12 +9,37 @@ and whether the push landed.
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 from memhtml.cli.common import Common, open_common
-from memhtml.cli.output import CliError, Reply, UsageError, print_err, respond, unwrap_io
+from memhtml.cli.output import CliError, Reply, UsageError, respond, unwrap_io
 
 _COMMON = Common()
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""Control characters, escape sequences' start among them: a remote's messages are
+shown on the person's terminal and must not be able to drive it."""
+
+
+class _Progress:
+    """git's progress on one line of standard error, rewritten in place; shown only on
+    a terminal (a log or a pipe gets the summary alone) and never with --json."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.on = not as_json and sys.stderr.isatty()
+        self._shown = False
+
+    def __call__(self, line: str) -> None:
+        if self.on:
+            sys.stderr.write("\r\x1b[K" + _CONTROL.sub("", line)[:100])
+            sys.stderr.flush()
+            self._shown = True
+
+    def done(self) -> None:
+        if self._shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
 
 
 def _short(sha: str | None) -> str:
@@ -46,8 +71,11 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
         on = branch or services.settings.branch
         if not on:
             raise UsageError("name the branch to sync with --branch")
-        shown = None if common.json else print_err
-        outcome = unwrap_io(run_sync(store, remotes, remote, on, shown))
+        shown = _Progress(common.json)
+        try:
+            outcome = unwrap_io(run_sync(store, remotes, remote, on, shown))
+        finally:
+            shown.done()
         events = [{"kind": e.kind, "path": e.path, "other": e.other, "detail": e.detail}
                   for e in outcome.events]
         payload = {
@@ -91,9 +119,12 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
         target = directory.expanduser().resolve()
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise UsageError(f"{target} exists and is not an empty directory")
-        shown = None if common.json else print_err
-        on = unwrap_io(clone_store(url, target, branch or None, shown),
-                       lambda error: error.reason)
+        shown = _Progress(common.json)
+        try:
+            on = unwrap_io(clone_store(url, target, branch or None, shown),
+                           lambda error: error.reason)
+        finally:
+            shown.done()
         services = open_cli_services(Common(store=str(target), json=common.json))
         tip = unwrap_io(services.store().tip())
         payload = {"ok": True, "store": str(target), "branch": on, "commit": tip}
