@@ -30,6 +30,8 @@ from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
 from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.services import (
     FILE_MODE_BLOB,
+    FILE_MODE_EXECUTABLE,
+    FILE_MODE_LINK,
     CommitInfo,
     IndexUpdate,
     PathChange,
@@ -830,7 +832,11 @@ class PygitService:
                         "commit", f"{path!r} collides with a file or directory of the same name"
                     )
                 )
-            mode = index[path].mode if present else FILE_MODE_BLOB
+            if change.mode not in (None, FILE_MODE_BLOB, FILE_MODE_EXECUTABLE, FILE_MODE_LINK):
+                return Failure(GitFailure("commit", f"mode {change.mode:o} for {path!r} is "
+                                                    "not a file's or a link's"))
+            mode = change.mode if change.mode is not None else (
+                index[path].mode if present else FILE_MODE_BLOB)
             blob_id = self._repo.create_blob(change.data)
             index.add(pygit2.IndexEntry(path, blob_id, FileMode(mode)))
             if not present:

@@ -524,7 +524,10 @@ class InMemoryGit:
         if any("/".join(parts[:n]) in flat for n in range(1, len(parts))) or any(
                 p.startswith(path + "/") for p in flat):
             raise _RefusalError(f"{path!r} collides with a file or directory of the same name")
-        flat[path] = (flat[path][0] if path in flat else FILE_MODE_BLOB, blob)
+        if change.mode is not None and change.mode not in _INDEX_MODES - {_GITLINK_MODE}:
+            raise _RefusalError(f"mode {change.mode:o} for {path!r} is not a file's or a link's")
+        kept = flat[path][0] if path in flat else FILE_MODE_BLOB
+        flat[path] = (change.mode if change.mode is not None else kept, blob)
 
     def _commit_changes(self, ref: str, expected_parent: str | None,
                         changes: Sequence[PathChange], message: str, author: Signature,

@@ -45,10 +45,13 @@ class TreeEntry:
 
 @dataclass(frozen=True, slots=True)
 class PathChange:
-    """One path in a commit: new bytes to write, or ``None`` to delete it."""
+    """One path in a commit: new bytes to write, or ``None`` to delete it. ``mode``
+    None keeps the mode the path has (a plain file when it is new); a merge sets it to
+    carry the other side's symbolic link or executable bit across."""
 
     path: str
     data: bytes | None
+    mode: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

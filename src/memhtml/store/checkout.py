@@ -302,6 +302,12 @@ def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
             entry = now.get(step.path)
             after = None if entry is None or entry.is_symlink else entry.blob_id
             if entry is not None and entry.is_symlink:
+                # A link is never written into the checkout (a later write could follow
+                # it out), but the index takes it, so the person's git shows a file
+                # missing from the working tree, not a deletion staged in their name.
+                if entry.blob_id != step.before:
+                    updates.append(IndexUpdate(step.path, step.before, entry.blob_id,
+                                               entry.mode))
                 kept.add(step.path)
                 continue
             if after != step.before:

@@ -31,7 +31,7 @@ from typing import Literal, TypeAlias
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.errors import PushRejected, RemoteError
+from memhtml.contracts.errors import PushRejected, RefMoved, RemoteError
 from memhtml.contracts.services import PathChange, RemoteService, TreeEntry
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import Draft, Landed, forward, land
@@ -168,13 +168,27 @@ def merge_draft(store: Store, ours: str, theirs: str, label: str
         return base_side.bind(lambda b: _side(store, ours, changed).bind(
             lambda o: _side(store, theirs, changed).bind(
                 lambda t: _trees(store, (b, o, t)).map(
-                    lambda trees: _drafted(trees, changed, ours, theirs, label)))))
+                    lambda trees: _drafted(trees, (o, t), changed, ours, theirs, label)))))
 
     return git.merge_base(ours, theirs).alt(_local).bind(with_base)
 
 
-def _drafted(trees: tuple[_Tree, _Tree, _Tree], changed: tuple[str, ...], ours: str,
-             theirs: str, label: str) -> tuple[Draft, TreeMerge]:
+def _mode(path: str, data: bytes | None, trees: tuple[_Tree, _Tree],
+          sides: tuple[_Side, _Side]) -> int | None:
+    """The mode a merged path keeps: the mode of the side whose bytes it took (a link
+    the other clone made stays a link); None, a plain file's, for bytes the merge made."""
+    if data is None:
+        return None
+    for tree, side in zip(trees, sides, strict=True):
+        entry = side.entries.get(path)
+        if entry is not None and path in tree and tree.get(path) == data:
+            return entry.mode
+    return None
+
+
+def _drafted(trees: tuple[_Tree, _Tree, _Tree], sides: tuple[_Side, _Side],
+             changed: tuple[str, ...], ours: str, theirs: str, label: str
+             ) -> tuple[Draft, TreeMerge]:
     base, mine, other = trees
     merged = merge_trees(base, mine, other, changed)
     changes: list[PathChange] = []
@@ -182,8 +196,11 @@ def _drafted(trees: tuple[_Tree, _Tree, _Tree], changed: tuple[str, ...], ours: 
     for path in sorted(merged.merged):
         data = merged.merged[path]
         now = mine.get(path)
-        if now != data:
-            changes.append(PathChange(path, data))
+        mode = _mode(path, data, (mine, other), sides)
+        mine_entry = sides[0].entries.get(path)
+        if now != data or (mode is not None and mine_entry is not None
+                           and mine_entry.mode != mode):
+            changes.append(PathChange(path, data, mode))
             before[path] = now
     kinds: dict[str, int] = {}
     for event in merged.events:
@@ -205,6 +222,36 @@ class _Integrated:
     landed: Landed | None = None
 
 
+def unsafe_component(path: str) -> bool:
+    """A tree path that would land outside its directory, or in git's own, when
+    joined to a checkout: an empty, ``.`` or ``..`` component, or ``.git`` in any case.
+    git's tools never make one, but a remote can send the bytes of such a tree, and
+    the checkout writer joins paths as they come."""
+    return any(part in ("", ".", "..") or part.casefold() == ".git"
+               for part in path.split("/"))
+
+
+def _vetted(store: Store, local: str | None, remote_tip: str
+            ) -> IOResult[None, SyncError]:
+    """Refuse a remote tip whose tree differs from the local one at a path no
+    checkout may hold (``unsafe_component``), before anything moves."""
+    git = store.deps.git
+    listed: IOResult[tuple[str, ...], StoreError] = (
+        git.list_tree(remote_tip).map(lambda es: tuple(e.path for e in es))
+        if local is None else git.changed_paths(local, remote_tip))
+
+    def judge(paths: tuple[str, ...]) -> IOResult[None, SyncError]:
+        bad = tuple(sorted(repr(p) for p in paths if unsafe_component(p)))
+        if not bad:
+            return IOSuccess(None)
+        return IOFailure(Refused(
+            f"{remote_tip[:12]} from the remote holds paths no checkout may hold "
+            f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); nothing was brought "
+            "in", bad))
+
+    return listed.alt(_widen).bind(judge)
+
+
 def _integrate(store: Store, remote_tip: str | None, label: str
                ) -> IOResult[_Integrated, SyncError]:
     """Bring ``remote_tip`` into the local branch by the cheapest exact move."""
@@ -213,19 +260,34 @@ def _integrate(store: Store, remote_tip: str | None, label: str
     def with_local(local: str | None) -> IOResult[_Integrated, SyncError]:
         if remote_tip is None:
             return IOSuccess(_Integrated(local, "published-new" if local else "up-to-date"))
-        if local is None or local == remote_tip:
-            return _forward(local)
+        if local == remote_tip:
+            return IOSuccess(_Integrated(local, "up-to-date"))
+        if local is None:
+            return _vetted(store, local, remote_tip).bind(lambda _: _forward(local))
         return git.is_ancestor(remote_tip, local).alt(_widen).bind(
             lambda behind: IOSuccess(_Integrated(local, "ahead")) if behind else
-            git.is_ancestor(local, remote_tip).alt(_widen).bind(
-                lambda ff: _forward(local) if ff else _merge()))
+            _vetted(store, local, remote_tip).bind(lambda _: git.is_ancestor(
+                local, remote_tip).alt(_widen).bind(
+                lambda ff: _forward(local) if ff else _merge())))
+
+    lost_forwards: list[RefMoved] = []
 
     def _forward(local: str | None) -> IOResult[_Integrated, SyncError]:
         assert remote_tip is not None  # the caller checked
         if local == remote_tip:
             return IOSuccess(_Integrated(local, "up-to-date"))
+
+        def lost(error: SyncError) -> IOResult[_Integrated, SyncError]:
+            # A local writer landed between reading the tip and moving it: the remote
+            # is no longer a fast-forward of the branch, so the move is chosen again
+            # from the new tip (a merge, now). Each loss is another landed write.
+            if not isinstance(error, RefMoved) or len(lost_forwards) >= MAX_ROUNDS:
+                return IOFailure(error)
+            lost_forwards.append(error)
+            return store.tip().alt(_widen).bind(with_local)
+
         return forward(store.deps, local, remote_tip).alt(_widen).map(
-            lambda done: _Integrated(remote_tip, "fast-forward", (), done))
+            lambda done: _Integrated(remote_tip, "fast-forward", (), done)).lash(lost)
 
     def _merge() -> IOResult[_Integrated, SyncError]:
         assert remote_tip is not None  # the caller checked
