@@ -224,11 +224,13 @@ class _Integrated:
 
 def unsafe_component(path: str) -> bool:
     """A tree path that would land outside its directory, or in git's own, when
-    joined to a checkout: an empty, ``.`` or ``..`` component, or ``.git`` in any case.
-    git's tools never make one, but a remote can send the bytes of such a tree, and
-    the checkout writer joins paths as they come."""
-    return any(part in ("", ".", "..") or part.casefold() == ".git"
-               for part in path.split("/"))
+    joined to a checkout: an empty, ``.`` or ``..`` component, ``.git`` in any case,
+    or a backslash (a separator on Windows, where ``a\\..\\..\\b`` climbs out, and a
+    name the store's writers refuse everywhere). git's tools never make most of these,
+    but a remote can send the bytes of such a tree, and the checkout writer joins
+    paths as they come."""
+    return "\\" in path or any(part in ("", ".", "..") or part.casefold() == ".git"
+                               for part in path.split("/"))
 
 
 def _vetted(store: Store, local: str | None, remote_tip: str
