@@ -112,6 +112,9 @@ class _Merge:
     pending: list[str] = field(default_factory=list)
     claimed: set[str] = field(default_factory=set)
     versions: dict[bytes, Version] = field(default_factory=dict)
+    followed: list[str] = field(default_factory=list)
+    """Paths whose memory one side moved away (and put another article at the path)
+    while the other side edited only its head: settled after pass 2 (``follow``)."""
 
     def version(self, raw: bytes) -> Version:
         found = self.versions.get(raw)
@@ -205,6 +208,9 @@ class _Merge:
         self.note(FILE_CONFLICT, path, detail)
 
     def _memory(self, path: str, base: Blob, one: Version, two: Version) -> None:
+        if self._head_edit_of_moved(path, base, one, two):
+            self.followed.append(path)
+            return
         if (one.doc is not None and two.doc is not None
                 and one.article_hash == two.article_hash):
             ancestor = self._ancestor(path, base)
@@ -248,6 +254,103 @@ class _Merge:
         self.note(BOTH_KEPT, path, f"{why}; the version last updated "
                   f"{kept.updated or '(no stamp)'} keeps the path, the other is at {second}, "
                   f"and {task} asks a person to review them.", second)
+
+    def _head_edit_of_moved(self, path: str, base: Blob, one: Version, two: Version
+                            ) -> bool:
+        """One side kept the base article at ``path`` and changed only its head, while
+        the other put a different article there and holds the base memory at a path of
+        its own (an earlier merge kept two versions, or a move then a new write at the
+        name). Keeping both would place the base memory twice; instead the head edit
+        follows the memory to where the other side keeps it."""
+        if base is None:
+            return False
+        ancestor = self.version(base)
+        if ancestor.doc is None:
+            return False
+        same = [v.doc is not None and v.article_hash == ancestor.article_hash
+                for v in (one, two)]
+        if same[0] == same[1]:
+            return False
+        mover = self.two if same[0] else self.one
+        return self._move_target(path, base, mover) is not None
+
+    def follow(self, path: str) -> None:
+        """Settle a ``followed`` path: the other article keeps ``path``; the head edit
+        is joined into the base memory where the moving side keeps it."""
+        base = self.base.get(path)
+        assert base is not None
+        ancestor = self.version(base)
+        one, two = self.one.get(path), self.two.get(path)
+        assert one is not None and two is not None
+        one_kept = self.version(one).article_hash == ancestor.article_hash
+        header, mover, other = ((one, self.two, two) if one_kept else (two, self.one, one))
+        target = self._move_target(path, base, mover)
+        moved = None if target is None else mover.get(target)
+        joined = None
+        if target is not None and moved is not None:
+            joined = join_heads(ancestor, self.version(header), self.version(moved))
+        if target is None or joined is None:
+            self._keep_both(path, self.version(one), self.version(two))
+            return
+        self.claimed.add(target)
+        self.merged[path] = other
+        self.merged[target] = joined.encode("utf-8")
+        self.note(EDIT_KEPT, target, f"{path} holds another article on one side, which "
+                  f"keeps the earlier memory at {target}; the head edits the other side "
+                  f"made at {path} were merged into {target}.", path)
+
+    # -- pass 2b: one memory at two paths -------------------------------------
+
+    def _identity(self, blob: Blob) -> tuple[str, str] | None:
+        """A memory's identity across paths: its created stamp and article hash (a
+        move, an archive and a head edit keep both)."""
+        if blob is None:
+            return None
+        found = self.version(blob)
+        if found.doc is None or found.article_hash is None:
+            return None
+        return (found.doc.metas.created_at, found.article_hash)
+
+    def twins(self) -> None:
+        """One memory the merge would place at two paths though neither side holds it
+        twice. Merges made on different clones can rename one memory apart (a path
+        collision settled against different neighbours puts it at ``x-2`` on one clone
+        and ``x-3`` on another), and two clones can move it to two places; passed on,
+        the copy would be a duplicate from then on. So one path keeps it (the least, a
+        choice that does not depend on the side), the heads are joined there, the other
+        path is emptied and links to it follow. Paths one under ``archive/`` and one
+        not are two intents (retire, keep live) and are left alone."""
+        holders: dict[tuple[str, str], list[str]] = {}
+        for path in sorted(self.merged):
+            if not is_memory_path(path):
+                continue
+            key = self._identity(self.merged[path])
+            if key is not None:
+                holders.setdefault(key, []).append(path)
+        for key, paths in sorted(holders.items()):
+            if len(paths) < 2 or any(sum(self._identity(side.get(p)) == key for p in paths) > 1
+                                     for side in (self.one, self.two)):
+                continue
+            archived = {original_of_archived(p) is not None for p in paths}
+            if len(archived) > 1:
+                continue
+            keep, *drops = paths
+            joined: bytes | None = self.merged[keep]
+            for drop in drops:
+                dropped = self.merged[drop]
+                if joined is None or dropped is None:
+                    break
+                text = join_heads(None, self.version(joined), self.version(dropped))
+                joined = None if text is None else text.encode("utf-8")
+            if joined is None:
+                continue
+            self.merged[keep] = joined
+            for drop in drops:
+                self.merged[drop] = None
+                self._follow(to_document_path(drop), to_document_path(keep))
+                self.note(METADATA_UNION, keep, f"One memory reached this merge at {keep} "
+                          f"and at {drop}; it is kept once, at {keep}, with both heads "
+                          "joined, and links to the other path follow it.", drop)
 
     # -- pass 3: edit against delete ---------------------------------------------
 
@@ -323,6 +426,9 @@ class _Merge:
         self.collisions()
         for path in sorted(self.paths):
             self.decide(path)
+        for path in sorted(self.followed):
+            self.follow(path)
+        self.twins()
         for path in sorted(self.pending):
             self.resolve(path)
         events = sorted(self.events, key=lambda e: (e.path, e.kind, e.other or "", e.detail))

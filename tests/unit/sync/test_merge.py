@@ -331,3 +331,55 @@ def test_a_given_change_list_is_all_the_merge_reads() -> None:
                         Unlisted({DEPLOY: blob(ours), **filler}),
                         Unlisted({DEPLOY: blob(theirs), **filler}), changed=[DEPLOY])
     assert kinds(merge) == [(METADATA_UNION, DEPLOY)]
+
+
+def test_one_memory_renamed_apart_on_two_clones_is_kept_once() -> None:
+    """Merges on two clones settled a collision against different neighbours: one
+    memory reached this merge at x-2 on one side and x-3 on the other. Passed on as
+    two files it would be a duplicate for good; it is kept once, heads joined."""
+    shared = memory("Fact thirty.", title="Fact", at=T0)
+    other = memory("Another fact.", title="Fact", at=T1)
+    base = {"areas/inbox/x.html": blob(shared)}
+    ours = {"areas/inbox/x.html": blob(other),
+            "areas/inbox/x-2.html": blob(add_meta(shared, "memhtml-tag", "ours"))}
+    theirs = {"areas/inbox/x.html": blob(other),
+              "areas/inbox/x-3.html": blob(add_meta(shared, "memhtml-tag", "theirs"))}
+    merge = both_ways(base, ours, theirs)
+    tree = applied(ours, merge)
+    assert sorted(tree) == ["areas/inbox/x-2.html", "areas/inbox/x.html"]
+    kept = text_of(merge, "areas/inbox/x-2.html")
+    assert 'content="ours"' in kept and 'content="theirs"' in kept
+    assert ("metadata-union", "areas/inbox/x-2.html") in kinds(merge)
+
+
+def test_a_memory_arriving_at_a_changed_path_and_a_new_one_is_kept_once() -> None:
+    """The crowd's case: one side moved the memory onto a path it changed, the other
+    onto a path it added."""
+    moved = memory("Clone three's fact.", title="Fact", at=T0)
+    second = memory("Clone two's fact.", title="Fact", at=T1)
+    base = {"a/x.html": blob(moved), "a/x-2.html": blob(second)}
+    ours = {"a/x.html": blob(memory("Clone zero's.", title="Fact", at=T2)),
+            "a/x-2.html": blob(second), "a/x-3.html": blob(moved)}
+    theirs = {"a/x.html": blob(memory("Clone one's.", title="Fact", at=T2)),
+              "a/x-2.html": blob(moved), "a/x-2-2.html": blob(second)}
+    tree = applied(ours, both_ways(base, ours, theirs))
+    bodies = [data for data in tree.values() if b"Clone three" in data]
+    assert len(bodies) == 1, sorted(tree)
+    assert sum(b"Clone two" in data for data in tree.values()) == 1, sorted(tree)
+
+
+def test_a_head_edit_follows_the_memory_the_other_side_moved_aside() -> None:
+    """One side labelled X at P; the other holds another article at P and X at P-2
+    (an earlier merge kept two versions). X is not copied a third time: the label
+    joins X where it is."""
+    x = memory("Deploys happen on Tuesdays.", at=T0)
+    y = memory("Deploys happen on Fridays.", at=T1)
+    base = {"p.html": blob(x)}
+    ours = {"p.html": blob(add_meta(x, "memhtml-entity", "team:ops"))}
+    theirs = {"p.html": blob(y), "p-2.html": blob(x)}
+    merge = both_ways(base, ours, theirs)
+    tree = applied(ours, merge)
+    assert sorted(tree) == ["p-2.html", "p.html"]
+    assert b"Fridays" in tree["p.html"]
+    assert b"team:ops" in tree["p-2.html"] and b"Tuesdays" in tree["p-2.html"]
+    assert ("edit-kept", "p-2.html") in kinds(merge)
