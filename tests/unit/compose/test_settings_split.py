@@ -38,6 +38,8 @@ LOCAL_VALUES = {
     "llm_extra_body": "{}",
     "llm_token_field": "max_tokens",
     "transcripts_dir": "/home/victim/.ssh",
+    "sync_remote": "attacker",
+    "sync_seconds": "1",
 }
 
 
@@ -88,7 +90,7 @@ def test_the_kinds_cover_every_setting_once() -> None:
     assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "embed_key_env", "embed_url",
                                   "llm", "llm_extra_body", "llm_key_env", "llm_model",
                                   "llm_timeout", "llm_token_field", "llm_url",
-                                  "transcripts_dir"]
+                                  "sync_remote", "sync_seconds", "transcripts_dir"]
     assert not STORE_KEYS & LOCAL_KEYS
     assert sorted(STORE_KEYS | LOCAL_KEYS) == sorted(
         f.name for f in fields(Settings) if f.name != "store")
