@@ -35,8 +35,8 @@ def test_the_command_list() -> None:
     assert names == {
         "init", "write", "correct", "archive", "link", "unlink", "label", "unlabel", "move",
         "task add", "task status", "task list", "read", "search", "related", "status",
-        "doctor", "log", "publish", "sync", "clone", "md query", "md verify", "md stats", "import markdown",
-        "export markdown",
+        "doctor", "log", "publish", "sync", "clone", "md query", "md verify", "md stats",
+        "import markdown", "export markdown",
         "embed", "eval beir", "eval gate", "demo", "mcp",
         "sleep run", "sleep resume", "sleep plan", "sleep status", "sleep review",
         "sleep merge", "sleep abort",
