@@ -15,6 +15,7 @@ from memhtml.cli.output import (
     EXIT_FAILED,
     CliError,
     Reply,
+    UsageError,
     failure_payload,
     respond,
     store_value,
@@ -34,7 +35,7 @@ EVAL_AT = "2026-01-01T00:00:00+00:00"
 @eval_app.command(name="beir")
 def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
               arm: tuple[EvalArmName, ...] = (), embedder: EmbedderName | None = None,
-              k: int = 10, common: Common = _COMMON) -> int:
+              k: int = 10, weight: tuple[float, ...] = (), common: Common = _COMMON) -> int:
     """Import a BEIR split into a temporary store and report nDCG@k, Recall@k,
     Recall@100 and MRR@k per search arm.
 
@@ -54,6 +55,10 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
         the vector arms are asked for and none is configured).
     k
         The cut-off for nDCG, Recall and MRR.
+    weight
+        A vector weight for the hybrid's fusion (the spec's is 1); repeatable. Each
+        adds a row "hybrid w=<weight>", and the best on this split is named: set it as
+        the store's vector_weight (in .memhtml/config.toml) for its searches.
     """
 
     def body() -> Reply:
@@ -78,8 +83,11 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
         except CliError:
             settings = Settings(store=Path.cwd())
         name = embedder or (settings.embedder if settings.embedder != "none" else None)
+        bad = [w for w in weight if not (0 <= w < float("inf"))]
+        if bad:
+            raise UsageError(f"a weight is a number 0 or more, not {bad[0]}")
         arms = arm or (("lexical", "vector", "hybrid") if name else ("lexical",))
-        if any(a != "lexical" for a in arms) and name is None:
+        if (weight or any(a != "lexical" for a in arms)) and name is None:
             name = "hashing"
         try:
             docs = list(read_corpus(corpus))
@@ -93,7 +101,7 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
                 sha = store_value(import_beir(git, docs, datetime.fromisoformat(EVAL_AT)))
                 version = store_value(load_head(git, sha))
             vectors = query_vectors = None
-            if name is not None and any(a != "lexical" for a in arms):
+            if name is not None and (weight or any(a != "lexical" for a in arms)):
                 from returns.io import IOResult
 
                 picked = pick_embedder(settings, VectorFiles(Path(scratch)), name)
@@ -118,9 +126,13 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
                 vectors = cache
             with progress("ranking", None, common.json):
                 report = evaluate_beir(version, query_texts, judged, doc_id_of_path, arms,
-                                       query_vectors, vectors, k)
-        payload = {**report_json(report), "embedder": name}
-        return Reply(payload, render_table(report))
+                                       query_vectors, vectors, k, weight)
+        best = report.best_vector_weight()
+        payload = {**report_json(report), "embedder": name, "best_vector_weight": best}
+        text = render_table(report)
+        if best is not None:
+            text += f"\nbest vector weight on this split: {best:g}"
+        return Reply(payload, text)
 
     return respond(common.json, body)
 

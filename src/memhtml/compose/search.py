@@ -7,6 +7,7 @@ way through either door.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -59,6 +60,26 @@ def arms_of(embedder: str, hybrid: bool, note: str | None) -> tuple[ArmRun, ...]
     return ArmRun("lexical", True, "bm25"), vector
 
 
+def vector_weight_of(text: str) -> tuple[float, str | None]:
+    """The ``vector_weight`` setting as a number, or the spec's 1 and why: the setting
+    may come from a store's committed config, so a bad value is told, not fatal."""
+    from memhtml.head import VECTOR_WEIGHT
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if math.isfinite(value) and value >= 0:
+        return value, None
+    return VECTOR_WEIGHT, (f"vector_weight {text!r} is not a number 0 or more; the "
+                           "hybrid fused with weight 1")
+
+
+def _joined(*notes: str | None) -> str | None:
+    present = [note for note in notes if note]
+    return "; ".join(present) if present else None
+
+
 def search_memories(
     services: Services,
     store: Store,
@@ -75,14 +96,18 @@ def search_memories(
     from memhtml.store import search
     from memhtml.store.reads import version_of
 
+    weight, weight_note = vector_weight_of(services.settings.vector_weight)
+
     def ranked(version: HeadVersion) -> IOResult[Searched, StoreError]:
         arm: IOResult[Arm, StoreError] = services.vector_arm(version, query)
         return arm.bind(lambda chosen: search(
             store, query, at=at, types=types, entities=entities, tags=tags, prefix=prefix,
             limit=limit, vectors=chosen.hybrid.cache if chosen.hybrid else None,
             query_vector=chosen.hybrid.query_vector if chosen.hybrid else None,
+            vector_weight=weight,
         ).map(lambda hits: Searched(
-            hits, "hybrid" if chosen.hybrid else "lexical", version.sha, chosen.note,
+            hits, "hybrid" if chosen.hybrid else "lexical", version.sha,
+            _joined(chosen.note, weight_note if chosen.hybrid else None),
             arms_of(services.embedder_name, chosen.hybrid is not None, chosen.note))))
 
     return version_of(store, at).bind(ranked)

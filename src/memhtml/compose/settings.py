@@ -83,6 +83,11 @@ class Settings:
     embedder: str = field(default="none", metadata=_STORE)
     """Store setting: ``none``, ``hashing``, ``local`` or ``openai``, the embedder
     that defines the vector space search uses."""
+    vector_weight: str = field(default="1", metadata=_STORE)
+    """Store setting: the vector arm's weight in the hybrid's fusion (the lexical arm's
+    is 1), a number 0 or more; what ``memhtml eval beir --weight`` found best for the
+    store's embedder on a judged split. An unusable value searches with 1, the spec's
+    plain fusion, and says so."""
     vector_coverage_floor: str = field(default="0.95", metadata=_STORE)
     """Store setting: below this share of memories holding a vector, a sleep run's
     preflight warns (below 0.5 it refuses). A number in [0.5, 1]."""

@@ -25,6 +25,7 @@ from memhtml.eval.metrics import mean, mrr_at_k, ndcg_at_k, recall_at_k
 from memhtml.head.indexes import indexes_of, is_active
 from memhtml.head.search import (
     VECTOR_ARM_LIMIT,
+    VECTOR_WEIGHT,
     HeadVectors,
     SearchHeadInput,
     arm_ranks,
@@ -34,6 +35,8 @@ from memhtml.head.search import (
 
 EvalArm = Literal["lexical", "vector", "hybrid"]
 ALL_ARMS: tuple[EvalArm, ...] = ("lexical", "vector", "hybrid")
+WEIGHTED_PREFIX = "hybrid w="
+"""The arm name of a weighted fusion variant: ``hybrid w=0.5``."""
 RECALL_DEEP_K = 100
 """The depth of the second recall figure. Each arm of ``search_head`` keeps its best
 40 (LEXICAL_ARM_LIMIT, VECTOR_ARM_LIMIT), so a single arm's Recall@100 is its
@@ -74,9 +77,10 @@ def import_beir(
 
 @dataclass(frozen=True, slots=True)
 class ArmScores:
-    """Mean figures of one arm over the evaluated queries."""
+    """Mean figures of one arm over the evaluated queries. ``arm`` is an ``EvalArm``,
+    or ``hybrid w=<weight>`` for a weighted fusion variant."""
 
-    arm: EvalArm
+    arm: str
     ndcg_at_k: float
     recall_at_k: float
     recall_at_100: float
@@ -92,8 +96,18 @@ class EvalReport:
     """Active records in the version searched."""
     arms: tuple[ArmScores, ...]
 
-    def arm(self, name: EvalArm) -> ArmScores | None:
+    def arm(self, name: str) -> ArmScores | None:
         return next((scores for scores in self.arms if scores.arm == name), None)
+
+    def best_vector_weight(self) -> float | None:
+        """The vector weight whose hybrid scored the best nDCG@k on this split (ties
+        go to the weight nearest the spec's 1.0, then the lower), None when no
+        weighted variant was run."""
+        found = [(float(s.arm.removeprefix(WEIGHTED_PREFIX)), s.ndcg_at_k)
+                 for s in self.arms if s.arm.startswith(WEIGHTED_PREFIX)]
+        if not found:
+            return None
+        return min(found, key=lambda pair: (-pair[1], abs(pair[0] - 1.0), pair[0]))[0]
 
 
 def report_json(report: EvalReport) -> dict[str, object]:
@@ -150,15 +164,18 @@ def rank_paths(
     limit: int,
     vectors: HeadVectors | None = None,
     query_vector: npt.ArrayLike | None = None,
+    vector_weight: float = VECTOR_WEIGHT,
 ) -> list[str]:
-    """The paths one arm returns for a query, best first."""
+    """The paths one arm returns for a query, best first (``vector_weight``: the
+    hybrid's fusion weight for the vector arm)."""
     if arm == "lexical":
         return [hit.path for hit in search_head(view, SearchHeadInput(query, limit=limit))]
     if vectors is None or query_vector is None:
         raise ValueError(f"the {arm} arm needs document vectors and a query vector")
     if arm == "vector":
         return vector_ranking(view, vectors, query_vector, limit)
-    search = SearchHeadInput(query, limit=limit, vectors=vectors, query_vector=query_vector)
+    search = SearchHeadInput(query, limit=limit, vectors=vectors, query_vector=query_vector,
+                             vector_weight=vector_weight)
     return [hit.path for hit in search_head(view, search)]
 
 
@@ -171,16 +188,19 @@ def evaluate_beir(
     query_vectors: Mapping[str, npt.ArrayLike] | None = None,
     vectors: HeadVectors | None = None,
     k: int = 10,
+    weights: Sequence[float] = (),
 ) -> EvalReport:
     """Rank every judged query with each arm and average the metrics per arm.
 
     A query counts when it has text and at least one document judged relevant;
     queries go in id order. The vector and hybrid arms need ``vectors`` (content hash
-    to vector) and a vector for every counted query in ``query_vectors``.
+    to vector) and a vector for every counted query in ``query_vectors``. Each of
+    ``weights`` adds a ``hybrid w=<weight>`` row: the hybrid with that vector weight.
     """
     judged = sorted(qid for qid, rels in qrels.items()
                     if qid in queries and any(rel > 0 for rel in rels.values()))
-    needs_vectors = [arm for arm in arms if arm != "lexical"]
+    needs_vectors = [arm for arm in arms if arm != "lexical"] + [
+        f"{WEIGHTED_PREFIX}{w:g}" for w in weights]
     if needs_vectors:
         if vectors is None or query_vectors is None:
             raise ValueError(f"arms {needs_vectors} need vectors and query_vectors")
@@ -189,20 +209,23 @@ def evaluate_beir(
             raise ValueError(f"{len(missing)} queries have no query vector, e.g. {missing[0]}")
     limit = max(k, RECALL_DEEP_K)
     out: list[ArmScores] = []
-    for arm in arms:
+    runs: list[tuple[str, EvalArm, float]] = [(arm, arm, VECTOR_WEIGHT) for arm in arms]
+    runs += [(f"{WEIGHTED_PREFIX}{w:g}", "hybrid", w) for w in weights]
+    for name, arm, weight in runs:
         ndcg: list[float] = []
         recall: list[float] = []
         recall_deep: list[float] = []
         mrr: list[float] = []
         for qid in judged:
             query_vector = query_vectors[qid] if query_vectors is not None else None
-            paths = rank_paths(version, arm, queries[qid], limit, vectors, query_vector)
+            paths = rank_paths(version, arm, queries[qid], limit, vectors, query_vector,
+                               weight)
             ranked = [path_to_doc_id(path) for path in paths]
             rels = qrels[qid]
             ndcg.append(ndcg_at_k(ranked, rels, k))
             recall.append(recall_at_k(ranked, rels, k))
             recall_deep.append(recall_at_k(ranked, rels, RECALL_DEEP_K))
             mrr.append(mrr_at_k(ranked, rels, k))
-        out.append(ArmScores(arm, mean(ndcg), mean(recall), mean(recall_deep), mean(mrr)))
+        out.append(ArmScores(name, mean(ndcg), mean(recall), mean(recall_deep), mean(mrr)))
     documents = sum(1 for record in version.records() if is_active(record))
     return EvalReport(k, len(judged), documents, tuple(out))

@@ -39,6 +39,11 @@ VECTOR_ARM_LIMIT = DEFAULT_ARM_LIMIT
 it is confident about instead of spreading it over the whole corpus."""
 LEXICAL_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
+"""The spec's plain fusion: both arms count the same. ``SearchHeadInput.vector_weight``
+changes it per search (a store's ``vector_weight`` setting, chosen with ``memhtml eval
+beir --weight`` on a judged split): with a weak embedder, a lower weight keeps the
+hybrid from falling below its lexical arm; 0 ranks as the lexical arm does, the
+vector arm only appending what it alone found."""
 RRF_K = 60
 
 
@@ -62,6 +67,9 @@ class SearchHeadInput:
     without changing how any one of them scores."""
     vectors: HeadVectors | None = field(default=None, compare=False)
     query_vector: npt.ArrayLike | None = field(default=None, compare=False)
+    vector_weight: float = VECTOR_WEIGHT
+    """The vector arm's weight in the reciprocal-rank fusion, the lexical arm's being
+    ``LEXICAL_WEIGHT``; finite and not negative."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +319,9 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
         scored = vector_scores(indexes, search.vectors, search.query_vector, admit,
                                VECTOR_ARM_LIMIT)
         vector_ranked, vector_explained = _explained("vector", scored, VECTOR_ARM_LIMIT)
-        arms.append(("vector", VECTOR_WEIGHT, vector_ranked))
+        weight = search.vector_weight
+        arms.append(("vector", weight if math.isfinite(weight) and weight >= 0
+                     else VECTOR_WEIGHT, vector_ranked))
         explained.append(vector_explained)
     fused: dict[str, float] = {}
     seen_by: dict[str, list[SearchArm]] = {}

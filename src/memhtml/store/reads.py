@@ -18,7 +18,14 @@ from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import CommitInfo, TreeEntry
 from memhtml.format import TextBlock, article_text_blocks, join_blocks
-from memhtml.head import HeadVectors, HeadVersion, SearchHeadInput, SearchHit, search_head
+from memhtml.head import (
+    VECTOR_WEIGHT,
+    HeadVectors,
+    HeadVersion,
+    SearchHeadInput,
+    SearchHit,
+    search_head,
+)
 from memhtml.head.version import SkippedFile
 from memhtml.store.archived import archived_copy, archived_error
 from memhtml.store.errors import Refused, StoreError
@@ -161,6 +168,7 @@ def search(
     limit: int = 10,
     vectors: HeadVectors | None = None,
     query_vector: npt.ArrayLike | None = None,
+    vector_weight: float = VECTOR_WEIGHT,
 ) -> IOResult[list[SearchHit], StoreError]:
     """Ranked active memories. Filters narrow what each arm ranks (through ``admit``):
     a hit has one of ``types``, every one of ``entities`` and ``tags``, and a path
@@ -183,6 +191,7 @@ def search(
     request = SearchHeadInput(
         query=query, limit=limit, now=now_stamp(store.deps.clock.now()),
         admit=admit if narrowed else None, vectors=vectors, query_vector=query_vector,
+        vector_weight=vector_weight,
     )
     return version_of(store, at).map(lambda version: search_head(version, request))
 

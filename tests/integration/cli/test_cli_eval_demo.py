@@ -86,3 +86,18 @@ def test_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     code, answer = call(capsys, "demo", "--dir", str(again), "--json")
     assert code == 1
     assert "not empty" in answer["error"]
+
+
+def test_eval_beir_weights(beir: tuple[str, str, str],
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = call(capsys, "eval", "beir", *beir, "--embedder", "hashing", "--weight",
+                        "0", "--weight", "0.5", "--weight", "2", "--json")
+    assert code == 0, answer
+    names = [a["arm"] for a in answer["arms"]]
+    assert names == ["lexical", "vector", "hybrid", "hybrid w=0", "hybrid w=0.5", "hybrid w=2"]
+    lexical = answer["arms"][0]
+    assert answer["arms"][3]["ndcg_at_k"] == lexical["ndcg_at_k"], \
+        "weight 0 ranks as the lexical arm"
+    assert answer["best_vector_weight"] in (0.0, 0.5, 2.0)
+    code, bad = call(capsys, "eval", "beir", *beir, "--weight", "-1", "--json")
+    assert code == 2 and "weight" in bad["error"], bad

@@ -152,3 +152,31 @@ def test_admit_reaches_the_vector_arm() -> None:
         "unrelated", vectors=vectors, query_vector=np.array([1.0, 0.0], dtype=np.float32),
         admit=lambda r: r.path == "areas/far.html"))
     assert [(h.path, h.score) for h in hits] == [("areas/far.html", 1.0 / (RRF_K + 1))]
+
+
+def _two_arms() -> tuple[HeadVersion, dict[str, np.ndarray], np.ndarray]:
+    """Two records the arms disagree on: the lexical arm prefers ``words``, the vector
+    arm ``meaning``."""
+    records = [record_at("areas/words.html", memory("Words", "The needle needle needle.")),
+               record_at("areas/meaning.html", memory("Meaning", "A needle and much more "
+                                                      "text about other things entirely."))]
+    vectors = {records[0].content_hash: np.array([0.0, 1.0], dtype=np.float32),
+               records[1].content_hash: np.array([1.0, 0.0], dtype=np.float32)}
+    return version_from_records(records, "s"), vectors, np.array([1.0, 0.0], dtype=np.float32)
+
+
+def test_the_vector_weight_moves_the_hybrid_between_its_arms() -> None:
+    version, vectors, query = _two_arms()
+
+    def order(weight: float) -> list[str]:
+        return [h.path for h in search_head(version, SearchHeadInput(
+            "needle", vectors=vectors, query_vector=query, vector_weight=weight))]
+
+    lexical = [h.path for h in search_head(version, SearchHeadInput("needle"))]
+    assert lexical == ["areas/words.html", "areas/meaning.html"]
+    assert order(0.0) == lexical, "weight 0: the lexical arm's order"
+    assert order(3.0) == ["areas/meaning.html", "areas/words.html"], "the vector arm leads"
+    assert order(VECTOR_WEIGHT) == [h.path for h in search_head(version, SearchHeadInput(
+        "needle", vectors=vectors, query_vector=query))], "the default is the spec's"
+    for bad in (float("nan"), float("inf"), -1.0):
+        assert order(bad) == order(VECTOR_WEIGHT), "an unusable weight fuses plainly"
