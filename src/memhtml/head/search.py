@@ -113,19 +113,32 @@ def arm_ranks(scored: list[tuple[str, float]], cap: int) -> list[tuple[str, int]
 
 
 def _explained(name: Literal["lexical", "vector"], scored: list[tuple[str, float]],
-               cap: int) -> tuple[list[tuple[str, int]], dict[str, ArmRank]]:
+               cap: int) -> tuple[list[tuple[str, int]], _Explained]:
     """``arm_ranks`` of ``scored``, and each ranked path's rank with its raw score."""
     ranked = arm_ranks(scored, cap)
     # arm_ranks sorted ``scored`` in place, so its head lines up with ``ranked``.
-    return ranked, {path: ArmRank(name, rank, raw)
-                    for (path, rank), (_, raw) in zip(ranked, scored, strict=False)}
+    return ranked, (name, {path: (rank, raw) for (path, rank), (_, raw)
+                           in zip(ranked, scored, strict=False)})
+
+
+_Explained = tuple[Literal["lexical", "vector"], dict[str, tuple[int, float]]]
+"""An arm's name and each ranked path's (rank, raw score); the ``ArmRank`` values are
+made only for the hits returned, not for every path an arm ranked."""
+
+
+_DENSE_SHARE = 4
+"""Postings per document above which the query's scores are summed into an array the
+size of the segment (one ``bincount``); below, over just the documents the postings
+name (``unique`` then ``bincount``). Both add a document's terms in the same order,
+so the floats are the same; the sparse path keeps a rare-word query's cost off the
+store's size."""
 
 
 def _bm25_parts(
     indexes: Indexes, query: str
-) -> tuple[npt.NDArray[np.float64], dict[str, float]]:
-    """BM25 scores split by where a document lives: a dense array over the base
-    segment's doc ids (0 for no match or a removed document) and a dict for the delta.
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], dict[str, float]]:
+    """BM25 scores split by where a document lives: the base segment's matching doc
+    ids with their scores (removed documents left out), and a dict for the delta.
 
     Base documents are scored with numpy and delta documents in Python with the same
     operations in the same order, so a document scores the same float whichever side
@@ -135,8 +148,9 @@ def _bm25_parts(
     base = lexical.base
     delta_scores: dict[str, float] = {}
     n = lexical.documents
+    empty_ids = np.zeros(0, dtype=np.intp)
     if n == 0:
-        return np.zeros(len(base.paths), dtype=np.float64), delta_scores
+        return empty_ids, np.zeros(0, dtype=np.float64), delta_scores
     norm_a, norm_b = bm25_norms(lexical.average_length)
     has_delta = bool(lexical.removed) or bool(lexical.added)
     spans: list[tuple[int, int]] = []
@@ -159,37 +173,43 @@ def _bm25_parts(
             if tf:
                 term = weight * (tf / (tf + norm_a + norm_b * tc.length))
                 delta_scores[path] = delta_scores.get(path, 0.0) + term
-    if spans:
-        ids = np.concatenate([base.doc_ids[start:end] for start, end in spans])
-        if norm_b == base.saturation_norm_b:
-            # The version's average is the segment's: its saturation was computed
-            # when the segment was built, so each token costs one slice.
-            saturation = base.saturation
-            terms = np.concatenate([weight * saturation[start:end]
-                                    for weight, (start, end) in zip(weights, spans, strict=True)])
-        else:
-            # Another average: normalize just the postings the query touches, every
-            # token in one pass, rather than keep per-version state.
-            tfs = np.concatenate([base.tfs[start:end] for start, end in spans])
-            per_posting = np.repeat(weights, [end - start for start, end in spans])
-            terms = per_posting * (tfs / (tfs + norm_a + norm_b * base.lengths[ids]))
-        base_scores = np.bincount(
-            ids, weights=terms, minlength=len(base.paths)
-        ).astype(np.float64, copy=False)
+    if not spans:
+        return empty_ids, np.zeros(0, dtype=np.float64), delta_scores
+    ids = np.concatenate([base.doc_ids[start:end] for start, end in spans])
+    if norm_b == base.saturation_norm_b:
+        # The version's average is the segment's: its saturation was computed when
+        # the segment was built, so each token costs one slice.
+        saturation = base.saturation
+        terms = np.concatenate([weight * saturation[start:end]
+                                for weight, (start, end) in zip(weights, spans, strict=True)])
     else:
-        base_scores = np.zeros(len(base.paths), dtype=np.float64)
-    for path in lexical.removed:
-        base_scores[base.doc_index[path]] = 0.0
-    return base_scores, delta_scores
+        # Another average: normalize just the postings the query touches, every
+        # token in one pass, rather than keep per-version state.
+        tfs = np.concatenate([base.tfs[start:end] for start, end in spans])
+        per_posting = np.repeat(weights, [end - start for start, end in spans])
+        terms = per_posting * (tfs / (tfs + norm_a + norm_b * base.lengths[ids]))
+    size = len(base.paths)
+    if len(ids) * _DENSE_SHARE >= size:
+        dense = np.bincount(ids, weights=terms, minlength=size).astype(np.float64, copy=False)
+        hit_ids = np.flatnonzero(dense)
+        hit_scores = dense[hit_ids]
+    else:
+        hit_ids, inverse = np.unique(ids, return_inverse=True)
+        hit_scores = np.bincount(inverse, weights=terms, minlength=len(hit_ids)).astype(
+            np.float64, copy=False)
+    if lexical.removed:
+        gone = np.array([base.doc_index[path] for path in lexical.removed], dtype=np.intp)
+        keep = ~np.isin(hit_ids, gone)
+        hit_ids, hit_scores = hit_ids[keep], hit_scores[keep]
+    return hit_ids, hit_scores, delta_scores
 
 
 def bm25_scores(indexes: Indexes, query: str) -> dict[str, float]:
     """BM25 (k1 1.2, b 0.75, Robertson-Sparck Jones idf with +1) of every active record
     sharing a token with the query. Each distinct query token counts once."""
-    base_scores, delta_scores = _bm25_parts(indexes, query)
+    hit_ids, hit_scores, delta_scores = _bm25_parts(indexes, query)
     paths = indexes.lexical.base.paths
-    hits = np.flatnonzero(base_scores)
-    scores = dict(zip((paths[i] for i in hits.tolist()), base_scores[hits].tolist(), strict=True))
+    scores = dict(zip((paths[i] for i in hit_ids.tolist()), hit_scores.tolist(), strict=True))
     scores.update(delta_scores)
     return scores
 
@@ -202,18 +222,16 @@ def _lexical_candidates(
     Without a scope the base segment's best are picked in numpy, so a query that
     matches thousands of records converts only a few dozen to Python objects.
     """
-    base_scores, delta_scores = _bm25_parts(indexes, query)
+    hit_ids, hit_scores, delta_scores = _bm25_parts(indexes, query)
     paths = indexes.lexical.base.paths
-    size = len(base_scores)
+    size = len(hit_scores)
     if admit is None and size > cap:
-        # The cap-th best score over the whole array, then everything at or above it
-        # (ties included): two linear passes, cheaper than listing the matches first.
-        kth = float(np.partition(base_scores, size - cap)[size - cap])
-        hits = np.flatnonzero(base_scores >= kth) if kth > 0.0 else np.flatnonzero(
-            base_scores > 0.0)
-    else:
-        hits = np.flatnonzero(base_scores > 0.0)
-    scored = list(zip((paths[i] for i in hits.tolist()), base_scores[hits].tolist(), strict=True))
+        # The cap-th best score among the matches, then every match at or above it
+        # (ties included): linear in the matches, not in the store.
+        kth = float(np.partition(hit_scores, size - cap)[size - cap])
+        chosen = hit_scores >= kth
+        hit_ids, hit_scores = hit_ids[chosen], hit_scores[chosen]
+    scored = list(zip((paths[i] for i in hit_ids.tolist()), hit_scores.tolist(), strict=True))
     scored.extend(delta_scores.items())
     if admit is not None:
         records = indexes.records
@@ -360,7 +378,8 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
             run.sort(key=recency, reverse=True)  # stable: path order stays within a time
         for path in run[: limit - len(hits)]:
             arms_of = tuple(seen_by[path]) + (("recency",) if tied else ())
-            ranks = tuple(by_path[path] for by_path in explained if path in by_path)
+            ranks = tuple(ArmRank(arm, *by_path[path]) for arm, by_path in explained
+                          if path in by_path)
             hits.append(SearchHit(path, score, records[path].claim, arms_of, ranks))
         start = end
     return hits
