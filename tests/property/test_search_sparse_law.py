@@ -1,0 +1,40 @@
+"""The lexical arm sums scores two ways (into an array the size of the base segment,
+or over just the documents the query's postings name), picked by how many postings a
+query touches. Both must give the same floats: a ranking may never depend on which
+way a query happened to be summed."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import memhtml.head.search as search_module
+from memhtml.contracts.ops import OverlayOp, Put
+from memhtml.head import version_from_records, with_overlay
+from memhtml.head.indexes import indexes_of
+from memhtml.head.search import bm25_scores
+from tests.property.head_support import memory, record_at
+
+WORDS = ("alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "tau")
+_TEXT = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=st.lists(_TEXT, min_size=1, max_size=25), query=_TEXT,
+       edits=st.lists(st.tuples(st.integers(0, 24), _TEXT), max_size=3))
+def test_dense_and_sparse_sums_agree(docs: list[str], query: str,
+                                     edits: list[tuple[int, str]]) -> None:
+    records = [record_at(f"areas/d{i:02d}.html", memory(f"Doc {i}", text + "."))
+               for i, text in enumerate(docs)]
+    version = version_from_records(records, "s")
+    # A delta on top of the base segment (edits re-score documents outside it).
+    ops: list[OverlayOp] = [Put(records[i % len(records)].path, memory(f"Doc {i}", text + "."))
+           for i, text in edits]
+    view = with_overlay(version, ops).unwrap() if ops else version
+    results = []
+    for share in (0, 10**9):  # never dense, always dense
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(search_module, "_DENSE_SHARE", share)
+            results.append(bm25_scores(indexes_of(view), query))
+    assert results[0] == results[1]
