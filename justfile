@@ -11,7 +11,7 @@ test: lint typecheck
     {{python}} -m pytest -n auto -p no:cacheprovider
 
 lint:
-    {{python}} -m ruff check src tests bench
+    {{python}} -m ruff check src tests bench tools
     lint-imports
 
 typecheck:

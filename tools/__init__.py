@@ -1,0 +1,1 @@
+"""Build-time tools: run from the repository, never imported by the package."""
