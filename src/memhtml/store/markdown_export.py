@@ -24,12 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from returns.result import Success
 
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.format.fences import LANG_TOKEN
 from memhtml.format.hash import collapse_ascii_whitespace
 from memhtml.format.tree import HtmlElement, find_article, parse_html, tag_of
+from memhtml.store.markdown_convert import convert_body
+from memhtml.store.markdown_front import split_front
 from memhtml.store.markdown_index import exported_index
 
 MARKDOWN_SUFFIX = ".md"
@@ -387,11 +390,22 @@ def is_exported(record: MemoryRecord) -> bool:
     return record.status == "active" and not record.archived
 
 
+def is_index_page(page: str, text: str) -> bool:
+    """Whether a markdown file of the store is an index page as the import makes them
+    (a body of only link lists): only those go out, since any other markdown (a
+    README at the store's root) would come back from the import as a memory."""
+    split = split_front(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    if not isinstance(split, Success):
+        return False
+    return convert_body(split.unwrap()[1], page, claim_given=False).is_index
+
+
 def export_markdown(records: Iterable[MemoryRecord],
                     pages: Mapping[str, str] | None = None) -> MarkdownExport:
     """Every active memory of ``records`` as a markdown file, by export path, and
-    every markdown page of the store (``pages``: an imported index, by tree path) at
-    its own path, its links to memories pointed at their exported files.
+    every index page of the store (``pages``: its markdown files by tree path; those
+    that are not index pages stay behind) at its own path, its links to memories
+    pointed at their exported files.
 
     Edges name their targets by wikilink name; a target that is not exported keeps
     its store path (without ``.html``), so nothing is dropped, and is counted as
@@ -418,7 +432,7 @@ def export_markdown(records: Iterable[MemoryRecord],
         files[paths[record.path]] = _frontmatter(record, edges) + "\n" + body + "\n"
     written = 0
     for page, text in sorted((pages or {}).items()):
-        if page not in files:
+        if page not in files and is_index_page(page, text):
             files[page] = exported_index(text, page, paths.get)
             written += 1
     return MarkdownExport(files, len(chosen), edge_count, dangling, written)

@@ -224,10 +224,17 @@ def test_an_index_page_round_trips_through_export(tmp_path: Path,
     page = git_show(first, "areas/imported/MEMORY.md")
     for target in re.findall(r"\]\(([^)]+)\)", page):
         assert git_show(first, f"areas/imported/{target}").startswith("<!doctype html>")
+    import subprocess
+
+    (first / "README.md").write_text("# Our memory\n\nNotes kept by the team.\n",
+                                     encoding="utf-8")
+    subprocess.run(["git", "-C", str(first), "add", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(first), "commit", "-qm", "a readme"], check=True)
     out = tmp_path / "out"
     code, exported = call(capsys, "export", "markdown", str(out), "--store", str(first),
                           "--json")
     assert code == 0 and exported["pages"] == 1, exported
+    assert not (out / "README.md").exists(), "only index pages go out, never a README"
     written = (out / "areas/imported/MEMORY.md").read_text(encoding="utf-8")
     for target in re.findall(r"\]\(([^)]+)\)", written):
         assert (out / "areas/imported" / target).is_file(), target
