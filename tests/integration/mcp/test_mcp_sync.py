@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,13 +15,9 @@ from mcp import ClientSession
 
 from tests.integration.cli.cli_support import call
 from tests.integration.mcp.mcp_support import SCENARIO_TIMEOUT_S, data, served, text_of
+from tests.integration.sync.sync_support import git
 
 SYNC = {"MEMHTML_SYNC_REMOTE": "origin", "MEMHTML_SYNC_SECONDS": "0.5"}
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                          text=True).stdout
 
 
 def _remote_and_clones(tmp_path: Path, capsys: pytest.CaptureFixture[str]

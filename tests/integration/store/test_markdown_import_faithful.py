@@ -228,8 +228,9 @@ def test_an_index_page_round_trips_through_export(tmp_path: Path,
 
     (first / "README.md").write_text("# Our memory\n\nNotes kept by the team.\n",
                                      encoding="utf-8")
-    subprocess.run(["git", "-C", str(first), "add", "README.md"], check=True)
-    subprocess.run(["git", "-C", str(first), "commit", "-qm", "a readme"], check=True)
+    who = ("-c", "user.name=Test Person", "-c", "user.email=person@example.org")
+    subprocess.run(["git", *who, "-C", str(first), "add", "README.md"], check=True)
+    subprocess.run(["git", *who, "-C", str(first), "commit", "-qm", "a readme"], check=True)
     out = tmp_path / "out"
     code, exported = call(capsys, "export", "markdown", str(out), "--store", str(first),
                           "--json")

@@ -30,9 +30,15 @@ SYNC_TRIES = 4
 carries them, so the worker tries again a few times and then moves on."""
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                          text=True).stdout
+IDENTITY = ("-c", "user.name=Test Person", "-c", "user.email=person@example.org")
+"""A person's commits in these tests carry a fixed identity, whatever the machine's
+git config holds (a fresh machine holds none)."""
+
+
+def git(root: Path, *args: str, check: bool = True) -> str:
+    """The git command line in ``root``, as the person beside memhtml runs it."""
+    return subprocess.run(["git", *IDENTITY, "-C", str(root), *args], check=check,
+                          capture_output=True, text=True).stdout
 
 
 def init_remote(bare: Path) -> None:

@@ -4,7 +4,6 @@ memory are both kept."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pygit2
@@ -12,11 +11,7 @@ import pytest
 
 from memhtml.format import content_hash, set_meta
 from tests.integration.cli.cli_support import call
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                          text=True).stdout
+from tests.integration.sync.sync_support import git
 
 
 def tree_of(root: Path) -> dict[str, str]:

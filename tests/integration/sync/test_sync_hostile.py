@@ -12,7 +12,6 @@ the checkout, and never become a setting that sends data off this machine.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from pygit2.enums import FileMode
 
 from memhtml.cli.common import Common, open_cli_services
 from tests.integration.cli.cli_support import call, call_text
+from tests.integration.sync.sync_support import git
 
 AUTHOR = pygit2.Signature("mallory", "mallory@example.invalid", 1_900_000_000, 0)
 FILE = FileMode.BLOB
@@ -38,11 +38,6 @@ def _plain_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     empty.write_text("[user]\n\tname = Pat\n\temail = pat@example.invalid\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-
-
-def git(root: Path, *args: str, check: bool = True) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=check, capture_output=True,
-                          text=True).stdout
 
 
 def tip(root: Path, ref: str = "refs/heads/main") -> str | None:

@@ -16,6 +16,7 @@ import pygit2
 import pytest
 
 from tests.integration.cli.cli_support import call
+from tests.integration.sync.sync_support import git
 
 KILL_POINTS = (("fetch", "before"), ("fetch", "after"), ("ls-remote", "after"),
                ("push", "before"), ("push", "after"))
@@ -57,11 +58,6 @@ def _killing_path(tmp_path: Path, sub: str, when: str) -> str:
     wrapper.write_text(_WRAPPER.format(sub=sub, when=when, real=real), encoding="utf-8")
     wrapper.chmod(0o755)
     return f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                          text=True).stdout
 
 
 def _write(capsys: pytest.CaptureFixture[str], store: Path, claim: str) -> None:
