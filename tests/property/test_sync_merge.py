@@ -28,7 +28,7 @@ from memhtml.format import (
     set_meta,
 )
 from memhtml.head import is_candidate_path
-from memhtml.sync import TreeMerge, merge_trees
+from memhtml.sync import merge_trees
 
 Tree = dict[str, bytes]
 STAMPS = ("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
@@ -121,15 +121,6 @@ def histories(draw: st.DrawFn) -> tuple[Tree, Tree, Tree]:
     return base, sides[0], sides[1]
 
 
-def applied(tree: Mapping[str, bytes], merge: TreeMerge) -> Tree:
-    out = dict(tree)
-    for path, data in merge.merged.items():
-        if data is None:
-            out.pop(path, None)
-        else:
-            out[path] = data
-    return out
-
 
 def hashes(tree: Mapping[str, bytes], paths: list[str]) -> set[str]:
     found = set()
@@ -159,11 +150,11 @@ def changed_paths(base: Tree, one: Tree, two: Tree) -> set[str]:
 def test_merge_laws(history: tuple[Tree, Tree, Tree]) -> None:
     base, ours, theirs = history
     merge = merge_trees(base, ours, theirs)
-    result = applied(ours, merge)
+    result = merge.applied_to(ours)
     # 2. deterministic; 3. symmetric, and either side reaches the same tree.
     assert merge_trees(base, ours, theirs) == merge
     assert merge_trees(base, theirs, ours) == merge
-    assert applied(theirs, merge) == result
+    assert merge.applied_to(theirs) == result
     # 1. every memory version a side wrote is somewhere in the result.
     kept = hashes(result, sorted(result))
     for side in (ours, theirs):
@@ -183,8 +174,8 @@ def test_merge_laws(history: tuple[Tree, Tree, Tree]) -> None:
 def test_merge_identities(history: tuple[Tree, Tree, Tree]) -> None:
     base, ours, theirs = history
     # 4. a side merged with itself is itself; a side merged onto its own base is it.
-    assert applied(ours, merge_trees(base, ours, ours)) == ours
-    assert applied(ours, merge_trees(ours, ours, theirs)) == theirs
+    assert merge_trees(base, ours, ours).applied_to(ours) == ours
+    assert merge_trees(ours, ours, theirs).applied_to(ours) == theirs
     assert merge_trees(ours, ours, theirs).events == ()
 
 

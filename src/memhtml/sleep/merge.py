@@ -54,6 +54,7 @@ from memhtml.store.checkout import (
     write_journal,
 )
 from memhtml.store.errors import StoreError
+from memhtml.store.landing import moved_steps
 from memhtml.store.layout import original_of_archived
 
 Refusal: TypeAlias = Literal["no-run", "empty", "main-advanced", "gate-failed", "lost"]
@@ -174,18 +175,8 @@ def merge_run(deps: SleepDeps, run_id: str) -> IOResult[MergeOutcome, SleepError
 
 
 def _steps(deps: SleepDeps, base: str, tip: str) -> IOResult[tuple[PathStep, ...], SleepError]:
-    git = deps.git
-    changed: IOResult[tuple[str, ...], SleepError] = git.changed_paths(base, tip)
-
-    def blobs(entries: tuple[TreeEntry, ...]) -> dict[str, str]:
-        return {e.path: e.blob_id for e in entries if not e.is_symlink}
-
-    def steps(paths: tuple[str, ...]) -> IOResult[tuple[PathStep, ...], SleepError]:
-        return git.entries_at(base, paths).bind(lambda before: git.entries_at(tip, paths).map(
-            lambda after: tuple(PathStep(p, blobs(before).get(p), blobs(after).get(p))
-                                for p in paths)))
-
-    return changed.bind(steps)
+    found: IOResult[tuple[PathStep, ...], SleepError] = moved_steps(deps.git, base, tip)
+    return found
 
 
 def _fast_forward(deps: SleepDeps, history: RunHistory, main: str, verdict: GateVerdict

@@ -19,7 +19,7 @@ from pathlib import Path
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import RefMoved
-from memhtml.contracts.services import PathChange, TreeEntry
+from memhtml.contracts.services import GitService, PathChange, TreeEntry
 from memhtml.store.checkout import (
     Journal,
     PathStep,
@@ -209,21 +209,6 @@ def forward(deps: StoreDeps, expected: str | None, target: str, *, guard_edits: 
     ``RefMoved`` when the branch no longer names ``expected``."""
     git = deps.git
 
-    def blobs(entries: tuple[TreeEntry, ...]) -> dict[str, str]:
-        return {e.path: e.blob_id for e in entries if not e.is_symlink}
-
-    def paths() -> IOResult[tuple[str, ...], StoreError]:
-        if expected is None:
-            return git.list_tree(target).map(lambda es: tuple(e.path for e in es))
-        return git.changed_paths(expected, target)
-
-    def steps(changed: tuple[str, ...]) -> IOResult[tuple[PathStep, ...], StoreError]:
-        before: IOResult[tuple[TreeEntry, ...], StoreError] = (
-            IOSuccess(()) if expected is None else git.entries_at(expected, changed))
-        return before.bind(lambda old: git.entries_at(target, changed).map(
-            lambda new: tuple(PathStep(p, blobs(old).get(p), blobs(new).get(p))
-                              for p in changed)))
-
     def checked(found: tuple[PathStep, ...]) -> IOResult[tuple[PathStep, ...], StoreError]:
         if not guard_edits:
             return IOSuccess(found)
@@ -251,7 +236,30 @@ def forward(deps: StoreDeps, expected: str | None, target: str, *, guard_edits: 
 
         return marked.bind(moved)
 
-    return paths().bind(steps).bind(checked).bind(move)
+    return moved_steps(git, expected, target).bind(checked).bind(move)
+
+
+def moved_steps(git: GitService, old: str | None, new: str
+                ) -> IOResult[tuple[PathStep, ...], StoreError]:
+    """Each path that differs between two commits with its blob at each (None: absent
+    there, or a symbolic link, which the checkout never writes): the steps a checkout
+    takes when its branch moves from ``old`` (None: no commit) to ``new``."""
+    def blobs(entries: tuple[TreeEntry, ...]) -> dict[str, str]:
+        return {e.path: e.blob_id for e in entries if not e.is_symlink}
+
+    def paths() -> IOResult[tuple[str, ...], StoreError]:
+        if old is None:
+            return git.list_tree(new).map(lambda es: tuple(e.path for e in es))
+        return git.changed_paths(old, new)
+
+    def steps(changed: tuple[str, ...]) -> IOResult[tuple[PathStep, ...], StoreError]:
+        before: IOResult[tuple[TreeEntry, ...], StoreError] = (
+            IOSuccess(()) if old is None else git.entries_at(old, changed))
+        return before.bind(lambda was: git.entries_at(new, changed).map(
+            lambda now: tuple(PathStep(p, blobs(was).get(p), blobs(now).get(p))
+                              for p in changed)))
+
+    return paths().bind(steps)
 
 
 def _followed(deps: StoreDeps, sha: str, paths: tuple[str, ...], journal: Journal | None,

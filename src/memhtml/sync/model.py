@@ -59,3 +59,13 @@ class TreeMerge:
     EITHER side's tree gives the merged tree."""
     events: tuple[MergeEvent, ...]
     """Sorted by (path, kind)."""
+
+    def applied_to(self, tree: Mapping[str, bytes]) -> dict[str, bytes]:
+        """``tree`` (either side's, whole) with the merge laid over it: the merged tree."""
+        out = dict(tree)
+        for path, data in self.merged.items():
+            if data is None:
+                out.pop(path, None)
+            else:
+                out[path] = data
+        return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Never
 
 import pytest
@@ -55,15 +55,6 @@ def text_of(merge: TreeMerge, path: str) -> str:
     return data.decode("utf-8")
 
 
-def applied(tree: Mapping[str, bytes], merge: TreeMerge) -> dict[str, bytes]:
-    out = dict(tree)
-    for path, data in merge.merged.items():
-        if data is None:
-            out.pop(path, None)
-        else:
-            out[path] = data
-    return out
-
 
 def kinds(merge: TreeMerge) -> list[tuple[str, str]]:
     return [(event.kind, event.path) for event in merge.events]
@@ -74,7 +65,7 @@ def both_ways(base: dict[str, bytes], ours: dict[str, bytes], theirs: dict[str, 
     """The merge, checked to be the same with the sides swapped."""
     merge = merge_trees(base, ours, theirs)
     assert merge_trees(base, theirs, ours) == merge
-    assert applied(ours, merge) == applied(theirs, merge)
+    assert merge.applied_to(ours) == merge.applied_to(theirs)
     return merge
 
 
@@ -345,7 +336,7 @@ def test_one_memory_renamed_apart_on_two_clones_is_kept_once() -> None:
     theirs = {"areas/inbox/x.html": blob(other),
               "areas/inbox/x-3.html": blob(add_meta(shared, "memhtml-tag", "theirs"))}
     merge = both_ways(base, ours, theirs)
-    tree = applied(ours, merge)
+    tree = merge.applied_to(ours)
     assert sorted(tree) == ["areas/inbox/x-2.html", "areas/inbox/x.html"]
     kept = text_of(merge, "areas/inbox/x-2.html")
     assert 'content="ours"' in kept and 'content="theirs"' in kept
@@ -362,7 +353,7 @@ def test_a_memory_arriving_at_a_changed_path_and_a_new_one_is_kept_once() -> Non
             "a/x-2.html": blob(second), "a/x-3.html": blob(moved)}
     theirs = {"a/x.html": blob(memory("Clone one's.", title="Fact", at=T2)),
               "a/x-2.html": blob(moved), "a/x-2-2.html": blob(second)}
-    tree = applied(ours, both_ways(base, ours, theirs))
+    tree = both_ways(base, ours, theirs).applied_to(ours)
     bodies = [data for data in tree.values() if b"Clone three" in data]
     assert len(bodies) == 1, sorted(tree)
     assert sum(b"Clone two" in data for data in tree.values()) == 1, sorted(tree)
@@ -378,7 +369,7 @@ def test_a_head_edit_follows_the_memory_the_other_side_moved_aside() -> None:
     ours = {"p.html": blob(add_meta(x, "memhtml-entity", "team:ops"))}
     theirs = {"p.html": blob(y), "p-2.html": blob(x)}
     merge = both_ways(base, ours, theirs)
-    tree = applied(ours, merge)
+    tree = merge.applied_to(ours)
     assert sorted(tree) == ["p-2.html", "p.html"]
     assert b"Fridays" in tree["p.html"]
     assert b"team:ops" in tree["p-2.html"] and b"Tuesdays" in tree["p-2.html"]
