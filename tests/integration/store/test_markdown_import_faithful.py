@@ -254,3 +254,25 @@ def git_show(store: Path, path: str) -> str:
 
     return subprocess.run(["git", "-C", str(store), "show", f"HEAD:{path}"], check=True,
                           capture_output=True, text=True).stdout
+
+
+def test_a_persons_edit_of_the_index_page_is_never_written_over(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The page is a file of the person's checkout like any other: a re-import that
+    would change it while the person has edited it, uncommitted, is refused and
+    commits nothing; their edit stays."""
+    store = tmp_path / "store"
+    assert call(capsys, "init", str(store), "--json")[0] == 0
+    notes = _folder(tmp_path / "notes", AGENT)
+    assert call(capsys, "import", "markdown", str(notes), "--store", str(store),
+                "--json")[0] == 0
+    page = store / "areas/imported/MEMORY.md"
+    page.write_text(page.read_text(encoding="utf-8") + "- my own line\n", encoding="utf-8")
+    (notes / "MEMORY.md").write_text(AGENT["MEMORY.md"] + "- [Gone](gone.md)\n",
+                                     encoding="utf-8")
+    before = len(git_log(store))
+    code, answer = call(capsys, "import", "markdown", str(notes), "--store", str(store),
+                        "--json")
+    assert code == 1 and answer["code"] == "ERR_UNCOMMITTED_EDITS", answer
+    assert len(git_log(store)) == before
+    assert page.read_text(encoding="utf-8").endswith("- my own line\n")
