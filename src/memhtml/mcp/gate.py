@@ -53,16 +53,18 @@ class StoreGate:
             # A write another process left half done is finished first, as every CLI
             # command does; its outcome is the door's concern only if git fails.
             finished = finish_checkout(self._store.deps)
-            if self._sync is None:
-                return perform(finished.bind(lambda _: self._store.head()).bind(
-                    lambda _: door(self._store)))
-            self._sync.before(self._store)
-            before = perform(self._store.tip()).value_or(None)
+            sync = self._sync
+            if sync is not None:
+                sync.before(self._store)
+            before = self._tip() if sync is not None else None
             outcome = perform(finished.bind(lambda _: self._store.head()).bind(
                 lambda _: door(self._store)))
-            if perform(self._store.tip()).value_or(before) != before:
-                self._sync.wrote(self.flush)
+            if sync is not None and self._tip() != before:
+                sync.wrote(self.flush)
         return outcome
+
+    def _tip(self) -> str | None:
+        return perform(self._store.tip()).value_or(None)
 
     def flush(self) -> None:
         """Sync now (the write timer's call): push what is waiting."""

@@ -29,7 +29,7 @@ __all__ = ["ServerSync"]
 
 class ServerSync:
     """When to pull and push, and what went wrong last. Every method runs under the
-    gate's lock, except ``schedule``, whose timer takes the lock through ``flush``."""
+    gate's lock; the timer ``wrote`` starts takes the lock through the gate's ``flush``."""
 
     def __init__(self, services: Services, remote: str, seconds: float,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -67,7 +67,10 @@ class ServerSync:
         """One sync now; its failure becomes the note of the call that ran it."""
         from memhtml.sync.door import sync
 
-        self._timer = None
+        # A sync now pushes what the timer was waiting to push: it is not needed again.
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
         branch = self._services.settings.branch
         remotes = self._services.remote
         if remotes is None:
