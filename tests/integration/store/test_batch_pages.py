@@ -41,6 +41,7 @@ def test_a_page_lands_with_the_memories_in_one_commit(tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", [
     "areas/x/note.html", "index.html", "areas/index.html", "sitemap.xml",
     ".memhtml/config.toml", ".gitattributes", "../outside.md", "/etc/x.md", "a/../../b.md",
+    "./areas/x/MEMORY.md",
 ])
 def test_a_page_at_a_path_someone_else_owns_is_refused(tmp_path: Path, path: str) -> None:
     store, _ = make_store(tmp_path, worktree=False)
@@ -66,3 +67,4 @@ def test_a_page_over_a_symbolic_link_is_refused(tmp_path: Path) -> None:
     assert "symbolic link" in describe(error)
     assert tip(store) == before
     assert ok(markdown_pages(store, ok(store.head()))) == {}, "a link is never read as a page"
+
