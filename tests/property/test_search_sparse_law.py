@@ -13,7 +13,7 @@ import memhtml.head.search as search_module
 from memhtml.contracts.ops import OverlayOp, Put
 from memhtml.head import version_from_records, with_overlay
 from memhtml.head.indexes import indexes_of
-from memhtml.head.search import bm25_scores
+from memhtml.head.search import arm_ranks, bm25_scores
 from tests.property.head_support import memory, record_at
 
 WORDS = ("alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "tau")
@@ -38,3 +38,28 @@ def test_dense_and_sparse_sums_agree(docs: list[str], query: str,
             patch.setattr(search_module, "_DENSE_SHARE", share)
             results.append(bm25_scores(indexes_of(view), query))
     assert results[0] == results[1]
+
+
+@settings(max_examples=50, deadline=None)
+@given(docs=st.lists(_TEXT, min_size=1, max_size=40), query=_TEXT,
+       edits=st.lists(st.tuples(st.integers(0, 39), _TEXT), max_size=3),
+       cap=st.integers(1, 12), share=st.sampled_from((0, 4, 10**9)))
+def test_the_arms_candidates_hold_exactly_the_best_of_every_score(
+        docs: list[str], query: str, edits: list[tuple[int, str]], cap: int,
+        share: int) -> None:
+    # The arm picks its best without listing every match (a partition of the summed
+    # array, above a floor read from one token's stored impacts): whatever way the
+    # sum took, the ranked top must be the top of every document's full score.
+    records = [record_at(f"areas/d{i:02d}.html", memory(f"Doc {i}", text + "."))
+               for i, text in enumerate(docs)]
+    version = version_from_records(records, "s")
+    ops: list[OverlayOp] = [Put(records[i % len(records)].path, memory(f"Doc {i}", text + "."))
+                            for i, text in edits]
+    view = with_overlay(version, ops).unwrap() if ops else version
+    indexes = indexes_of(view)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search_module, "_DENSE_SHARE", share)
+        candidates = search_module._lexical_candidates(indexes, query, None, cap)
+    full = bm25_scores(indexes, query)
+    assert dict(candidates).items() <= full.items()
+    assert arm_ranks(candidates, cap) == arm_ranks(list(full.items()), cap)

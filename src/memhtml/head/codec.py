@@ -27,7 +27,7 @@ The layout, column by column:
   on which records are present and are rebuilt from them (``path_set_indexes``),
   which also keeps them consistent with the records whatever the file says.
 * ``segment.*``: the lexical base segment's postings; its doc index and BM25
-  saturation are derived and recomputed (``make_segment``), bit for bit.
+  impacts are derived and recomputed (``make_segment``), bit for bit.
 * ``meta``: JSON for the small rest (numeric record fields, the lexical delta, the
   skipped files, the short-string count).
 
@@ -62,11 +62,19 @@ from memhtml.contracts.record import (
     records_from_rows,
 )
 from memhtml.head.indexes import Indexes, is_active, path_set_indexes
-from memhtml.head.lexical import LexicalIndex, Segment, TermCounts, make_segment
+from memhtml.head.lexical import (
+    STEMMER,
+    LexicalIndex,
+    Segment,
+    TermCounts,
+    make_segment,
+    stemmer_release,
+)
 from memhtml.head.version import HeadVersion, SkippedFile
 
-CODEC_VERSION: Final = 1
-"""Bumped by hand when the meaning of a column changes in a way names cannot show."""
+CODEC_VERSION: Final = 2
+"""Bumped by hand when the meaning of a column changes in a way names cannot show
+(2: the lexical index holds stems, ``lexical.STEMMER``, where it held words)."""
 
 Arrays: TypeAlias = dict[str, npt.NDArray[Any]]
 
@@ -101,10 +109,13 @@ _BYTES = np.dtype("u1")
 
 
 def _layout_key() -> str:
-    """A digest of the codec version, each record field's kind, and the field names
-    of every class the codec builds: a snapshot whose key differs was written for
-    other types and is refused before any of it is used."""
-    spec = [f"codec={CODEC_VERSION}", f"record={RECORD_KINDS!r}"]
+    """A digest of the codec version, each record field's kind, the stemmer and its
+    release (another release may stem a word differently, and a snapshot's terms must
+    be the ones a query is stemmed to), and the field names of every class the codec
+    builds: a snapshot whose key differs was written for other types and is refused
+    before any of it is used."""
+    spec = [f"codec={CODEC_VERSION}", f"record={RECORD_KINDS!r}",
+            f"stemmer={STEMMER}:{stemmer_release()}"]
     for cls in (MemoryRecord, Link, FacetValue, CitationValue, Indexes, LexicalIndex,
                 Segment, TermCounts, SkippedFile):
         names = ",".join(f.name for f in dataclasses.fields(cls))

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import Indexes, indexes_of, is_active
-from memhtml.head.lexical import BM25_K1, bm25_norms, tokenize
+from memhtml.head.lexical import bm25_norms, bm25_weight, index_terms
 from memhtml.head.vectors import VectorCache
 
 SearchArm = Literal["lexical", "recency", "vector"]
@@ -134,74 +134,119 @@ so the floats are the same; the sparse path keeps a rare-word query's cost off t
 store's size."""
 
 
-def _bm25_parts(
-    indexes: Indexes, query: str
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], dict[str, float]]:
-    """BM25 scores split by where a document lives: the base segment's matching doc
-    ids with their scores (removed documents left out), and a dict for the delta.
+@dataclass(frozen=True, slots=True)
+class _QueryPlan:
+    """What one query asks of a version's lexical index: each query token found in the
+    base segment as ``(weight, start, end)`` in sorted-token order (the order every
+    document's terms are added in), the delta's scores, and the BM25 norms in force."""
 
-    Base documents are scored with numpy and delta documents in Python with the same
+    terms: list[tuple[float, int, int]]
+    delta_scores: dict[str, float]
+    norm_a: float
+    norm_b: float
+    exact_base: bool
+    """The live documents are exactly the base segment's (no delta), so its stored
+    impacts are this version's scores."""
+
+
+def _plan(indexes: Indexes, query: str) -> _QueryPlan:
+    """Weights of the query's tokens, with the delta's documents scored in Python.
+
+    Base documents are scored with numpy and delta documents here with the same
     operations in the same order, so a document scores the same float whichever side
     of the segment boundary it sits on.
     """
     lexical = indexes.lexical
     base = lexical.base
     delta_scores: dict[str, float] = {}
+    terms: list[tuple[float, int, int]] = []
     n = lexical.documents
-    empty_ids = np.zeros(0, dtype=np.intp)
-    if n == 0:
-        return empty_ids, np.zeros(0, dtype=np.float64), delta_scores
     norm_a, norm_b = bm25_norms(lexical.average_length)
     has_delta = bool(lexical.removed) or bool(lexical.added)
-    spans: list[tuple[int, int]] = []
-    weights: list[float] = []
+    if n == 0:
+        return _QueryPlan(terms, delta_scores, norm_a, norm_b, not has_delta)
     # Both sides compute weight * (tf / (tf + norm_a + norm_b * length)), and both add
     # a document's terms in sorted-token order (bincount accumulates in input order),
     # so the float is identical wherever the document sits.
-    for token in sorted(set(tokenize(query))):
+    for token in sorted(set(index_terms(query))):
         df = lexical.df(token) if has_delta else base.df(token)
         if df <= 0:
             continue
-        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        weight = idf * (BM25_K1 + 1.0)
+        weight = bm25_weight(n, df)
         span = base.vocab.get(token)
         if span is not None:
-            spans.append(span)
-            weights.append(weight)
+            terms.append((weight, span[0], span[1]))
         for path, tc in lexical.added.items():
             tf = tc.counts.get(token)
             if tf:
                 term = weight * (tf / (tf + norm_a + norm_b * tc.length))
                 delta_scores[path] = delta_scores.get(path, 0.0) + term
-    if not spans:
-        return empty_ids, np.zeros(0, dtype=np.float64), delta_scores
-    ids = np.concatenate([base.doc_ids[start:end] for start, end in spans])
-    if norm_b == base.saturation_norm_b:
-        # The version's average is the segment's: its saturation was computed when
-        # the segment was built, so each token costs one slice.
-        saturation = base.saturation
-        terms = np.concatenate([weight * saturation[start:end]
-                                for weight, (start, end) in zip(weights, spans, strict=True)])
+    return _QueryPlan(terms, delta_scores, norm_a, norm_b, not has_delta)
+
+
+def _removed_ids(indexes: Indexes) -> npt.NDArray[np.intp]:
+    lexical = indexes.lexical
+    return np.array([lexical.base.doc_index[path] for path in lexical.removed], dtype=np.intp)
+
+
+def _postings(indexes: Indexes, plan: _QueryPlan,
+              terms: list[tuple[float, int, int]]) -> tuple[npt.NDArray[np.int32],
+                                                            npt.NDArray[np.float64]]:
+    """Every posting of ``terms``: its doc id and its share of the score, token by
+    token in the order given."""
+    base = indexes.lexical.base
+    ids = np.concatenate([base.doc_ids[start:end] for _, start, end in terms])
+    if plan.exact_base:
+        # The segment's statistics are the version's: each token's scores were
+        # computed when the segment was built, so each token costs one slice.
+        impacts = base.impacts
+        parts = np.concatenate([impacts[start:end] for _, start, end in terms])
     else:
-        # Another average: normalize just the postings the query touches, every
-        # token in one pass, rather than keep per-version state.
-        tfs = np.concatenate([base.tfs[start:end] for start, end in spans])
-        per_posting = np.repeat(weights, [end - start for start, end in spans])
-        terms = per_posting * (tfs / (tfs + norm_a + norm_b * base.lengths[ids]))
-    size = len(base.paths)
+        # Other statistics: weigh and normalize just the postings the query touches,
+        # every token in one pass, rather than keep per-version state.
+        tfs = np.concatenate([base.tfs[start:end] for _, start, end in terms])
+        per_posting = np.repeat([weight for weight, _, _ in terms],
+                                [end - start for _, start, end in terms])
+        parts = per_posting * (tfs / (tfs + plan.norm_a + plan.norm_b * base.lengths[ids]))
+    return ids, parts
+
+
+def _dense_sums(indexes: Indexes, plan: _QueryPlan) -> npt.NDArray[np.float64]:
+    """Every base document's summed terms (0 where none), as a fresh array."""
+    ids, parts = _postings(indexes, plan, plan.terms)
+    return np.bincount(ids, weights=parts, minlength=len(indexes.lexical.base.paths)).astype(
+        np.float64, copy=False)
+
+
+def _base_sums(indexes: Indexes, plan: _QueryPlan,
+               terms: list[tuple[float, int, int]]) -> tuple[npt.NDArray[np.intp],
+                                                             npt.NDArray[np.float64]]:
+    """The summed ``terms`` of every base document they name (removed ones included):
+    ids ascending, with their scores."""
+    if not terms:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
+    ids, parts = _postings(indexes, plan, terms)
+    size = len(indexes.lexical.base.paths)
     if len(ids) * _DENSE_SHARE >= size:
-        dense = np.bincount(ids, weights=terms, minlength=size).astype(np.float64, copy=False)
-        hit_ids = np.flatnonzero(dense)
-        hit_scores = dense[hit_ids]
-    else:
-        hit_ids, inverse = np.unique(ids, return_inverse=True)
-        hit_scores = np.bincount(inverse, weights=terms, minlength=len(hit_ids)).astype(
-            np.float64, copy=False)
-    if lexical.removed:
-        gone = np.array([base.doc_index[path] for path in lexical.removed], dtype=np.intp)
-        keep = ~np.isin(hit_ids, gone)
+        dense = np.bincount(ids, weights=parts, minlength=size).astype(np.float64, copy=False)
+        hit_ids = np.flatnonzero(dense > 0.0)
+        return hit_ids, dense[hit_ids]
+    hit_ids, inverse = np.unique(ids, return_inverse=True)
+    return hit_ids, np.bincount(inverse, weights=parts, minlength=len(hit_ids)).astype(
+        np.float64, copy=False)
+
+
+def _bm25_parts(
+    indexes: Indexes, query: str
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], dict[str, float]]:
+    """BM25 scores split by where a document lives: the base segment's matching doc
+    ids with their scores (removed documents left out), and a dict for the delta."""
+    plan = _plan(indexes, query)
+    hit_ids, hit_scores = _base_sums(indexes, plan, plan.terms)
+    if indexes.lexical.removed and len(hit_ids):
+        keep = ~np.isin(hit_ids, _removed_ids(indexes))
         hit_ids, hit_scores = hit_ids[keep], hit_scores[keep]
-    return hit_ids, hit_scores, delta_scores
+    return hit_ids, hit_scores, plan.delta_scores
 
 
 def bm25_scores(indexes: Indexes, query: str) -> dict[str, float]:
@@ -214,23 +259,93 @@ def bm25_scores(indexes: Indexes, query: str) -> dict[str, float]:
     return scores
 
 
+def _base_top(indexes: Indexes, plan: _QueryPlan,
+              cap: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The live base documents scoring at or above the ``cap``-th best (ties
+    included), ids ascending, with their scores.
+
+    A query touching many postings is summed into an array the size of the segment
+    and its ``cap``-th best read with one ``partition`` of that array: the best are
+    found without listing every match (``flatnonzero`` of a float array cost four
+    times the whole sum at 100,000 documents). Every match scores above zero (idf and
+    saturation are both positive), so zeros are exactly the documents not matched.
+    """
+    lexical = indexes.lexical
+    base = lexical.base
+    size = len(base.paths)
+    postings = sum(end - start for _, start, end in plan.terms)
+    if not plan.terms or postings * _DENSE_SHARE < size:
+        hit_ids, hit_scores = _base_sums(indexes, plan, plan.terms)
+        if lexical.removed and len(hit_ids):
+            keep = ~np.isin(hit_ids, _removed_ids(indexes))
+            hit_ids, hit_scores = hit_ids[keep], hit_scores[keep]
+        if len(hit_scores) <= cap:
+            return hit_ids, hit_scores
+        kth = float(np.partition(hit_scores, len(hit_scores) - cap)[len(hit_scores) - cap])
+        chosen = hit_scores >= kth
+        return hit_ids[chosen], hit_scores[chosen]
+    dense = _dense_sums(indexes, plan)
+    if lexical.removed:
+        dense[_removed_ids(indexes)] = 0.0
+    floor = _score_floor(indexes, plan, cap)
+    if floor > 0.0:
+        # At least ``cap`` documents score at or above the floor, so the cap-th best
+        # does too: only the few documents above it need sorting out.
+        top = np.flatnonzero(dense >= floor)
+        scores = dense[top]
+        kth = float(np.partition(scores, len(scores) - cap)[len(scores) - cap])
+        chosen = scores >= kth
+        return top[chosen], scores[chosen]
+    if size > cap:
+        kth = float(np.partition(dense, size - cap)[size - cap])
+        top = np.flatnonzero(dense >= kth) if kth > 0.0 else np.flatnonzero(dense > 0.0)
+    else:
+        top = np.flatnonzero(dense > 0.0)
+    return top, dense[top]
+
+
+_FLOOR_TOKENS = 2
+"""How many of a query's heaviest tokens (with at least ``cap`` postings) bound the
+``cap``-th best score from below; each costs one partition of its postings."""
+
+
+def _score_floor(indexes: Indexes, plan: _QueryPlan, cap: int) -> float:
+    """A score the ``cap``-th best document reaches for sure, or 0.0 when unknown.
+
+    A document's score is a sum of non-negative terms, so it is at least any one of
+    them (float addition of a non-negative number never rounds below the other
+    addend), and the ``cap``-th largest impact among one token's postings is reached
+    by ``cap`` distinct documents. Only a version scoring with the stored impacts
+    (no delta) has those terms at hand.
+    """
+    if not plan.exact_base:
+        return 0.0
+    impacts = indexes.lexical.base.impacts
+    long_enough = sorted(((weight, start, end) for weight, start, end in plan.terms
+                          if end - start >= cap), reverse=True)[:_FLOOR_TOKENS]
+    floor = 0.0
+    for _weight, start, end in long_enough:
+        share = impacts[start:end]
+        floor = max(floor, float(np.partition(share, len(share) - cap)[len(share) - cap]))
+    return floor
+
+
 def _lexical_candidates(
     indexes: Indexes, query: str, admit: Callable[[MemoryRecord], bool] | None, cap: int
 ) -> list[tuple[str, float]]:
     """Scored candidates guaranteed to contain the arm's top ``cap`` (ties included).
 
-    Without a scope the base segment's best are picked in numpy, so a query that
-    matches thousands of records converts only a few dozen to Python objects.
+    Without a scope the base segment's best are picked in numpy (``_base_top``), so a
+    query that matches thousands of records converts only a few dozen to Python
+    objects.
     """
-    hit_ids, hit_scores, delta_scores = _bm25_parts(indexes, query)
     paths = indexes.lexical.base.paths
-    size = len(hit_scores)
-    if admit is None and size > cap:
-        # The cap-th best score among the matches, then every match at or above it
-        # (ties included): linear in the matches, not in the store.
-        kth = float(np.partition(hit_scores, size - cap)[size - cap])
-        chosen = hit_scores >= kth
-        hit_ids, hit_scores = hit_ids[chosen], hit_scores[chosen]
+    if admit is None:
+        plan = _plan(indexes, query)
+        hit_ids, hit_scores = _base_top(indexes, plan, cap)
+        delta_scores = plan.delta_scores
+    else:
+        hit_ids, hit_scores, delta_scores = _bm25_parts(indexes, query)
     scored = list(zip((paths[i] for i in hit_ids.tolist()), hit_scores.tolist(), strict=True))
     scored.extend(delta_scores.items())
     if admit is not None:

@@ -138,7 +138,7 @@ def _files() -> dict[str, str]:
         "areas/people/cafe.html": memory_with(
             "Team lunch", "The team café on the third floor opens at eight."),
         "areas/infra/flags.html": memory_with(
-            "Feature flags", "Every switch lives in the feature_flag table."),
+            "Feature switches", "Every switch lives in the feature_flag table."),
         # Strong matches that are archived: never returned.
         "archive/2025/deploy/canary-old.html": archived(memory_with(
             "Canary deploys canary", "Canary canary canary deploys.", at=OLD)),
