@@ -22,10 +22,11 @@ Measured at each size, in one run, on the same texts:
   files and over one of 1,000 (median of ``--runs``; half metadata edits, half claim edits);
 - lexical ``search_head`` one query at a time over SciFact's train queries (p50, p95), and
   nDCG@10 on them (generated documents are never relevant: they are distractors);
-- bm25s (no stemming, English stop words, as ``bench.head``) and tantivy (simple
-  tokenizer, lowercase, English stop words, no stemming, term frequencies without
-  positions; an OR of the query's terms, top 10 without a hit count): index build, then
-  the same queries one at a time;
+- bm25s (English stop words and the English Snowball stemmer, PyStemmer, as memhtml's
+  lexical index) and tantivy (simple tokenizer, lowercase, English stop words, its
+  English stemmer, term frequencies without positions; an OR of the query's terms, top
+  10 without a hit count): index build, then the same queries one at a time. Both stem
+  because memhtml does: the same token space means the same postings to add up;
 - hybrid ``search_head``: lexical plus the vector arm over the deterministic hashing
   embedder (``hashing-v1``, 256 wide), filled for every memory first (the fill is timed
   and printed); the query's embedding is inside the timed search. The cosine product runs
@@ -63,6 +64,7 @@ from functools import partial
 from pathlib import Path
 
 import bm25s
+import Stemmer
 import tantivy
 
 from bench.common import ROOT, percentile, run, scifact_dir, timed
@@ -91,7 +93,7 @@ from memhtml.head import (
     load_head,
     search_head,
 )
-from memhtml.head.lexical import document_text
+from memhtml.head.lexical import STEMMER, document_text
 from memhtml.store.layout import MARKER, marker_bytes
 
 SEED = 20261202
@@ -202,16 +204,19 @@ def search_hybrid(version: HeadVersion, queries: list[Query]) -> tuple[Engine, f
     return engine, fill_s
 
 
+_STEMMER = Stemmer.Stemmer(STEMMER)
+
+
 def search_bm25s(texts: list[str], paths: list[str], queries: list[Query]) -> Engine:
     gc.collect()
     start = time.perf_counter()
     retriever = bm25s.BM25(k1=1.2, b=0.75)
-    retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False),
-                    show_progress=False)
+    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER,
+                                   show_progress=False), show_progress=False)
     engine = Engine(time.perf_counter() - start)
     for text, relevant in queries:
         start = time.perf_counter()
-        tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        tokens = bm25s.tokenize([text], stopwords="en", stemmer=_STEMMER, show_progress=False)
         results, _scores = retriever.retrieve(tokens, k=10, show_progress=False)
         engine.times.append(time.perf_counter() - start)
         engine.ndcgs.append(ndcg_at_10([doc_id_of_path(paths[i]) for i in results[0]],
@@ -225,7 +230,8 @@ def search_tantivy(texts: list[str], paths: list[str], queries: list[Query],
     queries as ORs of their analyzed terms."""
     analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
                 .filter(tantivy.Filter.lowercase())
-                .filter(tantivy.Filter.stopword("english")).build())
+                .filter(tantivy.Filter.stopword("english"))
+                .filter(tantivy.Filter.stemmer("english")).build())
     schema = (tantivy.SchemaBuilder()
               .add_text_field("text", tokenizer_name="plain", index_option="freq")
               .add_unsigned_field("row", stored=True).build())

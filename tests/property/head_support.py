@@ -160,7 +160,7 @@ def fingerprint(version: HeadVersion, queries: Iterable[str]) -> tuple[object, .
         (lexical.documents, lexical.total_length, sorted(lexical.removed.keys()),
          sorted(lexical.added.keys())),
         (base.paths, sorted(base.vocab.items()), base.lengths.tobytes(), base.doc_ids.tobytes(),
-         base.tfs.tobytes(), base.impacts.tobytes()),
+         base.tfs.tobytes()),
         [[(hit.path, hit.score, hit.arms) for hit in
           search_head(version, SearchHeadInput(query, limit=20))] for query in queries],
     )

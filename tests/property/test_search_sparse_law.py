@@ -43,12 +43,14 @@ def test_dense_and_sparse_sums_agree(docs: list[str], query: str,
 @settings(max_examples=50, deadline=None)
 @given(docs=st.lists(_TEXT, min_size=1, max_size=40), query=_TEXT,
        edits=st.lists(st.tuples(st.integers(0, 39), _TEXT), max_size=3),
-       cap=st.integers(1, 12), share=st.sampled_from((0, 4, 10**9)))
+       cap=st.integers(1, 12), share=st.sampled_from((0, 4, 10**9)),
+       warm=st.sampled_from((0, 10**9)))
 def test_the_arms_candidates_hold_exactly_the_best_of_every_score(
         docs: list[str], query: str, edits: list[tuple[int, str]], cap: int,
-        share: int) -> None:
+        share: int, warm: int) -> None:
     # The arm picks its best without listing every match (a partition of the summed
-    # array, above a floor read from one token's stored impacts): whatever way the
+    # array, above a floor read from the heaviest tokens' shares), from shares
+    # computed per query or sliced from the segment's whole impacts: whatever way the
     # sum took, the ranked top must be the top of every document's full score.
     records = [record_at(f"areas/d{i:02d}.html", memory(f"Doc {i}", text + "."))
                for i, text in enumerate(docs)]
@@ -59,7 +61,10 @@ def test_the_arms_candidates_hold_exactly_the_best_of_every_score(
     indexes = indexes_of(view)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(search_module, "_DENSE_SHARE", share)
+        patch.setattr(search_module, "_WARM_SEARCHES", warm)
         candidates = search_module._lexical_candidates(indexes, query, None, cap)
-    full = bm25_scores(indexes, query)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search_module, "_WARM_SEARCHES", 10**9)
+        full = bm25_scores(indexes, query)
     assert dict(candidates).items() <= full.items()
     assert arm_ranks(candidates, cap) == arm_ranks(list(full.items()), cap)

@@ -128,8 +128,8 @@ BM25_B = 0.75
 
 def bm25_weight(documents: int, df: int) -> float:
     """A token's weight: its Robertson-Sparck Jones idf (with +1, never negative)
-    times ``k1 + 1``. The one place it is computed, so the impacts a segment stores and
-    the weights a query forms are the same floats."""
+    times ``k1 + 1``. The one place it is computed, so ``segment_impacts`` and the
+    weights a query forms are the same floats."""
     idf = math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
     return idf * (BM25_K1 + 1.0)
 
@@ -161,16 +161,8 @@ class Segment:
     doc_ids: npt.NDArray[np.int32]
     tfs: npt.NDArray[np.int32]
     """Term frequencies as integers: numpy turns each into the same float64 inside
-    the BM25 arithmetic, and they take half the room of floats next to the saturation."""
+    the BM25 arithmetic, and they take half the room of floats."""
     total_length: int
-    impacts: npt.NDArray[np.float64]
-    """Every posting's whole share of a BM25 score over exactly this segment's
-    documents: ``bm25_weight(documents, df) * tf / (tf + norm_a + norm_b * length)`` at
-    the segment's own average length, computed once when the segment is built. A
-    version whose live documents are exactly the segment's (a loaded version, a
-    compacted one) scores a query by adding slices of this array, as bm25s does; a
-    version with a delta has other statistics and normalizes the postings its query
-    touches instead (``search._postings``)."""
 
     def df(self, token: str) -> int:
         span = self.vocab.get(token)
@@ -185,19 +177,33 @@ def make_segment(
     tfs: npt.NDArray[np.int32],
     total_length: int,
 ) -> Segment:
-    """A segment from its postings, with everything derived from them computed now."""
-    documents = len(paths)
-    norm_a, norm_b = bm25_norms(mean_length(total_length, documents))
-    spans = sorted(vocab.values())
-    # One weight per posting, each the very float a query computes for its token
-    # (``bm25_weight``), so an impact equals the product the query would form.
-    weights = np.repeat([bm25_weight(documents, end - start) for start, end in spans],
-                        [end - start for start, end in spans]).astype(np.float64, copy=False)
-    impacts = weights * (tfs / (tfs + norm_a + norm_b * lengths[doc_ids]))
-    for array in (lengths, doc_ids, tfs, impacts):
+    """A segment from its postings (made read-only), with its doc index."""
+    for array in (lengths, doc_ids, tfs):
         array.setflags(write=False)
     return Segment(paths, {p: i for i, p in enumerate(paths)}, lengths, vocab, doc_ids, tfs,
-                   total_length, impacts)
+                   total_length)
+
+
+def segment_impacts(segment: Segment) -> npt.NDArray[np.float64]:
+    """Every posting's whole share of a BM25 score over exactly ``segment``'s documents:
+    ``bm25_weight(documents, df) * tf / (tf + norm_a + norm_b * length)`` at its own
+    average length, as bm25s stores its "eager" scores. The very floats a query
+    computes for the postings it touches (same operations, same order), so a search
+    may read them from here or compute them, and rank the same.
+
+    Not part of the segment: at 100,000 documents the array and its temporaries are
+    several hundred megabytes and most of a second, which a command running one
+    query would pay for nothing (``search`` builds it once a process searches a
+    segment repeatedly)."""
+    documents = len(segment.paths)
+    norm_a, norm_b = bm25_norms(mean_length(segment.total_length, documents))
+    spans = sorted(segment.vocab.values())
+    weights = np.repeat([bm25_weight(documents, end - start) for start, end in spans],
+                        [end - start for start, end in spans]).astype(np.float64, copy=False)
+    tfs = segment.tfs
+    impacts = weights * (tfs / (tfs + norm_a + norm_b * segment.lengths[segment.doc_ids]))
+    impacts.setflags(write=False)
+    return impacts
 
 
 def _segment_from_tokens(paths: tuple[str, ...], token_lists: list[list[str]], *,
@@ -265,7 +271,7 @@ class LexicalIndex:
     """Active records only: a shared base segment, plus this version's delta.
 
     A plain value: nothing is computed into it after construction. What a search
-    reuses is built with the shared base segment (``Segment.impacts``).
+    reuses is keyed by the shared base segment (``segment_impacts``).
     """
 
     base: Segment

@@ -13,6 +13,7 @@ The function is pure and never embeds; the caller owns vectors and the query vec
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ import numpy.typing as npt
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import Indexes, indexes_of, is_active
-from memhtml.head.lexical import bm25_norms, bm25_weight, index_terms
+from memhtml.head.lexical import Segment, bm25_norms, bm25_weight, index_terms, segment_impacts
 from memhtml.head.vectors import VectorCache
 
 SearchArm = Literal["lexical", "recency", "vector"]
@@ -113,9 +114,20 @@ def arm_ranks(scored: list[tuple[str, float]], cap: int) -> list[tuple[str, int]
 
 
 def _explained(name: Literal["lexical", "vector"], scored: list[tuple[str, float]],
-               cap: int) -> tuple[list[tuple[str, int]], _Explained]:
-    """``arm_ranks`` of ``scored``, and each ranked path's rank with its raw score."""
+               cap: int, keep: int | None = None) -> tuple[list[tuple[str, int]], _Explained]:
+    """``arm_ranks`` of ``scored``, and each ranked path's rank with its raw score.
+
+    With ``keep``, only the best ``keep`` and whoever shares the last one's rank are
+    kept: when this arm alone is fused, nothing below them can reach the hits.
+    """
     ranked = arm_ranks(scored, cap)
+    if keep is not None and keep < len(ranked):
+        end = keep
+        if keep > 0:
+            last = ranked[keep - 1][1]
+            while end < len(ranked) and ranked[end][1] == last:
+                end += 1
+        ranked = ranked[:end]
     # arm_ranks sorted ``scored`` in place, so its head lines up with ``ranked``.
     return ranked, (name, {path: (rank, raw) for (path, rank), (_, raw)
                            in zip(ranked, scored, strict=False)})
@@ -128,8 +140,8 @@ made only for the hits returned, not for every path an arm ranked."""
 
 _DENSE_SHARE = 4
 """Postings per document above which the query's scores are summed into an array the
-size of the segment (one ``bincount``); below, over just the documents the postings
-name (``unique`` then ``bincount``). Both add a document's terms in the same order,
+size of the segment (``np.add.at`` token by token); below, over just the documents the
+postings name (``unique`` then ``bincount``). Both add a document's terms in the same order,
 so the floats are the same; the sparse path keeps a rare-word query's cost off the
 store's size."""
 
@@ -145,8 +157,8 @@ class _QueryPlan:
     norm_a: float
     norm_b: float
     exact_base: bool
-    """The live documents are exactly the base segment's (no delta), so its stored
-    impacts are this version's scores."""
+    """The live documents are exactly the base segment's (no delta), so the segment's
+    impacts (``segment_impacts``) are this version's shares."""
 
 
 def _plan(indexes: Indexes, query: str) -> _QueryPlan:
@@ -189,33 +201,71 @@ def _removed_ids(indexes: Indexes) -> npt.NDArray[np.intp]:
     return np.array([lexical.base.doc_index[path] for path in lexical.removed], dtype=np.intp)
 
 
-def _postings(indexes: Indexes, plan: _QueryPlan,
-              terms: list[tuple[float, int, int]]) -> tuple[npt.NDArray[np.int32],
-                                                            npt.NDArray[np.float64]]:
-    """Every posting of ``terms``: its doc id and its share of the score, token by
-    token in the order given."""
+_WARM_SEARCHES = 8
+"""Searches of one base segment in a process after which its impacts are computed
+whole (``segment_impacts``) and kept: a command running one query computes the shares
+of just the postings it touches, a long-lived process slices the stored ones."""
+_IMPACTS_KEPT = 4
+_impacts_lock = threading.Lock()
+_impacts: OrderedDict[int, tuple[Segment, int, npt.NDArray[np.float64] | None]] = OrderedDict()
+
+
+def _stored_impacts(segment: Segment) -> npt.NDArray[np.float64] | None:
+    """The segment's impacts once it has been searched ``_WARM_SEARCHES`` times in
+    this process, else ``None`` (and one more search counted). Keyed by identity, as
+    the stacked vectors are: a segment is immutable, so its impacts never go stale."""
+    key = id(segment)
+    with _impacts_lock:
+        held = _impacts.get(key)
+        if held is not None and held[0] is segment:
+            _impacts.move_to_end(key)
+            if held[2] is not None:
+                return held[2]
+            searches = held[1] + 1
+        else:
+            searches = 1
+        _impacts[key] = (segment, searches, None)
+        while len(_impacts) > _IMPACTS_KEPT:
+            _impacts.popitem(last=False)
+        if searches < _WARM_SEARCHES:
+            return None
+    impacts = segment_impacts(segment)
+    with _impacts_lock:
+        if key in _impacts and _impacts[key][0] is segment:
+            _impacts[key] = (segment, searches, impacts)
+    return impacts
+
+
+def _shares(indexes: Indexes, plan: _QueryPlan, terms: list[tuple[float, int, int]]
+            ) -> list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]]:
+    """Each of ``terms``' postings as (doc ids, shares of the score), token by token in
+    the order given."""
     base = indexes.lexical.base
-    ids = np.concatenate([base.doc_ids[start:end] for _, start, end in terms])
-    if plan.exact_base:
-        # The segment's statistics are the version's: each token's scores were
-        # computed when the segment was built, so each token costs one slice.
-        impacts = base.impacts
-        parts = np.concatenate([impacts[start:end] for _, start, end in terms])
-    else:
-        # Other statistics: weigh and normalize just the postings the query touches,
-        # every token in one pass, rather than keep per-version state.
-        tfs = np.concatenate([base.tfs[start:end] for _, start, end in terms])
-        per_posting = np.repeat([weight for weight, _, _ in terms],
-                                [end - start for _, start, end in terms])
-        parts = per_posting * (tfs / (tfs + plan.norm_a + plan.norm_b * base.lengths[ids]))
-    return ids, parts
+    impacts = _stored_impacts(base) if plan.exact_base else None
+    if impacts is not None:
+        # The segment's statistics are the version's: each token's shares were
+        # computed whole, so each token costs one slice.
+        return [(base.doc_ids[start:end], impacts[start:end]) for _, start, end in terms]
+    # Weigh and normalize just the postings the query touches (the same operations as
+    # ``segment_impacts``, so the same floats).
+    out = []
+    lengths, doc_ids, tfs = base.lengths, base.doc_ids, base.tfs
+    for weight, start, end in terms:
+        ids, counts = doc_ids[start:end], tfs[start:end]
+        out.append((ids, weight * (counts / (counts + plan.norm_a + plan.norm_b * lengths[ids]))))
+    return out
 
 
-def _dense_sums(indexes: Indexes, plan: _QueryPlan) -> npt.NDArray[np.float64]:
-    """Every base document's summed terms (0 where none), as a fresh array."""
-    ids, parts = _postings(indexes, plan, plan.terms)
-    return np.bincount(ids, weights=parts, minlength=len(indexes.lexical.base.paths)).astype(
-        np.float64, copy=False)
+def _dense_sums(size: int, shares: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]]
+                ) -> npt.NDArray[np.float64]:
+    """Every base document's summed shares (0 where none), as a fresh array of
+    ``size``. ``np.add.at`` token by token adds a document's shares in token order, as
+    ``bincount`` over the concatenation does (so the same floats), without copying
+    the postings into one array first: several times faster at 100,000 documents."""
+    dense = np.zeros(size, dtype=np.float64)
+    for ids, parts in shares:
+        np.add.at(dense, ids, parts)
+    return dense
 
 
 def _base_sums(indexes: Indexes, plan: _QueryPlan,
@@ -225,12 +275,14 @@ def _base_sums(indexes: Indexes, plan: _QueryPlan,
     ids ascending, with their scores."""
     if not terms:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
-    ids, parts = _postings(indexes, plan, terms)
+    shares = _shares(indexes, plan, terms)
     size = len(indexes.lexical.base.paths)
-    if len(ids) * _DENSE_SHARE >= size:
-        dense = np.bincount(ids, weights=parts, minlength=size).astype(np.float64, copy=False)
+    if sum(len(ids) for ids, _ in shares) * _DENSE_SHARE >= size:
+        dense = _dense_sums(size, shares)
         hit_ids = np.flatnonzero(dense > 0.0)
         return hit_ids, dense[hit_ids]
+    ids = np.concatenate([ids for ids, _ in shares])
+    parts = np.concatenate([parts for _, parts in shares])
     hit_ids, inverse = np.unique(ids, return_inverse=True)
     return hit_ids, np.bincount(inverse, weights=parts, minlength=len(hit_ids)).astype(
         np.float64, copy=False)
@@ -284,10 +336,13 @@ def _base_top(indexes: Indexes, plan: _QueryPlan,
         kth = float(np.partition(hit_scores, len(hit_scores) - cap)[len(hit_scores) - cap])
         chosen = hit_scores >= kth
         return hit_ids[chosen], hit_scores[chosen]
-    dense = _dense_sums(indexes, plan)
+    shares = _shares(indexes, plan, plan.terms)
+    dense = _dense_sums(size, shares)
+    floor = 0.0
     if lexical.removed:
         dense[_removed_ids(indexes)] = 0.0
-    floor = _score_floor(indexes, plan, cap)
+    else:
+        floor = _score_floor(plan, shares, cap)
     if floor > 0.0:
         # At least ``cap`` documents score at or above the floor, so the cap-th best
         # does too: only the few documents above it need sorting out.
@@ -309,23 +364,23 @@ _FLOOR_TOKENS = 2
 ``cap``-th best score from below; each costs one partition of its postings."""
 
 
-def _score_floor(indexes: Indexes, plan: _QueryPlan, cap: int) -> float:
-    """A score the ``cap``-th best document reaches for sure, or 0.0 when unknown.
+def _score_floor(plan: _QueryPlan,
+                 shares: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]],
+                 cap: int) -> float:
+    """A score the ``cap``-th best base document reaches for sure, or 0.0.
 
-    A document's score is a sum of non-negative terms, so it is at least any one of
+    ``shares`` holds each of ``plan.terms``' postings with their shares of the score.
+    A document's score is a sum of non-negative shares, so it is at least any one of
     them (float addition of a non-negative number never rounds below the other
-    addend), and the ``cap``-th largest impact among one token's postings is reached
-    by ``cap`` distinct documents. Only a version scoring with the stored impacts
-    (no delta) has those terms at hand.
+    addend), and the ``cap``-th largest share among one token's postings is reached
+    by ``cap`` distinct documents. Valid only while no base document is removed (a
+    removed one's shares are still among the postings).
     """
-    if not plan.exact_base:
-        return 0.0
-    impacts = indexes.lexical.base.impacts
-    long_enough = sorted(((weight, start, end) for weight, start, end in plan.terms
-                          if end - start >= cap), reverse=True)[:_FLOOR_TOKENS]
+    heaviest = sorted(((weight, i) for i, (weight, start, end) in enumerate(plan.terms)
+                       if end - start >= cap), reverse=True)[:_FLOOR_TOKENS]
     floor = 0.0
-    for _weight, start, end in long_enough:
-        share = impacts[start:end]
+    for _weight, i in heaviest:
+        share = shares[i][1]
         floor = max(floor, float(np.partition(share, len(share) - cap)[len(share) - cap]))
     return floor
 
@@ -441,9 +496,11 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
     indexes = indexes_of(view)
     records = indexes.records
     admit = search.admit
+    limit = max(search.limit, 0)
+    fuses_vectors = search.vectors is not None and search.query_vector is not None
     lexical_scored = _lexical_candidates(indexes, search.query, admit, LEXICAL_ARM_LIMIT)
-    lexical_ranked, lexical_explained = _explained("lexical", lexical_scored,
-                                                   LEXICAL_ARM_LIMIT)
+    lexical_ranked, lexical_explained = _explained(
+        "lexical", lexical_scored, LEXICAL_ARM_LIMIT, None if fuses_vectors else limit)
     arms: list[tuple[SearchArm, float, list[tuple[str, int]]]] = [
         ("lexical", LEXICAL_WEIGHT, lexical_ranked)
     ]
@@ -477,7 +534,6 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
         key = records[path].recency_key
         return now if now is not None and key > now else key
 
-    limit = max(search.limit, 0)
     hits: list[SearchHit] = []
     start = 0
     # Recency is read only inside a run of exactly equal fused scores: it breaks ties

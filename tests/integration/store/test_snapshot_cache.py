@@ -198,7 +198,7 @@ def test_a_snapshot_gives_back_the_version_saved(version: HeadVersion) -> None:
     assert dict(back.indexes.by_content_hash.items()) == \
         dict(version.indexes.by_content_hash.items())
     base = back.indexes.lexical.base
-    for array in (base.lengths, base.doc_ids, base.tfs, base.impacts):
+    for array in (base.lengths, base.doc_ids, base.tfs):
         assert not array.flags.writeable
 
 

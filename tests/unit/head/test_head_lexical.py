@@ -106,8 +106,8 @@ def test_bm25_of_an_empty_index_or_unknown_words_is_empty() -> None:
 
 
 def test_a_base_document_scores_the_same_at_the_segments_average_and_at_another() -> None:
-    # A version whose documents are its segment's reads the impacts the
-    # segment computed when built; one with a delta normalizes per query. The floats
+    # A version whose documents are its segment's may read the segment's impacts;
+    # one with a delta normalizes per query. The floats
     # must not depend on which path a document took.
     records = [record_at(path, memory_with(title, claim)) for path, (title, claim) in DOCS.items()]
     extra = record_at("d.html", memory_with("Epsilon", "Alpha epsilon epsilon epsilon."))
@@ -128,5 +128,5 @@ def test_a_lexical_index_is_a_plain_value() -> None:
     bm25_scores(indexes, "alpha beta")
     assert pickle.dumps(indexes.lexical) == before
     base = indexes.lexical.base
-    for array in (base.lengths, base.doc_ids, base.tfs, base.impacts):
+    for array in (base.lengths, base.doc_ids, base.tfs):
         assert not array.flags.writeable
