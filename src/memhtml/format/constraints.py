@@ -58,6 +58,9 @@ from memhtml.format.vocabulary import (
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
 _URL_NOISE = re.compile(r"[\x00-\x20\x7f]")
 _ASCII_WS = " \t\n\r\f"
+_UNREMARKABLE = KNOWN_ELEMENTS - FORBIDDEN_ELEMENTS - frozenset(FIGURE_SCOPED_ELEMENTS)
+"""Tags ``_check_element`` says nothing about when they carry no attributes: known,
+allowed anywhere. Most elements of a file are these, so the loop skips the call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,16 +141,19 @@ class _Checker:
         )
 
 
-def _check_claim(ck: _Checker, article: HtmlElement) -> None:
+def _check_claim(ck: _Checker, article: HtmlElement) -> str | None:
+    """Judge the claim; return the first ``<mark>``'s gist text (``canonical_text``
+    with code left out, untrimmed), or None when the article has no ``<mark>``."""
     marks = list(article.iter("mark"))
     if not marks:
         ck.c1.append("claim: the article has no <mark>; mark the claim exactly once")
-        return
+        return None
     if len(marks) > 1:
         ck.c1.append(f"claim: the article has {len(marks)} <mark> elements; exactly one is allowed")
     mark = marks[0]
+    gist = canonical_text(mark, exclude_code=True)
     # Any Unicode space counts as empty: a claim of no-break spaces shows as nothing.
-    if not canonical_text(mark, exclude_code=True).strip():
+    if not gist.strip():
         ck.c1.append("claim: the <mark> is empty (code inside it does not count as a claim)")
     if has_ancestor(mark, ("aside", "details"), article):
         ck.c1.append("claim: the <mark> sits inside an <aside> or <details>, which only qualify it")
@@ -163,6 +169,7 @@ def _check_claim(ck: _Checker, article: HtmlElement) -> None:
         ck.c1.append(
             "claim: the <mark> must open the article's first <p> or <li>, before any other text"
         )
+    return gist
 
 
 def _check_skeleton(
@@ -170,9 +177,23 @@ def _check_skeleton(
 ) -> tuple[HtmlElement | None, HtmlElement | None]:
     if tag_of(root) != "html":
         ck.c2.append(f"skeleton: the document element is <{tag_of(root)}>, not <html>")
-    head = next(root.iter("head"), None)
-    body = next(root.iter("body"), None)
-    titles = list(root.iter("title"))
+    # One walk finds all four, each in document order: the first <head> and <body>,
+    # every <title> and <article>.
+    head: HtmlElement | None = None
+    body: HtmlElement | None = None
+    titles: list[HtmlElement] = []
+    articles: list[HtmlElement] = []
+    for el in root.iter("head", "body", "title", "article"):
+        tag = el.tag
+        if tag == "title":
+            titles.append(el)
+        elif tag == "article":
+            articles.append(el)
+        elif tag == "head":
+            if head is None:
+                head = el
+        elif body is None:
+            body = el
     if head is None or not titles:
         ck.c2.append("skeleton: no <title> in the <head>; the title names the memory")
     else:
@@ -180,7 +201,6 @@ def _check_skeleton(
             ck.c2.append(f"skeleton: {len(titles)} <title> elements; exactly one is allowed")
         if not (text_content(titles[0]) or "").strip(_ASCII_WS):
             ck.c2.append("skeleton: the <title> is empty")
-    articles = list(root.iter("article"))
     articles += [a for top in outside for a in top.iter("article")]
     if not articles:
         ck.c2.append("skeleton: no <article>; the memory's content lives in one <article>")
@@ -306,6 +326,10 @@ class CheckedDocument:
     head: HtmlElement | None
     article: HtmlElement | None
     metas: list[tuple[str, str]]
+    gist: str | None = None
+    """The article's first ``<mark>`` as ``canonical_text(mark, exclude_code=True)``,
+    untrimmed; None without an article or a mark. The claim check needs it, and the
+    extraction's claim is the same text, so it is computed once."""
 
 
 def check_located(root: HtmlElement, reading: Reading | None = None) -> CheckedDocument:
@@ -322,19 +346,19 @@ def check_located(root: HtmlElement, reading: Reading | None = None) -> CheckedD
     if reading is not None:
         ck.c0.extend(reading.violations)
     head, article = _check_skeleton(ck, root, outside)
-    if article is not None:
-        _check_claim(ck, article)
+    gist = _check_claim(ck, article) if article is not None else None
     if any(len(el) or (el.text or "").strip(_ASCII_WS) for el in outside):
         ck.c2.append("skeleton: content outside <html>; a browser would show and run it")
     browser = reading.browser if reading is not None else None
     elements = (_browser_elements(browser.elements) if browser is not None
                 else _lxml_elements((root, *outside)))
     for tag, attributes, in_figure in elements:
-        _check_element(ck, tag, attributes, in_figure)
+        if attributes or tag not in _UNREMARKABLE:
+            _check_element(ck, tag, attributes, in_figure)
     metas = collect_head_metas(head)
     _check_metas(ck, metas)
     _check_links(ck, root)
-    return CheckedDocument(ck.result(), head, article, metas)
+    return CheckedDocument(ck.result(), head, article, metas, gist)
 
 
 def check_document(root: HtmlElement) -> CheckResult:

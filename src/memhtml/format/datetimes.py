@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
+from functools import lru_cache
 from urllib.parse import unquote
 
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
@@ -24,6 +25,17 @@ query or fragment."""
 
 def is_valid_datetime(value: str) -> bool:
     """True for ``YYYY-MM-DD`` or ``YYYY-MM-DDTHH:MM:SSZ`` naming a real date and time."""
+    # Both forms are ASCII of exactly 10 or 20 characters, so nothing else can pass,
+    # and only strings of those lengths reach the cache: it holds at most 4,096 short
+    # strings, whatever a hostile file puts in its metas.
+    return len(value) in (10, 20) and _is_valid_short(value)
+
+
+@lru_cache(maxsize=4096)
+def _is_valid_short(value: str) -> bool:
+    """Cached because a corpus repeats its stamps (an import shares one created time,
+    a day's writes share a date) and every file states four or more, so a tree load
+    would otherwise build the same ``datetime`` thousands of times."""
     match = _INSTANT.fullmatch(value) or _DATE.fullmatch(value)
     if match is None:
         return False

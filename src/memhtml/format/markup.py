@@ -61,7 +61,11 @@ def _write(root: HtmlElement, include_root: bool) -> str:
         is_root = el is root
         if event == "start":
             if not is_root or include_root:
-                out.append(start_tag(tag, [(str(k), str(v)) for k, v in el.attrib.items()]))
+                # items() reads the attributes without the attrib proxy; most
+                # elements have none, and their tag needs no sorting.
+                items = el.items()
+                out.append(start_tag(tag, [(str(k), str(v)) for k, v in items]) if items
+                           else f"<{tag}>")
             text = el.text
             if tag == "pre" and text and text.startswith("\n"):
                 out.append("\n")

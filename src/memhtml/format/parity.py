@@ -64,7 +64,8 @@ def checker_shape(roots: list[HtmlElement]) -> list[Shape]:
             parent = el.getparent()
             depth = depths[parent] if parent is not None else 0
             tag = cast(str, el.tag)  # iter(etree.Element) yields elements, named by str
-            attributes = el.attrib
+            # items() reads the attributes without building the attrib proxy
+            attributes = el.items()
             if _transparent(tag, attributes) or (
                 tag == "head" and not attributes and len(el) == 0
             ):
@@ -72,7 +73,7 @@ def checker_shape(roots: list[HtmlElement]) -> list[Shape]:
                 continue
             depth += 1
             depths[el] = depth
-            out.append((depth, tag, tuple(sorted(attributes.items())) if attributes else ()))
+            out.append((depth, tag, tuple(sorted(attributes)) if attributes else ()))
             if len(out) > MAX_ELEMENTS:
                 return out
     return out

@@ -8,6 +8,8 @@ hand-written file cannot overflow the stack.
 
 from __future__ import annotations
 
+from typing import cast
+
 from lxml import etree
 
 HtmlElement = etree._Element
@@ -83,6 +85,12 @@ _CLOSED_BY = {
     "dt": ("dd", "dt"),
     "li": ("li",),
 }
+_CLOSES_INSIDE = {
+    # parent -> the child tags whose start closes it (the inverse of _CLOSED_BY)
+    "dd": frozenset({"dd", "dt"}),
+    "dt": frozenset({"dd", "dt"}),
+    "li": frozenset({"li"}),
+}
 _CLOSES_P = frozenset(
     # every start tag the HTML5 "in body" rules open by closing a <p> in button scope
     {"address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div",
@@ -102,6 +110,8 @@ def _close_implied(root: HtmlElement) -> None:
     hand-written list would merge, and the written-back markup would nest in a way
     no browser shows.
     """
+    if not _has_implied_close(root):
+        return
     tags = ("dd", "dt", "li", *_CLOSES_P)
     moved = True
     while moved:
@@ -121,6 +131,21 @@ def _close_implied(root: HtmlElement) -> None:
                 anchor.addnext(sibling)
                 anchor = sibling
             moved = True
+
+
+def _has_implied_close(root: HtmlElement) -> bool:
+    """Whether any element sits directly in a parent a browser would have closed
+    before opening it: the same pairs ``_close_implied`` looks for, found from the
+    parent side. Nearly every file has none, and this walk visits only the ``<p>``,
+    ``<dd>``, ``<dt>`` and ``<li>`` elements, where the repair walks every block
+    element and asks each for its parent."""
+    for parent in root.iter("p", "dd", "dt", "li"):
+        tag = cast(str, parent.tag)  # one of the four names asked for
+        closing = _CLOSES_P if tag == "p" else _CLOSES_INSIDE[tag]
+        for child in parent:
+            if child.tag in closing:
+                return True
+    return False
 
 
 def parse_article_fragment(inner_html: str) -> HtmlElement | None:

@@ -13,7 +13,11 @@ from memhtml.contracts.vocabulary import DAY_FACET
 from memhtml.format import MemoryDoc, parse_memory_hashed
 
 ARCHIVE_PREFIX = "archive/"
-_NON_WORD = re.compile(r"[^\w]+|_+")
+_WORD = re.compile(r"[^\W_]+")
+"""A word: a maximal run of word characters other than the underscore. No word
+character is whitespace, so these are exactly the words left by breaking the text at
+every run of non-word characters or underscores and splitting on whitespace."""
+_new, _place = object.__new__, object.__setattr__
 
 
 def is_archived_path(path: str) -> bool:
@@ -40,58 +44,68 @@ def frame_key_of(claim: str) -> str:
     stay apart while ``deploy-step`` and ``deploy step`` meet. The key is a digest
     of the normalized words, so it is short and opaque whatever the claim's length.
     """
-    words = _NON_WORD.sub(" ", claim.casefold()).split()
+    words = _WORD.findall(claim.casefold())
     return "fk:" + hashlib.sha1(" ".join(words).encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
 def record_of(doc: MemoryDoc, digest: str, path: str, html: str) -> MemoryRecord:
-    """Assemble the flat record from a parsed doc and its computed content hash."""
+    """Assemble the flat record from a parsed doc and its computed content hash.
+
+    Every field is given, in field order, so the record is made the way
+    ``records_from_rows`` makes one: a new instance with its ``__dict__`` placed in
+    one step. ``MemoryRecord(**fields)`` builds an equal record but assigns its
+    forty-odd fields one at a time through the frozen ``__setattr__`` guard, which
+    cost more than everything else this function does, once per file of a load. A
+    test holds the key list to ``RECORD_FIELDS``.
+    """
     m = doc.metas
     a = doc.article
-    return MemoryRecord(
-        path=path,
-        blob_sha=blob_sha_of(html),
-        content_hash=digest,
-        frame_key=frame_key_of(a.gist),
-        archived=is_archived_path(path),
-        html=html,
-        title=doc.title,
-        claim=a.gist,
-        body_text=a.body_text,
-        memory_type=m.memory_type,
-        status=m.status,
-        created_at=m.created_at,
-        updated_at=m.updated_at,
-        event_at=a.event_at,
-        confidence=m.confidence,
-        importance=m.importance,
-        author=m.author,
-        session_id=m.session_id,
-        prompt_id=m.prompt_id,
-        turn_uuid=m.turn_uuid,
-        valid_from=m.valid_from,
-        valid_until=m.valid_until,
-        reprieves=m.reprieves,
-        archived_at=m.archived_at,
-        superseded_by=m.superseded_by,
-        needs_revision=m.needs_revision,
-        task_status=m.task_status,
-        due_at=m.due_at,
-        stated_content_hash=m.content_hash,
-        entities=doc.entities,
-        tags=doc.tags,
-        aliases=doc.aliases,
-        links=doc.links,
-        summary_texts=a.summary_texts,
-        aside_texts=a.aside_texts,
-        captions=a.captions,
-        defined_terms=a.defined_terms,
-        code_langs=a.code_langs,
-        abbreviations=a.abbreviations,
-        facets=a.facets,
-        citations=a.citations,
-        warnings=doc.warnings,
-    )
+    record = _new(MemoryRecord)
+    _place(record, "__dict__", {
+        "path": path,
+        "blob_sha": blob_sha_of(html),
+        "content_hash": digest,
+        "frame_key": frame_key_of(a.gist),
+        "archived": is_archived_path(path),
+        "html": html,
+        "title": doc.title,
+        "claim": a.gist,
+        "body_text": a.body_text,
+        "memory_type": m.memory_type,
+        "status": m.status,
+        "created_at": m.created_at,
+        "updated_at": m.updated_at,
+        "event_at": a.event_at,
+        "confidence": m.confidence,
+        "importance": m.importance,
+        "author": m.author,
+        "session_id": m.session_id,
+        "prompt_id": m.prompt_id,
+        "turn_uuid": m.turn_uuid,
+        "valid_from": m.valid_from,
+        "valid_until": m.valid_until,
+        "reprieves": m.reprieves,
+        "archived_at": m.archived_at,
+        "superseded_by": m.superseded_by,
+        "needs_revision": m.needs_revision,
+        "task_status": m.task_status,
+        "due_at": m.due_at,
+        "stated_content_hash": m.content_hash,
+        "entities": doc.entities,
+        "tags": doc.tags,
+        "aliases": doc.aliases,
+        "links": doc.links,
+        "summary_texts": a.summary_texts,
+        "aside_texts": a.aside_texts,
+        "captions": a.captions,
+        "defined_terms": a.defined_terms,
+        "code_langs": a.code_langs,
+        "abbreviations": a.abbreviations,
+        "facets": a.facets,
+        "citations": a.citations,
+        "warnings": doc.warnings,
+    })
+    return record
 
 
 def record_from(html: str, path: str) -> Result[MemoryRecord, InvalidMemory]:
