@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memhtml.contracts.vocabulary import EdgeRel, MemoryStatus, MemoryType, TaskStatus
 
@@ -103,6 +104,49 @@ class MemoryRecord:
         """World time when the article names one, else the last write time."""
         return self.event_at if self.event_at is not None else self.updated_at
 
+    if not TYPE_CHECKING:  # a fallback for two attributes; the checker keeps the fields
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only when ``name`` is not in the instance: a record restored
+            # from a snapshot holds its file text and article text as deferred reads
+            # (``DEFERRED_FIELDS``), made on first use and kept, so a command that
+            # never reads them never loads them.
+            if name in DEFERRED_FIELDS:
+                key = deferred_key(name)
+                deferred = self.__dict__.get(key)
+                if deferred is not None:
+                    column, row = deferred
+                    text = column.text(row, self)
+                    self.__dict__[name] = text
+                    self.__dict__.pop(key, None)
+                    return text
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields for pickle and ``copy``, deferred texts read (a deferred read
+        holds an open mapping of a local file, which does not travel)."""
+        state = dict(self.__dict__)
+        for name in DEFERRED_FIELDS:
+            if state.pop(deferred_key(name), None) is not None:
+                state[name] = getattr(self, name)
+        return state
+
+
+DEFERRED_FIELDS: tuple[str, ...] = ("html", "body_text")
+"""The record fields a snapshot may leave unread: the two long texts."""
+
+
+def deferred_key(name: str) -> str:
+    """The instance key under which a restored record keeps ``(column, row)`` in place
+    of the field ``name``: ``column.text(row, record)`` returns the field's value."""
+    return f"_deferred_{name}"
+
+
+class TextColumn(Protocol):
+    """Where a restored record's deferred texts come from."""
+
+    def text(self, row: int, record: MemoryRecord, /) -> str: ...
+
 
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(MemoryRecord))
 
@@ -112,7 +156,8 @@ def record_rows(records: Iterable[MemoryRecord]) -> list[tuple[object, ...]]:
     return [tuple(getattr(r, name) for name in RECORD_FIELDS) for r in records]
 
 
-def records_from_rows(rows: Iterable[tuple[object, ...]]) -> list[MemoryRecord]:
+def records_from_rows(rows: Iterable[tuple[object, ...]],
+                      names: tuple[str, ...] = ()) -> list[MemoryRecord]:
     """The inverse of ``record_rows``, for rows whose values are already known good
     (a snapshot's, checked as they were decoded).
 
@@ -124,7 +169,8 @@ def records_from_rows(rows: Iterable[tuple[object, ...]]) -> list[MemoryRecord]:
     ``__setattr__`` guard: about 37 ms for SciFact's 5,183 rows, twice this loop. A row
     whose length is not the field count raises ``ValueError``.
     """
-    new, place, names = object.__new__, object.__setattr__, RECORD_FIELDS
+    new, place = object.__new__, object.__setattr__
+    names = names or RECORD_FIELDS
     out: list[MemoryRecord] = []
     for values in rows:
         record = new(MemoryRecord)

@@ -13,8 +13,14 @@ The layout, column by column:
   once, as UTF-8. Everything else names a string by its index in this table,
   1-based, with 0 meaning ``None``. Short strings (``SHORT_STRING``) come first,
   NUL-separated, and decode with one ``str`` and one ``split``; the long ones (the
-  HTML and the article texts) follow with their end offsets and are sliced out one
-  by one.
+  article texts, mostly) follow with their end offsets and are sliced out one by
+  one.
+* ``record.html.*`` / ``record.body_text.*``: each file's text and article text,
+  concatenated (``bytes``, with ``ends`` and a CRC-32 per text), kept out of the
+  string table: a decoded record holds a deferred read of its slice
+  (``_TextColumn``), checked when first used, so a snapshot read through a memory map
+  leaves the long texts on disk for a command that never reads them (most never do:
+  search, status and a gist read need the other fields).
 * ``record.<field>``: per record, a table index (a string field) or a count of
   items (a tuple field, whose items follow in ``record.<field>.items``, or in the
   per-part arrays of links, facets and citations). Numbers and flags travel in the
@@ -26,8 +32,8 @@ The layout, column by column:
   and can leave a hash unheld while a twin stays. The other three maps depend only
   on which records are present and are rebuilt from them (``path_set_indexes``),
   which also keeps them consistent with the records whatever the file says.
-* ``segment.*``: the lexical base segment's postings; its doc index and BM25
-  impacts are derived and recomputed (``make_segment``), bit for bit.
+* ``segment.*``: the lexical base segment's postings; its doc index is derived
+  (``make_segment``).
 * ``meta``: JSON for the small rest (numeric record fields, the lexical delta, the
   skipped files, the short-string count).
 
@@ -42,9 +48,11 @@ import dataclasses
 import gc
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any, Final, TypeAlias
 
@@ -59,6 +67,7 @@ from memhtml.contracts.record import (
     FacetValue,
     Link,
     MemoryRecord,
+    deferred_key,
     records_from_rows,
 )
 from memhtml.head.indexes import Indexes, is_active, path_set_indexes
@@ -81,15 +90,15 @@ Arrays: TypeAlias = dict[str, npt.NDArray[Any]]
 # How each record field travels. A field missing here cannot be encoded, so a
 # record type that gains a field fails to snapshot (and says so in the codec
 # tests) rather than losing the field silently.
-_STR, _OPT_STR, _STRS, _LINKS, _FACETS, _CITATIONS = (
-    "str", "str?", "strs", "links", "facets", "citations")
+_STR, _OPT_STR, _STRS, _LINKS, _FACETS, _CITATIONS, _TEXT = (
+    "str", "str?", "strs", "links", "facets", "citations", "text")
 _JSON_KINDS: Final[Mapping[str, tuple[type, ...]]] = {
     "bool": (bool,), "bool?": (bool, type(None)), "int?": (int, type(None)),
     "float?": (float, int, type(None)),
 }
 RECORD_KINDS: Final[Mapping[str, str]] = {
     "path": _STR, "blob_sha": _STR, "content_hash": _STR, "frame_key": _STR,
-    "archived": "bool", "html": _STR, "title": _STR, "claim": _STR, "body_text": _STR,
+    "archived": "bool", "html": _TEXT, "title": _STR, "claim": _STR, "body_text": _TEXT,
     "memory_type": _STR, "status": _STR, "created_at": _STR, "updated_at": _STR,
     "event_at": _OPT_STR, "confidence": "float?", "importance": "int?", "author": _OPT_STR,
     "session_id": _OPT_STR, "prompt_id": _OPT_STR, "turn_uuid": _OPT_STR,
@@ -196,6 +205,12 @@ def _bytes(data: bytes) -> npt.NDArray[Any]:
     return np.frombuffer(data, dtype=_BYTES)
 
 
+def _text_bytes(value: object) -> bytes:
+    if type(value) is not str:
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value.encode("utf-8", "surrogatepass")
+
+
 def _json_value(kind: str, value: object) -> object:
     if type(value) not in _JSON_KINDS[kind]:
         raise TypeError(f"a {kind} field holds {type(value).__name__}")
@@ -213,6 +228,11 @@ def _encode_records(records: Sequence[MemoryRecord], table: _Table,
         key = f"record.{name}"
         if kind in (_STR, _OPT_STR):
             table.column(key, values, optional=kind == _OPT_STR)
+        elif kind == _TEXT:
+            encoded = [_text_bytes(v) for v in values]
+            arrays[f"{key}.bytes"] = _bytes(b"".join(encoded))
+            arrays[f"{key}.ends"] = np.cumsum([len(b) for b in encoded], dtype=_OFFSET)
+            arrays[f"{key}.crc"] = np.array([zlib.crc32(b) for b in encoded], dtype=_OFFSET)
         elif kind in _JSON_KINDS:
             columns[name] = [_json_value(kind, v) for v in values]
         else:
@@ -381,7 +401,8 @@ def _json_column(values: object, kind: str, count: int, name: str) -> list[objec
 
 
 def _decode_records(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
-                    meta: Mapping[str, Any]) -> list[MemoryRecord]:
+                    meta: Mapping[str, Any], recover: RecoverBlob | None
+                    ) -> list[MemoryRecord]:
     count = len(_array(arrays, "record.path", _INDEX))
     columns = meta["records"]
     _check(isinstance(columns, dict), "meta has no record columns")
@@ -394,6 +415,10 @@ def _decode_records(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
             continue
         if kind in _JSON_KINDS:
             values.append(_json_column(columns.get(name), kind, count, key))
+            continue
+        if kind == _TEXT:
+            column = _TextColumn.of(arrays, key, name, count, recover)
+            values.append(list(zip(repeat(column), range(count), strict=False)))
             continue
         counts = _array(arrays, key, _INDEX)
         _check(len(counts) == count, f"{key} has {len(counts)} rows, expected {count}")
@@ -416,7 +441,82 @@ def _decode_records(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
             hrefs = strings.pick(arrays, f"{key}.href", optional=True, count=len(texts))
             items = [CitationValue(t, h) for t, h in zip(texts, hrefs, strict=True)]
         values.append(_grouped(counts, items, key))
-    return records_from_rows(zip(*values, strict=True))
+    # A text field's column holds (column, row) pairs, placed under the field's
+    # deferred key: the record reads the text on first use (``MemoryRecord``).
+    return records_from_rows(zip(*values, strict=True), _RESTORED_NAMES)
+
+
+_RESTORED_NAMES = tuple(deferred_key(name) if RECORD_KINDS[name] == _TEXT else name
+                        for name in RECORD_FIELDS)
+
+
+class DeferredTextError(ValueError):
+    """A deferred text whose bytes fail their checksum, with no good copy to be had:
+    the snapshot file was damaged after it was read."""
+
+
+RecoverBlob = Callable[[str], "bytes | None"]
+"""Reads a blob by id from the repository (``None`` when it cannot)."""
+
+
+class _TextColumn:
+    """One text field of every restored record: the texts concatenated in the
+    snapshot's bytes (a memory map when the snapshot is read from disk), each read on
+    first use and checked against its own CRC-32, since those bytes skipped the load's
+    whole-array checksum.
+
+    Bytes that fail it are not served: a file's text is read again from git by the
+    record's blob id (``recover``) and checked against that id; an article text is
+    taken from the file's text again, parsed. So a damaged cache costs a blob read or
+    a parse, not a failed command.
+    """
+
+    __slots__ = ("crcs", "data", "ends", "field", "recover")
+
+    def __init__(self, data: npt.NDArray[Any], ends: npt.NDArray[Any], crcs: npt.NDArray[Any],
+                 field: str, recover: RecoverBlob | None) -> None:
+        self.data, self.ends, self.crcs = data, ends, crcs
+        self.field, self.recover = field, recover
+
+    @classmethod
+    def of(cls, arrays: Mapping[str, npt.NDArray[Any]], key: str, field: str, count: int,
+           recover: RecoverBlob | None) -> _TextColumn:
+        """The column ``key`` names, its offsets and checksums checked (they are read
+        with the checksummed arrays); its bytes are not touched."""
+        data = _array(arrays, f"{key}.bytes", _BYTES)
+        ends = _array(arrays, f"{key}.ends", _OFFSET)
+        crcs = _array(arrays, f"{key}.crc", _OFFSET)
+        _check(len(ends) == len(crcs) == count,
+               f"{key} has {len(ends)} offsets and {len(crcs)} checksums, expected {count}")
+        if count:
+            _check(int(ends[0]) >= 0 and bool(np.all(ends[1:] >= ends[:-1]))
+                   and int(ends[-1]) == len(data), f"{key} offsets do not add up")
+        else:
+            _check(len(data) == 0, f"{key} bytes without offsets")
+        return cls(data, ends, crcs, field, recover)
+
+    def text(self, row: int, record: MemoryRecord, /) -> str:
+        start = int(self.ends[row - 1]) if row else 0
+        raw = bytes(self.data[start:int(self.ends[row])])
+        if zlib.crc32(raw) == int(self.crcs[row]):
+            return str(raw, "utf-8", "surrogatepass")
+        if self.field == "html":
+            again = self.recover(record.blob_sha) if self.recover is not None else None
+            if again is not None and hashlib.sha1(
+                    b"blob %d\x00" % len(again) + again,
+                    usedforsecurity=False).hexdigest() == record.blob_sha:
+                return str(again, "utf-8", "surrogatepass")
+        elif self.field == "body_text":
+            from memhtml.head.record import record_from  # the parser, only on damage
+
+            reparsed = record_from(record.html, record.path)
+            if isinstance(reparsed, Success):
+                body: str = reparsed.unwrap().body_text
+                return body
+        raise DeferredTextError(
+            f"the local snapshot's copy of {record.path} ({self.field}) is damaged and "
+            "cannot be read again; remove .git/memhtml/snapshots (it is rebuilt from "
+            "git) and run the command again")
 
 
 def _delta(entries: object, name: str) -> Map[str, TermCounts]:
@@ -497,16 +597,19 @@ def _skipped(entries: object) -> tuple[SkippedFile, ...]:
     return tuple(out)
 
 
-def decode_version(arrays: Mapping[str, npt.NDArray[Any]], sha: str
-                   ) -> Result[HeadVersion, CodecFailure]:
+def decode_version(arrays: Mapping[str, npt.NDArray[Any]], sha: str,
+                   recover: RecoverBlob | None = None) -> Result[HeadVersion, CodecFailure]:
     """The version ``encode_version`` was given, at ``sha``, or why the arrays do not
-    make one. Equal to the encoded version in every record, index and array."""
+    make one. Equal to the encoded version in every record, index and array.
+
+    Each record's text is read when first used; ``recover`` reads a blob from git for
+    one whose bytes fail their checksum by then."""
     try:
         # Decoding allocates a few hundred thousand objects, none of them in a cycle;
         # the collector's passes over them cost a fresh process about 9 ms (8%) of
         # its first load, for nothing to collect.
         with _collector_paused():
-            return Success(_decode(arrays, sha))
+            return Success(_decode(arrays, sha, recover))
     except (_InvalidError, KeyError, IndexError, TypeError, ValueError, AttributeError,
             OverflowError, MemoryError, RecursionError) as exc:
         return Failure(CodecFailure(f"{type(exc).__name__}: {exc}"))
@@ -523,11 +626,12 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _decode(arrays: Mapping[str, npt.NDArray[Any]], sha: str) -> HeadVersion:
+def _decode(arrays: Mapping[str, npt.NDArray[Any]], sha: str,
+            recover: RecoverBlob | None) -> HeadVersion:
     meta = json.loads(_array(arrays, "meta", _BYTES).tobytes())
     _check(isinstance(meta, dict), "meta is not a JSON object")
     strings = _Strings(arrays, meta.get("short_strings"))
-    decoded = _decode_records(arrays, strings, meta)
+    decoded = _decode_records(arrays, strings, meta, recover)
     records = Map({r.path: r for r in decoded})
     _check(len(records) == len(decoded), "two records share a path")
     by_frame, inbound, by_entity = path_set_indexes(decoded)

@@ -34,11 +34,16 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from memhtml.contracts.array_records import RecordsRefusedError, checksum, read_arrays
 from memhtml.head import HeadVersion
 from memhtml.head.codec import LAYOUT_KEY as CODEC_LAYOUT_KEY
-from memhtml.head.codec import decode_version, encode_version
+from memhtml.head.codec import RecoverBlob, decode_version, encode_version
 
 SNAPSHOT_FORMAT = 5
 """The framing's version (4 was the last pickle). Bumped by hand when the header or
 the record order changes; the codec's own changes show in ``LAYOUT_KEY``."""
+MAPPED = frozenset({"record.html.bytes", "record.body_text.bytes"})
+"""Arrays memory-mapped rather than read: the files' text and article text, which most
+commands never look at (the codec checks each text against its own checksum when it
+is read), and which are most of a snapshot's bytes (70 of 103 MB at 20,000
+memories)."""
 MAGIC = "memhtml-snapshot"
 SNAPSHOTS_KEPT = 2
 SNAPSHOT_DIR = "snapshots"
@@ -133,18 +138,21 @@ def _header(stream: BinaryIO, path: Path) -> dict[str, Any]:
     return header
 
 
-def read_snapshot(path: Path) -> IOResult[Snapshot, SnapshotUnusable]:
-    """Load and check one snapshot file."""
+def read_snapshot(path: Path, recover: RecoverBlob | None = None
+                  ) -> IOResult[Snapshot, SnapshotUnusable]:
+    """Load and check one snapshot file. The files' text stays mapped and is read on
+    first use; ``recover`` reads a blob from git for a text whose bytes were damaged
+    since (``decode_version``)."""
     try:
         with path.open("rb") as stream:
             header = _header(stream, path)
-            arrays = read_arrays(stream, header["arrays"])
+            arrays = read_arrays(stream, header["arrays"], mapped=MAPPED)
     except _RefusedError as refused:
         return IOFailure(SnapshotUnusable(path, str(refused)))
     except _UNREADABLE as exc:
         return IOFailure(SnapshotUnusable(path, f"unreadable: {type(exc).__name__}"))
     sha: str = header["sha"]
-    return IOResult.from_result(decode_version(arrays, sha)).map(
+    return IOResult.from_result(decode_version(arrays, sha, recover)).map(
         lambda version: Snapshot(sha, version)).alt(
         lambda failure: SnapshotUnusable(path, f"does not decode: {failure.reason}"))
 

@@ -1,0 +1,153 @@
+"""A snapshot leaves each file's text and article text in the file, mapped, and a
+restored record reads them on first use.
+
+What must hold: a restored record gives back exactly the texts saved, whenever they
+are read (even after the snapshot file is gone); bytes damaged after the load are
+caught by the text's own checksum and read again (a file's text from git by blob id,
+an article text by parsing the file's text), or refused with a message naming the
+file; a snapshot too short for its texts is refused at load, never mapped past its
+end; and a restored record pickles and copies as a plain one.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from returns.pipeline import is_successful
+
+from memhtml.adapters.git import PygitService
+from memhtml.contracts import PathChange, Signature
+from memhtml.contracts.record import DEFERRED_FIELDS, MemoryRecord, deferred_key
+from memhtml.head import HeadVersion, load_head
+from memhtml.head.codec import DeferredTextError
+from memhtml.store.snapshot import Snapshot, read_snapshot, save_snapshot
+from tests.integration.store.store_support import ok
+from tests.property.head_support import memory
+
+AT = datetime(2026, 3, 1, tzinfo=UTC)
+WHO = Signature("Tester", "tester@example.invalid")
+TITLES = ("alpha", "beta", "gamma")
+
+
+def _memory(title: str) -> str:
+    return memory(title.title(), f"{title.title()} deploys on Tuesday.",
+                  f"The {title} service deploys after the morning checks.")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[PygitService, HeadVersion]:
+    git: PygitService = ok(PygitService.init(tmp_path / "repo", bare=True))
+    changes = [PathChange(f"areas/{t}.html", _memory(t).encode()) for t in TITLES]
+    sha: str = ok(git.commit("refs/heads/main", None, changes, "three", WHO, AT))
+    version: HeadVersion = ok(load_head(git, sha))
+    return git, version
+
+
+def _saved(tmp_path: Path, version: HeadVersion) -> Path:
+    path: Path = ok(save_snapshot(tmp_path / "state", version))
+    return path
+
+
+def _restored(path: Path, git: PygitService | None = None) -> HeadVersion:
+    def recover(blob_sha: str) -> bytes | None:
+        assert git is not None
+        return ok(git.read_blobs([blob_sha])).get(blob_sha)
+
+    snapshot: Snapshot = ok(read_snapshot(path, recover if git is not None else None))
+    return snapshot.version()
+
+
+def _damage_text(path: Path, text: str) -> None:
+    """Flip one byte inside ``text`` where the snapshot stores it."""
+    data = bytearray(path.read_bytes())
+    at = data.find(text.encode())
+    assert at >= 0
+    data[at + len(text) // 2] ^= 0x20
+    path.write_bytes(bytes(data))
+
+
+def test_a_restored_record_reads_its_text_on_first_use(
+        tmp_path: Path, repo: tuple[PygitService, HeadVersion]) -> None:
+    _, version = repo
+    restored = _restored(_saved(tmp_path, version))
+    for original in version.records():
+        record = restored.indexes.records[original.path]
+        for name in DEFERRED_FIELDS:
+            assert deferred_key(name) in record.__dict__ and name not in record.__dict__
+            assert getattr(record, name) == getattr(original, name)
+            assert deferred_key(name) not in record.__dict__
+            assert record.__dict__[name] == getattr(original, name)
+        assert record == original
+
+
+def test_the_text_outlives_the_snapshot_file(
+        tmp_path: Path, repo: tuple[PygitService, HeadVersion]) -> None:
+    _, version = repo
+    path = _saved(tmp_path, version)
+    restored = _restored(path)
+    path.unlink()
+    assert [(r.html, r.body_text) for r in restored.records()] == [
+        (r.html, r.body_text) for r in version.records()]
+
+
+def test_damaged_text_is_read_again_from_git(
+        tmp_path: Path, repo: tuple[PygitService, HeadVersion]) -> None:
+    git, version = repo
+    path = _saved(tmp_path, version)
+    target = version.indexes.records["areas/beta.html"]
+    _damage_text(path, target.html)
+    restored = _restored(path, git)
+    assert restored.indexes.records["areas/beta.html"].html == target.html
+
+
+def test_a_damaged_article_text_is_parsed_again_from_the_file(
+        tmp_path: Path, repo: tuple[PygitService, HeadVersion]) -> None:
+    _, version = repo
+    path = _saved(tmp_path, version)
+    target = version.indexes.records["areas/gamma.html"]
+    data = bytearray(path.read_bytes())
+    # The article text is stored after the file texts: damage its last copy.
+    at = data.rfind(target.body_text.encode())
+    data[at + 3] ^= 0x20
+    path.write_bytes(bytes(data))
+    restored = _restored(path)
+    assert restored.indexes.records["areas/gamma.html"].body_text == target.body_text
+
+
+def test_damaged_text_without_git_is_refused_naming_the_file(
+        tmp_path: Path, repo: tuple[PygitService, HeadVersion]) -> None:
+    _, version = repo
+    path = _saved(tmp_path, version)
+    _damage_text(path, version.indexes.records["areas/beta.html"].html)
+    restored = _restored(path)
+    assert restored.indexes.records["areas/alpha.html"].html  # the others still read
+    with pytest.raises(DeferredTextError, match=r"areas/beta\.html"):
+        _ = restored.indexes.records["areas/beta.html"].html
+
+
+def test_a_snapshot_cut_short_is_refused_at_load(
+        tmp_path: Path, repo: tuple[PygitService, HeadVersion]) -> None:
+    _, version = repo
+    path = _saved(tmp_path, version)
+    data = path.read_bytes()
+    # Cut inside the texts: their bytes would be mapped past the end of the file.
+    at = data.find(version.indexes.records["areas/gamma.html"].html.encode())
+    path.write_bytes(data[:at + 10])
+    assert not is_successful(read_snapshot(path))
+
+
+def test_a_restored_record_pickles_and_copies_as_a_plain_one(
+        tmp_path: Path, repo: tuple[PygitService, HeadVersion]) -> None:
+    _, version = repo
+    restored = _restored(_saved(tmp_path, version))
+    for original in version.records():
+        record = restored.indexes.records[original.path]
+        assert all(deferred_key(name) in record.__dict__ for name in DEFERRED_FIELDS)
+        thawed = pickle.loads(pickle.dumps(record))
+        assert isinstance(thawed, MemoryRecord) and thawed == original
+        assert not any(deferred_key(name) in thawed.__dict__ for name in DEFERRED_FIELDS)
+        assert copy.copy(record) == original
