@@ -178,56 +178,38 @@ class Engine:
 Query = tuple[str, dict[str, int]]
 
 
-def search_memhtml(version: HeadVersion, queries: list[Query]) -> Engine:
-    engine = Engine()
-    for text, relevant in queries:
-        start = time.perf_counter()
-        hits = search_head(version, SearchHeadInput(text, limit=10))
-        engine.times.append(time.perf_counter() - start)
-        engine.ndcgs.append(ndcg_at_10([doc_id_of_path(h.path) for h in hits], relevant))
-    return engine
+Ranker = Callable[[str], list[str]]
+"""One engine, built: a query's top 10 as document paths."""
 
 
-def search_hybrid(version: HeadVersion, queries: list[Query]) -> tuple[Engine, float]:
-    """Hybrid search over the hashing embedder's vectors, and the seconds the fill took."""
-    embedder = HashingEmbedder()
-    filled, fill_s = timed(lambda: run(fill_vectors(version, empty_vector_cache(
-        embedder.space), embedder)))
-    engine = Engine()
-    for text, relevant in queries:
-        start = time.perf_counter()
-        query_vector = run(embedder.embed_query(text))
-        hits = search_head(version, SearchHeadInput(text, limit=10, vectors=filled.cache,
-                                                    query_vector=query_vector))
-        engine.times.append(time.perf_counter() - start)
-        engine.ndcgs.append(ndcg_at_10([doc_id_of_path(h.path) for h in hits], relevant))
-    return engine, fill_s
+def memhtml_ranker(version: HeadVersion) -> Ranker:
+    return lambda text: [h.path for h in search_head(version, SearchHeadInput(text, limit=10))]
 
 
 _STEMMER = Stemmer.Stemmer(STEMMER)
 
 
-def search_bm25s(texts: list[str], paths: list[str], queries: list[Query]) -> Engine:
+def bm25s_ranker(texts: list[str], paths: list[str]) -> tuple[Ranker, float]:
+    """bm25s built on ``texts`` (English stop words, the same stemmer), and its build
+    seconds."""
     gc.collect()
     start = time.perf_counter()
     retriever = bm25s.BM25(k1=1.2, b=0.75)
     retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER,
                                    show_progress=False), show_progress=False)
-    engine = Engine(time.perf_counter() - start)
-    for text, relevant in queries:
-        start = time.perf_counter()
+    built = time.perf_counter() - start
+
+    def rank(text: str) -> list[str]:
         tokens = bm25s.tokenize([text], stopwords="en", stemmer=_STEMMER, show_progress=False)
         results, _scores = retriever.retrieve(tokens, k=10, show_progress=False)
-        engine.times.append(time.perf_counter() - start)
-        engine.ndcgs.append(ndcg_at_10([doc_id_of_path(paths[i]) for i in results[0]],
-                                       relevant))
-    return engine
+        return [paths[i] for i in results[0]]
+
+    return rank, built
 
 
-def search_tantivy(texts: list[str], paths: list[str], queries: list[Query],
-                   folder: Path) -> Engine:
-    """An on-disk tantivy index of the texts (the writer's default threads), then the
-    queries as ORs of their analyzed terms."""
+def tantivy_ranker(texts: list[str], paths: list[str], folder: Path) -> tuple[Ranker, float]:
+    """An on-disk tantivy index of the texts (the writer's default threads), queried
+    as ORs of their analyzed terms, and its build seconds."""
     analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
                 .filter(tantivy.Filter.lowercase())
                 .filter(tantivy.Filter.stopword("english"))
@@ -250,19 +232,43 @@ def search_tantivy(texts: list[str], paths: list[str], queries: list[Query],
     writer.wait_merging_threads()
     index.reload()
     searcher = index.searcher()
-    engine = Engine(time.perf_counter() - start)
-    for text, relevant in queries:
-        start = time.perf_counter()
+    built = time.perf_counter() - start
+
+    def rank(text: str) -> list[str]:
         terms = dict.fromkeys(analyzer.analyze(text))
         query = tantivy.Query.boolean_query([
             (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", t,
                                                             index_option="freq"))
             for t in terms])
         found = searcher.search(query, limit=10, count=False)
+        return [paths[int(searcher.doc(address)["row"][0])] for _score, address in found.hits]
+
+    return rank, built
+
+
+def timed_pass(rank: Ranker, queries: list[Query], engine: Engine | None = None) -> Engine:
+    """Every query once, each timed alone, with its nDCG@10."""
+    engine = engine if engine is not None else Engine()
+    for text, relevant in queries:
+        start = time.perf_counter()
+        found = rank(text)
         engine.times.append(time.perf_counter() - start)
-        rows = [int(searcher.doc(address)["row"][0]) for _score, address in found.hits]
-        engine.ndcgs.append(ndcg_at_10([doc_id_of_path(paths[r]) for r in rows], relevant))
+        engine.ndcgs.append(ndcg_at_10([doc_id_of_path(p) for p in found], relevant))
     return engine
+
+
+def search_hybrid(version: HeadVersion, queries: list[Query]) -> tuple[Engine, float]:
+    """Hybrid search over the hashing embedder's vectors, and the seconds the fill took."""
+    embedder = HashingEmbedder()
+    filled, fill_s = timed(lambda: run(fill_vectors(version, empty_vector_cache(
+        embedder.space), embedder)))
+
+    def rank(text: str) -> list[str]:
+        query_vector = run(embedder.embed_query(text))
+        return [h.path for h in search_head(version, SearchHeadInput(
+            text, limit=10, vectors=filled.cache, query_vector=query_vector))]
+
+    return timed_pass(rank, queries), fill_s
 
 
 # --------------------------------------------------------------------------- profile
@@ -362,11 +368,13 @@ def measure_head(git: PygitService, shas: tuple[str, str, str], queries: list[Qu
     f["advance10_ms"] = statistics.median(a10) * 1e3
     f["advance1k_ms"] = statistics.median(a1k) * 1e3
 
-    ours = search_memhtml(version, queries)
+    ours = timed_pass(memhtml_ranker(version), queries)
     texts = [document_text(r) for r in version.records()]
     paths = [r.path for r in version.records()]
-    theirs = search_bm25s(texts, paths, queries)
-    tant = search_tantivy(texts, paths, queries, work / "tantivy")
+    bm25s_rank, bm25s_build = bm25s_ranker(texts, paths)
+    theirs = timed_pass(bm25s_rank, queries, Engine(bm25s_build))
+    tantivy_rank, tantivy_build = tantivy_ranker(texts, paths, work / "tantivy")
+    tant = timed_pass(tantivy_rank, queries, Engine(tantivy_build))
     hybrid, fill_s = search_hybrid(version, queries)
     for name, engine in (("ours", ours), ("bm25s", theirs), ("tantivy", tant),
                          ("hybrid", hybrid)):
