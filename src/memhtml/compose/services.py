@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Never
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
 
 from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
 from memhtml.compose.stores import (
@@ -113,7 +114,7 @@ class Services:
         return StoreDeps(git=self.git, clock=self.clock, author=self.author,
                          branch=self.settings.branch, state_dir=self.state_dir,
                          worktree=self.worktree, git_dir=self.git_dir, detect=self.detect,
-                         state=self.state)
+                         state=self.state, recover_blob=blob_reader(self.git))
 
     def store(self) -> Store:
         """A fresh store handle over these services (it caches its own head)."""
@@ -144,6 +145,18 @@ class Services:
 
         return IOResult.from_result(self.embedder).bind(armed).lash(
             lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))
+
+
+def blob_reader(git: GitService) -> Callable[[str], bytes | None]:
+    """One blob by id, read now (``None`` when git cannot): how a store re-reads a
+    snapshot's text found damaged after the load. Built here, where IO may be run."""
+
+    def read(blob_sha: str) -> bytes | None:
+        found = git.read_blobs([blob_sha])
+        return unsafe_perform_io(found.unwrap()).get(blob_sha) if is_successful(found) \
+            else None
+
+    return read
 
 
 def space_of(embedder: QueryEmbedder | None, resolve: bool

@@ -16,7 +16,7 @@ from returns.io import IOResult
 from returns.result import Failure, Result, Success
 
 from memhtml.compose.run import perform
-from memhtml.compose.services import Services, space_of
+from memhtml.compose.services import Services, blob_reader, space_of
 from memhtml.compose.settings import SettingsError
 from memhtml.compose.vectors import VectorFiles
 from memhtml.contracts.services import DocumentEmbedder, VectorSpace
@@ -146,7 +146,7 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
             model=services.language_model, transcripts=transcripts,
             vectors=FileVectors(services.vectors), coverage_floor=floor,
             state_dir=services.state_dir, worktree=services.worktree,
-            git_dir=services.git_dir)
+            git_dir=services.git_dir, recover_blob=blob_reader(services.git))
         return deps if progress is None else replace(deps, progress=progress)
 
     settings = services.settings

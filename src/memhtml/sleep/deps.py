@@ -111,6 +111,9 @@ class SleepDeps:
     worktree: Path | None = None
     git_dir: Path | None = None
     progress: PhaseProgress = _quiet
+    recover_blob: Callable[[str], bytes | None] | None = None
+    """Reads one blob by id now, for a snapshot's text damaged after the load (see
+    ``StoreDeps.recover_blob``)."""
 
     @property
     def main_ref(self) -> str:
@@ -120,7 +123,7 @@ class SleepDeps:
         """The store on main, with the checkout merge brings up to date."""
         return StoreDeps(git=self.git, clock=self.clock, author=self.author, branch=self.main,
                          state_dir=self.state_dir, worktree=self.worktree,
-                         git_dir=self.git_dir)
+                         git_dir=self.git_dir, recover_blob=self.recover_blob)
 
     def branch_deps(self, branch: str, stamp: datetime) -> StoreDeps:
         """The store on a run branch: every commit stamped with the run's one clock

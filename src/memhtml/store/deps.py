@@ -38,6 +38,10 @@ class StoreDeps:
     A guess is pinned to one release of its lexers, so the composition root picks it."""
     state: StatePlane | None = None
     """This clone's sleep state, where the read doors log accesses; None logs none."""
+    recover_blob: Callable[[str], bytes | None] | None = None
+    """Reads one blob by id, now: for a snapshot's text found damaged after the load
+    (``head.codec``), which is then read again from git. Running IO is the composition
+    root's job, so it builds this; None leaves such a text a failed read."""
 
     @property
     def ref(self) -> str:

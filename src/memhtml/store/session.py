@@ -13,8 +13,6 @@ from functools import reduce
 from pathlib import Path
 
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
 
 from memhtml.head import HeadVersion, advance_head, empty_indexes, load_head
 from memhtml.store.deps import StoreDeps
@@ -151,12 +149,8 @@ class Store:
                 _widen).map(lambda version: (version, len(paths)))).alt(
                 lambda _: _Miss(final=True)).bind(self._adopt)
 
-        def recover(blob_sha: str) -> bytes | None:
-            read = git.read_blobs([blob_sha])
-            return unsafe_perform_io(read.unwrap()).get(blob_sha) if is_successful(read) \
-                else None
-
-        return read_snapshot(path, recover).lash(unusable).bind(ancestor).bind(advance)
+        return read_snapshot(path, self._deps.recover_blob).lash(unusable).bind(
+            ancestor).bind(advance)
 
     def _adopt(self, advanced: tuple[HeadVersion, int]) -> IOResult[HeadVersion, _Miss]:
         version, behind = advanced

@@ -12,7 +12,10 @@ end; and a restored record pickles and copies as a plain one.
 from __future__ import annotations
 
 import copy
+import json
 import pickle
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -151,3 +154,35 @@ def test_a_restored_record_pickles_and_copies_as_a_plain_one(
         assert isinstance(thawed, MemoryRecord) and thawed == original
         assert not any(deferred_key(name) in thawed.__dict__ for name in DEFERRED_FIELDS)
         assert copy.copy(record) == original
+
+
+def _cli(store: Path, *tokens: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memhtml", *tokens, "--store", str(store)],
+                          capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_a_command_reads_a_damaged_text_again_from_git(tmp_path: Path) -> None:
+    # The whole path a person takes: a store, a cold command that leaves a snapshot,
+    # the snapshot's copy of a file damaged on disk, then a cold read of that file.
+    store = tmp_path / "store"
+    assert _cli(store, "init").returncode == 0
+    wrote = _cli(store, "write", "--title", "Deploy window",
+                 "--claim", "Deploys to checkout-api happen on Tuesdays.", "--json")
+    assert wrote.returncode == 0, wrote.stderr
+    path = json.loads(wrote.stdout)["path"]
+    # A cold command with no snapshot loads from git and leaves one at the tip.
+    folder = store / ".git" / "memhtml" / "snapshots"
+    for old in folder.glob("*.snapshot"):
+        old.unlink()
+    assert _cli(store, "status").returncode == 0
+    snapshots = list(folder.glob("*.snapshot"))
+    assert len(snapshots) == 1
+    text = (store / path).read_text(encoding="utf-8")
+    _damage_text(snapshots[0], text)
+    damaged = snapshots[0].read_bytes()
+    read = _cli(store, "read", path, "--tier", "all", "--json")
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout)["text"] == text
+    # The snapshot was used (a refused one would have been removed and rebuilt): the
+    # damage was caught at the text's own read, and git gave the text again.
+    assert snapshots[0].read_bytes() == damaged
