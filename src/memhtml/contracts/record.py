@@ -112,14 +112,17 @@ class MemoryRecord:
             # (``DEFERRED_FIELDS``), made on first use and kept, so a command that
             # never reads them never loads them.
             if name in DEFERRED_FIELDS:
-                key = deferred_key(name)
-                deferred = self.__dict__.get(key)
+                state = self.__dict__
+                deferred = state.get(deferred_key(name))
                 if deferred is not None:
                     column, row = deferred
                     text = column.text(row, self)
-                    self.__dict__[name] = text
-                    self.__dict__.pop(key, None)
+                    state[name] = text
+                    state.pop(deferred_key(name), None)
                     return text
+                # Another thread read it between this lookup's miss and now.
+                if name in state:
+                    return state[name]
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __getstate__(self) -> dict[str, Any]:

@@ -459,6 +459,15 @@ RecoverBlob = Callable[[str], "bytes | None"]
 """Reads a blob by id from the repository (``None`` when it cannot)."""
 
 
+def _blob_id(data: bytes, like: str) -> str:
+    """Git's id of a blob holding ``data``, in the object format ``like`` is in (40 hex
+    digits: SHA-1; 64: SHA-256)."""
+    framed = b"blob %d\x00" % len(data) + data
+    if len(like) == 64:
+        return hashlib.sha256(framed).hexdigest()
+    return hashlib.sha1(framed, usedforsecurity=False).hexdigest()
+
+
 class _TextColumn:
     """One text field of every restored record: the texts concatenated in the
     snapshot's bytes (a memory map when the snapshot is read from disk), each read on
@@ -502,9 +511,7 @@ class _TextColumn:
             return str(raw, "utf-8", "surrogatepass")
         if self.field == "html":
             again = self.recover(record.blob_sha) if self.recover is not None else None
-            if again is not None and hashlib.sha1(
-                    b"blob %d\x00" % len(again) + again,
-                    usedforsecurity=False).hexdigest() == record.blob_sha:
+            if again is not None and _blob_id(again, record.blob_sha) == record.blob_sha:
                 return str(again, "utf-8", "surrogatepass")
         elif self.field == "body_text":
             from memhtml.head.record import record_from  # the parser, only on damage
