@@ -1,5 +1,5 @@
 """``python -m memhtml``: the same as the ``memhtml`` command."""
 
-from memhtml.cli.app import main
+from memhtml.cli.app import console
 
-main()
+console()
