@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import memhtml.head.search as search_module
 from memhtml.contracts.ops import OverlayOp, Put
+from memhtml.contracts.view import HeadView
 from memhtml.head import version_from_records, with_overlay
 from memhtml.head.indexes import indexes_of
 from memhtml.head.search import arm_ranks, bm25_scores
@@ -20,18 +21,23 @@ WORDS = ("alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "tau")
 _TEXT = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
 
 
+def _view(docs: list[str], edits: list[tuple[int, str]]) -> HeadView:
+    """A version of ``docs``, with ``edits`` as a delta on top of its base segment
+    (edits re-score documents outside it)."""
+    records = [record_at(f"areas/d{i:02d}.html", memory(f"Doc {i}", text + "."))
+               for i, text in enumerate(docs)]
+    version = version_from_records(records, "s")
+    ops: list[OverlayOp] = [Put(records[i % len(records)].path, memory(f"Doc {i}", text + "."))
+                            for i, text in edits]
+    return with_overlay(version, ops).unwrap() if ops else version
+
+
 @settings(max_examples=60, deadline=None)
 @given(docs=st.lists(_TEXT, min_size=1, max_size=25), query=_TEXT,
        edits=st.lists(st.tuples(st.integers(0, 24), _TEXT), max_size=3))
 def test_dense_and_sparse_sums_agree(docs: list[str], query: str,
                                      edits: list[tuple[int, str]]) -> None:
-    records = [record_at(f"areas/d{i:02d}.html", memory(f"Doc {i}", text + "."))
-               for i, text in enumerate(docs)]
-    version = version_from_records(records, "s")
-    # A delta on top of the base segment (edits re-score documents outside it).
-    ops: list[OverlayOp] = [Put(records[i % len(records)].path, memory(f"Doc {i}", text + "."))
-           for i, text in edits]
-    view = with_overlay(version, ops).unwrap() if ops else version
+    view = _view(docs, edits)
     results = []
     for share in (0, 10**9):  # never dense, always dense
         with pytest.MonkeyPatch.context() as patch:
@@ -52,13 +58,7 @@ def test_the_arms_candidates_hold_exactly_the_best_of_every_score(
     # array, above a floor read from the heaviest tokens' shares), from shares
     # computed per query or sliced from the segment's whole impacts: whatever way the
     # sum took, the ranked top must be the top of every document's full score.
-    records = [record_at(f"areas/d{i:02d}.html", memory(f"Doc {i}", text + "."))
-               for i, text in enumerate(docs)]
-    version = version_from_records(records, "s")
-    ops: list[OverlayOp] = [Put(records[i % len(records)].path, memory(f"Doc {i}", text + "."))
-                            for i, text in edits]
-    view = with_overlay(version, ops).unwrap() if ops else version
-    indexes = indexes_of(view)
+    indexes = indexes_of(_view(docs, edits))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(search_module, "_DENSE_SHARE", share)
         patch.setattr(search_module, "_WARM_SEARCHES", warm)

@@ -33,7 +33,12 @@ import numpy as np
 from returns.io import IOResult
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.array_records import RecordsRefusedError, checksum, read_arrays
+from memhtml.contracts.array_records import (
+    RecordsRefusedError,
+    checksum,
+    npy_header,
+    read_arrays,
+)
 from memhtml.mdindex import ReadFailure
 from memhtml.mdindex.cache import CACHE_FORMAT, Arrays, Stamp
 
@@ -187,15 +192,12 @@ def read_label(front: bytes) -> CacheLabel | None:
     a JSON header that begins with ``_LABEL``."""
     stream = io.BytesIO(front)
     try:
-        version = np.lib.format.read_magic(stream)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
-        else:
-            return None
+        header = npy_header(stream)
     except (ValueError, EOFError, SyntaxError, TypeError):
         return None
+    if header is None:
+        return None
+    shape, fortran, dtype = header
     if dtype != np.uint8 or fortran or len(shape) != 1:
         return None
     start = stream.tell()

@@ -58,19 +58,28 @@ def read_arrays(stream: BinaryIO, listed: list[object],
     return arrays
 
 
+def npy_header(stream: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype[Any]] | None:
+    """The shape, Fortran order and dtype of the ``.npy`` record starting here, with the
+    stream moved to its data; None for a version of the format other than 1.0 and 2.0.
+    A header numpy cannot read raises as ``np.lib.format`` does."""
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(stream)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(stream)
+    return None
+
+
 def _mapped_bytes(stream: BinaryIO, name: str, size: object) -> npt.NDArray[Any]:
     """The 1-d byte array whose ``.npy`` record starts here, mapped read-only, with the
     stream moved past it. Refused unless the file holds all of it: touching a mapped
     page past the end of a file kills the process (SIGBUS) instead of raising."""
     if type(size) is not int or size < 0:
         raise RecordsRefusedError(f"array {name} has no size")
-    version = np.lib.format.read_magic(stream)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
-    elif version == (2, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
-    else:
+    header = npy_header(stream)
+    if header is None:
         raise RecordsRefusedError(f"array {name} is in an unknown .npy version")
+    shape, fortran, dtype = header
     if dtype != np.dtype(np.uint8) or fortran or shape != (size,):
         raise RecordsRefusedError(f"array {name} is not {size} bytes")
     offset = stream.tell()

@@ -268,24 +268,42 @@ def _dense_sums(size: int, shares: list[tuple[npt.NDArray[np.int32], npt.NDArray
     return dense
 
 
-def _base_sums(indexes: Indexes, plan: _QueryPlan,
-               terms: list[tuple[float, int, int]]) -> tuple[npt.NDArray[np.intp],
-                                                             npt.NDArray[np.float64]]:
-    """The summed ``terms`` of every base document they name (removed ones included):
-    ids ascending, with their scores."""
-    if not terms:
+def _is_dense(indexes: Indexes, plan: _QueryPlan) -> bool:
+    """Whether the query's postings are summed into an array the size of the segment
+    (``_DENSE_SHARE``)."""
+    postings = sum(end - start for _, start, end in plan.terms)
+    return postings * _DENSE_SHARE >= len(indexes.lexical.base.paths)
+
+
+def _sparse_sums(shares: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]]
+                 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The summed shares of every document the postings name, ids ascending."""
+    if not shares:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
-    shares = _shares(indexes, plan, terms)
-    size = len(indexes.lexical.base.paths)
-    if sum(len(ids) for ids, _ in shares) * _DENSE_SHARE >= size:
-        dense = _dense_sums(size, shares)
-        hit_ids = np.flatnonzero(dense > 0.0)
-        return hit_ids, dense[hit_ids]
     ids = np.concatenate([ids for ids, _ in shares])
     parts = np.concatenate([parts for _, parts in shares])
     hit_ids, inverse = np.unique(ids, return_inverse=True)
     return hit_ids, np.bincount(inverse, weights=parts, minlength=len(hit_ids)).astype(
         np.float64, copy=False)
+
+
+def _live(indexes: Indexes, ids: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]
+          ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """``ids`` and their ``scores`` less the base documents the delta removed."""
+    if not indexes.lexical.removed or not len(ids):
+        return ids, scores
+    keep = ~np.isin(ids, _removed_ids(indexes))
+    return ids[keep], scores[keep]
+
+
+def _best(ids: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], cap: int
+          ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The entries scoring at or above the ``cap``-th best (ties included), in order."""
+    if len(scores) <= cap:
+        return ids, scores
+    kth = float(np.partition(scores, len(scores) - cap)[len(scores) - cap])
+    chosen = scores >= kth
+    return ids[chosen], scores[chosen]
 
 
 def _bm25_parts(
@@ -294,11 +312,14 @@ def _bm25_parts(
     """BM25 scores split by where a document lives: the base segment's matching doc
     ids with their scores (removed documents left out), and a dict for the delta."""
     plan = _plan(indexes, query)
-    hit_ids, hit_scores = _base_sums(indexes, plan, plan.terms)
-    if indexes.lexical.removed and len(hit_ids):
-        keep = ~np.isin(hit_ids, _removed_ids(indexes))
-        hit_ids, hit_scores = hit_ids[keep], hit_scores[keep]
-    return hit_ids, hit_scores, plan.delta_scores
+    shares = _shares(indexes, plan, plan.terms)
+    if _is_dense(indexes, plan):
+        dense = _dense_sums(len(indexes.lexical.base.paths), shares)
+        hit_ids = np.flatnonzero(dense > 0.0)
+        hit_scores = dense[hit_ids]
+    else:
+        hit_ids, hit_scores = _sparse_sums(shares)
+    return (*_live(indexes, hit_ids, hit_scores), plan.delta_scores)
 
 
 def bm25_scores(indexes: Indexes, query: str) -> dict[str, float]:
@@ -316,30 +337,20 @@ def _base_top(indexes: Indexes, plan: _QueryPlan,
     """The live base documents scoring at or above the ``cap``-th best (ties
     included), ids ascending, with their scores.
 
-    A query touching many postings is summed into an array the size of the segment
-    and its ``cap``-th best read with one ``partition`` of that array: the best are
-    found without listing every match (``flatnonzero`` of a float array cost four
-    times the whole sum at 100,000 documents). Every match scores above zero (idf and
-    saturation are both positive), so zeros are exactly the documents not matched.
+    A query touching many postings is summed into an array the size of the segment,
+    and its best are found without listing every match: above a floor the ``cap``-th
+    best surely reaches (``_score_floor``), else by one ``partition`` of the array
+    (``flatnonzero`` of the whole float array cost more than the sum at 100,000
+    documents). Every match scores above zero (idf and saturation are both positive),
+    so zeros are exactly the documents not matched.
     """
-    lexical = indexes.lexical
-    base = lexical.base
-    size = len(base.paths)
-    postings = sum(end - start for _, start, end in plan.terms)
-    if not plan.terms or postings * _DENSE_SHARE < size:
-        hit_ids, hit_scores = _base_sums(indexes, plan, plan.terms)
-        if lexical.removed and len(hit_ids):
-            keep = ~np.isin(hit_ids, _removed_ids(indexes))
-            hit_ids, hit_scores = hit_ids[keep], hit_scores[keep]
-        if len(hit_scores) <= cap:
-            return hit_ids, hit_scores
-        kth = float(np.partition(hit_scores, len(hit_scores) - cap)[len(hit_scores) - cap])
-        chosen = hit_scores >= kth
-        return hit_ids[chosen], hit_scores[chosen]
     shares = _shares(indexes, plan, plan.terms)
+    if not _is_dense(indexes, plan):
+        return _best(*_live(indexes, *_sparse_sums(shares)), cap)
+    size = len(indexes.lexical.base.paths)
     dense = _dense_sums(size, shares)
     floor = 0.0
-    if lexical.removed:
+    if indexes.lexical.removed:
         dense[_removed_ids(indexes)] = 0.0
     else:
         floor = _score_floor(plan, shares, cap)
@@ -347,10 +358,7 @@ def _base_top(indexes: Indexes, plan: _QueryPlan,
         # At least ``cap`` documents score at or above the floor, so the cap-th best
         # does too: only the few documents above it need sorting out.
         top = np.flatnonzero(dense >= floor)
-        scores = dense[top]
-        kth = float(np.partition(scores, len(scores) - cap)[len(scores) - cap])
-        chosen = scores >= kth
-        return top[chosen], scores[chosen]
+        return _best(top, dense[top], cap)
     if size > cap:
         kth = float(np.partition(dense, size - cap)[size - cap])
         top = np.flatnonzero(dense >= kth) if kth > 0.0 else np.flatnonzero(dense > 0.0)

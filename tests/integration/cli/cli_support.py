@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +46,10 @@ def git_log(root: Path) -> list[str]:
     out = subprocess.run(["git", "log", "--format=%H %s"], cwd=root, check=True,
                          capture_output=True, text=True).stdout
     return out.splitlines()
+
+
+def memhtml_process(store: Path, *tokens: str) -> subprocess.CompletedProcess[str]:
+    """The command as a person runs it: a fresh ``python -m memhtml`` process (the
+    console entry point, its own start-up and exit) on ``store``."""
+    return subprocess.run([sys.executable, "-m", "memhtml", *tokens, "--store", str(store)],
+                          capture_output=True, text=True, check=False, timeout=120)

@@ -9,18 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-def _memhtml(store: Path, *tokens: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memhtml", *tokens, "--store", str(store)],
-                          capture_output=True, text=True, check=False, timeout=120)
+from tests.integration.cli.cli_support import memhtml_process
 
 
 def test_output_codes_and_writes_survive_the_fast_exit(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    assert _memhtml(store, "init").returncode == 0
+    assert memhtml_process(store, "init").returncode == 0
     paths = []
     for i in range(3):
-        wrote = _memhtml(store, "write", "--title", f"Note {i}",
+        wrote = memhtml_process(store, "write", "--title", f"Note {i}",
                          "--claim", f"Deploys of service {i} happen on Tuesdays.", "--json")
         assert wrote.returncode == 0, wrote.stderr
         paths.append(json.loads(wrote.stdout)["path"])
@@ -28,20 +25,20 @@ def test_output_codes_and_writes_survive_the_fast_exit(tmp_path: Path) -> None:
     log = subprocess.run(["git", "-C", str(store), "log", "--format=%s"], capture_output=True,
                          text=True, check=True).stdout
     assert len(log.splitlines()) >= 4
-    found = _memhtml(store, "search", "deploys Tuesdays", "--json")
+    found = memhtml_process(store, "search", "deploys Tuesdays", "--json")
     assert found.returncode == 0
     assert sorted(hit["path"] for hit in json.loads(found.stdout)["hits"]) == sorted(paths)
-    missing = _memhtml(store, "read", "areas/none/missing.html")
+    missing = memhtml_process(store, "read", "areas/none/missing.html")
     assert missing.returncode == 1 and "no memory at" in missing.stderr
-    usage = _memhtml(store, "search")
+    usage = memhtml_process(store, "search")
     assert usage.returncode == 2
 
 
 def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    assert _memhtml(store, "init").returncode == 0
+    assert memhtml_process(store, "init").returncode == 0
     for i in range(30):
-        assert _memhtml(store, "write", "--title", f"Long note {i}",
+        assert memhtml_process(store, "write", "--title", f"Long note {i}",
                         "--claim", f"Service {i} deploys on Tuesdays after the checks.",
                         ).returncode == 0
     shell = (f"{sys.executable} -m memhtml search 'deploys Tuesdays' --limit 30 "

@@ -14,8 +14,6 @@ from __future__ import annotations
 import copy
 import json
 import pickle
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from memhtml.contracts.record import DEFERRED_FIELDS, MemoryRecord, deferred_key
 from memhtml.head import HeadVersion, load_head
 from memhtml.head.codec import DeferredTextError
 from memhtml.store.snapshot import Snapshot, read_snapshot, save_snapshot
+from tests.integration.cli.cli_support import memhtml_process
 from tests.integration.store.store_support import ok
 from tests.property.head_support import memory
 
@@ -64,10 +63,11 @@ def _restored(path: Path, git: PygitService | None = None) -> HeadVersion:
     return snapshot.version()
 
 
-def _damage_text(path: Path, text: str) -> None:
-    """Flip one byte inside ``text`` where the snapshot stores it."""
+def _damage_text(path: Path, text: str, *, last: bool = False) -> None:
+    """Flip one byte inside ``text`` where the snapshot stores it (its first copy, or
+    with ``last`` its last)."""
     data = bytearray(path.read_bytes())
-    at = data.find(text.encode())
+    at = data.rfind(text.encode()) if last else data.find(text.encode())
     assert at >= 0
     data[at + len(text) // 2] ^= 0x20
     path.write_bytes(bytes(data))
@@ -112,11 +112,8 @@ def test_a_damaged_article_text_is_parsed_again_from_the_file(
     _, version = repo
     path = _saved(tmp_path, version)
     target = version.indexes.records["areas/gamma.html"]
-    data = bytearray(path.read_bytes())
     # The article text is stored after the file texts: damage its last copy.
-    at = data.rfind(target.body_text.encode())
-    data[at + 3] ^= 0x20
-    path.write_bytes(bytes(data))
+    _damage_text(path, target.body_text, last=True)
     restored = _restored(path)
     assert restored.indexes.records["areas/gamma.html"].body_text == target.body_text
 
@@ -156,17 +153,12 @@ def test_a_restored_record_pickles_and_copies_as_a_plain_one(
         assert copy.copy(record) == original
 
 
-def _cli(store: Path, *tokens: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memhtml", *tokens, "--store", str(store)],
-                          capture_output=True, text=True, check=False, timeout=120)
-
-
 def test_a_command_reads_a_damaged_text_again_from_git(tmp_path: Path) -> None:
     # The whole path a person takes: a store, a cold command that leaves a snapshot,
     # the snapshot's copy of a file damaged on disk, then a cold read of that file.
     store = tmp_path / "store"
-    assert _cli(store, "init").returncode == 0
-    wrote = _cli(store, "write", "--title", "Deploy window",
+    assert memhtml_process(store, "init").returncode == 0
+    wrote = memhtml_process(store, "write", "--title", "Deploy window",
                  "--claim", "Deploys to checkout-api happen on Tuesdays.", "--json")
     assert wrote.returncode == 0, wrote.stderr
     path = json.loads(wrote.stdout)["path"]
@@ -174,13 +166,13 @@ def test_a_command_reads_a_damaged_text_again_from_git(tmp_path: Path) -> None:
     folder = store / ".git" / "memhtml" / "snapshots"
     for old in folder.glob("*.snapshot"):
         old.unlink()
-    assert _cli(store, "status").returncode == 0
+    assert memhtml_process(store, "status").returncode == 0
     snapshots = list(folder.glob("*.snapshot"))
     assert len(snapshots) == 1
     text = (store / path).read_text(encoding="utf-8")
     _damage_text(snapshots[0], text)
     damaged = snapshots[0].read_bytes()
-    read = _cli(store, "read", path, "--tier", "all", "--json")
+    read = memhtml_process(store, "read", path, "--tier", "all", "--json")
     assert read.returncode == 0, read.stderr
     assert json.loads(read.stdout)["text"] == text
     # The snapshot was used (a refused one would have been removed and rebuilt): the
