@@ -8,6 +8,7 @@ and the markdown commands start without it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import os
 import sys
@@ -103,7 +104,8 @@ def console() -> None:
     at 100,000 memories about half a second and change nothing on disk. So the
     command's output is flushed and the process exits with ``os._exit``, as
     ``sys.exit`` would have (``None`` 0, an int itself, anything else printed and 1).
-    A crash is not caught here: it ends the usual way, with its traceback.
+    Output that cannot be written (a closed pipe, a full device) is one line on stderr
+    and exit code 1; any other crash ends the usual way, with its traceback.
     """
     from memhtml.cli.common import hold_until_exit
 
@@ -113,12 +115,30 @@ def console() -> None:
         code = 0
     except SystemExit as done:
         code = _exit_status(done.code)
+    except OSError as error:
+        if not _is_output_error(error):
+            raise
+        code = _output_failed(error)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (| head) or a closed stream
-            code = code or 1
+        except (OSError, ValueError) as error:  # a closed pipe (| head), a full device
+            code = code or _output_failed(error)
     os._exit(code)
+
+
+def _is_output_error(error: OSError) -> bool:
+    """Whether ``error`` is the command's output meeting a reader that went away or a
+    device with no room: not a failure of the command's work, which was done."""
+    return isinstance(error, BrokenPipeError) or error.errno in (errno.EPIPE, errno.ENOSPC)
+
+
+def _output_failed(error: BaseException) -> int:
+    """One line on stderr (if it can take it) instead of a traceback; exit code 1."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"memhtml: the output could not be written: {error}\n")
+        sys.stderr.flush()
+    return 1
 
 
 def _exit_status(code: object) -> int:
