@@ -90,6 +90,9 @@ class Journal:
     """Set for a fast-forward (the sleep merge): the existing commit the branch is
     moved to from ``parent``, rather than a new commit made on it. Such a write has
     landed once the branch holds ``target``."""
+    merge_parent: str | None = None
+    """Set for a merge (``memhtml sync``): the commit's second parent, so the write is
+    recognised by both of its parents when the process died before marking it landed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +121,7 @@ def _journal_body(journal: Journal) -> str:
     return json.dumps({
         "ref": journal.ref, "parent": journal.parent, "commit": journal.commit,
         "at": journal.at, "synced": journal.synced, "target": journal.target,
+        "merge_parent": journal.merge_parent,
         "steps": [[s.path, s.before, s.after] for s in journal.steps],
     })
 
@@ -135,12 +139,14 @@ def _put_journal(journal: Journal) -> Journal:
 
 
 def write_journal(git_dir: Path, ref: str, parent: str | None, steps: Sequence[PathStep],
-                  at: float, target: str | None = None) -> IOResult[Journal, StoreError]:
+                  at: float, target: str | None = None, merge_parent: str | None = None
+                  ) -> IOResult[Journal, StoreError]:
     """Record a write before it moves the branch; a failure to record commits nothing.
-    ``target`` marks a fast-forward to that existing commit."""
+    ``target`` marks a fast-forward to that existing commit; ``merge_parent`` a merge
+    commit's second parent."""
     name = f"{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
     journal = Journal(pending_dir(git_dir) / name, ref, tuple(steps), parent, None, at,
-                      target=target)
+                      target=target, merge_parent=merge_parent)
     return _put_journal(journal).alt(
         lambda exc: Refused(f"cannot record the write in {pending_dir(git_dir)}: {exc}"))
 
@@ -177,7 +183,8 @@ def read_journals(git_dir: Path) -> tuple[Journal, ...]:
                           for path, before, after in data["steps"])
             found.append(Journal(file, str(data["ref"]), steps, _blob(data.get("parent")),
                                  _blob(data.get("commit")), float(data.get("at", 0.0)),
-                                 data.get("synced") is True, _blob(data.get("target"))))
+                                 data.get("synced") is True, _blob(data.get("target")),
+                                 _blob(data.get("merge_parent"))))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return tuple(found)

@@ -186,7 +186,10 @@ def _marked(deps: StoreDeps, git_dir: Path | None, draft: Draft
         return IOSuccess(None)
     free = index_lock_free(git_dir, deps.clock.sleep)
     at = deps.clock.now().timestamp()
-    return free.bind(lambda _: write_journal(git_dir, deps.ref, draft.parent, _steps(draft), at))
+    # A merge commit is made only on a parent (see ``swap``): its mark names both.
+    second = draft.merge_parent if draft.parent is not None else None
+    return free.bind(lambda _: write_journal(git_dir, deps.ref, draft.parent, _steps(draft), at,
+                                             merge_parent=second))
 
 
 def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str, journal: Journal | None

@@ -5,8 +5,9 @@ Every write leaves a mark (``checkout.Journal``) under ``<git-dir>/memhtml/pendi
 
 - **Not known to have landed** (the process died between the mark and the branch
   moving, or just after): the branch says whether it did. The first commit after the
-  mark's expected parent is the write when it is memhtml's and holds the write's
-  blobs; otherwise the write never landed and the mark is dropped. A fast-forward
+  mark's expected parent is the write when it is memhtml's, has exactly the mark's
+  parents (a sync's merge commit has two) and holds the write's blobs; otherwise the
+  write never landed and the mark is dropped. A fast-forward
   (the sleep merge, ``Journal.target``) landed when the branch holds its target.
 - **Landed**: the checkout is brought up to date (a lock kept it from following, or
   the process died first), and the write is watched for a while. A person's
@@ -116,9 +117,9 @@ def _follow(deps: StoreDeps, journal: Journal, commit: str) -> IOResult[Recovere
 
 
 def _landing_of(deps: StoreDeps, journal: Journal) -> IOResult[str | None, StoreError]:
-    """The commit the marked write landed as, or None when it never landed: the first
-    commit after the mark's expected parent, when it is memhtml's and holds the
-    write's blobs."""
+    """The commit the marked write landed as, or None when it never landed: the
+    commit after the mark's expected parent that is memhtml's, has exactly the mark's
+    parents and holds the write's blobs."""
     git = deps.git
     paths = [s.path for s in journal.steps]
     after = {s.path: s.after for s in journal.steps}
@@ -126,23 +127,35 @@ def _landing_of(deps: StoreDeps, journal: Journal) -> IOResult[str | None, Store
     if target is not None:
         return deps.tip().bind(lambda tip: _holds(deps, tip, target))
 
+    expected = tuple(p for p in (journal.parent, journal.merge_parent) if p)
+
     def first_after(tip: str | None) -> IOResult[str | None, StoreError]:
         if tip is None or tip == journal.parent:
             return IOSuccess(None)
         between: IOResult[tuple[str, ...], StoreError] = git.commits_between(
             journal.parent, tip)
-        return between.bind(lambda shas: is_ours(shas[0]) if shas else IOSuccess(None))
+
+        # Oldest first; across a merge the other side's commits come in too, so the
+        # write is the first one that is memhtml's on exactly the mark's parents.
+        def then(done: IOResult[str | None, StoreError], sha: str
+                 ) -> IOResult[str | None, StoreError]:
+            return done.bind(lambda found: IOSuccess(found) if found else is_ours(sha))
+
+        start: IOResult[str | None, StoreError] = IOSuccess(None)
+        return between.bind(lambda shas: reduce(then, shas, start))
 
     def is_ours(sha: str) -> IOResult[str | None, StoreError]:
-        def compare(info: CommitInfo, entries: tuple[TreeEntry, ...]) -> str | None:
+        def compare(entries: tuple[TreeEntry, ...]) -> str | None:
             held = {e.path: e.blob_id for e in entries}
-            expected = (journal.parent,) if journal.parent else ()
-            ours = (info.message.startswith(MEMHTML_SUBJECT) and info.parents == expected
-                    and all(held.get(p) == after[p] for p in paths))
-            return sha if ours else None
+            return sha if all(held.get(p) == after[p] for p in paths) else None
+
+        def judge(info: CommitInfo) -> IOResult[str | None, StoreError]:
+            if not info.message.startswith(MEMHTML_SUBJECT) or info.parents != expected:
+                return IOSuccess(None)
+            return git.entries_at(sha, paths).map(compare)
 
         info: IOResult[CommitInfo, StoreError] = git.commit_info(sha)
-        return info.bind(lambda i: git.entries_at(sha, paths).map(lambda e: compare(i, e)))
+        return info.bind(judge)
 
     return deps.tip().bind(first_after)
 

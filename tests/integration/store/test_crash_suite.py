@@ -1,5 +1,8 @@
 """A crash at every write point of every door leaves nothing a person's git can revert.
 
+The doors are the writes, publish, a markdown import, and ``sync`` both ways the branch
+moves there: a merge commit and a fast-forward to the remote's commit.
+
 A child process runs the real CLI with a fault-injecting wrapper around every call that
 writes (the file system calls below, and ``PygitService``'s mutating methods) and ends
 itself with ``os._exit`` just before the k-th such call, or just after the commit
@@ -118,9 +121,10 @@ shutil.copyfile = low("shutil.copyfile", shutil.copyfile)
 for name in ("write_bytes", "write_text", "unlink"):
     setattr(pathlib.Path, name, low("Path." + name, getattr(pathlib.Path, name)))
 service = adapters_git.PygitService
-for name in ("commit", "update_index", "set_config", "create_branch", "delete_branch"):
+LANDS = ("commit", "commit_merge", "move_ref")
+for name in (*LANDS, "update_index", "set_config", "create_branch", "delete_branch"):
     setattr(service, name, method("PygitService." + name, getattr(service, name),
-                                  name == "commit"))
+                                  name in LANDS))
 
 try:
     cli_app.main(sys.argv[1:])
@@ -143,7 +147,19 @@ DOORS: dict[str, tuple[str, ...]] = {
     "move": ("move", KETTLE, "areas/kitchen/"),
     "publish": ("publish",),
     "import-markdown": ("import", "markdown", MARKDOWN),
+    # The remote "origin" and the store both moved since they parted: a merge commit.
+    "sync-merge": ("sync", "origin"),
+    # The remote "ahead" holds the store's tip and one more commit: a fast-forward.
+    "sync-forward": ("sync", "ahead"),
 }
+REMOTES = {"sync-merge": "origin", "sync-forward": "ahead"}
+MOVES = {"sync-merge": "PygitService.commit_merge returned",
+         "sync-forward": "PygitService.move_ref returned"}
+"""How each sync door moves the branch (every other door: a commit)."""
+"""The remote each sync door pushes to; every run gets its own copy of it."""
+LANDED = ("PygitService.commit returned", "PygitService.commit_merge returned",
+          "PygitService.move_ref returned")
+"""The events after which the branch has moved."""
 
 IN_INDEX_LOCK = "[in PygitService.update_index]"
 """The points inside ``update_index``: every one of them is after git's index lock is
@@ -160,6 +176,7 @@ class Prepared:
     root: Path
     markdown: Path
     tip: str
+    remotes: dict[str, Path]
 
 
 @dataclass(frozen=True)
@@ -195,6 +212,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
         done = memhtml(env, "write", *fields, "--store", str(root))
         assert done.returncode == 0, done.stderr
     assert porcelain(root, env) == []
+    remotes = _diverge(base, root, env)
     markdown = base / "markdown"
     (markdown / "sub").mkdir(parents=True)
     (markdown / "deploy.md").write_text(
@@ -202,7 +220,35 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
         "Tuesdays.\ntype: project\n---\n\nNever deploy on a Friday.\n", encoding="utf-8")
     (markdown / "sub" / "oncall.md").write_text(
         "# On-call rotation\n\nPriya runs the on-call rotation.\n", encoding="utf-8")
-    return Prepared(root, markdown, rev(root, env))
+    assert porcelain(root, env) == []
+    return Prepared(root, markdown, rev(root, env), remotes)
+
+
+def _diverge(base: Path, root: Path, env: dict[str, str]) -> dict[str, Path]:
+    """Two remotes for the sync doors: "origin", which another clone moved after the
+    store's last push while the store wrote too (a merge); and "ahead", which holds the
+    store's tip and one more commit (a fast-forward)."""
+
+    def moved_by_another_clone(remote: Path, name: str, claim: str) -> None:
+        other = base / f"{name}-clone"
+        for tokens in (("clone", str(remote), str(other)),
+                       ("write", "--title", name.title(), "--claim", claim,
+                        "--store", str(other)),
+                       ("sync", "--store", str(other))):
+            done = memhtml(env, *tokens)
+            assert done.returncode == 0, done.stderr
+
+    origin, ahead = base / "origin.git", base / "ahead.git"
+    git(base, env, "clone", "-q", "--bare", str(root), str(origin))
+    git(root, env, "remote", "add", "origin", str(origin))
+    moved_by_another_clone(origin, "window", "The window sticks in winter.")
+    done = memhtml(env, "write", "--title", "Shed key", "--claim",
+                   "The shed key hangs by the door.", "--store", str(root))
+    assert done.returncode == 0, done.stderr
+    git(base, env, "clone", "-q", "--bare", str(root), str(ahead))
+    git(root, env, "remote", "add", "ahead", str(ahead))
+    moved_by_another_clone(ahead, "gate", "The gate latch was oiled in May.")
+    return {"origin": origin, "ahead": ahead}
 
 
 def _crash(prepared: Prepared, door: str, k: int, work: Path, env: dict[str, str]
@@ -211,6 +257,11 @@ def _crash(prepared: Prepared, door: str, k: int, work: Path, env: dict[str, str
     (0: never)."""
     root = work / f"{door}-{k}"
     shutil.copytree(prepared.root, root, symlinks=True)
+    if door in REMOTES:
+        name = REMOTES[door]
+        remote = work / f"{door}-{k}.git"
+        shutil.copytree(prepared.remotes[name], remote, symlinks=True)
+        git(root, env, "remote", "set-url", name, str(remote))
     trace = work / f"{door}-{k}.trace"
     tokens = [str(prepared.markdown) if t == MARKDOWN else t for t in DOORS[door]]
     done = subprocess.run(
@@ -221,12 +272,18 @@ def _crash(prepared: Prepared, door: str, k: int, work: Path, env: dict[str, str
     return root, Crash(k, done.returncode, events, done.stdout + done.stderr)
 
 
+def _discard(root: Path) -> None:
+    """A run's checkout and its copy of a remote, if it had one."""
+    shutil.rmtree(root)
+    shutil.rmtree(root.with_name(root.name + ".git"), ignore_errors=True)
+
+
 def _after(prepared: Prepared, root: Path, crash: Crash, env: dict[str, str]
            ) -> tuple[str, ...]:
     """What a person sees next: every way the checkout fails them."""
     problems: list[str] = []
     moved = rev(root, env, "refs/heads/main")
-    committed = any(e.startswith("PygitService.commit returned") for e in crash.events)
+    committed = any(e.startswith(LANDED) for e in crash.events)
     if crash.code == CRASHED and (moved != prepared.tip) != committed:
         problems.append(f"the branch {'moved' if moved != prepared.tip else 'did not move'}, "
                         "but the wrapper saw the commit "
@@ -302,13 +359,13 @@ def test_a_crash_at_any_write_point_is_finished_by_the_next_command(
             problems = _after(prepared, root, crash, env)
             if problems:
                 failures.append((crash, problems))
-        shutil.rmtree(root)
+        _discard(root)
         if crash.code == 0:
             break
     points = k - 1
     assert points > 5, f"the wrapper saw only {points} write points: {crash.events}"
     assert crash.events and len(crash.events) == points
-    assert any(e.startswith("PygitService.commit returned") for e in crash.events)
+    assert any(e.startswith(MOVES.get(door, LANDED)) for e in crash.events), crash.events
     if failures:
         raise LostWorkError(_report(door, failures))
 
@@ -319,7 +376,7 @@ def test_a_crash_holding_gits_index_lock_is_finished_by_the_next_command(
     env = clean_environment(monkeypatch, tmp_path / "home")
     root, whole = _crash(prepared, door, 0, tmp_path, env)
     assert whole.code == 0, whole.output
-    shutil.rmtree(root)
+    _discard(root)
     points = [k for k, event in enumerate(whole.events, start=1) if IN_INDEX_LOCK in event]
     assert points, whole.events
     failures: list[tuple[Crash, tuple[str, ...]]] = []
@@ -329,6 +386,6 @@ def test_a_crash_holding_gits_index_lock_is_finished_by_the_next_command(
         problems = _after(prepared, root, crash, env)
         if problems:
             failures.append((crash, problems))
-        shutil.rmtree(root)
+        _discard(root)
     if failures:
         raise LostWorkError(_report(door, failures))
