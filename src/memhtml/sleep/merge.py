@@ -224,7 +224,7 @@ def _follow(deps: SleepDeps, outcome: MergeOutcome, journal: Journal | None
     synced: IOResult[Synced, StoreError] = bring_up_to_date(
         deps.git, worktree, deps.main_ref, journal.steps).lash(
         lambda _: IOSuccess(Synced((), tuple(s.path for s in journal.steps), False)))
-    return synced.bind(lambda done: mark_landed(journal, tip, done.index_updated).map(
+    return synced.bind(lambda done: mark_landed(journal, tip, done).map(
         lambda _: replace(outcome, synced=done.paths, kept=done.kept,
                           checkout_pending=not done.index_updated)))
 

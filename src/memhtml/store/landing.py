@@ -274,6 +274,6 @@ def _followed(deps: StoreDeps, sha: str, paths: tuple[str, ...], journal: Journa
         return IOSuccess(Landed(sha, paths, message, primary))
     synced = bring_up_to_date(deps.git, worktree, deps.ref, journal.steps).lash(
         lambda _: IOSuccess(Synced((), paths, False)))
-    return synced.bind(lambda done: mark_landed(journal, sha, done.index_updated).map(
+    return synced.bind(lambda done: mark_landed(journal, sha, done).map(
         lambda _: Landed(sha, paths, message, primary, done.kept,
                          pending=not done.index_updated, off_branch=done.off_branch)))

@@ -16,6 +16,13 @@ Every write leaves a mark (``checkout.Journal``) under ``<git-dir>/memhtml/pendi
   at its blob from before the write again, and the commit that put it back is not
   memhtml's, the write is restored by a new commit that names the one it undoes.
   The person's own changes in that commit are kept.
+- **Unless the person undid it on purpose.** A commit from a stale index leaves the
+  written file in the checkout (``git commit`` never touches files); ``git revert``,
+  ``git rm`` or ``git checkout`` of the old version put the file back as well. So a
+  path whose file had shown the write (the mark's ``shown``, recorded when the
+  checkout followed) and no longer holds it stays undone. A path the checkout never
+  showed (a kill before the files were written, a person's commit landing before
+  they were) gives no such sign and is restored.
 - A mark is dropped once its write can no longer be undone that way unnoticed: when
   a later memhtml commit touched its paths, or ``WATCH_SECONDS`` after it landed.
 """
@@ -34,9 +41,12 @@ from memhtml.store.checkout import (
     MEMHTML_SUBJECT,
     Journal,
     PathStep,
+    Synced,
     bring_up_to_date,
     drop_journal,
+    file_blob,
     mark_landed,
+    on_branch,
     read_journals,
 )
 from memhtml.store.deps import StoreDeps
@@ -110,9 +120,9 @@ def _settle(deps: StoreDeps, journal: Journal) -> IOResult[Recovered, StoreError
 def _follow(deps: StoreDeps, journal: Journal, commit: str) -> IOResult[Recovered, StoreError]:
     worktree = deps.worktree
     if worktree is None:
-        return mark_landed(journal, commit, True).map(lambda _: Recovered())
+        return mark_landed(journal, commit, Synced((), (), True)).map(lambda _: Recovered())
     return bring_up_to_date(deps.git, worktree, deps.ref, journal.steps).bind(
-        lambda outcome: mark_landed(journal, commit, outcome.index_updated).map(
+        lambda outcome: mark_landed(journal, commit, outcome).map(
             lambda _: Recovered(outcome.paths)))
 
 
@@ -188,7 +198,7 @@ def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError
         return dropped.map(lambda _: Recovered())
     paths = sorted({s.path for j in watched for s in j.steps})
 
-    def judge_all(tip: str | None) -> IOResult[Recovered, StoreError]:
+    def judge_all(tip: str | None, checked_out: bool) -> IOResult[Recovered, StoreError]:
         if tip is None:
             return IOSuccess(Recovered())
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = deps.git.entries_at(tip, paths)
@@ -198,7 +208,7 @@ def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError
 
             def then(done: IOResult[Recovered, StoreError], journal: Journal
                      ) -> IOResult[Recovered, StoreError]:
-                return done.bind(lambda so_far: _judge(deps, journal, held).map(
+                return done.bind(lambda so_far: _judge(deps, journal, held, checked_out).map(
                     lambda more: so_far + more))
 
             start: IOResult[Recovered, StoreError] = IOSuccess(Recovered())
@@ -206,12 +216,27 @@ def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError
 
         return entries.bind(each)
 
-    return dropped.bind(lambda _: deps.tip().bind(judge_all))
+    def where(tip: str | None) -> IOResult[Recovered, StoreError]:
+        # The checkout's files tell a deliberate undo only when it has the branch.
+        head: IOResult[str | None, StoreError] = on_branch(deps.git, deps.ref)
+        return head.bind(lambda at: judge_all(tip, at is not None and at == tip))
+
+    return dropped.bind(lambda _: deps.tip().bind(where))
 
 
-def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str]
+def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str], checked_out: bool
            ) -> IOResult[Recovered, StoreError]:
+    """Restore the paths of ``journal`` a commit from a stale index put back. In a
+    checkout that has the branch, a path whose file had shown the write and no longer
+    holds it was undone on purpose and is left so."""
     undone = [s for s in journal.steps if s.before != s.after and held.get(s.path) == s.before]
+    worktree = deps.worktree
+    if undone and checked_out and worktree is not None:
+        undone = [s for s in undone
+                  if s.path not in journal.shown or file_blob(worktree, s.path) == s.after]
+        if not undone:
+            # Put back in the files too: the person's own undo, to be kept.
+            return drop_journal(journal).map(lambda _: Recovered())
     if not undone:
         if all(held.get(s.path) != s.after for s in journal.steps):
             # Every path has moved on since: nothing of this write is left to undo.

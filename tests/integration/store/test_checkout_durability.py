@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from memhtml.adapters.clock import SystemClock
 from memhtml.store import (
     Refused,
@@ -213,3 +215,41 @@ def test_a_deliberate_archive_is_not_read_as_an_undo(tmp_path: Path) -> None:
     assert recovered.restored == ()
     assert landed.primary not in git_cli(tmp_path / "repo", "ls-tree", "-r", "--name-only",
                                          "HEAD").split()
+
+
+class Killed(BaseException):
+    """The process dying: nothing after it runs, nothing catches it."""
+
+
+def test_a_write_killed_before_its_checkout_followed_is_restored_after_a_stale_commit(
+        tmp_path: Path) -> None:
+    """Killed after the branch moved and before any file was written: the person's
+    next commit (from their index, which never held the memory) undoes the write with
+    the file absent, as a deliberate ``git rm`` would leave it. The mark says the
+    checkout never followed, so that is no sign of a chosen undo: restored."""
+    store, git = make_store(tmp_path / "repo")
+    root = tmp_path / "repo"
+
+    class DiesAfterCommit:
+        def __getattr__(self, name: str) -> object:
+            return getattr(git, name)
+
+        def commit(self, *args: object, **kwargs: object) -> object:
+            raise Killed(git.commit(*args, **kwargs))  # type: ignore[arg-type]
+
+    deps = store.deps
+    dying = Store(StoreDeps(git=DiesAfterCommit(), clock=deps.clock,  # type: ignore[arg-type]
+                            author=deps.author, state_dir=deps.state_dir,
+                            worktree=deps.worktree))
+    with pytest.raises(Killed):
+        write(dying, WriteInput(title="Kettle", claim="Descaled on Mondays."))
+    written = git_cli(root, "diff", "--name-only", "HEAD~1", "HEAD").split()
+    assert len(written) == 1 and not (root / written[0]).exists()
+    assert not read_journals(root / ".git")[-1].synced
+    _hand_commit(root, "notes/mine.txt", "mine\n")
+    assert written[0] not in git_cli(root, "ls-tree", "-r", "--name-only", "HEAD").split()
+
+    recovered = ok(finish_checkout(store.deps))
+    assert recovered.restored == (written[0],)
+    assert written[0] in git_cli(root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert _status(root) == []
