@@ -199,6 +199,20 @@ def read_journals(git_dir: Path) -> tuple[Journal, ...]:
     return tuple(found)
 
 
+ABANDONED_TEMPORARY_SECONDS = 600.0
+"""A mark's temporary file older than this was left by a process killed while writing
+it (writing one takes milliseconds); ``sweep_temporaries`` removes it."""
+
+
+def sweep_temporaries(git_dir: Path, now: float) -> None:
+    """Remove the half-written marks killed processes left (never read as marks)."""
+    with contextlib.suppress(OSError):
+        for file in pending_dir(git_dir).glob("*.tmp"):
+            with contextlib.suppress(OSError):
+                if now - file.stat().st_mtime > ABANDONED_TEMPORARY_SECONDS:
+                    file.unlink()
+
+
 def _blob(value: object) -> str | None:
     return None if value is None else str(value)
 

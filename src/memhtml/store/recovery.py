@@ -48,6 +48,7 @@ from memhtml.store.checkout import (
     mark_landed,
     on_branch,
     read_journals,
+    sweep_temporaries,
 )
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
@@ -79,14 +80,15 @@ class Recovered:
 
 
 def finish_checkout(deps: StoreDeps) -> IOResult[Recovered, StoreError]:
-    """Finish every mark a write left; nothing to do without a checkout (one directory
-    listing when there are no marks)."""
+    """Finish every mark a write left; nothing to do without a checkout (two directory
+    listings when there are no marks: the marks, and temporaries killed writes left)."""
     git_dir, worktree = deps.checkout_git_dir, deps.worktree
     if git_dir is None or worktree is None:
         return IOSuccess(Recovered())
     # A clone never copies git's config: define the merge driver the generated pages'
     # merge=ours lines need. A lookup when it is there; a failure leaves doctor to say so.
     ensure_merge_driver(deps.git)
+    sweep_temporaries(git_dir, deps.clock.now().timestamp())
     journals = read_journals(git_dir)
     if not journals:
         return IOSuccess(Recovered())

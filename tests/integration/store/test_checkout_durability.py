@@ -253,3 +253,22 @@ def test_a_write_killed_before_its_checkout_followed_is_restored_after_a_stale_c
     assert recovered.restored == (written[0],)
     assert written[0] in git_cli(root, "ls-tree", "-r", "--name-only", "HEAD").split()
     assert _status(root) == []
+
+
+def test_a_half_written_mark_a_kill_left_is_swept_once_abandoned(tmp_path: Path) -> None:
+    import os
+
+    from memhtml.store.checkout import ABANDONED_TEMPORARY_SECONDS, pending_dir
+
+    store, _ = make_store(tmp_path / "repo")
+    system = _system_clock(store)
+    folder = pending_dir(tmp_path / "repo" / ".git")
+    folder.mkdir(parents=True, exist_ok=True)
+    old, young = folder / "4242-0123456789ab.tmp", folder / "4243-0123456789ab.tmp"
+    old.write_bytes(b"")
+    young.write_bytes(b"{\"ref\": ")
+    long_ago = time.time() - ABANDONED_TEMPORARY_SECONDS - 5
+    os.utime(old, (long_ago, long_ago))
+    ok(finish_checkout(system.deps))
+    assert not old.exists()
+    assert young.exists(), "a mark being written right now is left alone"
