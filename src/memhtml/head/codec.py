@@ -54,7 +54,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, itemgetter
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -70,7 +70,8 @@ from memhtml.contracts.record import (
     deferred_key,
     records_from_rows,
 )
-from memhtml.head.indexes import Indexes, is_active, path_set_indexes
+from memhtml.head.indexes import Indexes, PathSet, path_set_indexes_of
+from memhtml.head.lazy_map import LazyMap, as_map
 from memhtml.head.lexical import (
     STEMMER,
     LexicalIndex,
@@ -402,7 +403,9 @@ def _json_column(values: object, kind: str, count: int, name: str) -> list[objec
 
 def _decode_records(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
                     meta: Mapping[str, Any], recover: RecoverBlob | None
-                    ) -> list[MemoryRecord]:
+                    ) -> list[Sequence[object]]:
+    """Every record field as a column, in ``RECORD_FIELDS`` order, each value checked
+    as it is decoded: a record is then only its row of these."""
     count = len(_array(arrays, "record.path", _INDEX))
     columns = meta["records"]
     _check(isinstance(columns, dict), "meta has no record columns")
@@ -441,9 +444,14 @@ def _decode_records(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
             hrefs = strings.pick(arrays, f"{key}.href", optional=True, count=len(texts))
             items = [CitationValue(t, h) for t, h in zip(texts, hrefs, strict=True)]
         values.append(_grouped(counts, items, key))
+    _check(all(len(column) == count for column in values), "a record column is short")
+    return values
+
+
+def _record_at(columns: Sequence[Sequence[object]], row: int) -> MemoryRecord:
     # A text field's column holds (column, row) pairs, placed under the field's
     # deferred key: the record reads the text on first use (``MemoryRecord``).
-    return records_from_rows(zip(*values, strict=True), _RESTORED_NAMES)
+    return records_from_rows([tuple(column[row] for column in columns)], _RESTORED_NAMES)[0]
 
 
 _RESTORED_NAMES = tuple(deferred_key(name) if RECORD_KINDS[name] == _TEXT else name
@@ -572,8 +580,16 @@ def _decode_lexical(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
                         _delta(lexical.get("added"), "added"), documents, total)
 
 
+def _path_set_maps(field: Mapping[str, Sequence[object]], active: Sequence[bool]
+                   ) -> Map[int, Map[str, PathSet]]:
+    """The three path-set maps of the records these columns hold, by position."""
+    rows = zip(field["path"], active, field["frame_key"], field["links"], field["entities"],
+               strict=True)
+    return Map(enumerate(path_set_indexes_of(rows)))  # type: ignore[arg-type]
+
+
 def _holders(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
-             decoded: Sequence[MemoryRecord]) -> Map[str, str]:
+             active_rows: Sequence[bool]) -> Map[str, str]:
     """``by_content_hash``, each holder checked to be an active record with that hash.
 
     Checked on the table indexes rather than the strings (both sides name each
@@ -586,7 +602,7 @@ def _holders(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
         row_of = np.full(len(strings.table), -1, dtype=np.int64)
         row_of[path_column] = np.arange(len(path_column))
         rows = row_of[arrays["holders.path"]]
-        active = np.fromiter((is_active(r) for r in decoded), dtype=bool, count=len(decoded))
+        active = np.fromiter(active_rows, dtype=bool, count=len(active_rows))
         _check(bool(np.all(rows >= 0)), "a holder is not a record")
         _check(bool(np.all(hash_column[rows] == arrays["holders.hash"]))
                and bool(np.all(active[rows])), "a holder cannot hold its hash")
@@ -638,10 +654,20 @@ def _decode(arrays: Mapping[str, npt.NDArray[Any]], sha: str,
     meta = json.loads(_array(arrays, "meta", _BYTES).tobytes())
     _check(isinstance(meta, dict), "meta is not a JSON object")
     strings = _Strings(arrays, meta.get("short_strings"))
-    decoded = _decode_records(arrays, strings, meta, recover)
-    records = Map({r.path: r for r in decoded})
-    _check(len(records) == len(decoded), "two records share a path")
-    by_frame, inbound, by_entity = path_set_indexes(decoded)
-    indexes = Indexes(records, _holders(arrays, strings, decoded), by_frame, inbound,
+    columns = _decode_records(arrays, strings, meta, recover)
+    field = {name: columns[i] for i, name in enumerate(RECORD_FIELDS)}
+    paths = cast(Sequence[str], field["path"])
+    _check(len(set(paths)) == len(paths), "two records share a path")
+    active = [not archived and status == "active"
+              for archived, status in zip(field["archived"], field["status"], strict=True)]
+    # A record is built when it is first read, and the path-set maps when first used:
+    # a command reading a few records never pays for the rest (``LazyMap``).
+    records = LazyMap(keys=paths, value=lambda row: _record_at(columns, row),
+                      values=lambda: records_from_rows(zip(*columns, strict=True),
+                                                       _RESTORED_NAMES))
+    path_sets = LazyMap(lambda: _path_set_maps(field, active))
+    by_frame, inbound, by_entity = (
+        as_map(LazyMap(lambda i=i: path_sets.whole()[i])) for i in range(3))  # type: ignore[misc]
+    indexes = Indexes(as_map(records), _holders(arrays, strings, active), by_frame, inbound,
                       by_entity, _decode_lexical(arrays, strings, meta))
     return HeadVersion(indexes, sha, None, _skipped(meta.get("skipped")))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from immutables import Map
 
-from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.view import HeadView
 from memhtml.head.lexical import (
     EMPTY_LEXICAL,
@@ -285,6 +285,11 @@ def _relexed(before: Indexes, after: Indexes, touched: set[str]) -> LexicalIndex
     return lexical
 
 
+PathSetRow = tuple[str, bool, str, Iterable[Link], Iterable[str]]
+"""What the path-set maps read of one record: path, active, frame key, links and
+entities (``path_set_indexes_of``)."""
+
+
 def path_set_indexes(
     records: Iterable[MemoryRecord],
 ) -> tuple[Map[str, PathSet], Map[str, PathSet], Map[str, PathSet]]:
@@ -294,16 +299,24 @@ def path_set_indexes(
     on the order they were inserted in, so a snapshot rebuilds them from its records
     rather than storing them.
     """
+    return path_set_indexes_of((r.path, is_active(r), r.frame_key, r.links, r.entities)
+                               for r in records)
+
+
+def path_set_indexes_of(
+    rows: Iterable[PathSetRow],
+) -> tuple[Map[str, PathSet], Map[str, PathSet], Map[str, PathSet]]:
+    """``path_set_indexes`` from the fields it reads, one row per record: a snapshot's
+    columns give them without building the records."""
     by_frame: dict[str, dict[str, bool]] = {}
     inbound: dict[str, dict[str, bool]] = {}
     by_entity: dict[str, dict[str, bool]] = {}
-    for record in records:
-        path = record.path
-        if is_active(record):
-            by_frame.setdefault(record.frame_key, {})[path] = True
-        for link in record.links:
+    for path, active, frame_key, links, entities in rows:
+        if active:
+            by_frame.setdefault(frame_key, {})[path] = True
+        for link in links:
             inbound.setdefault(link.href, {})[path] = True
-        for entity in record.entities:
+        for entity in entities:
             by_entity.setdefault(entity, {})[path] = True
     return (
         Map({k: Map(v) for k, v in by_frame.items()}),

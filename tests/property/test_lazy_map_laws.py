@@ -1,0 +1,178 @@
+"""A ``LazyMap`` is the map it stands for: any sequence of reads and updates gives
+what the same sequence gives on the built ``immutables.Map``, whether the values come
+one at a time, all at once, or from a builder, and whenever the whole map gets built.
+A value read before the whole map is built is the very object the map holds after.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from immutables import Map
+
+from memhtml.head.lazy_map import ONE_AT_A_TIME, LazyMap
+
+KEYS = st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=4), unique=True,
+                max_size=40)
+STEP = st.one_of(
+    st.tuples(st.just("get"), st.text(alphabet="abcdefgh", max_size=4)),
+    st.tuples(st.just("getitem"), st.text(alphabet="abcdefgh", max_size=4)),
+    st.tuples(st.just("contains"), st.text(alphabet="abcdefgh", max_size=4)),
+    st.tuples(st.just("len"), st.none()),
+    st.tuples(st.just("keys"), st.none()),
+    st.tuples(st.just("iter"), st.none()),
+    st.tuples(st.just("items"), st.none()),
+    st.tuples(st.just("values"), st.none()),
+    st.tuples(st.just("eq"), st.none()),
+    st.tuples(st.just("set"), st.text(alphabet="abcdefgh", max_size=4)),
+    st.tuples(st.just("delete"), st.text(alphabet="abcdefgh", max_size=4)),
+    st.tuples(st.just("mutate"), st.text(alphabet="abcdefgh", max_size=4)),
+)
+
+
+class Counted:
+    """How a lazy map's values were made."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys, self.one, self.all = keys, 0, 0
+
+    def value(self, row: int) -> list[str]:
+        self.one += 1
+        return [self.keys[row].upper()]  # a fresh object each time: identity shows
+
+    def values(self) -> list[list[str]]:
+        self.all += 1
+        return [[k.upper()] for k in self.keys]
+
+
+def _lazy(keys: list[str], by_rows: bool) -> tuple[LazyMap[str, list[str]], Counted]:
+    counted = Counted(keys)
+    if by_rows:
+        return LazyMap(keys=keys, value=counted.value, values=counted.values), counted
+    return LazyMap(lambda: Map({k: [k.upper()] for k in keys})), counted
+
+
+def _apply(target: object, op: str, key: str | None) -> object:
+    m = target  # a Map or a LazyMap, used the same way
+    if op == "get":
+        return m.get(key)  # type: ignore[attr-defined]
+    if op == "getitem":
+        try:
+            return m[key]  # type: ignore[index]
+        except KeyError:
+            return KeyError
+    if op == "contains":
+        return key in m  # type: ignore[operator]
+    if op == "len":
+        return len(m)  # type: ignore[arg-type]
+    if op == "keys":
+        return sorted(m.keys())  # type: ignore[attr-defined]
+    if op == "iter":
+        return sorted(m)  # type: ignore[call-overload]
+    if op == "items":
+        return sorted(m.items())  # type: ignore[attr-defined]
+    if op == "values":
+        return sorted(m.values())  # type: ignore[attr-defined]
+    if op == "set":
+        return dict(m.set(key, ["new"]).items())  # type: ignore[attr-defined]
+    if op == "delete":
+        try:
+            return dict(m.delete(key).items())  # type: ignore[attr-defined]
+        except KeyError:
+            return KeyError
+    if op == "mutate":
+        with m.mutate() as mutation:  # type: ignore[attr-defined]
+            mutation[key] = ["mutated"]
+            return dict(mutation.finish().items())
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=KEYS, steps=st.lists(STEP, max_size=12), by_rows=st.booleans())
+def test_every_use_answers_as_the_built_map(keys: list[str],
+                                           steps: list[tuple[str, str | None]],
+                                           by_rows: bool) -> None:
+    lazy, _ = _lazy(keys, by_rows)
+    plain = Map({k: [k.upper()] for k in keys})
+    for op, key in steps:
+        if op == "eq":
+            assert lazy == plain and plain == lazy
+            assert lazy != Map({"?": ["?"]}) and Map({"?": ["?"]}) != lazy
+            continue
+        assert _apply(lazy, op, key) == _apply(plain, op, key), (op, key)
+    assert lazy == plain
+
+
+@given(keys=KEYS.filter(bool), data=st.data())
+def test_a_value_read_early_is_the_one_the_built_map_holds(keys: list[str],
+                                                          data: st.DataObject) -> None:
+    lazy, counted = _lazy(keys, by_rows=True)
+    read = data.draw(st.lists(st.sampled_from(keys), unique=True))
+    early = {k: lazy[k] for k in read}
+    assert counted.one == len(read) and counted.all == 0 and not lazy.built
+    assert all(lazy[k] is early[k] for k in read)  # made once each
+    whole = lazy.whole()
+    assert counted.all == 1
+    assert all(whole[k] is early[k] for k in read)
+    assert all(lazy[k] is whole[k] for k in keys)
+
+
+def test_reading_many_one_at_a_time_makes_the_rest_at_once() -> None:
+    keys = [f"k{i}" for i in range(ONE_AT_A_TIME * 3)]
+    lazy, counted = _lazy(keys, by_rows=True)
+    for key in keys:
+        assert lazy[key] == [key.upper()]
+    assert counted.one == ONE_AT_A_TIME and counted.all == 1 and lazy.built
+
+
+def test_reads_that_need_no_value_make_none() -> None:
+    keys = ["a", "b", "c"]
+    lazy, counted = _lazy(keys, by_rows=True)
+    assert len(lazy) == 3 and "b" in lazy and "z" not in lazy
+    assert sorted(lazy) == keys and sorted(lazy.keys()) == keys
+    assert lazy.get("z") is None and lazy.get("z", 5) == 5
+    assert (counted.one, counted.all, lazy.built) == (0, 0, False)
+
+
+@pytest.mark.parametrize("by_rows", [False, True])
+def test_it_pickles_and_copies_as_a_plain_map(by_rows: bool) -> None:
+    lazy, _ = _lazy(["a", "b"], by_rows)
+    for other in (pickle.loads(pickle.dumps(lazy)), copy.copy(lazy), copy.deepcopy(lazy)):
+        assert type(other) is Map and other == Map({"a": ["A"], "b": ["B"]})
+
+
+def test_threads_racing_to_build_it_build_it_once() -> None:
+    builds: list[int] = []
+    gate = threading.Barrier(8)
+
+    def build() -> Map[str, int]:
+        builds.append(1)
+        return Map({"a": 1})
+
+    lazy: LazyMap[str, int] = LazyMap(build)
+    seen: list[object] = []
+
+    def race() -> None:
+        gate.wait()
+        seen.append(lazy.whole())
+
+    threads = [threading.Thread(target=race) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(builds) == 1 and all(s is seen[0] for s in seen)
+
+
+def test_it_refuses_equal_keys_and_half_a_recipe() -> None:
+    with pytest.raises(ValueError, match="two keys"):
+        LazyMap(keys=["a", "a"], value=lambda i: i, values=lambda: [0, 1])
+    with pytest.raises(TypeError):
+        LazyMap(keys=["a"], value=lambda i: i)
+    with pytest.raises(TypeError):
+        LazyMap()
