@@ -580,12 +580,20 @@ def _decode_lexical(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
                         _delta(lexical.get("added"), "added"), documents, total)
 
 
+def _all_records(columns: Sequence[Sequence[object]]) -> list[MemoryRecord]:
+    # Built later than the decode, but as many objects, none in a cycle: the same
+    # pause of the collector (``decode_version``).
+    with _collector_paused():
+        return records_from_rows(zip(*columns, strict=True), _RESTORED_NAMES)
+
+
 def _path_set_maps(field: Mapping[str, Sequence[object]], active: Sequence[bool]
                    ) -> Map[int, Map[str, PathSet]]:
     """The three path-set maps of the records these columns hold, by position."""
     rows = zip(field["path"], active, field["frame_key"], field["links"], field["entities"],
                strict=True)
-    return Map(enumerate(path_set_indexes_of(rows)))  # type: ignore[arg-type]
+    with _collector_paused():
+        return Map(enumerate(path_set_indexes_of(rows)))  # type: ignore[arg-type]
 
 
 def _holders(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
@@ -663,8 +671,7 @@ def _decode(arrays: Mapping[str, npt.NDArray[Any]], sha: str,
     # A record is built when it is first read, and the path-set maps when first used:
     # a command reading a few records never pays for the rest (``LazyMap``).
     records = LazyMap(keys=paths, value=lambda row: _record_at(columns, row),
-                      values=lambda: records_from_rows(zip(*columns, strict=True),
-                                                       _RESTORED_NAMES))
+                      values=lambda: _all_records(columns))
     path_sets = LazyMap(lambda: _path_set_maps(field, active))
     by_frame, inbound, by_entity = (
         as_map(LazyMap(lambda i=i: path_sets.whole()[i])) for i in range(3))  # type: ignore[misc]
