@@ -10,6 +10,7 @@ callers treat a refusal as a miss and rebuild.
 from __future__ import annotations
 
 import os
+import threading
 import zlib
 from typing import Any, BinaryIO
 
@@ -32,10 +33,11 @@ def read_arrays(stream: BinaryIO, listed: list[object],
     for its size and checksum, and nothing after the last; ``RecordsRefusedError`` says
     what did not hold.
 
-    A record named in ``mapped`` (a 1-d byte array) is memory-mapped from the file
-    instead of read: its pages load only where a caller looks, and the mapping
-    outlives the stream (and the file's removal). Its checksum is not checked, since
-    that would read every page; the caller checks what it reads from it.
+    A record named in ``mapped`` (a 1-d array of plain numbers) is memory-mapped from
+    the file instead of read: its pages load only where a caller looks, and the
+    mapping outlives the stream (and the file's removal). Its checksum is not checked
+    here, since that would read every page: the caller checks what it reads from it,
+    or the whole array beside its own work (``Checksums``).
     """
     arrays: dict[str, npt.NDArray[Any]] = {}
     for entry in listed:
@@ -43,7 +45,7 @@ def read_arrays(stream: BinaryIO, listed: list[object],
             raise RecordsRefusedError("the header lists an array badly")
         name, size, expected = entry
         if name in mapped:
-            arrays[name] = _mapped_bytes(stream, name, size)
+            arrays[name] = _mapped(stream, name, size)
             continue
         array = np.load(stream, allow_pickle=False)
         if not isinstance(array, np.ndarray) or array.nbytes != size:
@@ -70,24 +72,56 @@ def npy_header(stream: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype[Any]] 
     return None
 
 
-def _mapped_bytes(stream: BinaryIO, name: str, size: object) -> npt.NDArray[Any]:
-    """The 1-d byte array whose ``.npy`` record starts here, mapped read-only, with the
-    stream moved past it. Refused unless the file holds all of it: touching a mapped
-    page past the end of a file kills the process (SIGBUS) instead of raising."""
+def _mapped(stream: BinaryIO, name: str, size: object) -> npt.NDArray[Any]:
+    """The 1-d array of plain numbers whose ``.npy`` record starts here, mapped
+    read-only, with the stream moved past it. Refused unless the file holds all of it:
+    touching a mapped page past the end of a file kills the process (SIGBUS) instead
+    of raising."""
     if type(size) is not int or size < 0:
         raise RecordsRefusedError(f"array {name} has no size")
     header = npy_header(stream)
     if header is None:
         raise RecordsRefusedError(f"array {name} is in an unknown .npy version")
     shape, fortran, dtype = header
-    if dtype != np.dtype(np.uint8) or fortran or shape != (size,):
-        raise RecordsRefusedError(f"array {name} is not {size} bytes")
+    if (dtype.kind not in "biuf" or fortran or len(shape) != 1
+            or shape[0] * dtype.itemsize != size):
+        raise RecordsRefusedError(f"array {name} is not {size} bytes of plain numbers")
     offset = stream.tell()
     if os.fstat(stream.fileno()).st_size < offset + size:
         raise RecordsRefusedError(f"array {name} is truncated")
     if not size:
-        return np.zeros(0, dtype=np.uint8)
-    array: npt.NDArray[Any] = np.memmap(stream, dtype=np.uint8, mode="r", offset=offset,
-                                        shape=(size,))
+        return np.zeros(0, dtype=dtype)
+    array: npt.NDArray[Any] = np.memmap(stream, dtype=dtype, mode="r", offset=offset,
+                                        shape=shape)
     stream.seek(offset + size)
     return array
+
+
+class Checksums:
+    """The CRC-32 of some mapped arrays, computed on a thread of its own while the
+    caller goes on: ``zlib`` lets go of the interpreter while it sums, so reading the
+    pages in and summing them runs beside the caller's decoding, on another core.
+    ``failed`` waits for the sums and names the first array that does not match."""
+
+    def __init__(self, arrays: dict[str, npt.NDArray[Any]], expected: dict[str, int]) -> None:
+        self._work = [(name, arrays[name], expected[name]) for name in sorted(expected)]
+        self._failed: str | None = None
+        self._thread = threading.Thread(target=self._run, name="memhtml-checksums",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for name, array, crc in self._work:
+            try:
+                matches = checksum(array) == crc
+            except (OSError, ValueError, BufferError) as exc:
+                self._failed = f"array {name} cannot be read: {type(exc).__name__}"
+                return
+            if not matches:
+                self._failed = f"array {name} fails its checksum"
+                return
+
+    def failed(self) -> str | None:
+        """Why the arrays are not what was written, or None once every sum matched."""
+        self._thread.join()
+        return self._failed

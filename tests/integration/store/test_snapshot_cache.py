@@ -295,7 +295,39 @@ def _flip_a_string_byte(path: Path) -> None:
     assert header_array.size
 
 
+def _flip_in(name: str) -> Callable[[Path], None]:
+    """Flip one bit in the middle of the named array's payload, checksums left as
+    they were: what a bad disk block does to a mapped array."""
+    def flip(path: Path) -> None:
+        header_array, *_ = _records(path)
+        names = [entry[0] for entry in json.loads(header_array.tobytes())["arrays"]]
+        with path.open("rb") as stream:
+            np.load(stream, allow_pickle=False)  # the header
+            for listed in names:
+                np.lib.format.read_magic(stream)
+                shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+                start = stream.tell()
+                size = int(np.prod(shape)) * dtype.itemsize
+                if listed == name:
+                    break
+                stream.seek(start + size)
+        assert listed == name and size > 0
+        data = bytearray(path.read_bytes())
+        data[start + size // 2] ^= 0x04
+        path.write_bytes(bytes(data))
+
+    return flip
+
+
 DAMAGE: dict[str, tuple[Callable[[Path], object], str]] = {
+    "a flipped posting": (_flip_in("segment.doc_ids"), "checksum"),
+    "a flipped frequency": (_flip_in("segment.tfs"), "checksum"),
+    "postings in two dimensions": (lambda p: _rewrite(p, array_edit=lambda a: a.update(
+        {"segment.doc_ids": a["segment.doc_ids"].reshape(1, -1)})), "plain numbers"),
+    "postings as text": (lambda p: _rewrite(p, array_edit=lambda a: a.update(
+        {"segment.tfs": a["segment.tfs"].astype("U2")})), "plain numbers"),
+    "big-endian postings": (lambda p: _rewrite(p, array_edit=lambda a: a.update(
+        {"segment.tfs": a["segment.tfs"].astype(">i4")})), "expected 1-d"),
     "garbage": (lambda p: p.write_bytes(b"not a snapshot"), "unreadable"),
     "empty": (lambda p: p.write_bytes(b""), "unreadable"),
     "cut in the header": (lambda p: p.write_bytes(p.read_bytes()[:100]), "unreadable"),
