@@ -122,6 +122,16 @@ def test_a_value_read_early_is_the_one_the_built_map_holds(keys: list[str],
     assert all(lazy[k] is whole[k] for k in keys)
 
 
+@given(keys=KEYS, build_first=st.booleans())
+def test_keys_values_and_items_line_up(keys: list[str], build_first: bool) -> None:
+    lazy, _ = _lazy(keys, by_rows=True)
+    if build_first:
+        lazy.whole()
+    pairs = list(zip(lazy, lazy.values(), strict=True))
+    assert pairs == list(lazy.items()) == list(zip(lazy.keys(), lazy.values(), strict=True))
+    assert all(value == [key.upper()] for key, value in pairs)
+
+
 def test_reading_many_one_at_a_time_makes_the_rest_at_once() -> None:
     keys = [f"k{i}" for i in range(ONE_AT_A_TIME * 3)]
     lazy, counted = _lazy(keys, by_rows=True)

@@ -11,13 +11,14 @@ two threads build it once) and hands the call to it.
 With ``keys`` and ``value`` (one value per position) it answers ``get``, ``[]``,
 ``in``, ``len``, iteration and ``keys()`` from the keys alone, building only the
 values asked for, each once; the whole map, built when something else is asked,
-reuses them, so a value read before and after is the same object.
+reuses them, so a value read before and after is the same object. Iteration,
+``keys``, ``values`` and ``items`` all follow the keys' order, before and after.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 from immutables import Map
@@ -129,6 +130,20 @@ class LazyMap(Generic[K, V]):
         if self._row is not None:
             return self._row.keys()
         return self.whole().keys()
+
+    def values(self) -> Iterable[V]:
+        """In the order ``keys`` gives (the built map's own order is its hashes')."""
+        if self._row is not None:
+            made = self.whole()
+            return tuple(made[key] for key in self._row)
+        return self.whole().values()
+
+    def items(self) -> Iterable[tuple[K, V]]:
+        """In the order ``keys`` gives, as ``values``."""
+        if self._row is not None:
+            made = self.whole()
+            return tuple((key, made[key]) for key in self._row)
+        return self.whole().items()
 
     # -- everything else is the map's ----------------------------------------------------
 
