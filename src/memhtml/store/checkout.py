@@ -93,10 +93,6 @@ class Journal:
     merge_parent: str | None = None
     """Set for a merge (``memhtml sync``): the commit's second parent, so the write is
     recognised by both of its parents when the process died before marking it landed."""
-    shown: tuple[str, ...] = ()
-    """Paths whose working-tree file held the write's own blob once the checkout
-    followed it (absent, for a path the write removed). Only such a path can have been
-    undone on purpose in the checkout (``recovery``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +108,6 @@ class Synced:
     off_branch: bool = False
     """The checkout has another branch (or a detached HEAD) checked out, so none of it
     was ours to touch; no path is a person's change for that reason."""
-    shown: tuple[str, ...] = ()
-    """Paths whose file now holds the write's own blob (``PathStep.after``): the branch
-    still had it, and the file was brought to it or already held it."""
 
 
 def pending_dir(git_dir: Path) -> Path:
@@ -128,7 +121,7 @@ def _journal_body(journal: Journal) -> str:
     return json.dumps({
         "ref": journal.ref, "parent": journal.parent, "commit": journal.commit,
         "at": journal.at, "synced": journal.synced, "target": journal.target,
-        "merge_parent": journal.merge_parent, "shown": list(journal.shown),
+        "merge_parent": journal.merge_parent,
         "steps": [[s.path, s.before, s.after] for s in journal.steps],
     })
 
@@ -162,8 +155,7 @@ def mark_landed(journal: Journal, commit: str, done: Synced) -> IOResult[Journal
     """The mark of a write that has landed as ``commit``, with what bringing the
     checkout up to date did (``done``). Failing to rewrite it only leaves the older
     mark, from which the same is found again."""
-    landed = replace(journal, commit=commit, synced=done.index_updated,
-                     shown=tuple(sorted(set(journal.shown) | set(done.shown))))
+    landed = replace(journal, commit=commit, synced=done.index_updated)
     return _put_journal(landed).lash(lambda _: IOSuccess(journal))
 
 
@@ -192,8 +184,7 @@ def read_journals(git_dir: Path) -> tuple[Journal, ...]:
             found.append(Journal(file, str(data["ref"]), steps, _blob(data.get("parent")),
                                  _blob(data.get("commit")), float(data.get("at", 0.0)),
                                  data.get("synced") is True, _blob(data.get("target")),
-                                 _blob(data.get("merge_parent")),
-                                 tuple(str(p) for p in data.get("shown", ()))))
+                                 _blob(data.get("merge_parent"))))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return tuple(found)
@@ -328,7 +319,6 @@ def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
         updates: list[IndexUpdate] = []
         moved: set[str] = set()
         kept: set[str] = set()
-        shown: set[str] = set()
         for step in steps:
             entry = now.get(step.path)
             after = None if entry is None or entry.is_symlink else entry.blob_id
@@ -346,29 +336,22 @@ def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
                                            entry.mode if entry is not None else 0o100644))
             current = file_blob(worktree, step.path)
             if current == after:
-                if after == step.after:
-                    shown.add(step.path)
                 continue
             if current != step.before or (after is not None and after not in blobs):
                 kept.add(step.path)
                 continue
             if _put_file(worktree, step.path, None if after is None else blobs[after]):
                 moved.add(step.path)
-                if after == step.after:
-                    shown.add(step.path)
             else:
                 kept.add(step.path)
-        seen = tuple(sorted(shown))
 
         def indexed(done: tuple[str, ...]) -> Synced:
             skipped = {u.path for u in updates} - set(done)
-            return Synced(tuple(sorted(moved | set(done))), tuple(sorted(kept | skipped)), True,
-                          shown=seen)
+            return Synced(tuple(sorted(moved | set(done))), tuple(sorted(kept | skipped)), True)
 
         updated: IOResult[Synced, StoreError] = git.update_index(updates).map(indexed)
         return updated.lash(lambda _: IOSuccess(
-            Synced(tuple(sorted(moved)), tuple(sorted(kept | {u.path for u in updates})), False,
-                   shown=seen)))
+            Synced(tuple(sorted(moved)), tuple(sorted(kept | {u.path for u in updates})), False)))
 
     wanted = sorted({e.blob_id for e in now.values() if not e.is_symlink})
     read: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(wanted)

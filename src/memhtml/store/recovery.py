@@ -16,13 +16,15 @@ Every write leaves a mark (``checkout.Journal``) under ``<git-dir>/memhtml/pendi
   at its blob from before the write again, and the commit that put it back is not
   memhtml's, the write is restored by a new commit that names the one it undoes.
   The person's own changes in that commit are kept.
-- **Unless the person undid it on purpose.** A commit from a stale index leaves the
-  written file in the checkout (``git commit`` never touches files); ``git revert``,
-  ``git rm`` or ``git checkout`` of the old version put the file back as well. So a
-  path whose file had shown the write (the mark's ``shown``, recorded when the
-  checkout followed) and no longer holds it stays undone. A path the checkout never
-  showed (a kill before the files were written, a person's commit landing before
-  they were) gives no such sign and is restored.
+- **Unless the person reverted it.** ``git revert`` names the commit it reverts
+  ("This reverts commit <sha>."): a commit undoing the write that names the write's
+  commit is the person's choice and stays. Any other commit that puts the old blob
+  back is restored, however the checkout looks by then: a stale-index commit leaves
+  the written file on disk, but tidying that file away (``git stash``,
+  ``git restore``, ``git reset --hard``) before the next command would make it look
+  like a chosen ``git rm`` or ``git checkout <old> -- path``, and a person's
+  ``git commit`` must never silently undo a write. Those two ways of undoing one
+  are written back; ``git revert`` or ``memhtml archive`` keep theirs.
 - A mark is dropped once its write can no longer be undone that way unnoticed: when
   a later memhtml commit touched its paths, or ``WATCH_SECONDS`` after it landed.
 """
@@ -35,6 +37,7 @@ from functools import reduce
 from pathlib import Path
 
 from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
 
 from memhtml.contracts.services import CommitInfo, PathChange, TreeEntry
 from memhtml.store.checkout import (
@@ -44,9 +47,7 @@ from memhtml.store.checkout import (
     Synced,
     bring_up_to_date,
     drop_journal,
-    file_blob,
     mark_landed,
-    on_branch,
     read_journals,
     sweep_temporaries,
 )
@@ -145,7 +146,7 @@ def _landing_of(deps: StoreDeps, journal: Journal) -> IOResult[str | None, Store
         if tip is None or tip == journal.parent:
             return IOSuccess(None)
         between: IOResult[tuple[str, ...], StoreError] = git.commits_between(
-            journal.parent, tip)
+            journal.parent, tip).lash(parent_gone)
 
         # Oldest first; across a merge the other side's commits come in too, so the
         # write is the first one that is memhtml's on exactly the mark's parents.
@@ -155,6 +156,14 @@ def _landing_of(deps: StoreDeps, journal: Journal) -> IOResult[str | None, Store
 
         start: IOResult[str | None, StoreError] = IOSuccess(None)
         return between.bind(lambda shas: reduce(then, shas, start))
+
+    def parent_gone(failure: StoreError) -> IOResult[tuple[str, ...], StoreError]:
+        # A parent the repository no longer holds (amended away, then pruned) has no
+        # commit after it on the branch: the write never landed there.
+        if journal.parent is None:
+            return IOFailure(failure)
+        known: IOResult[CommitInfo, StoreError] = git.commit_info(journal.parent)
+        return IOFailure(failure) if is_successful(known) else IOSuccess(())
 
     def is_ours(sha: str) -> IOResult[str | None, StoreError]:
         def compare(entries: tuple[TreeEntry, ...]) -> str | None:
@@ -200,7 +209,7 @@ def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError
         return dropped.map(lambda _: Recovered())
     paths = sorted({s.path for j in watched for s in j.steps})
 
-    def judge_all(tip: str | None, checked_out: bool) -> IOResult[Recovered, StoreError]:
+    def judge_all(tip: str | None) -> IOResult[Recovered, StoreError]:
         if tip is None:
             return IOSuccess(Recovered())
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = deps.git.entries_at(tip, paths)
@@ -210,7 +219,7 @@ def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError
 
             def then(done: IOResult[Recovered, StoreError], journal: Journal
                      ) -> IOResult[Recovered, StoreError]:
-                return done.bind(lambda so_far: _judge(deps, journal, held, checked_out).map(
+                return done.bind(lambda so_far: _judge(deps, journal, held).map(
                     lambda more: so_far + more))
 
             start: IOResult[Recovered, StoreError] = IOSuccess(Recovered())
@@ -218,27 +227,14 @@ def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError
 
         return entries.bind(each)
 
-    def where(tip: str | None) -> IOResult[Recovered, StoreError]:
-        # The checkout's files tell a deliberate undo only when it has the branch.
-        head: IOResult[str | None, StoreError] = on_branch(deps.git, deps.ref)
-        return head.bind(lambda at: judge_all(tip, at is not None and at == tip))
-
-    return dropped.bind(lambda _: deps.tip().bind(where))
+    return dropped.bind(lambda _: deps.tip().bind(judge_all))
 
 
-def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str], checked_out: bool
+def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str]
            ) -> IOResult[Recovered, StoreError]:
-    """Restore the paths of ``journal`` a commit from a stale index put back. In a
-    checkout that has the branch, a path whose file had shown the write and no longer
-    holds it was undone on purpose and is left so."""
+    """Restore the paths of ``journal`` a commit other than a ``git revert`` of the
+    write put back as they were."""
     undone = [s for s in journal.steps if s.before != s.after and held.get(s.path) == s.before]
-    worktree = deps.worktree
-    if undone and checked_out and worktree is not None:
-        undone = [s for s in undone
-                  if s.path not in journal.shown or file_blob(worktree, s.path) == s.after]
-        if not undone:
-            # Put back in the files too: the person's own undo, to be kept.
-            return drop_journal(journal).map(lambda _: Recovered())
     if not undone:
         if all(held.get(s.path) != s.after for s in journal.steps):
             # Every path has moved on since: nothing of this write is left to undo.
@@ -250,12 +246,22 @@ def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str], checked_o
             # memhtml itself moved the path on (an archive, a move): not an undo.
             return drop_journal(journal).map(lambda _: Recovered())
         reverter = commits[0]
+        if journal.commit is not None and _reverts(reverter.message, journal.commit):
+            # The person's own git revert of this write: kept.
+            return drop_journal(journal).map(lambda _: Recovered())
         return _restore(deps, journal, [s.path for s in undone], reverter).bind(
             lambda restored: drop_journal(journal).map(lambda _: restored))
 
     touching: IOResult[tuple[CommitInfo, ...], StoreError] = deps.git.commits_touching(
         deps.ref, undone[0].path, 1)
     return touching.bind(decide)
+
+
+def _reverts(message: str, commit: str) -> bool:
+    """Whether a commit message is ``git revert``'s for ``commit`` (its line "This
+    reverts commit <sha>", the full id, as git writes it, whatever else was edited)."""
+    return any(line.strip().startswith(f"This reverts commit {commit}")
+               for line in message.splitlines())
 
 
 def _restore(deps: StoreDeps, journal: Journal, paths: Sequence[str], reverter: CommitInfo

@@ -272,3 +272,24 @@ def test_a_half_written_mark_a_kill_left_is_swept_once_abandoned(tmp_path: Path)
     ok(finish_checkout(system.deps))
     assert not old.exists()
     assert young.exists(), "a mark being written right now is left alone"
+
+
+def test_a_mark_whose_parent_is_gone_is_dropped_and_blocks_nothing(tmp_path: Path) -> None:
+    """A killed write's mark names a parent the person later amended away and pruned:
+    that write never landed, and the marks after it are still settled and watched."""
+    from memhtml.store.checkout import PathStep, write_journal
+
+    store, _ = make_store(tmp_path / "repo")
+    root = tmp_path / "repo"
+    gone = ok(write_journal(root / ".git", store.deps.ref, "1" * 40,
+                            [PathStep("areas/inbox/never.html", None, "2" * 40)], 0.0))
+    stale_index = (root / ".git" / "index").read_bytes()
+    landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert landed.primary is not None
+    (root / ".git" / "index").write_bytes(stale_index)
+    git_cli(root, "-c", "user.name=Person", "-c", "user.email=p@example.org",
+            "commit", "-q", "--allow-empty", "-m", "from a stale index")
+    recovered = ok(finish_checkout(store.deps))
+    assert recovered.restored == (landed.primary,)
+    assert not gone.file.exists()
+    assert _status(root) == []

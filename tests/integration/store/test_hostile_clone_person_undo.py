@@ -1,18 +1,21 @@
-"""A person who undoes a memhtml write with plain git on purpose keeps it undone; a
-commit made from a stale index is still undone in turn.
+"""A person who reverts a memhtml write with ``git revert`` keeps it reverted; any other
+commit that puts a write's paths back as they were is undone in turn.
 
 The recovery step that runs before every command (``finish_checkout``) restores a
-write that a commit from a stale index put back. Git cannot tell that commit from a
-chosen one by its tree alone, but the checkout can: ``git commit`` never touches
-files, so after a stale-index commit the written file is still on disk, while
-``git revert``, ``git rm`` and ``git checkout <old> -- path`` put the file back too.
-The sign counts only when the checkout had followed the write before the command
-began; one a kill or a held lock kept behind is restored whatever its files hold.
+write that a commit from a stale index put back. ``git revert`` says what it is: its
+message names the commit it reverts, so a revert of the write is the person's choice
+and stays. Nothing else can be told from a stale-index commit for sure: the written
+file it leaves on disk is gone again once the person tidies the "modified" file away
+(``git stash``, ``git restore``, ``git reset --hard``), which is what a chosen
+``git rm`` leaves too. A person's ``git commit`` must never silently undo a write, so
+those are written back, with a commit that names the one it undoes.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from tests.integration.store.checkout_support import (
     PERSON,
@@ -69,31 +72,38 @@ def test_a_git_revert_of_a_write_is_not_written_back(tmp_path: Path) -> None:
     assert porcelain(root, env) == []
 
 
-def test_a_git_rm_of_a_written_file_is_not_written_back(tmp_path: Path) -> None:
+def test_a_git_rm_of_a_write_is_written_back_naming_the_commit(tmp_path: Path) -> None:
     root, env, path = _store_with_one_write(tmp_path)
     git(root, env, "rm", "-q", "--", path)
     git(root, env, *PERSON, "commit", "-q", "-m", "drop the wrong kettle note")
     removed = _head(root, env)
-    assert not (root / path).exists()
 
-    assert path not in _after_next_command(root, env), (
-        "the person's git rm was undone by the next memhtml command: " + _log(root, env))
-    assert _head(root, env) == removed
+    assert path in _after_next_command(root, env), _log(root, env)
+    subject = git(root, env, "log", "-1", "--format=%s").stdout
+    assert subject.startswith(f"memhtml restore: 1 path(s) undone by {removed[:10]}")
+    assert porcelain(root, env) == []
 
 
-def test_a_label_checked_out_back_by_hand_stays_as_the_person_left_it(
-        tmp_path: Path) -> None:
+def test_a_label_checked_out_back_by_hand_is_written_back(tmp_path: Path) -> None:
     root, env, path = _store_with_one_write(tmp_path)
-    first = tree(root, env)[path]
     labelled = memhtml(env, "label", path, "person:ines-marechal", "--store", str(root))
     assert labelled.returncode == 0, labelled.stderr
-    assert tree(root, env)[path] != first
+    label = tree(root, env)[path]
     git(root, env, "checkout", "HEAD~1", "--", path)
     git(root, env, *PERSON, "commit", "-q", "-m", "no label on this one")
-    chosen = _head(root, env)
 
-    assert _after_next_command(root, env)[path] == first, _log(root, env)
-    assert _head(root, env) == chosen
+    assert _after_next_command(root, env)[path] == label, _log(root, env)
+
+
+def test_a_revert_stays_with_the_branch_not_checked_out(tmp_path: Path) -> None:
+    root, env, path = _store_with_one_write(tmp_path)
+    git(root, env, *PERSON, "revert", "--no-edit", "HEAD")
+    reverted = git(root, env, "rev-parse", "refs/heads/main").stdout.strip()
+    git(root, env, "checkout", "-q", "--detach", "HEAD~1")
+
+    _after_next_command(root, env)
+    assert path not in tree(root, env, "refs/heads/main"), _log(root, env)
+    assert git(root, env, "rev-parse", "refs/heads/main").stdout.strip() == reverted
 
 
 def test_a_revert_of_a_correction_keeps_both_paths_undone(tmp_path: Path) -> None:
@@ -129,9 +139,13 @@ def test_a_revert_of_an_archive_that_rewrote_links_keeps_every_path_undone(
     assert _head(root, env) == reverted
 
 
-def test_a_commit_from_a_stale_index_is_still_undone(tmp_path: Path) -> None:
-    """The person's commit carries the index from before the write; the written file
-    is still on disk, the sign of a stale index rather than a chosen undo."""
+@pytest.mark.parametrize("tidy", [(), ("stash", "-q", "-u"), ("clean", "-fq", "--", LADDER),
+                                  ("reset", "-q", "--hard")],
+                         ids=["left", "stash", "clean", "reset --hard"])
+def test_a_commit_from_a_stale_index_is_still_undone(tmp_path: Path,
+                                                     tidy: tuple[str, ...]) -> None:
+    """The person's commit carries the index from before the write; then they may tidy
+    the written file it left on disk away, taking it for a stray change."""
     root, env, _ = _store_with_one_write(tmp_path)
     stale_index = (root / ".git" / "index").read_bytes()
     wrote = memhtml(env, "write", "--title", "Ladder", "--claim", "The ladder is in the shed.",
@@ -143,7 +157,8 @@ def test_a_commit_from_a_stale_index_is_still_undone(tmp_path: Path) -> None:
     git(root, env, "add", "notes/mine.txt")
     git(root, env, *PERSON, "commit", "-q", "-m", "my notes")
     assert LADDER not in tree(root, env)
-    assert (root / LADDER).exists(), "git commit never touches the written file"
+    if tidy:
+        git(root, env, *tidy)
 
     after = _after_next_command(root, env)
     assert LADDER in after and "notes/mine.txt" in after, _log(root, env)
