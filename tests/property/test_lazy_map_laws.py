@@ -186,3 +186,24 @@ def test_it_refuses_equal_keys_and_half_a_recipe() -> None:
         LazyMap(keys=["a"], value=lambda i: i)
     with pytest.raises(TypeError):
         LazyMap()
+
+
+@given(KEYS)
+def test_a_column_is_handed_over_without_building_a_value(keys: list[str]) -> None:
+    counted = Counted(keys)
+    upper = [k.upper() for k in keys]
+    lazy = LazyMap(keys=keys, value=counted.value, values=counted.values,
+                   fields={"upper": upper})
+    assert lazy.column("upper") == upper and lazy.column("lower") is None
+    assert (counted.one, counted.all, lazy.built) == (0, 0, False)
+    assert [v[0] for v in lazy.values()] == lazy.column("upper")
+
+
+def test_columns_need_keys_and_one_value_per_key() -> None:
+    counted = Counted(["a", "b"])
+    with pytest.raises(ValueError, match="one value per key"):
+        LazyMap(keys=["a", "b"], value=counted.value, values=counted.values,
+                fields={"short": ["A"]})
+    with pytest.raises(ValueError, match="fields need keys"):
+        LazyMap(Map, fields={"any": []})
+    assert LazyMap(Map).column("any") is None

@@ -670,8 +670,11 @@ def _decode(arrays: Mapping[str, npt.NDArray[Any]], sha: str,
               for archived, status in zip(field["archived"], field["status"], strict=True)]
     # A record is built when it is first read, and the path-set maps when first used:
     # a command reading a few records never pays for the rest (``LazyMap``).
+    # The plain fields double as columns for a tally over every record (``status``);
+    # a text field's column holds (column, row) pairs, not the text, so it is left out.
+    plain = {name: field[name] for name in RECORD_FIELDS if RECORD_KINDS[name] != _TEXT}
     records = LazyMap(keys=paths, value=lambda row: _record_at(columns, row),
-                      values=lambda: _all_records(columns))
+                      values=lambda: _all_records(columns), fields=plain)
     path_sets = LazyMap(lambda: _path_set_maps(field, active))
     by_frame, inbound, by_entity = (
         as_map(LazyMap(lambda i=i: path_sets.whole()[i])) for i in range(3))  # type: ignore[misc]

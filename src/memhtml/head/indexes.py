@@ -12,13 +12,15 @@ and a map keyed by member is one.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from immutables import Map
 
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.view import HeadView
+from memhtml.head.lazy_map import LazyMap
 from memhtml.head.lexical import (
     EMPTY_LEXICAL,
     LexicalIndex,
@@ -351,6 +353,19 @@ class IndexedView:
         """Records in ascending path order."""
         records = self.indexes.records
         return (records[path] for path in sorted(records.keys()))
+
+    def field_rows(self, names: Sequence[str]) -> Iterator[tuple[object, ...]]:
+        """Fields ``names`` of every record, one tuple each, in no promised order: for
+        tallies. A version restored from a snapshot answers from its decoded columns
+        without building a record (``LazyMap.column``); any other reads its records."""
+        # Typed as the Map it stands for; at run time a restored version's is lazy.
+        held: object = self.indexes.records
+        if isinstance(held, LazyMap):
+            columns = [held.column(name) for name in names]
+            if all(column is not None for column in columns):
+                return zip(*cast(list[Sequence[object]], columns), strict=True)
+        return (tuple(getattr(r, name) for name in names)
+                for r in self.indexes.records.values())
 
     def by_content_hash(self, content_hash: str) -> str | None:
         return self.indexes.by_content_hash.get(content_hash)

@@ -13,12 +13,17 @@ With ``keys`` and ``value`` (one value per position) it answers ``get``, ``[]``,
 values asked for, each once; the whole map, built when something else is asked,
 reuses them, so a value read before and after is the same object. Iteration,
 ``keys``, ``values`` and ``items`` all follow the keys' order, before and after.
+
+Given ``fields`` too (some of the values' attributes, each a column in key order),
+``column`` hands one over without building a value: a tally over every record
+(``memhtml status`` at 100,000 memories) reads five columns instead of building
+100,000 records.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 from immutables import Map
@@ -35,14 +40,20 @@ class LazyMap(Generic[K, V]):
     key order, made at once, which costs a third of making each alone), one value at
     a time until enough are asked for that making the rest at once is cheaper."""
 
-    __slots__ = ("_all", "_build", "_keys", "_lock", "_made", "_row", "_value", "_values")
+    __slots__ = ("_all", "_build", "_fields", "_keys", "_lock", "_made", "_row", "_value",
+                 "_values")
 
     def __init__(self, build: Callable[[], Map[K, V]] | None = None, *,
                  keys: Sequence[K] | None = None, value: Callable[[int], V] | None = None,
-                 values: Callable[[], list[V]] | None = None) -> None:
+                 values: Callable[[], list[V]] | None = None,
+                 fields: Mapping[str, Sequence[object]] | None = None) -> None:
         by_keys = keys is not None and value is not None and values is not None
         if (build is None) != by_keys:
             raise TypeError("LazyMap takes build, or keys, value and values")
+        if fields is not None and (keys is None
+                                   or any(len(c) != len(keys) for c in fields.values())):
+            raise ValueError("fields need keys, and one value per key in each column")
+        self._fields = fields
         self._build = build
         self._keys = keys
         self._value = value
@@ -91,6 +102,11 @@ class LazyMap(Generic[K, V]):
         assert self._value is not None  # keys mode: the constructor checked
         # setdefault keeps one value per row when two threads race to make it.
         return self._values.setdefault(row, self._value(row))
+
+    def column(self, name: str) -> Sequence[object] | None:
+        """Attribute ``name`` of every value, in key order, without building one; None
+        when the map was not given that column (then read the values themselves)."""
+        return None if self._fields is None else self._fields.get(name)
 
     # -- what the keys alone answer -----------------------------------------------------
 

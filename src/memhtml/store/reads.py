@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy.typing as npt
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -256,17 +256,24 @@ def _counted(values: list[str]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(counts.items()))
 
 
+_TALLIED = ("memory_type", "status", "task_status", "archived", "due_at")
+
+
 def status_of(version: HeadVersion, now: str) -> StoreStatus:
-    records = list(version.records())
-    tasks = [r for r in records if r.memory_type == "task"]
+    # Five fields of every record, not the records: a version restored from a
+    # snapshot hands these over as columns, so a cold ``status`` builds no record.
+    rows = cast(list[tuple[str, str, str | None, bool, str | None]],
+                list(version.field_rows(_TALLIED)))
+    tasks = [row for row in rows if row[0] == "task"]
     return StoreStatus(
         commit=version.sha,
-        memories=len(records),
-        by_type=_counted([r.memory_type for r in records]),
-        by_status=_counted([r.status for r in records]),
-        tasks=_counted([r.task_status or "todo" for r in tasks]),
-        overdue=sum(1 for r in tasks if r.status == "active" and not r.archived
-                    and is_overdue(r.due_at, now, r.task_status)),
+        memories=len(rows),
+        by_type=_counted([row[0] for row in rows]),
+        by_status=_counted([row[1] for row in rows]),
+        tasks=_counted([task_status or "todo" for _, _, task_status, _, _ in tasks]),
+        overdue=sum(1 for _, status, task_status, archived, due_at in tasks
+                    if status == "active" and not archived
+                    and is_overdue(due_at, now, task_status)),
         skipped=version.skipped_files,
     )
 

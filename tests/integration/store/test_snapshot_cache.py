@@ -48,7 +48,9 @@ from memhtml.head import (
 )
 from memhtml.head.codec import RECORD_KINDS, decode_version, encode_version
 from memhtml.head.indexes import Indexes
+from memhtml.head.lazy_map import LazyMap
 from memhtml.store import Store, WriteInput, write
+from memhtml.store.reads import status_of
 from memhtml.store.snapshot import (
     LAYOUT_KEY,
     SNAPSHOT_FORMAT,
@@ -200,6 +202,26 @@ def test_a_snapshot_gives_back_the_version_saved(version: HeadVersion) -> None:
     base = back.indexes.lexical.base
     for array in (base.lengths, base.doc_ids, base.tfs):
         assert not array.flags.writeable
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(versions(), st.sampled_from(["2026-01-01T00:00:00Z", "2030-06-01T00:00:00Z"]))
+def test_a_restored_version_tallies_its_columns_as_the_records_say(
+        version: HeadVersion, now: str) -> None:
+    """Every field a restored version hands over as a column is the records' own, value
+    and type, and ``status`` reads them without building a record."""
+    back = _through_a_file(version)
+    lazy: object = back.indexes.records
+    assert isinstance(lazy, LazyMap)
+    plain = [n for n in RECORD_FIELDS if lazy.column(n) is not None]
+    assert set(plain) == {n for n in RECORD_FIELDS if RECORD_KINDS[n] != "text"}
+    assert status_of(back, now) == status_of(version, now)
+    columns = sorted(back.field_rows(plain), key=lambda row: str(row[0]))
+    assert not lazy.built
+    records = sorted(version.field_rows(plain), key=lambda row: str(row[0]))
+    assert columns == records
+    assert [[type(v) for v in row] for row in columns] == \
+        [[type(v) for v in row] for row in records]
 
 
 def test_holders_survive_even_when_they_are_not_the_least_twin() -> None:
