@@ -482,6 +482,7 @@ def test_move_ref_is_a_compare_and_swap(backend: Backend) -> None:
 def test_a_bare_repository_has_no_worktree_changes(backend: Backend) -> None:
     backend.commit(None, [put("a.html", "a")])
     assert ok(backend.git.worktree_changes()) == ()
+    assert ok(backend.git.worktree_changes_begun()()) == ()
 
 
 # -- history ----------------------------------------------------------------------

@@ -79,7 +79,8 @@ class _Run:
         return "\n".join(self.stderr) or f"git exited with status {self.status}"
 
 
-def _environment(base: Mapping[str, str]) -> dict[str, str]:
+def git_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` without what would point git at another repository, in the C locale."""
     env = {key: value for key, value in base.items() if key not in _REPOSITORY_VARIABLES}
     env.pop("LANGUAGE", None)
     env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0")
@@ -98,7 +99,7 @@ def _run_git(git_dir: Path | None, args: Sequence[str], timeout_s: float,
     command = ["git", *where, *args]
     proc = subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=_environment(os.environ if env is None else env),
+        env=git_environment(os.environ if env is None else env),
         # A session of its own: ssh cannot open the terminal to ask for a passphrase.
         start_new_session=True)
     assert proc.stdout is not None and proc.stderr is not None

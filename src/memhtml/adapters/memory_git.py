@@ -296,6 +296,11 @@ class InMemoryGit:
         removed = {p for p in tree if p not in self._index} if self._index else set()
         return tuple(sorted(staged | removed))
 
+    def worktree_changes_begun(self) -> Callable[[], IOResult[tuple[str, ...], GitError]]:
+        """Listed at once: nothing here is slow enough to overlap."""
+        found: IOResult[tuple[str, ...], GitError] = self.worktree_changes()
+        return lambda: found
+
     @_operation("delete_branch")
     def delete_branch(self, name: str) -> None:
         full = self._branch(name)

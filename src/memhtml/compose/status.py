@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from returns.io import IOResult, IOSuccess
+from returns.pipeline import is_successful
 
 from memhtml.compose.services import Services
 from memhtml.compose.settings import SettingsError
@@ -47,11 +48,13 @@ def status_report(services: Services, store: Store) -> IOResult[StatusReport, St
     """The report for ``store``. An embedder that cannot be used here is a note in it,
     not a failure: the store itself is fine."""
     from memhtml.store import status
-    from memhtml.store.edits import local_edits, operation_in_progress
+    from memhtml.store.edits import local_edits_begun, operation_in_progress
 
     deps = store.deps
     git_dir = deps.checkout_git_dir
     busy = operation_in_progress(git_dir) if git_dir is not None else None
+    # Git walks the checkout on a thread while the version is decoded below.
+    local_edits = local_edits_begun(deps)
 
     def vectors(view: HeadVersion) -> IOResult[tuple[Coverage | None, str | None], StoreError]:
         measured: IOResult[tuple[Coverage | None, str | None], SettingsError] = \
@@ -61,11 +64,14 @@ def status_report(services: Services, store: Store) -> IOResult[StatusReport, St
         return noted
 
     def build(state: StoreStatus) -> IOResult[StatusReport, StoreError]:
-        return store.head().bind(vectors).bind(lambda found: local_edits(deps).map(
+        return store.head().bind(vectors).bind(lambda found: local_edits().map(
             lambda edits: StatusReport(services.settings.store, state, found[0], found[1],
                                        edits, busy[0] if busy else None)))
 
-    return status(store).bind(build)
+    report = status(store).bind(build)
+    if not is_successful(report):
+        local_edits()  # waited for, so no git walk outlives a failed status
+    return report
 
 
 def status_payload(report: StatusReport) -> dict[str, object]:

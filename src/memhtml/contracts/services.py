@@ -173,6 +173,12 @@ class GitService(Protocol):
         unstaged or untracked, not ignored), sorted; a bare repository has none."""
         ...
 
+    def worktree_changes_begun(self) -> Callable[[], IOResult[tuple[str, ...], GitError]]:
+        """``worktree_changes`` started now, its answer given by the returned call: a
+        command with other work to do (decoding a snapshot) lets git walk the checkout
+        beside it. Nothing may write the checkout in between."""
+        ...
+
     def set_config(self, key: str, value: str) -> IOResult[None, GitError]:
         """Set a key in the repository's own config (``.git/config``), e.g. the merge
         driver a ``.gitattributes`` line names, which git does not carry in the tree."""

@@ -17,7 +17,7 @@ reports it along with every path left in conflict.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -192,11 +192,20 @@ def local_edits(deps: StoreDeps) -> IOResult[tuple[LocalEdit, ...], StoreError]:
     not committed: modified, deleted, added or new, staged or not. Git's own status
     picks the candidates (its stat cache keeps this cheap); each is then compared by
     content. Nothing without a checkout, or when the checkout is on another branch."""
+    return local_edits_begun(deps)()
+
+
+def local_edits_begun(deps: StoreDeps) -> Callable[[], IOResult[tuple[LocalEdit, ...],
+                                                                  StoreError]]:
+    """``local_edits``, with git's walk of the checkout started now and the rest done by
+    the returned call: ``status`` decodes its snapshot while git walks (0.3-0.4 s over
+    100,000 files). Nothing may write the checkout before the call."""
     found = _checkout(deps)
     if found is None:
-        return IOSuccess(())
+        return lambda: IOSuccess(())
     _, worktree = found
     git = deps.git
+    walked = git.worktree_changes_begun()
 
     def compare(tip: str, paths: list[str]) -> IOResult[tuple[LocalEdit, ...], StoreError]:
         if not paths:
@@ -207,13 +216,14 @@ def local_edits(deps: StoreDeps) -> IOResult[tuple[LocalEdit, ...], StoreError]:
             worktree, paths, {e.path: e.blob_id for e in held}, index)))
 
     def listed(tip: str | None) -> IOResult[tuple[LocalEdit, ...], StoreError]:
+        # Waited for on every path, so the walk never outlives the call.
+        changed: IOResult[tuple[str, ...], StoreError] = walked()
         if tip is None:
             return IOSuccess(())
-        changed: IOResult[tuple[str, ...], StoreError] = git.worktree_changes()
         return changed.bind(lambda paths: compare(
             tip, [p for p in _expand(worktree, paths) if is_store_file(p)]))
 
-    return on_branch(git, deps.ref).bind(listed)
+    return lambda: on_branch(git, deps.ref).bind(listed)
 
 
 def unmerged(deps: StoreDeps) -> IOResult[tuple[str, ...], StoreError]:

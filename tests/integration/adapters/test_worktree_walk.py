@@ -1,0 +1,125 @@
+"""``worktree_changes_begun`` runs git itself beside the caller; what it lists must be
+what libgit2's ``worktree_changes`` lists, on any checkout a person leaves behind:
+edits, deletions, new files in old and new folders, staged and unstaged, mode changes,
+ignored files, names with spaces, quotes and non-ASCII letters.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memhtml.adapters.git import PygitService, _status_finished, _status_started
+from tests.integration.store.store_support import ok
+
+NAMES = st.sampled_from(["a.html", "b c.html", "é.html", 'q"uote.html', "日本.html",
+                         "x.txt", "-dash.html"])
+FOLDERS = st.sampled_from(["", "areas/", "areas/deep/", "new folder/", "ü/"])
+STEPS = st.lists(st.tuples(
+    st.sampled_from(["edit", "delete", "new", "stage-new", "stage-edit", "chmod",
+                     "ignored", "restore"]),
+    FOLDERS, NAMES), max_size=8)
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=P", "-c",
+                    "user.email=p@example.org", *args], check=True, capture_output=True)
+
+
+def _checkout(root: Path) -> PygitService:
+    service: PygitService = ok(PygitService.init(root))
+    for folder in ("", "areas/", "areas/deep/"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        for name in ("a.html", "b c.html", "é.html"):
+            (root / folder / name).write_text(f"{folder}{name}\n", encoding="utf-8")
+    (root / ".gitignore").write_text("*.ignored\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "files")
+    return service
+
+
+def _apply(root: Path, step: str, folder: str, name: str) -> None:
+    path = root / folder / name
+    if step == "ignored":
+        path = path.with_suffix(".ignored")
+    if step in ("new", "stage-new", "ignored"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("new\n", encoding="utf-8")
+    elif not path.is_file():
+        return
+    if step in ("edit", "stage-edit"):
+        path.write_text("changed\n", encoding="utf-8")
+    elif step == "delete":
+        path.unlink()
+    elif step == "chmod":
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    elif step == "restore":
+        _git(root, "checkout", "-q", "HEAD", "--", str(path.relative_to(root)))
+    if step.startswith("stage-"):
+        _git(root, "add", "--", str(path.relative_to(root)))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(STEPS)
+def test_git_lists_what_libgit2_lists(tmp_path_factory: pytest.TempPathFactory,
+                                      steps: list[tuple[str, str, str]]) -> None:
+    root = tmp_path_factory.mktemp("walk") / "checkout"
+    service = _checkout(root)
+    for step in steps:
+        _apply(root, *step)
+    expected = ok(service.worktree_changes())
+    walk = _status_started(root / ".git", root)
+    assert walk is not None
+    assert _status_finished(walk) == expected  # git's own listing, not the fallback
+    assert ok(service.worktree_changes_begun()()) == expected
+
+
+def test_without_git_libgit2_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "checkout"
+    service = _checkout(root)
+    (root / "areas" / "a.html").write_text("changed\n")
+    (root / "fresh.html").write_text("new\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
+    assert _status_started(root / ".git", root) is None
+    assert ok(service.worktree_changes_begun()()) == ("areas/a.html", "fresh.html")
+
+
+def test_a_failing_git_falls_back_to_libgit2(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "checkout"
+    service = _checkout(root)
+    (root / "areas" / "a.html").write_text("changed\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text("#!/bin/sh\necho 'not what status prints'\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert ok(service.worktree_changes_begun()()) == ("areas/a.html",)
+    fake.write_text("#!/bin/sh\nexit 128\n")
+    assert ok(service.worktree_changes_begun()()) == ("areas/a.html",)
+
+
+def test_variables_naming_another_repository_are_ignored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, other = tmp_path / "checkout", tmp_path / "other"
+    service = _checkout(root)
+    _checkout(other)
+    (other / "only-there.html").write_text("new\n")
+    (root / "only-here.html").write_text("new\n")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    assert ok(service.worktree_changes_begun()()) == ("only-here.html",)
+
+
+def test_a_bare_repository_lists_nothing(tmp_path: Path) -> None:
+    service: PygitService = ok(PygitService.init(tmp_path / "bare", bare=True))
+    assert ok(service.worktree_changes_begun()()) == ()
