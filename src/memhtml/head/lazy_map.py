@@ -59,7 +59,7 @@ class LazyMap(Generic[K, V]):
         self._value = value
         self._all = values
         self._row: dict[K, int] | None = (
-            None if keys is None else {key: i for i, key in enumerate(keys)})
+            None if keys is None else dict(zip(keys, range(len(keys)), strict=True)))
         if self._row is not None and keys is not None and len(self._row) != len(keys):
             raise ValueError("two keys are equal")
         self._values: dict[int, V] = {}

@@ -40,7 +40,7 @@ def _restored(tmp_path: Path, version: HeadVersion) -> HeadVersion:
 
 def _lazy(version: HeadVersion) -> list[LazyMap[object, object]]:
     i = version.indexes
-    maps = [i.records, i.by_frame_key, i.inbound, i.by_entity]
+    maps = [i.records, i.by_frame_key, i.inbound, i.by_entity, i.by_content_hash]
     assert all(isinstance(m, LazyMap) for m in maps)
     return maps  # type: ignore[return-value]
 
