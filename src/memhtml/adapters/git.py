@@ -16,7 +16,7 @@ import socket
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TypeVar
@@ -135,6 +135,19 @@ def _status_finished(walk: subprocess.Popen[bytes]) -> tuple[str, ...] | None:
         except UnicodeDecodeError:
             return None
     return tuple(sorted(paths))
+
+
+def _index_entries_of(index: pygit2.Index, paths: Collection[str]) -> dict[str, str]:
+    """The stage 0 entries of ``paths`` that ``index`` holds, each found by a search of
+    the sorted index rather than by listing it."""
+    found: dict[str, str] = {}
+    for path in paths:
+        try:
+            entry = index[path]
+        except (KeyError, ValueError):
+            continue
+        found[path] = str(entry.id)
+    return found
 
 
 def _hex_or_none(oid: pygit2.Oid | None) -> str | None:
@@ -520,8 +533,9 @@ class PygitService:
         """
         return _guarded("update_index", lambda: self._update_index(updates))
 
-    def index_entries(self) -> IOResult[Mapping[str, str], GitError]:
-        return _guarded("index_entries", self._index_entries)
+    def index_entries(self, paths: Collection[str] | None = None
+                      ) -> IOResult[Mapping[str, str], GitError]:
+        return _guarded("index_entries", lambda: self._index_entries(paths))
 
     def clear_stale_index_lock(self) -> IOResult[bool, GitError]:
         """Remove ``index.lock`` when a memhtml process on this host took it and has
@@ -563,7 +577,8 @@ class PygitService:
             return False
         return bool(found.type == ObjectType.BLOB)
 
-    def _index_entries(self) -> Result[Mapping[str, str], GitError]:
+    def _index_entries(self, paths: Collection[str] | None
+                       ) -> Result[Mapping[str, str], GitError]:
         if self._repo.is_bare:
             return Success({})
         index_path = Path(self._repo.path) / "index"
@@ -575,7 +590,9 @@ class PygitService:
                 return Success({})
             try:
                 index = pygit2.Index(str(index_path))
-                return Success({entry.path: str(entry.id) for entry in index})
+                if paths is None:
+                    return Success({entry.path: str(entry.id) for entry in index})
+                return Success(_index_entries_of(index, paths))
             except pygit2.GitError:
                 if attempt == _INDEX_READS - 1:
                     raise

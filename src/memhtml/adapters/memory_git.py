@@ -13,7 +13,7 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
@@ -368,9 +368,12 @@ class InMemoryGit:
         return tuple(sorted(done))
 
     @_operation("index_entries")
-    def index_entries(self) -> Mapping[str, str]:
-        """The index as path -> blob id; empty for a bare repository."""
-        return MappingProxyType({path: oid for path, (_, oid) in self._index.items()})
+    def index_entries(self, paths: Collection[str] | None = None) -> Mapping[str, str]:
+        """The index as path -> blob id (of ``paths`` only, when given); empty for a
+        bare repository."""
+        wanted = None if paths is None else set(paths)
+        return MappingProxyType({path: oid for path, (_, oid) in self._index.items()
+                                 if wanted is None or path in wanted})
 
     @_operation("clear_stale_index_lock")
     def clear_stale_index_lock(self) -> bool:

@@ -200,9 +200,12 @@ class GitService(Protocol):
         updated; a bare repository has no index and updates nothing."""
         ...
 
-    def index_entries(self) -> IOResult[Mapping[str, str], GitError]:
-        """The checkout's index as path -> blob id (stage 0 entries); a bare repository
-        has no index and answers an empty map."""
+    def index_entries(self, paths: Collection[str] | None = None
+                      ) -> IOResult[Mapping[str, str], GitError]:
+        """The checkout's index as path -> blob id (stage 0 entries), of every path or
+        only of ``paths`` (those the index holds); a bare repository has no index and
+        answers an empty map. A write checks a few paths of an index that may hold
+        100,000: listing it whole cost a cold write at that size a second."""
         ...
 
     def clear_stale_index_lock(self) -> IOResult[bool, GitError]:

@@ -150,7 +150,7 @@ def uncommitted_in(deps: StoreDeps, before: Mapping[str, str | None]
     def judge(tip: str | None) -> IOResult[None, StoreError]:
         if tip is None:
             return IOSuccess(None)
-        indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries()
+        indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries(list(before))
         held = {path: blob for path, blob in before.items() if blob is not None}
         return indexed.bind(lambda index: _refuse(_edits(worktree, list(before), held, index)))
 
@@ -211,7 +211,7 @@ def local_edits_begun(deps: StoreDeps) -> Callable[[], IOResult[tuple[LocalEdit,
         if not paths:
             return IOSuccess(())
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
-        indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries()
+        indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries(paths)
         return entries.bind(lambda held: indexed.map(lambda index: _edits(
             worktree, paths, {e.path: e.blob_id for e in held}, index)))
 

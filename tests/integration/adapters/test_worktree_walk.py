@@ -123,3 +123,22 @@ def test_variables_naming_another_repository_are_ignored(
 def test_a_bare_repository_lists_nothing(tmp_path: Path) -> None:
     service: PygitService = ok(PygitService.init(tmp_path / "bare", bare=True))
     assert ok(service.worktree_changes_begun()()) == ()
+
+
+ASKED = st.lists(st.builds(lambda folder, name: folder + name, FOLDERS, NAMES), max_size=6)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(STEPS, ASKED)
+def test_index_entries_of_some_paths_are_those_of_the_whole_index(
+        tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, str]],
+        asked: list[str]) -> None:
+    root = tmp_path_factory.mktemp("index") / "checkout"
+    service = _checkout(root)
+    for step in steps:
+        _apply(root, *step)
+    whole = ok(service.index_entries())
+    asked += ["areas", "areas/deep/", "", "no/such.html"]
+    assert dict(ok(service.index_entries(asked))) == {
+        p: whole[p] for p in asked if p in whole}
