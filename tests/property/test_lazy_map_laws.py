@@ -9,13 +9,15 @@ from __future__ import annotations
 import copy
 import pickle
 import threading
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from immutables import Map
 
-from memhtml.head.lazy_map import ONE_AT_A_TIME, LazyMap
+from memhtml.head.lazy_map import ONE_AT_A_TIME, LazyMap, PatchedMap, PendingSets
 
 KEYS = st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=4), unique=True,
                 max_size=40)
@@ -207,3 +209,122 @@ def test_columns_need_keys_and_one_value_per_key() -> None:
     with pytest.raises(ValueError, match="fields need keys"):
         LazyMap(Map, fields={"any": []})
     assert LazyMap(Map).column("any") is None
+
+
+CHAIN_STEP = st.one_of(
+    st.tuples(st.sampled_from(["set", "delete", "get", "getitem", "contains", "len",
+                               "keys"]), st.text(alphabet="abcdefgh", max_size=4)),
+)
+
+
+def _read(target: object, op: str, key: str) -> object:
+    m: Any = target
+    if op == "get":
+        return m.get(key, "missing")
+    if op == "getitem":
+        try:
+            return m[key]
+        except KeyError:
+            return KeyError
+    if op == "contains":
+        return key in m
+    if op == "len":
+        return len(m)
+    return sorted(m.keys())
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=KEYS, steps=st.lists(CHAIN_STEP, max_size=16), build_at=st.integers(0, 16))
+def test_updates_chain_as_on_the_built_map_and_build_nothing(
+        keys: list[str], steps: list[tuple[str, str]], build_at: int) -> None:
+    """``set`` and ``delete`` on a map of keys give a patch over it, and a patch of a
+    patch: every answer is the plain map's, and none of these uses builds a value,
+    until the base is built (then an update gives a plain map)."""
+    lazy, counted = _lazy(keys, by_rows=True)
+    base = lazy
+    target: Any = lazy
+    plain: Any = Map({k: [k.upper()] for k in keys})
+    for i, (op, key) in enumerate(steps):
+        if i == build_at:
+            base.whole()
+        if op in ("set", "delete"):
+            try:
+                plain = plain.set(key, [op]) if op == "set" else plain.delete(key)
+            except KeyError:
+                with pytest.raises(KeyError):
+                    target.delete(key)
+                continue
+            target = target.set(key, [op]) if op == "set" else target.delete(key)
+        else:
+            assert _read(target, op, key) == _read(plain, op, key), (op, key)
+    if build_at >= len(steps):
+        assert counted.all == 0  # nothing but reads of single values built anything
+    assert target == plain and plain == target
+    assert dict(target.items()) == dict(plain.items())
+    assert list(target.keys()) == [k for k, _ in target.items()]
+
+
+def test_a_patch_reads_only_the_values_asked_for() -> None:
+    keys = [f"k{i}" for i in range(10)]
+    lazy, counted = _lazy(keys, by_rows=True)
+    patched: Any = lazy.set("new", ["N"]).delete("k3").set("k4", ["F"])
+    assert isinstance(patched, PatchedMap) and len(patched) == 10
+    assert "k3" not in patched and patched["k4"] == ["F"] and patched["new"] == ["N"]
+    assert patched["k5"] == ["K5"]
+    assert (counted.one, counted.all, patched.built, lazy.built) == (1, 0, False, False)
+    assert patched.keys() == [k for k in keys if k != "k3"] + ["new"]
+    made = [Row(k.upper()) for k in keys]
+    columns = LazyMap(keys=keys, value=made.__getitem__, values=lambda: list(made),
+                      fields={"first": [k.upper() for k in keys]})
+    rows = columns.set("k1", Row("X")).delete("k2")
+    assert isinstance(rows, PatchedMap)
+    assert rows.field_rows(["second"]) is None  # not a column: read the values
+    assert sorted(rows.field_rows(["first"]) or []) == sorted(
+        [(k.upper(),) for k in keys if k not in ("k1", "k2")] + [("X",)])
+    assert not columns.built
+
+
+@dataclass(frozen=True)
+class Row:
+    first: str
+
+
+PATHS_OF = st.text(alphabet="pqr", min_size=1, max_size=2)
+SET_STEP = st.tuples(st.sampled_from(["xy", "y", "z"]), PATHS_OF, st.booleans())
+
+
+def _fold(index: Map[str, Map[str, bool]], key: str, member: str,
+          present: bool) -> Map[str, Map[str, bool]]:
+    members = index.get(key, Map())
+    if present:
+        return index if member in members else index.set(key, members.set(member, True))
+    if member not in members:
+        return index
+    smaller = members.delete(member)
+    return index.set(key, smaller) if len(smaller) else index.delete(key)
+
+
+@settings(max_examples=300, deadline=None)
+@given(start=st.dictionaries(st.sampled_from(["xy", "y", "z", "w"]),
+                             st.lists(PATHS_OF, min_size=1, unique=True), max_size=4),
+       steps=st.lists(SET_STEP, max_size=12))
+def test_pending_sets_apply_as_one_change_at_a_time(
+        start: dict[str, list[str]], steps: list[tuple[str, str, bool]]) -> None:
+    plain = Map({k: Map(dict.fromkeys(members, True)) for k, members in start.items()})
+    builds: list[int] = []
+
+    def build() -> Map[str, Map[str, bool]]:
+        builds.append(1)
+        return plain
+
+    lazy: LazyMap[str, Map[str, bool]] = LazyMap(build)
+    pending: Any = lazy
+    expected = plain
+    for key, member, present in steps:
+        over: PendingSets[str, str] | None = PendingSets.over(pending)
+        assert over is not None
+        pending = over.changed(key, member, present)
+        expected = _fold(expected, key, member, present)
+    assert builds == []
+    assert pending == expected and dict(pending.items()) == dict(expected.items())
+    assert PendingSets.over(pending) is None or not steps  # built now: a plain map's turn

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import cast
 
 from immutables import Map
 
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.view import HeadView
-from memhtml.head.lazy_map import LazyMap
+from memhtml.head.lazy_map import LazyMap, PatchedMap, PendingSets, as_map
 from memhtml.head.lexical import (
     EMPTY_LEXICAL,
     LexicalIndex,
@@ -65,6 +64,10 @@ def empty_indexes() -> Indexes:
 
 
 def _add(index: Map[str, PathSet], key: str, path: str) -> Map[str, PathSet]:
+    pending: PendingSets[str, str] | None = PendingSets.over(index)
+    if pending is not None:
+        # A restored version's path sets, not built yet: noted, applied when read.
+        return as_map(pending.changed(key, path, True))
     members = index.get(key, _EMPTY_SET)
     if path in members:
         return index
@@ -72,6 +75,9 @@ def _add(index: Map[str, PathSet], key: str, path: str) -> Map[str, PathSet]:
 
 
 def _discard(index: Map[str, PathSet], key: str, path: str) -> Map[str, PathSet]:
+    pending: PendingSets[str, str] | None = PendingSets.over(index)
+    if pending is not None:
+        return as_map(pending.changed(key, path, False))
     members = index.get(key)
     if members is None or path not in members:
         return index
@@ -358,12 +364,13 @@ class IndexedView:
         """Fields ``names`` of every record, one tuple each, in no promised order: for
         tallies. A version restored from a snapshot answers from its decoded columns
         without building a record (``LazyMap.column``); any other reads its records."""
-        # Typed as the Map it stands for; at run time a restored version's is lazy.
+        # Typed as the Map it stands for; at run time a restored version's is lazy
+        # (and patched, once advanced).
         held: object = self.indexes.records
-        if isinstance(held, LazyMap):
-            columns = [held.column(name) for name in names]
-            if all(column is not None for column in columns):
-                return zip(*cast(list[Sequence[object]], columns), strict=True)
+        if isinstance(held, LazyMap | PatchedMap):
+            rows = held.field_rows(names)
+            if rows is not None:
+                return rows
         return (tuple(getattr(r, name) for name in names)
                 for r in self.indexes.records.values())
 

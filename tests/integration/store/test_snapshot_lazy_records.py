@@ -8,10 +8,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from memhtml.adapters.git import PygitService
 from memhtml.contracts import PathChange, Signature
 from memhtml.head import HeadVersion, SearchHeadInput, advance_head, load_head, search_head
 from memhtml.head.lazy_map import LazyMap
+from memhtml.store.reads import status_of
 from memhtml.store.snapshot import Snapshot, read_snapshot, save_snapshot
 from tests.integration.store.store_support import ok
 from tests.property.head_support import memory, memory_with
@@ -78,3 +83,55 @@ def test_advancing_a_restored_version_equals_advancing_the_loaded_one(
     ahead, fresh = ok(advance_head(git, restored, sha)), ok(advance_head(git, version, sha))
     assert ahead.indexes == fresh.indexes
     assert ahead.indexes == ok(load_head(git, sha)).indexes
+
+
+_TOPIC = st.sampled_from(TOPICS + ("kiln", "lathe"))
+_CHANGE = st.tuples(_TOPIC, st.sampled_from(["edit", "delete", "archive", "relink"]))
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(commits=st.lists(st.lists(_CHANGE, min_size=1, max_size=3), min_size=1, max_size=4))
+def test_a_restored_version_advances_without_building_and_equals_a_load(
+        tmp_path_factory: pytest.TempPathFactory,
+        commits: list[list[tuple[str, str]]]) -> None:
+    """Commits of edits, deletions, archivals and new links and entities, advanced from
+    a restored version one at a time: a search, a read and ``status`` in between build
+    no record map and no path-set map, and every version equals a load of its commit."""
+    tmp_path = tmp_path_factory.mktemp("advance")
+    git, version = _version(tmp_path)
+    ahead = _restored(tmp_path, version)
+    sha = version.sha
+    assert sha is not None
+    for n, changes in enumerate(commits):
+        files = []
+        for topic, kind in changes:
+            path = f"areas/{topic}.html"
+            if kind == "delete":
+                files.append(PathChange(path, None))
+                continue
+            text = memory_with(
+                topic.title(), f"The {topic} was checked in week {n}.",
+                f"Notes on the {topic}, round {n}.",
+                links=(("relates_to", f"/areas/{TOPICS[n % len(TOPICS)]}.html"),)
+                if kind == "relink" else (),
+                entities=(f"thing:{topic}", f"round:{n}"))
+            if kind == "archive":
+                text = text.replace('content="active"', 'content="archived"', 1)
+            files.append(PathChange(path, text.encode()))
+        sha = ok(git.commit("refs/heads/main", sha, files, f"round {n}", WHO, AT))
+        ahead = ok(advance_head(git, ahead, sha))
+        search_head(ahead, SearchHeadInput("upkeep checked", limit=3))
+        ahead.get("areas/gate.html")
+        status_of(ahead, "2026-06-01T00:00:00Z")
+        assert not any(getattr(m, "built", True) for m in _maps(ahead))
+    loaded = ok(load_head(git, sha))
+    assert status_of(ahead, "2026-06-01T00:00:00Z") == status_of(loaded, "2026-06-01T00:00:00Z")
+    assert ahead.indexes == loaded.indexes
+    assert [h.path for h in search_head(ahead, SearchHeadInput("upkeep checked"))] == \
+        [h.path for h in search_head(loaded, SearchHeadInput("upkeep checked"))]
+
+
+def _maps(version: HeadVersion) -> list[object]:
+    i = version.indexes
+    return [i.records, i.by_frame_key, i.inbound, i.by_entity]
