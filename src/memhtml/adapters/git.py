@@ -15,7 +15,6 @@ import shutil
 import socket
 import subprocess
 import time
-from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -28,12 +27,10 @@ from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from memhtml.adapters.git_remote import git_environment
+from memhtml.adapters.tree_edit import edited_tree
 from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
 from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.services import (
-    FILE_MODE_BLOB,
-    FILE_MODE_EXECUTABLE,
-    FILE_MODE_LINK,
     CommitInfo,
     IndexUpdate,
     PathChange,
@@ -245,12 +242,6 @@ def _dead_owner(lock: Path) -> bool:
     if len(fields) != 2 or fields[0] != socket.gethostname() or not fields[1].isdigit():
         return False
     return not _alive(int(fields[1]))
-
-
-def _parents_of(path: str) -> list[str]:
-    """Every directory ``path`` sits in: ``a/b/c`` -> ``a``, ``a/b``."""
-    parts = path.split("/")
-    return ["/".join(parts[:end]) for end in range(1, len(parts))]
 
 
 def _entry_at(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
@@ -893,41 +884,9 @@ class PygitService:
     def _build_tree(
         self, parent: pygit2.Commit | None, changes: Sequence[PathChange]
     ) -> Result[pygit2.Oid, GitError]:
-        index = pygit2.Index()
-        if parent is not None:
-            index.read_tree(parent.tree)
-        # libgit2's in-memory index does not police a file/directory clash: adding
-        # "a" beside "a/b" keeps both entries and write_tree then drops one side
-        # silently. The clash is checked here, against the paths as they stand after
-        # each earlier change of the same commit (a clash cleared first is fine).
-        files = {entry.path for entry in index}
-        under: Counter[str] = Counter(d for f in files for d in _parents_of(f))
-        for change in changes:
-            path = change.path
-            present = path in files
-            if change.data is None:
-                if present:
-                    index.remove(path)
-                    files.discard(path)
-                    under.subtract(_parents_of(path))
-                continue
-            if not present and (under[path] > 0 or any(d in files for d in _parents_of(path))):
-                return Failure(
-                    GitFailure(
-                        "commit", f"{path!r} collides with a file or directory of the same name"
-                    )
-                )
-            if change.mode not in (None, FILE_MODE_BLOB, FILE_MODE_EXECUTABLE, FILE_MODE_LINK):
-                return Failure(GitFailure("commit", f"mode {change.mode:o} for {path!r} is "
-                                                    "not a file's or a link's"))
-            mode = change.mode if change.mode is not None else (
-                index[path].mode if present else FILE_MODE_BLOB)
-            blob_id = self._repo.create_blob(change.data)
-            index.add(pygit2.IndexEntry(path, blob_id, FileMode(mode)))
-            if not present:
-                files.add(path)
-                under.update(_parents_of(path))
-        return Success(index.write_tree(self._repo))
+        # Only the directories the changes touch are read and written (tree_edit):
+        # reading the whole tree into an index cost a commit at 100,000 memories 0.85 s.
+        return edited_tree(self._repo, None if parent is None else parent.tree, changes)
 
     def _swap_ref(
         self, ref: str, refname: str, expected: str | None, target: pygit2.Oid, reflog: str

@@ -1,0 +1,190 @@
+"""A commit's tree built from its parent's by editing only the directories it touches.
+
+Reading the parent's whole tree into an index and writing every tree back costs a
+commit time in proportion to the store (0.85 s at 100,000 memories, most of a cold
+write), for a commit that changes a file or two. Here each touched directory is a
+``_Dir`` over the parent's subtree: names are looked up in that tree (a search in
+libgit2), the edits are kept beside it, and only the touched directories are written,
+each through a ``TreeBuilder`` seeded with its old entries; every other subtree is
+reused by id.
+
+The result is the index route's for any tree git itself writes (a law over generated
+trees and changes checks the ids): changes apply in order, a later one to a path
+winning; deleting a path that holds no file is a no-op; a file may not be added where
+a directory with files is, or under a file; a replaced file keeps its mode unless the
+change names one; a directory left without files is dropped. The one difference is
+in trees git does not write: a subtree that is empty, or an entry mode git would
+normalise, stays as it was wherever the commit does not touch it (the index route
+rewrote the whole tree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pygit2
+from pygit2.enums import ObjectType
+from returns.pipeline import is_successful
+from returns.result import Failure, Result, Success
+
+from memhtml.contracts.errors import GitError, GitFailure
+from memhtml.contracts.services import (
+    FILE_MODE_BLOB,
+    FILE_MODE_EXECUTABLE,
+    FILE_MODE_LINK,
+    PathChange,
+)
+
+_FILE_MODES = (None, FILE_MODE_BLOB, FILE_MODE_EXECUTABLE, FILE_MODE_LINK)
+_TREE_MODE = 0o040000
+_TYPE_BITS = 0o170000
+
+
+def _canonical(mode: int) -> int:
+    """A file entry's mode as git's index holds it: a link, a submodule, or a regular
+    file that is executable (by its owner bit) or not."""
+    kind = mode & _TYPE_BITS
+    if kind in (FILE_MODE_LINK, 0o160000):
+        return kind
+    return FILE_MODE_EXECUTABLE if mode & 0o100 else FILE_MODE_BLOB
+
+
+@dataclass(frozen=True, slots=True)
+class _File:
+    """A non-directory entry: a blob, a link, or a submodule's commit."""
+
+    oid: pygit2.Oid
+    mode: int
+
+
+@dataclass(slots=True)
+class _Dir:
+    """A directory being edited: its parent-commit tree (None when new), the entries
+    changed so far (None: removed), and how many entries it holds now."""
+
+    base: pygit2.Tree | None
+    edits: dict[str, _File | _Dir | None] = field(default_factory=dict)
+    size: int = 0
+
+    @classmethod
+    def over(cls, tree: pygit2.Tree | None) -> _Dir:
+        return cls(tree, {}, 0 if tree is None else len(tree))
+
+    def entry(self, repo: pygit2.Repository, name: str) -> _File | _Dir | None:
+        """What ``name`` holds now; a directory is opened for editing (and kept)."""
+        if name in self.edits:
+            return self.edits[name]
+        if self.base is None or name not in self.base:
+            return None
+        found = self.base[name]
+        if found.type == ObjectType.TREE:
+            tree = repo.get(found.id)
+            if not isinstance(tree, pygit2.Tree):
+                raise pygit2.GitError(f"the tree {found.id} of {name!r} is missing")
+            sub = _Dir.over(tree)
+            self.edits[name] = sub
+            return sub
+        return _File(found.id, _canonical(found.filemode))
+
+    def put(self, name: str, value: _File | _Dir, existed: bool) -> None:
+        self.edits[name] = value
+        if not existed:
+            self.size += 1
+
+    def drop(self, name: str) -> None:
+        self.edits[name] = None
+        self.size -= 1
+
+
+def _holds_files(entry: _File | _Dir | None) -> bool:
+    return isinstance(entry, _File) or (isinstance(entry, _Dir) and entry.size > 0)
+
+
+def edited_tree(repo: pygit2.Repository, parent: pygit2.Tree | None,
+                changes: Sequence[PathChange]) -> Result[pygit2.Oid, GitError]:
+    """The id of ``parent`` with ``changes`` applied in order (paths already checked
+    by the caller), the new blobs and touched trees written to ``repo``."""
+    root = _Dir.over(parent)
+    for change in changes:
+        applied = _apply(repo, root, change)
+        if not is_successful(applied):
+            return Failure(applied.failure())
+    return Success(_write(repo, root) or repo.TreeBuilder().write())
+
+
+def _apply(repo: pygit2.Repository, root: _Dir, change: PathChange
+           ) -> Result[None, GitError]:
+    *folders, name = change.path.split("/")
+    trail: list[tuple[_Dir, str]] = []
+    here = root
+    for folder in folders:
+        found = here.entry(repo, folder)
+        if not isinstance(found, _Dir) or found.size == 0:
+            if change.data is None:
+                return Success(None)  # nothing there to delete
+            if isinstance(found, _File):
+                return _collides(change.path)
+            sub = found if isinstance(found, _Dir) else _Dir.over(None)
+            here.put(folder, sub, existed=found is not None)
+            found = sub
+        trail.append((here, folder))
+        here = found
+    current = here.entry(repo, name)
+    if change.data is None:
+        if isinstance(current, _File):
+            here.drop(name)
+            _prune(trail, here)
+        return Success(None)
+    if _holds_files(current) and isinstance(current, _Dir):
+        return _collides(change.path)
+    if change.mode not in _FILE_MODES:
+        return Failure(GitFailure("commit", f"mode {change.mode:o} for {change.path!r} is "
+                                            "not a file's or a link's"))
+    mode = change.mode if change.mode is not None else (
+        current.mode if isinstance(current, _File) else FILE_MODE_BLOB)
+    here.put(name, _File(repo.create_blob(change.data), mode),
+             existed=current is not None)
+    return Success(None)
+
+
+def _prune(trail: list[tuple[_Dir, str]], emptied: _Dir) -> None:
+    """Take out each directory up the trail that the last deletion left empty."""
+    child = emptied
+    for parent, name in reversed(trail):
+        if child.size > 0:
+            return
+        parent.drop(name)
+        child = parent
+
+
+def _collides(path: str) -> Result[None, GitError]:
+    return Failure(GitFailure(
+        "commit", f"{path!r} collides with a file or directory of the same name"))
+
+
+def _write(repo: pygit2.Repository, folder: _Dir) -> pygit2.Oid | None:
+    """The id of ``folder`` as edited (its untouched subtrees reused), or None when it
+    holds nothing."""
+    if folder.size == 0:
+        return None
+    if not folder.edits and folder.base is not None:
+        return folder.base.id
+    builder = repo.TreeBuilder(folder.base) if folder.base is not None else repo.TreeBuilder()
+    for name, entry in folder.edits.items():
+        if isinstance(entry, _Dir):
+            written = _write(repo, entry)
+            if written is None:
+                _remove(builder, name)
+            else:
+                builder.insert(name, written, _TREE_MODE)
+        elif entry is None:
+            _remove(builder, name)
+        else:
+            builder.insert(name, entry.oid, entry.mode)
+    return builder.write()
+
+
+def _remove(builder: pygit2.TreeBuilder, name: str) -> None:
+    if builder.get(name) is not None:
+        builder.remove(name)
