@@ -328,3 +328,15 @@ def test_pending_sets_apply_as_one_change_at_a_time(
     assert builds == []
     assert pending == expected and dict(pending.items()) == dict(expected.items())
     assert PendingSets.over(pending) is None or not steps  # built now: a plain map's turn
+
+
+@given(keys=KEYS, steps=st.lists(STEP, max_size=8))
+def test_keys_indexed_on_first_use_answer_the_same(
+        keys: list[str], steps: list[tuple[str, str | None]]) -> None:
+    counted = Counted(keys)
+    later = LazyMap(keys=keys, value=counted.value, values=counted.values, index_now=False)
+    plain = Map({k: [k.upper()] for k in keys})
+    assert len(later) == len(keys) and later._row is None
+    for op, key in steps:
+        if op != "eq":
+            assert _apply(later, op, key) == _apply(plain, op, key), (op, key)

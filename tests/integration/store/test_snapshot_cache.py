@@ -371,6 +371,9 @@ DAMAGE: dict[str, tuple[Callable[[Path], object], str]] = {
         {"record.title": np.full_like(a["record.title"], 10**6)})), "outside the table"),
     "a holder that cannot hold": (lambda p: _rewrite(p, array_edit=lambda a: a.update(
         {"holders.path": a["holders.path"][::-1].copy()})), "cannot hold"),
+    "a hash held twice": (lambda p: _rewrite(p, array_edit=lambda a: a.update({
+        name: np.concatenate([a[name], a[name][:1]])
+        for name in ("holders.hash", "holders.path")})), "two holders"),
     "a wrong dtype": (lambda p: _rewrite(p, array_edit=lambda a: a.update(
         {"segment.tfs": a["segment.tfs"].astype(np.int64)})), "expected 1-d"),
     "a pickle": (lambda p: p.write_bytes(pickle.dumps({"layout": LAYOUT_KEY})), "unreadable"),

@@ -134,4 +134,4 @@ def test_a_restored_version_advances_without_building_and_equals_a_load(
 
 def _maps(version: HeadVersion) -> list[object]:
     i = version.indexes
-    return [i.records, i.by_frame_key, i.inbound, i.by_entity]
+    return [i.records, i.by_frame_key, i.inbound, i.by_entity, i.by_content_hash]
