@@ -188,3 +188,49 @@ def _write(repo: pygit2.Repository, folder: _Dir) -> pygit2.Oid | None:
 def _remove(builder: pygit2.TreeBuilder, name: str) -> None:
     if builder.get(name) is not None:
         builder.remove(name)
+
+
+WALKED_ENTRIES = 256
+"""Directories of at most this many entries are compared entry by entry here; a larger
+pair goes to libgit2's diff, which compares in C (0.1 ms against 2 ms for a thousand
+files) but also walks every subtree below, equal or not, so it is kept to the wide
+directories at the bottom of a store."""
+
+
+def tree_delta(repo: pygit2.Repository, before: pygit2.Tree, after: pygit2.Tree,
+               walked: int = WALKED_ENTRIES) -> tuple[str, ...]:
+    """Every non-directory path whose entry differs between the two trees (added,
+    removed, another blob or another mode), sorted; no rename detection, so a rename
+    is its two paths.
+
+    Subtrees with the same id are skipped (libgit2's diff of the whole trees visits
+    them: 160 ms for ten changed files among 100,000). A pair of directories is
+    compared entry by entry while both are small, by libgit2's diff when either is
+    larger than ``walked`` entries."""
+    paths: set[str] = set()
+    stack: list[tuple[str, pygit2.Tree | None, pygit2.Tree | None]] = [("", before, after)]
+    while stack:
+        prefix, old, new = stack.pop()
+        if old is not None and new is not None:
+            if old.id == new.id:
+                continue
+            if len(old) > walked or len(new) > walked:
+                for delta in old.diff_to_tree(new).deltas:
+                    paths.add(prefix + delta.old_file.path)
+                    paths.add(prefix + delta.new_file.path)
+                continue
+        old_entries = {obj.name: obj for obj in old} if old is not None else {}
+        new_entries = {obj.name: obj for obj in new} if new is not None else {}
+        for name in old_entries.keys() | new_entries.keys():
+            was, now = old_entries.get(name), new_entries.get(name)
+            if (was is not None and now is not None and was.id == now.id
+                    and was.filemode == now.filemode):
+                continue
+            path = f"{prefix}{name}"
+            was_tree = was if isinstance(was, pygit2.Tree) else None
+            now_tree = now if isinstance(now, pygit2.Tree) else None
+            if was_tree is not None or now_tree is not None:
+                stack.append((f"{path}/", was_tree, now_tree))
+            if (was is not None and was_tree is None) or (now is not None and now_tree is None):
+                paths.add(path)
+    return tuple(sorted(paths))

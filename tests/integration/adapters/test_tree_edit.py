@@ -18,7 +18,7 @@ from pygit2.enums import FileMode
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
-from memhtml.adapters.tree_edit import edited_tree
+from memhtml.adapters.tree_edit import edited_tree, tree_delta
 from memhtml.contracts.errors import GitError, GitFailure
 from memhtml.contracts.services import (
     FILE_MODE_BLOB,
@@ -122,3 +122,51 @@ def test_a_submodule_entry_is_kept_and_can_be_replaced(tmp_path: Path) -> None:
         assert is_successful(got) == is_successful(expected)
         assert (got.unwrap() == expected.unwrap()) if is_successful(got) else (
             got.failure() == expected.failure())
+
+
+def _walked(before: pygit2.Tree | None, after: pygit2.Tree | None,
+            prefix: str = "") -> set[str]:
+    """Every file path whose entry differs, by visiting each entry of both trees."""
+    old = {o.name: o for o in before} if before is not None else {}
+    new = {o.name: o for o in after} if after is not None else {}
+    out: set[str] = set()
+    for name in old.keys() | new.keys():
+        was, now = old.get(name), new.get(name)
+        was_tree = was if isinstance(was, pygit2.Tree) else None
+        now_tree = now if isinstance(now, pygit2.Tree) else None
+        if was_tree is not None or now_tree is not None:
+            out |= _walked(was_tree, now_tree, f"{prefix}{name}/")
+        same = was is not None and now is not None and was.id == now.id \
+            and was.filemode == now.filemode
+        if not same and ((was is not None and was_tree is None)
+                         or (now is not None and now_tree is None)):
+            out.add(f"{prefix}{name}")
+    return out
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=PARENTS, changes=CHANGES, walked=st.sampled_from([0, 1, 2, 256]),
+       data=st.data())
+def test_the_paths_two_trees_differ_on_whichever_way_they_are_compared(
+        repo: pygit2.Repository, files: dict[str, tuple[bytes, int]],
+        changes: list[PathChange], walked: int, data: st.DataObject) -> None:
+    """Entry by entry, by libgit2's diff, or a mix by directory size: the same paths,
+    those a walk of every entry finds (modes alone, links, a file become a directory)."""
+    if files:
+        # The same bytes under another mode: a change only the mode shows.
+        for path in data.draw(st.lists(st.sampled_from(sorted(files)), max_size=3)):
+            content, mode = files[path]
+            changes = [PathChange(path, content, data.draw(st.sampled_from(
+                [m for m in (FILE_MODE_BLOB, FILE_MODE_EXECUTABLE, FILE_MODE_LINK)
+                 if m != mode]))), *changes]
+    before = _parent(repo, files) or repo.get(repo.TreeBuilder().write())
+    assert isinstance(before, pygit2.Tree)
+    built = edited_tree(repo, before, changes)
+    if not is_successful(built):
+        return
+    after = repo.get(built.unwrap())
+    assert isinstance(after, pygit2.Tree)
+    expected = tuple(sorted(_walked(before, after)))
+    assert tree_delta(repo, before, after, walked) == expected
+    assert tree_delta(repo, after, before, walked) == expected
