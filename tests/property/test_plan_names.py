@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from returns.result import Result, Success
 
 from memhtml.contracts.ops import Archive, Move, Put
+from memhtml.contracts.paths import path_key
 from memhtml.format import NewMemoryInput, render_template
 from memhtml.head import HeadVersion, record_from
 from memhtml.head.indexes import build_indexes
@@ -169,3 +170,19 @@ def test_a_write_then_a_move_away_leaves_no_added_name() -> None:
     assert removed.dirs["areas/inbox"] == Counter({"areas/inbox": 1})
     assert "areas/inbox" not in plan.own_names.added.spellings().dirs
     assert_same_names(plan)
+
+
+@given(st.lists(st.builds(lambda d, f: d + f, st.sampled_from(DIRS), st.sampled_from(FILES)),
+                max_size=12))
+def test_spellings_count_each_key_as_a_counter_per_path_would(paths: list[str]) -> None:
+    """Most keys hold one spelling and are kept as a plain name; what a reader sees is
+    each key's spellings counted, as one ``Counter`` a path counts them."""
+    expected: dict[str, Counter[str]] = {}
+    for path in paths:
+        expected.setdefault(path_key(path), Counter())[path] += 1
+    files = Spellings.of(paths).files
+    assert dict(files.items()) == expected
+    assert sorted(files) == sorted(expected) and len(files) == len(expected)
+    for key in expected:
+        files[key]["mutated"] += 1  # a copy: the table is left as it was
+    assert dict(files.items()) == expected

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
@@ -81,12 +81,9 @@ class Spellings:
         """The spellings of ``paths``, plus ``directories`` (tree form, a trailing slash
         or none) known to exist, each counted once, where no file spells any of their
         steps."""
-        files: dict[str, Counter[str]] = {}
-        parents: Counter[str] = Counter()
-        for path in paths:
-            files.setdefault(path_key(path), Counter())[path] += 1
-            if "/" in path:
-                parents[path.rsplit("/", 1)[0]] += 1
+        listed = list(paths)
+        parents: Counter[str] = Counter(
+            path.rsplit("/", 1)[0] for path in listed if "/" in path)
         dirs: dict[str, Counter[str]] = {}
         # Folding each distinct parent once, not each file's, keeps this linear in the
         # number of directories, which is what a large store has few of.
@@ -100,7 +97,44 @@ class Spellings:
             if all(step and path_key(step) not in dirs for step in steps):
                 for step in steps:
                     dirs[path_key(step)] = Counter({step: 1})
-        return cls(files, dirs)
+        return cls(_spelled(listed), dirs)
+
+
+def _spelled(paths: list[str]) -> Mapping[str, Counter[str]]:
+    """Each file key's spellings, counted: a plain spelling per key, a ``Counter``
+    only for the keys spelled more than once (or listed twice). A hundred thousand
+    ``Counter``s cost a write to a store that size 0.26 s; nearly every key has one."""
+    keys = [path_key(path) for path in paths]
+    single = dict(zip(keys, paths, strict=True))
+    many: dict[str, Counter[str]] = {}
+    if len(single) != len(paths):
+        repeated = {key for key, n in Counter(keys).items() if n > 1}
+        for key, path in zip(keys, paths, strict=True):
+            if key in repeated:
+                many.setdefault(key, Counter())[path] += 1
+    return _Spelled(single, many)
+
+
+class _Spelled(Mapping[str, Counter[str]]):
+    """``_spelled``'s table, read as a key's ``Counter`` of spellings (a fresh one for
+    a key spelled once, so nothing reading it can change the table)."""
+
+    __slots__ = ("_many", "_single")
+
+    def __init__(self, single: dict[str, str], many: dict[str, Counter[str]]) -> None:
+        self._single, self._many = single, many
+
+    def __getitem__(self, key: str) -> Counter[str]:
+        found = self._many.get(key)
+        if found is not None:
+            return Counter(found)
+        return Counter({self._single[key]: 1})
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._single)
+
+    def __len__(self) -> int:
+        return len(self._single)
 
 
 @dataclass(frozen=True)
