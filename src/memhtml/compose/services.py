@@ -161,10 +161,12 @@ def blob_reader(git: GitService) -> Callable[[str], bytes | None]:
 
 def space_of(embedder: QueryEmbedder | None, resolve: bool
              ) -> IOResult[VectorSpace | None, SettingsError]:
+    if embedder is None:
+        # Before the import: the adapter module (HTTP client and all) costs a cold
+        # search without an embedder 14 ms it has no use for.
+        return IOSuccess(None)
     from memhtml.adapters.embedders import OpenAICompatibleEmbedder
 
-    if embedder is None:
-        return IOSuccess(None)
     if not isinstance(embedder, OpenAICompatibleEmbedder) or embedder.known_width:
         return IOSuccess(embedder.space)
     if not resolve:

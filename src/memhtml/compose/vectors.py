@@ -127,6 +127,8 @@ def missing_extra(embedder: QueryEmbedder | None) -> ExtraMissing | None:
     """Why ``embedder`` cannot run on this machine (an optional package it imports is
     not installed); None when nothing is missing. Asked before any work starts, so a
     person gets the pip command rather than a failure halfway through."""
+    if embedder is None:
+        return None  # nothing to import the adapters for
     from memhtml.adapters.embedders import LocalEmbedder
 
     if not isinstance(embedder, LocalEmbedder):
