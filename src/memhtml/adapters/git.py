@@ -94,13 +94,33 @@ STATUS_TIMEOUT_S = 60.0
 hung fsmonitor hook, a stalled network drive)."""
 
 
-def _status_started(git_dir: Path, worktree: Path) -> subprocess.Popen[bytes] | None:
+_FILTER_KEY = re.compile(r"filter\.(.+)\.[^.]+", re.IGNORECASE | re.DOTALL)
+
+
+def _programs_off(repo: pygit2.Repository) -> list[str] | None:
+    """``-c`` options that keep a ``git status`` from running any program git's
+    configuration names: each filter driver's commands emptied, fsmonitor off.
+    None when the configuration cannot be read."""
+    try:
+        drivers = sorted({found.group(1) for entry in repo.config
+                          if (found := _FILTER_KEY.fullmatch(entry.name)) is not None})
+    except _CONVERTED:
+        return None
+    options = ["-c", "core.fsmonitor="]  # empty: off, whether git reads a bool or a hook
+    for driver in drivers:
+        for command in ("clean", "smudge", "process"):
+            options += ["-c", f"filter.{driver}.{command}="]
+    return options
+
+
+def _status_started(git_dir: Path, worktree: Path, options: Sequence[str] = ()
+                    ) -> subprocess.Popen[bytes] | None:
     """``git status`` on this repository, running; None when git cannot be started.
 
     ``--no-optional-locks`` keeps it from refreshing (and locking) the index beside a
     person's git; ``-z`` gives the paths raw; ``--no-renames`` one path an entry.
     Variables that would point it at another repository are dropped."""
-    command = ["git", "--no-optional-locks", "--git-dir", str(git_dir), "--work-tree",
+    command = ["git", "--no-optional-locks", *options, "--git-dir", str(git_dir), "--work-tree",
                str(worktree), "-C", str(worktree), "status", "--porcelain=v1", "-z",
                "--untracked-files=normal", "--no-renames"]
     try:
@@ -471,10 +491,21 @@ class PygitService:
         files), so a thread could not overlap it with the snapshot's decode. The
         program's listing is the same as ``worktree_changes``' (a law checks them on
         generated checkouts); without a usable ``git``, or from output that does not
-        parse, libgit2 lists the paths when they are asked for."""
+        parse, libgit2 lists the paths when they are asked for.
+
+        Git would run programs its configuration names while it walks (a filter
+        driver's clean command, on any file a committed ``.gitattributes`` assigns to
+        it; an fsmonitor hook); libgit2 runs none. So every filter driver configured,
+        at any level, is emptied for this run, and fsmonitor turned off: what a
+        clone's tree says never decides that a program runs, and the listing stays
+        libgit2's (a test plants a driver that would leave a mark). A configuration
+        that cannot be read leaves the walk to libgit2."""
         if self._repo.is_bare or self._repo.workdir is None:
             return lambda: IOSuccess(())
-        walk = _status_started(Path(self._repo.path), Path(self._repo.workdir))
+        neutral = _programs_off(self._repo)
+        if neutral is None:
+            return self.worktree_changes
+        walk = _status_started(Path(self._repo.path), Path(self._repo.workdir), neutral)
 
         def answer() -> IOResult[tuple[str, ...], GitError]:
             listed = None if walk is None else _status_finished(walk)

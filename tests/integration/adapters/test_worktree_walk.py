@@ -142,3 +142,29 @@ def test_index_entries_of_some_paths_are_those_of_the_whole_index(
     asked += ["areas", "areas/deep/", "", "no/such.html"]
     assert dict(ok(service.index_entries(asked))) == {
         p: whole[p] for p in asked if p in whole}
+
+
+def test_no_program_git_is_configured_to_run_runs(tmp_path: Path) -> None:
+    """A filter driver (assigned by a committed .gitattributes) and an fsmonitor hook,
+    both configured to leave a mark: git's own status runs them, the walk never does,
+    and its listing is still libgit2's."""
+    root = tmp_path / "checkout"
+    service = _checkout(root)
+    mark = tmp_path / "ran"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch '{mark}'\nexit 1\n")
+    hook.chmod(0o755)
+    (root / ".gitattributes").write_text("*.html filter=mark\n")
+    _git(root, "add", ".gitattributes")
+    _git(root, "commit", "-q", "-m", "attributes")
+    _git(root, "config", "filter.mark.clean", f"sh -c \"touch '{mark}'; cat\"")
+    _git(root, "config", "core.fsmonitor", str(hook))
+    (root / "areas" / "a.html").write_text("changed\n")
+    os.utime(root / "a.html", (1, 1))  # stat-dirty: git must read (and filter) it
+
+    expected = ok(service.worktree_changes())
+    assert ok(service.worktree_changes_begun()()) == expected == ("areas/a.html",)
+    assert not mark.exists()
+    subprocess.run(["git", "-C", str(root), "status", "--porcelain"], check=True,
+                   capture_output=True)
+    assert mark.exists()  # the planted programs are live: git itself runs them
