@@ -94,33 +94,43 @@ STATUS_TIMEOUT_S = 60.0
 hung fsmonitor hook, a stalled network drive)."""
 
 
-_FILTER_KEY = re.compile(r"filter\.(.+)\.[^.]+", re.IGNORECASE | re.DOTALL)
+_PROGRAM_KEY = re.compile(rb"filter\..*\.(clean|smudge|process)|core\.fsmonitor",
+                          re.IGNORECASE | re.DOTALL)
+_FALSE = (b"", b"false", b"no", b"off", b"0")
 
 
-def _programs_off(repo: pygit2.Repository) -> list[str] | None:
-    """``-c`` options that keep a ``git status`` from running any program git's
-    configuration names: each filter driver's commands emptied, fsmonitor off.
-    None when the configuration cannot be read."""
+def _plain_config(git_dir: Path, worktree: Path) -> bool:
+    """Whether git's configuration, as git reads it here, names no program a status
+    could run (no filter driver, fsmonitor off) and does not fold case; False when
+    it cannot be read."""
+    command = ["git", "--git-dir", str(git_dir), "-C", str(worktree), "config", "--list",
+               "-z"]
     try:
-        drivers = sorted({found.group(1) for entry in repo.config
-                          if (found := _FILTER_KEY.fullmatch(entry.name)) is not None})
-    except _CONVERTED:
-        return None
-    options = ["-c", "core.fsmonitor="]  # empty: off, whether git reads a bool or a hook
-    for driver in drivers:
-        for command in ("clean", "smudge", "process"):
-            options += ["-c", f"filter.{driver}.{command}="]
-    return options
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
+                              env=git_environment(os.environ), timeout=STATUS_TIMEOUT_S,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    if done.returncode != 0:
+        return False
+    for item in done.stdout.split(b"\0"):
+        key, _, value = item.partition(b"\n")
+        value = value.strip().lower()
+        if _PROGRAM_KEY.fullmatch(key) is not None and (
+                key.lower() != b"core.fsmonitor" or value not in _FALSE):
+            return False
+        if key.lower() == b"core.ignorecase" and value not in _FALSE:
+            return False
+    return True
 
 
-def _status_started(git_dir: Path, worktree: Path, options: Sequence[str] = ()
-                    ) -> subprocess.Popen[bytes] | None:
+def _status_started(git_dir: Path, worktree: Path) -> subprocess.Popen[bytes] | None:
     """``git status`` on this repository, running; None when git cannot be started.
 
     ``--no-optional-locks`` keeps it from refreshing (and locking) the index beside a
     person's git; ``-z`` gives the paths raw; ``--no-renames`` one path an entry.
     Variables that would point it at another repository are dropped."""
-    command = ["git", "--no-optional-locks", *options, "--git-dir", str(git_dir), "--work-tree",
+    command = ["git", "--no-optional-locks", "--git-dir", str(git_dir), "--work-tree",
                str(worktree), "-C", str(worktree), "status", "--porcelain=v1", "-z",
                "--untracked-files=normal", "--no-renames"]
     try:
@@ -495,17 +505,19 @@ class PygitService:
 
         Git would run programs its configuration names while it walks (a filter
         driver's clean command, on any file a committed ``.gitattributes`` assigns to
-        it; an fsmonitor hook); libgit2 runs none. So every filter driver configured,
-        at any level, is emptied for this run, and fsmonitor turned off: what a
-        clone's tree says never decides that a program runs, and the listing stays
-        libgit2's (a test plants a driver that would leave a mark). A configuration
-        that cannot be read leaves the walk to libgit2."""
+        it; an fsmonitor hook; the same in a submodule's own configuration); libgit2
+        runs none. So git walks only when its own view of its configuration (every
+        file, include and variable it reads, as ``git config --list`` shows them)
+        names no filter driver and no fsmonitor, does not fold case (where the two
+        list differently), and the checkout has no ``.gitmodules``; otherwise libgit2
+        walks as before. What a clone's tree says never decides that a program runs
+        (tests plant drivers and hooks that would leave a mark)."""
         if self._repo.is_bare or self._repo.workdir is None:
             return lambda: IOSuccess(())
-        neutral = _programs_off(self._repo)
-        if neutral is None:
+        git_dir, worktree = Path(self._repo.path), Path(self._repo.workdir)
+        if (worktree / ".gitmodules").exists() or not _plain_config(git_dir, worktree):
             return self.worktree_changes
-        walk = _status_started(Path(self._repo.path), Path(self._repo.workdir), neutral)
+        walk = _status_started(git_dir, worktree)
 
         def answer() -> IOResult[tuple[str, ...], GitError]:
             listed = None if walk is None else _status_finished(walk)

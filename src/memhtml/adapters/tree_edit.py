@@ -163,9 +163,24 @@ def _collides(path: str) -> Result[None, GitError]:
         "commit", f"{path!r} collides with a file or directory of the same name"))
 
 
-def _write(repo: pygit2.Repository, folder: _Dir) -> pygit2.Oid | None:
-    """The id of ``folder`` as edited (its untouched subtrees reused), or None when it
-    holds nothing."""
+def _write(repo: pygit2.Repository, root: _Dir) -> pygit2.Oid | None:
+    """The id of ``root`` as edited (its untouched subtrees reused), or None when it
+    holds nothing. Children are written before their parents from an explicit list,
+    not by recursion: git takes paths thousands of folders deep."""
+    order: list[_Dir] = []
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        order.append(folder)
+        pending.extend(entry for entry in folder.edits.values() if isinstance(entry, _Dir))
+    written: dict[int, pygit2.Oid | None] = {}
+    for folder in reversed(order):  # every folder after all of its subfolders
+        written[id(folder)] = _written(repo, folder, written)
+    return written[id(root)]
+
+
+def _written(repo: pygit2.Repository, folder: _Dir,
+             written: dict[int, pygit2.Oid | None]) -> pygit2.Oid | None:
     if folder.size == 0:
         return None
     if not folder.edits and folder.base is not None:
@@ -173,11 +188,11 @@ def _write(repo: pygit2.Repository, folder: _Dir) -> pygit2.Oid | None:
     builder = repo.TreeBuilder(folder.base) if folder.base is not None else repo.TreeBuilder()
     for name, entry in folder.edits.items():
         if isinstance(entry, _Dir):
-            written = _write(repo, entry)
-            if written is None:
+            sub = written[id(entry)]
+            if sub is None:
                 _remove(builder, name)
             else:
-                builder.insert(name, written, _TREE_MODE)
+                builder.insert(name, sub, _TREE_MODE)
         elif entry is None:
             _remove(builder, name)
         else:

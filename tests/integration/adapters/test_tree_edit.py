@@ -170,3 +170,12 @@ def test_the_paths_two_trees_differ_on_whichever_way_they_are_compared(
     expected = tuple(sorted(_walked(before, after)))
     assert tree_delta(repo, before, after, walked) == expected
     assert tree_delta(repo, after, before, walked) == expected
+
+
+def test_a_path_thousands_of_folders_deep_is_built_as_the_index_builds_it(
+        repo: pygit2.Repository) -> None:
+    deep = "/".join(["d"] * 1200 + ["f.html"])
+    for changes in ([PathChange(deep, b"x")],
+                    [PathChange(deep, b"x"), PathChange("d/e.html", b"y"), PathChange(deep, None)]):
+        expected, got = _by_index(repo, None, changes), edited_tree(repo, None, changes)
+        assert is_successful(expected) and got.unwrap() == expected.unwrap()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -144,27 +145,69 @@ def test_index_entries_of_some_paths_are_those_of_the_whole_index(
         p: whole[p] for p in asked if p in whole}
 
 
-def test_no_program_git_is_configured_to_run_runs(tmp_path: Path) -> None:
-    """A filter driver (assigned by a committed .gitattributes) and an fsmonitor hook,
-    both configured to leave a mark: git's own status runs them, the walk never does,
-    and its listing is still libgit2's."""
+def _marked(tmp_path: Path) -> tuple[Path, PygitService, Path]:
+    """A checkout whose committed .gitattributes hands every .html file to a filter
+    driver named "m=1" (a name ``-c`` could not switch off), a stat-dirty file and an
+    edited one, and the file a planted program would create."""
     root = tmp_path / "checkout"
     service = _checkout(root)
-    mark = tmp_path / "ran"
-    hook = tmp_path / "hook.sh"
-    hook.write_text(f"#!/bin/sh\ntouch '{mark}'\nexit 1\n")
-    hook.chmod(0o755)
-    (root / ".gitattributes").write_text("*.html filter=mark\n")
+    (root / ".gitattributes").write_text("*.html filter=m=1\n")
     _git(root, "add", ".gitattributes")
     _git(root, "commit", "-q", "-m", "attributes")
-    _git(root, "config", "filter.mark.clean", f"sh -c \"touch '{mark}'; cat\"")
-    _git(root, "config", "core.fsmonitor", str(hook))
     (root / "areas" / "a.html").write_text("changed\n")
     os.utime(root / "a.html", (1, 1))  # stat-dirty: git must read (and filter) it
+    return root, service, tmp_path / "ran"
 
+
+def _program(mark: Path) -> str:
+    return f"sh -c \"touch '{mark}'; cat\""
+
+
+def _repo_config(root: Path, mark: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _git(root, "config", "filter.m=1.clean", _program(mark))
+
+
+def _fsmonitor(root: Path, mark: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hook = mark.with_name("hook.sh")
+    hook.write_text(f"#!/bin/sh\ntouch '{mark}'\nexit 1\n")
+    hook.chmod(0o755)
+    _git(root, "config", "core.fsmonitor", str(hook))
+
+
+def _included(root: Path, mark: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    extra = mark.with_name("extra.config")
+    subprocess.run(["git", "config", "-f", str(extra), "filter.m=1.clean", _program(mark)],
+                   check=True)
+    _git(root, "config", "include.path", str(extra))
+
+
+def _environment(root: Path, mark: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "filter.m=1.clean")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", _program(mark))
+
+
+@pytest.mark.parametrize("plant", [_repo_config, _fsmonitor, _included, _environment])
+def test_no_program_git_is_configured_to_run_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        plant: Callable[[Path, Path, pytest.MonkeyPatch], None]) -> None:
+    """A filter driver a committed .gitattributes assigns, or an fsmonitor hook, named
+    by the repository's config, an include git alone follows, or the environment:
+    git's own status runs it, the walk never does, and its listing is libgit2's."""
+    root, service, mark = _marked(tmp_path)
+    plant(root, mark, monkeypatch)
     expected = ok(service.worktree_changes())
     assert ok(service.worktree_changes_begun()()) == expected == ("areas/a.html",)
     assert not mark.exists()
     subprocess.run(["git", "-C", str(root), "status", "--porcelain"], check=True,
                    capture_output=True)
-    assert mark.exists()  # the planted programs are live: git itself runs them
+    assert mark.exists()  # the planted program is live: git itself runs it
+
+
+def test_a_case_folding_checkout_is_listed_by_libgit2(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    service = _checkout(root)
+    _git(root, "config", "core.ignorecase", "true")
+    (root / "NEW.HTML").write_text("new\n")
+    assert ok(service.worktree_changes_begun()()) == ok(service.worktree_changes()) == (
+        "NEW.HTML",)
