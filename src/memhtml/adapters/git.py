@@ -767,12 +767,9 @@ class PygitService:
     def _changed_paths(self, old: str, new: str) -> Result[tuple[str, ...], GitError]:
         return self._commit(old).bind(
             lambda before: self._commit(new).map(
-                lambda after: self._tree_delta(before.tree, after.tree)
+                lambda after: tree_delta(self._repo, before.tree, after.tree)
             )
         )
-
-    def _tree_delta(self, before: pygit2.Tree, after: pygit2.Tree) -> tuple[str, ...]:
-        return tree_delta(self._repo, before, after)
 
     def _info(self, commit: pygit2.Commit) -> CommitInfo:
         author = commit.author

@@ -40,10 +40,29 @@ class _Deferred(Generic[K, V]):
     """What a map made later does with any use it does not answer itself: builds the
     whole map (``whole``) and hands the use to it."""
 
-    __slots__ = ()
+    __slots__ = ("_lock", "_made")
+    _made: Map[K, V] | None
+    _lock: threading.Lock
 
     def whole(self) -> Map[K, V]:
+        """The map, built now (once, under the lock) if it was not yet."""
+        made = self._made
+        if made is not None:
+            return made
+        with self._lock:
+            made = self._made
+            if made is None:
+                made = self._make()
+                self._made = made
+            return made
+
+    def _make(self) -> Map[K, V]:
         raise NotImplementedError
+
+    @property
+    def built(self) -> bool:
+        """Whether the whole map has been built (for tests and benchmarks)."""
+        return self._made is not None
 
     def __eq__(self, other: object) -> bool:
         mine = self.whole()
@@ -70,8 +89,7 @@ class LazyMap(_Deferred[K, V]):
     key order, made at once, which costs a third of making each alone), one value at
     a time until enough are asked for that making the rest at once is cheaper."""
 
-    __slots__ = ("_all", "_build", "_fields", "_keys", "_lock", "_made", "_row", "_value",
-                 "_values")
+    __slots__ = ("_all", "_build", "_fields", "_keys", "_row", "_value", "_values")
 
     def __init__(self, build: Callable[[], Map[K, V]] | None = None, *,
                  keys: Sequence[K] | None = None, value: Callable[[int], V] | None = None,
@@ -111,16 +129,6 @@ class LazyMap(_Deferred[K, V]):
 
     # -- the whole map ------------------------------------------------------------------
 
-    def whole(self) -> Map[K, V]:
-        """The map, built now if it was not yet."""
-        made = self._made
-        if made is not None:
-            return made
-        with self._lock:
-            if self._made is None:
-                self._made = self._make()
-            return self._made
-
     def _make(self) -> Map[K, V]:
         if self._build is not None:
             return self._build()
@@ -130,11 +138,6 @@ class LazyMap(_Deferred[K, V]):
         for row, value in list(self._values.items()):
             made[row] = value
         return Map(zip(keys, made, strict=True))
-
-    @property
-    def built(self) -> bool:
-        """Whether the whole map has been built (for tests and benchmarks)."""
-        return self._made is not None
 
     def _at(self, row: int) -> V:
         found = self._values.get(row, _MISSING)
@@ -245,7 +248,7 @@ class PatchedMap(_Deferred[K, V]):
     patches never outlives the first whole build.
     """
 
-    __slots__ = ("_base", "_gone", "_lock", "_made", "_put", "_size")
+    __slots__ = ("_base", "_gone", "_put", "_size")
 
     def __init__(self, base: LazyMap[K, V], put: Map[K, V], gone: Map[K, bool],
                  size: int) -> None:
@@ -253,25 +256,13 @@ class PatchedMap(_Deferred[K, V]):
         self._made: Map[K, V] | None = None
         self._lock = threading.Lock()
 
-    def whole(self) -> Map[K, V]:
-        made = self._made
-        if made is not None:
-            return made
-        with self._lock:
-            made = self._made
-            if made is None:
-                mutation = self._base.whole().mutate()
-                for key in self._gone:
-                    del mutation[key]
-                for key, value in self._put.items():
-                    mutation[key] = value
-                made = mutation.finish()
-                self._made = made
-            return made
-
-    @property
-    def built(self) -> bool:
-        return self._made is not None
+    def _make(self) -> Map[K, V]:
+        mutation = self._base.whole().mutate()
+        for key in self._gone:
+            del mutation[key]
+        for key, value in self._put.items():
+            mutation[key] = value
+        return mutation.finish()
 
     def get(self, key: K, default: Any = None) -> Any:
         found = self._put.get(key, _MISSING)
@@ -354,7 +345,7 @@ class PendingSets(_Deferred[K, "Map[M, bool]"], Generic[K, M]):
     not as its last change says, and a key whose set is left empty gone.
     """
 
-    __slots__ = ("_base", "_changes", "_lock", "_made")
+    __slots__ = ("_base", "_changes")
 
     def __init__(self, base: LazyMap[K, Map[M, bool]],
                  changes: Map[K, Map[M, bool]]) -> None:
@@ -377,32 +368,20 @@ class PendingSets(_Deferred[K, "Map[M, bool]"], Generic[K, M]):
         members = self._changes.get(key, Map())
         return PendingSets(self._base, self._changes.set(key, members.set(member, present)))
 
-    def whole(self) -> Map[K, Map[M, bool]]:
-        made = self._made
-        if made is not None:
-            return made
-        with self._lock:
-            made = self._made
-            if made is None:
-                mutation = self._base.whole().mutate()
-                for key, members in self._changes.items():
-                    held: Map[M, bool] = mutation.get(key, Map())
-                    for member, present in members.items():
-                        if present and member not in held:
-                            held = held.set(member, True)
-                        elif not present and member in held:
-                            held = held.delete(member)
-                    if len(held):
-                        mutation[key] = held
-                    elif key in mutation:
-                        del mutation[key]
-                made = mutation.finish()
-                self._made = made
-            return made
-
-    @property
-    def built(self) -> bool:
-        return self._made is not None
+    def _make(self) -> Map[K, Map[M, bool]]:
+        mutation = self._base.whole().mutate()
+        for key, members in self._changes.items():
+            held: Map[M, bool] = mutation.get(key, Map())
+            for member, present in members.items():
+                if present and member not in held:
+                    held = held.set(member, True)
+                elif not present and member in held:
+                    held = held.delete(member)
+            if len(held):
+                mutation[key] = held
+            elif key in mutation:
+                del mutation[key]
+        return mutation.finish()
 
     def __repr__(self) -> str:
         state = "built" if self._made is not None else "not built"
