@@ -53,7 +53,7 @@ def status_report(services: Services, store: Store) -> IOResult[StatusReport, St
     deps = store.deps
     git_dir = deps.checkout_git_dir
     busy = operation_in_progress(git_dir) if git_dir is not None else None
-    # Git walks the checkout on a thread while the version is decoded below.
+    # Git walks the checkout in a process of its own while the version decodes below.
     local_edits = local_edits_begun(deps)
 
     def vectors(view: HeadVersion) -> IOResult[tuple[Coverage | None, str | None], StoreError]:
