@@ -434,7 +434,7 @@ def _env(ctx: RunContext, progress: _Progress, phase: SleepPhase) -> PhaseEnv:
         vector_store=deps.vectors, coverage_floor=deps.coverage_floor,
         earlier=progress.records, branch=ctx.branch, worktree=deps.worktree is not None,
         mined=progress.mined, model=deps.model, calls=ctx.calls, deep=ctx.deep,
-        lateral=progress.lateral, transcripts=deps.transcripts,
+        lateral=progress.lateral, transcripts=deps.transcripts, committer=deps.author,
     )
 
 
