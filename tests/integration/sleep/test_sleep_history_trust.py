@@ -18,13 +18,23 @@ import pygit2
 import pytest
 
 from memhtml.cli.demo import build_demo
+from memhtml.format import parse_memory, set_meta
 from memhtml.sleep.contract import report_path
 from tests.integration.sleep.sleep_support import RUN_ID
 from tests.integration.sleep.test_sleep_curation_hostile import (
+    YEAR,
     Clock,
+    _first_night_task,
+    _flip,
     cli,
+    commit,
+    counts,
+    detected,
     merge,
     night,
+    phase,
+    put,
+    text,
 )
 from tests.integration.store.checkout_support import (
     PERSON,
@@ -70,14 +80,7 @@ def store(demo: Path, tmp_path: Path, env: dict[str, str]) -> Path:
 def other(store: Path, tmp_path: Path, env: dict[str, str],
           capsys: pytest.CaptureFixture[str]) -> Path:
     """A second clone of the store through a bare remote both sync with."""
-    remote = tmp_path / "remote.git"
-    pygit2.init_repository(str(remote), bare=True, initial_head="main")
-    git(store, env, "remote", "add", "origin", str(remote))
-    synced(capsys, store)
-    clone = tmp_path / "other"
-    code, cloned, err = cli(capsys, "clone", str(remote), str(clone), "--json")
-    assert code == 0, (cloned, err)
-    return clone
+    return clone_of(capsys, store, env, tmp_path)
 
 
 def synced(capsys: pytest.CaptureFixture[str], root: Path) -> dict[str, Any]:
@@ -166,3 +169,104 @@ def test_confidence_decay_ignores_a_run_dated_in_the_future(
     decay = next(p for p in report["phases"] if p["phase"] == "confidence-decay")
     assert decay["counts"]["last_run"] == RUN_ID, decay
     assert any(FORGED in w and "future" in w for w in decay["warnings"]), decay
+
+
+# == detected tasks ============================================================================
+
+
+def clone_of(capsys: pytest.CaptureFixture[str], store: Path, env: dict[str, str],
+             tmp_path: Path) -> Path:
+    """A bare remote the store syncs with, and a second clone of it."""
+    remote = tmp_path / "remote.git"
+    pygit2.init_repository(str(remote), bare=True, initial_head="main")
+    git(store, env, "remote", "add", "origin", str(remote))
+    synced(capsys, store)
+    clone = tmp_path / "colleague"
+    code, cloned, err = cli(capsys, "clone", str(remote), str(clone), "--json")
+    assert code == 0, (cloned, err)
+    return clone
+
+
+def learned_task(store: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+                 ) -> tuple[str, str]:
+    """The detected task a vetoed pair will raise, learned from a run then aborted (what
+    anyone who reads the corpus can compute): (its path, its text)."""
+    _flip(store, "alpha")
+    commit(store, env)
+    report = night(capsys, store, "dedup-merge")
+    (path,) = detected(store, report["head_sha"])
+    content = text(store, report["head_sha"], path)
+    code, _, err = cli(capsys, "sleep", "abort", RUN_ID, "--store", str(store), "--json")
+    assert code == 0, err
+    assert detected(store, "main") == []
+    return path, content
+
+
+def planted(root: Path, path: str, content: str) -> str:
+    """An archived, done copy of the task at a name of the planter's choosing."""
+    digest = path.removeprefix("areas/tasks/det-")[:12]
+    copy = f"archive/{YEAR}/areas/tasks/det-{digest}-x.html"
+    closed = content
+    for name, value in (("memhtml-task-status", "done"), ("memhtml-status", "archived"),
+                        ("memhtml-archived", "2026-11-29T12:00:00Z")):
+        closed = set_meta(closed, name, value)
+    assert parse_memory(closed, copy).value_or(None) is not None, "it reads as a memory"
+    put(root, copy, closed)
+    return copy
+
+
+def opened_again(capsys: pytest.CaptureFixture[str], store: Path, path: str, copy: str,
+                 clock: Clock) -> None:
+    clock.night(1)
+    report = night(capsys, store, "dedup-merge")
+    done = counts(report, "dedup-merge")
+    assert (done["tasks_minted"], done["tasks_dismissed"]) == (1, 0), done
+    assert detected(store, report["head_sha"]) == [path]
+    warned = [w for w in phase(report, "dedup-merge")["warnings"] if copy in w]
+    assert warned and "no door closed" in warned[0], phase(report, "dedup-merge")["warnings"]
+
+
+def test_an_archived_task_committed_with_plain_git_does_not_silence_the_finding(
+        store: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str],
+        clock: Clock) -> None:
+    path, content = learned_task(store, env, capsys)
+    copy = planted(store, path, content)
+    commit(store, env, "an archived task, by hand")
+    opened_again(capsys, store, path, copy, clock)
+
+
+def test_an_archived_task_pulled_from_a_remote_does_not_silence_the_finding(
+        store: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str],
+        clock: Clock, tmp_path: Path) -> None:
+    path, content = learned_task(store, env, capsys)
+    colleague = clone_of(capsys, store, env, tmp_path)
+    copy = planted(colleague, path, content)
+    commit(colleague, env, "an archived task, by hand")
+    pushed(colleague, env)
+    git(store, env, *PERSON, "pull", "-q", "--no-rebase", "origin", "main")
+    assert (store / copy).is_file()
+    opened_again(capsys, store, path, copy, clock)
+
+
+def test_a_colleagues_close_through_the_door_stands_after_sync(
+        store: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str],
+        clock: Clock, tmp_path: Path) -> None:
+    path, _ = _first_night_task(store, env, capsys)
+    colleague = clone_of(capsys, store, env, tmp_path)
+    code, closed, err = cli(capsys, "task", "status", path, "done", "--store",
+                            str(colleague), "--json")
+    assert code == 0 and closed["committed"], err
+    synced(capsys, colleague)
+    # A write here first, so the sync is a merge: the close arrives as the second
+    # parent's history, not on this branch's first-parent line.
+    code, _, err = cli(capsys, "write", "--title", "Here meanwhile", "--claim",
+                       "Written on this clone while the colleague closed the task.",
+                       "--store", str(store), "--json")
+    assert code == 0, err
+    assert synced(capsys, store)["action"] == "merged"
+    assert not (store / path).exists()
+    clock.night(1)
+    report = night(capsys, store, "dedup-merge")
+    done = counts(report, "dedup-merge")
+    assert (done["tasks_minted"], done["tasks_dismissed"]) == (0, 1), done
+    assert detected(store, report["head_sha"]) == []
