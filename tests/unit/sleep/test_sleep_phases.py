@@ -320,6 +320,21 @@ def test_a_run_stamped_in_the_future_is_passed_over_with_a_note() -> None:
         ".memhtml/sleep/2026-11-29-5.html", ".memhtml/sleep/2026-11-29-6.html"}, plan.notes
 
 
+def test_a_plan_reads_a_run_that_landed_by_a_merge_commit() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    tip = ok(w.git.resolve(f"sleep/{RUN_DAY}"))
+    written = w.write("During", "Written during the run.", path="areas/notes/during.html")
+    merged = ok(merge_run(w.deps(), RUN_DAY))
+    assert merged.merged and not merged.fast_forwarded, merged
+    w.write("After", "Written after the merge.", path="areas/notes/after.html")
+    plan = ok(plan_sleep(w.deps()))
+    assert plan.last_run == RUN_DAY and not [n for n in plan.notes if "run" in n], plan
+    # Counted from the run's own tip: the write it never saw and the one after it.
+    assert plan.changed_since_last_run == 2 and written, plan
+    assert ok(w.git.commit_info(w.main())).parents[0] != tip
+
+
 def test_plan_says_no_signal_only_when_everything_reads_zero() -> None:
     from memhtml.adapters.clock import ManualClock
     from memhtml.adapters.memory_git import InMemoryGit
