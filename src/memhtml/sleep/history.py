@@ -250,11 +250,13 @@ class RunLookup:
     notes: tuple[str, ...] = ()
 
 
-RUN_HISTORY_ROUNDS: Final = (4, 32, 256)
+RUN_HISTORY_ROUNDS: Final = (1, 8, 64, 256)
 """How many commits touching ``.memhtml/sleep/`` each round of the history read takes,
-newest first; a round that finds no run's commit is followed by a longer one. The
-newest of them is a run's own in the ordinary case, so one short walk does; the rounds
-only lengthen for commits a person or a pull put there, and stop at the last."""
+newest first; a round that finds no run's commit is followed by a longer one. A walk
+stops once it has its number, and the newest such commit is a run's own in the
+ordinary case, so the first round walks back only to the last run; the rounds
+lengthen for commits a person, a pull or a sync merge put there, and stop at the
+last."""
 
 
 def last_merged_run(git: GitService, at: str, now: datetime, committer: Signature | None
