@@ -568,6 +568,28 @@ def test_commits_touching_is_newest_first_and_limited(backend: Backend) -> None:
     assert isinstance(err(backend.git.commits_touching("nope", "b.html", 0)), NotFound)
 
 
+def test_commits_mentioning_searches_messages_newest_first(backend: Backend) -> None:
+    c1 = backend.commit(None, [put("a.html", "1")], "write a\n\nMemhtml-Op: write")
+    c2 = backend.commit(c1, [put("b.html", "2")], "archive b\n\nMemhtml-Op: archive")
+    c3 = backend.commit(c2, [put("c.html", "3")], "naïve c\n\nMemhtml-Op: write")
+    c4 = ok(backend.git.commit_merge("main", c3, c1, [put("d.html", "4")],
+                                     "merge\n\nMemhtml-Op: sync", AUTHOR, AT))
+
+    def mentioning(text: str, limit: int = 10, ref: str = "main") -> list[str]:
+        return [info.sha for info in ok(backend.git.commits_mentioning(ref, text, limit))]
+
+    assert mentioning("Memhtml-Op: write") == [c3, c1]
+    assert mentioning("Memhtml-Op: write", 1) == [c3]
+    assert mentioning("Memhtml-Op:") == [c4, c3, c2, c1]
+    assert mentioning("naïve") == [c3]
+    assert mentioning("Memhtml-Op: write", ref=c2) == [c1]
+    assert mentioning("nowhere") == [] and mentioning("Memhtml-Op:", 0) == []
+    info = ok(backend.git.commits_mentioning("main", "archive b", 1))[0]
+    assert (info.trailers, info.parents) == ((("Memhtml-Op", "archive"),), (c1,))
+    assert info.author == info.committer == AUTHOR, "no committer given: the author signs"
+    assert isinstance(err(backend.git.commits_mentioning("nope", "x", 5)), NotFound)
+
+
 # -- config and the index ---------------------------------------------------------------
 
 

@@ -405,6 +405,12 @@ class PygitService:
         from their first parent's; a root commit holding the path counts."""
         return _guarded("commits_touching", lambda: self._commits_touching(ref, path, limit))
 
+    def commits_mentioning(
+        self, ref: str, text: str, limit: int
+    ) -> IOResult[tuple[CommitInfo, ...], GitError]:
+        return _guarded("commits_mentioning",
+                        lambda: self._commits_mentioning(ref, text, limit))
+
     # -- writing ---------------------------------------------------------------------
 
     def commit(
@@ -774,6 +780,7 @@ class PygitService:
     def _info(self, commit: pygit2.Commit) -> CommitInfo:
         author = commit.author
         zone = timezone(timedelta(minutes=author.offset))
+        committer = commit.committer
         return CommitInfo(
             sha=str(commit.id),
             parents=tuple(str(parent) for parent in commit.parent_ids),
@@ -781,7 +788,24 @@ class PygitService:
             author=Signature(author.name, author.email),
             time=datetime.fromtimestamp(author.time, zone),
             trailers=parse_trailers(commit.message),
+            committer=Signature(committer.name, committer.email),
         )
+
+    def _commits_mentioning(
+        self, ref: str, text: str, limit: int
+    ) -> Result[tuple[CommitInfo, ...], GitError]:
+        tip = self._commit(ref)
+        if not is_successful(tip) or limit <= 0:
+            return tip.map(lambda _: ())
+        # The raw bytes are searched, so no message is decoded unless it matches.
+        needle = text.encode("utf-8")
+        found: list[CommitInfo] = []
+        for commit in self._repo.walk(tip.unwrap().id, SortMode.TOPOLOGICAL | SortMode.TIME):
+            if needle in commit.raw_message:
+                found.append(self._info(commit))
+                if len(found) >= limit:
+                    break
+        return Success(tuple(found))
 
     def _commits_between(self, old: str | None, new: str) -> Result[tuple[str, ...], GitError]:
         tip = self._commit(new)

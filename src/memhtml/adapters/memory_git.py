@@ -408,13 +408,26 @@ class InMemoryGit:
                     break
         return tuple(found)
 
+    @_operation("commits_mentioning")
+    def commits_mentioning(self, ref: str, text: str, limit: int) -> tuple[CommitInfo, ...]:
+        found: list[CommitInfo] = []
+        for sha in self._chain(self._peel(ref)) if limit > 0 else ():
+            if text in self._commits[sha].message:
+                found.append(self._info(sha))
+                if len(found) >= limit:
+                    break
+        return tuple(found)
+
     # -- internals ------------------------------------------------------------------------
 
     def _info(self, sha: str) -> CommitInfo:
         commit = self._commits[sha]
         zone = timezone(timedelta(minutes=commit.offset))
+        # The double signs a commit's committer line with its author (``body``), as
+        # ``PygitService`` does when it is given no committer.
         return CommitInfo(sha, commit.parents, commit.message, commit.author,
-                          datetime.fromtimestamp(commit.time, zone), parse_trailers(commit.message))
+                          datetime.fromtimestamp(commit.time, zone), parse_trailers(commit.message),
+                          commit.author)
 
     def _at(self, sha: str, path: str) -> tuple[_Entry | None, list[tuple[str, _Entry]]] | None:
         """What a commit holds at ``path``, file or directory: equal exactly when git's

@@ -262,9 +262,11 @@ def sleep_review(run: str | None = None, /, *, common: Common = _COMMON) -> int:
 
 @sleep_app.command(name="merge")
 def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
-    """Fast-forward main onto a reviewed run, unless main moved, a memory would be lost,
-    or the head gate fails (each refusal moves nothing); then bring the checkout up to
-    date and apply the run's pending marks. Exits 1 on a refusal.
+    """Fast-forward main onto a reviewed run, or, when writers moved main meanwhile by
+    commits touching none of the run's paths, land it as a merge commit on main's tip.
+    Refused, moving nothing, when a path conflicts (each named), a memory would be lost,
+    or the head gate fails; then bring the checkout up to date and apply the run's
+    pending marks. Exits 1 on a refusal.
 
     Parameters
     ----------
@@ -279,7 +281,8 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         outcome = _value(merge_run(deps, _run_id(deps, run)))
         if not outcome.merged:
             return _merge_refused(outcome)
-        lines = [f"merged run {outcome.run_id}: {deps.main} at {(outcome.tip or '')[:10]}"
+        at = outcome.merge_commit or outcome.tip or ""
+        lines = [f"merged run {outcome.run_id}: {deps.main} at {at[:10]}"
                  + ("" if outcome.fast_forwarded else f" ({outcome.reason})"),
                  f"marks: {outcome.marks_applied} of {outcome.marks_pending} applied"]
         notes = []
@@ -287,6 +290,8 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
             notes.append(f"warning: marks not applied: {outcome.marks_failed}")
         notes += [f"note: {path} has local changes in the checkout; left as it is"
                   for path in outcome.kept]
+        notes += [f"note: {path}: links into a memory the other side archived now point at "
+                  "its archive path" for path in outcome.followed]
         if outcome.checkout_pending:
             notes.append("note: git's index lock kept the checkout from following; the next "
                          "memhtml command brings it up to date")
@@ -312,7 +317,8 @@ def _merge_refused(outcome: MergeOutcome) -> Reply:
     text = f"refused ({outcome.refusal}): {outcome.reason}"
     fields = jsonable(outcome)
     payload = {**(fields if isinstance(fields, dict) else {}),
-               **failure_payload(merge_refusal_code(outcome.refusal), text, outcome.lost)}
+               **failure_payload(merge_refusal_code(outcome.refusal), text,
+                                 outcome.lost or outcome.conflicts)}
     return Reply(payload, text, EXIT_FAILED)
 
 

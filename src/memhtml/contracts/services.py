@@ -78,7 +78,10 @@ class Signature:
 
 @dataclass(frozen=True, slots=True)
 class CommitInfo:
-    """What a commit says: its message, trailers in order, parents and author."""
+    """What a commit says: its message, trailers in order, parents, author and
+    committer. The committer is which program wrote the commit (memhtml's doors and
+    runs sign as memhtml; a person's own ``git commit`` signs as the person), so a
+    history read can tell the two apart."""
 
     sha: str
     parents: tuple[str, ...]
@@ -86,6 +89,8 @@ class CommitInfo:
     author: Signature
     time: datetime
     trailers: tuple[tuple[str, str], ...] = field(default=())
+    committer: Signature | None = None
+    """None only where a caller built the value by hand; both repositories fill it."""
 
 
 class GitService(Protocol):
@@ -230,6 +235,14 @@ class GitService(Protocol):
         self, ref: str, path: str, limit: int
     ) -> IOResult[tuple[CommitInfo, ...], GitError]:
         """Newest-first commits on ``ref`` whose change set includes ``path``."""
+        ...
+
+    def commits_mentioning(
+        self, ref: str, text: str, limit: int
+    ) -> IOResult[tuple[CommitInfo, ...], GitError]:
+        """Newest-first commits reachable from ``ref`` whose message contains ``text``
+        (``git log -F --grep``), at most ``limit``: one walk that reads messages only,
+        so a question about many paths costs the history once, not once a path."""
         ...
 
 

@@ -100,6 +100,8 @@ PHASE_STATUSES: Final[tuple[PhaseStatus, ...]] = get_args(PhaseStatus)
 
 # -- trailers ---------------------------------------------------------------------------
 
+TRAILER_OP: Final = "Memhtml-Op"
+"""The door or run that made a commit (``store.landing`` writes one per op)."""
 TRAILER_RUN: Final = "Memhtml-Run"
 TRAILER_PHASE: Final = "Memhtml-Phase"
 TRAILER_COUNTS: Final = "Memhtml-Counts"
@@ -157,6 +159,11 @@ class RunFlags:
 
 SLEEP_OP: Final = "sleep"
 """The ``Memhtml-Op`` every phase commit carries (subject ``memhtml sleep: ...``)."""
+MERGE_OP: Final = "sleep-merge"
+"""The ``Memhtml-Op`` of the merge commit that lands a run on a main that moved past
+its base (``memhtml sleep-merge: ...``); its second parent is the run's tip."""
+TRAILER_MERGED: Final = "Memhtml-Merged"
+"""On that merge commit: the run tip it brought in (sync's merges carry it too)."""
 
 # -- names on the branch ----------------------------------------------------------------
 
@@ -178,6 +185,12 @@ def run_id_for(day: str, n: int) -> str:
 def is_run_id(text: str) -> bool:
     """Whether ``text`` is a run id (``YYYY-MM-DD`` with an optional ``-n``, n >= 2)."""
     return _RUN_ID.fullmatch(text) is not None
+
+
+def run_day(run_id: str) -> str | None:
+    """The UTC day (``YYYY-MM-DD``) a run id was cut on, or None for a text that is not
+    a run id."""
+    return run_id[:10] if is_run_id(run_id) else None
 
 
 def run_order(run_id: str) -> tuple[str, int]:

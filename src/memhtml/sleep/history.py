@@ -18,13 +18,16 @@ from typing import Final
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import GitError, NotFound
-from memhtml.contracts.services import CommitInfo, GitService, TreeEntry
+from memhtml.contracts.services import CommitInfo, GitService, Signature, TreeEntry
 from memhtml.sleep.contract import (
+    MERGE_OP,
     SLEEP_DIR,
+    SLEEP_OP,
     SLEEP_PHASES,
     TRAILER_BASE,
     TRAILER_CALLS,
     TRAILER_COUNTS,
+    TRAILER_OP,
     TRAILER_OPTIONS,
     TRAILER_PART,
     TRAILER_PHASE,
@@ -36,7 +39,9 @@ from memhtml.sleep.contract import (
     branch_of,
     parse_stamp,
     report_path,
+    run_day,
     run_order,
+    stamp_text,
 )
 from memhtml.sleep.errors import RunNotFound, SleepError
 from memhtml.sleep.phase import Counts, CountValue
@@ -227,36 +232,138 @@ def read_history(git: GitService, main_ref: str, run_id: str
 
 @dataclass(frozen=True, slots=True)
 class LastRun:
-    """The last merged run: its id, the commit that wrote its report, its stamp."""
+    """The last merged run: its id, the run's tip commit (the tree it curated: what
+    changed since is counted from there), its stamp."""
 
     run_id: str
     commit: str
     stamp: datetime
 
 
-def last_merged_run(git: GitService, at: str) -> IOResult[LastRun | None, GitError]:
-    """The newest run whose report the commit ``at`` holds (a run's report reaches
-    main only by its merge), or None when it holds none. ``sleep plan`` counts the
-    changes since it; confidence-decay reads reinforcement since its stamp."""
+@dataclass(frozen=True, slots=True)
+class RunLookup:
+    """What the history read found: the last merged run (None: none), and what it
+    passed over and why (a report file no run commit wrote, a run stamped later than
+    now), each one line for a person."""
 
-    def newest(entries: tuple[TreeEntry, ...]) -> IOResult[LastRun | None, GitError]:
-        runs = [e.path[len(SLEEP_DIR):-len(".html")] for e in entries
-                if e.path.startswith(SLEEP_DIR) and e.path.endswith(".html")
-                and "/" not in e.path[len(SLEEP_DIR):]]
-        if not runs:
-            return IOSuccess(None)
-        run_id = max(runs, key=run_order)
+    last: LastRun | None
+    notes: tuple[str, ...] = ()
+
+
+RUN_HISTORY_ROUNDS: Final = (1, 8, 64, 256)
+"""How many commits touching ``.memhtml/sleep/`` each round of the history read takes,
+newest first; a round that finds no run's commit is followed by a longer one. A walk
+stops once it has its number, and the newest such commit is a run's own in the
+ordinary case, so the first round walks back only to the last run; the rounds
+lengthen for commits a person, a pull or a sync merge put there, and stop at the
+last."""
+
+
+def last_merged_run(git: GitService, at: str, now: datetime, committer: Signature | None
+                    ) -> IOResult[RunLookup, GitError]:
+    """The newest run merged into the history of ``at``, read from the commits that
+    landed it, never from a file's name.
+
+    A run reaches a branch in one of two commits: its report phase's commit (a
+    fast-forward: ``Memhtml-Op: sleep``, ``Memhtml-Phase: report``) or the merge
+    commit that replayed it onto a main that had moved (``Memhtml-Op: sleep-merge``,
+    its second parent the run's tip). Either counts only when it names a run id
+    (``Memhtml-Run``), is stamped (``Memhtml-Stamp``) on that id's day and not after
+    ``now``, holds the run's report, and (when ``committer`` is given) was committed
+    by it, as every commit memhtml makes is. So a report file planted by a pull or a
+    plain ``git commit`` (``.memhtml/sleep/2099-01-01.html``) is no run, and a run
+    stamped in the future is passed over with a note; the commits before it are read.
+    The commits are those touching ``.memhtml/sleep/``, newest first, in rounds
+    (``RUN_HISTORY_ROUNDS``), and only when the tree holds a report at all.
+    """
+    notes: dict[str, str] = {}
+    """Run id -> why its commit was passed over (a run stamped in the future)."""
+
+    def listed(entries: tuple[TreeEntry, ...]) -> IOResult[RunLookup, GitError]:
+        reports = sorted((e.path[len(SLEEP_DIR):-len(".html")] for e in entries
+                          if e.path.startswith(SLEEP_DIR) and e.path.endswith(".html")
+                          and "/" not in e.path[len(SLEEP_DIR):]), key=run_order)
+        if not reports:
+            return IOSuccess(RunLookup(None))
+        return round_of(0, reports)
+
+    def round_of(n: int, reports: list[str]) -> IOResult[RunLookup, GitError]:
+        limit = RUN_HISTORY_ROUNDS[n]
         touching: IOResult[tuple[CommitInfo, ...], GitError] = git.commits_touching(
-            at, report_path(run_id), 1)
-        return touching.map(lambda found: _last(run_id, found))
+            at, SLEEP_DIR.rstrip("/"), limit)
+        return touching.bind(lambda found: judged(n, reports, found))
 
-    listed: IOResult[tuple[TreeEntry, ...], GitError] = git.list_tree(at)
-    return listed.bind(newest)
+    def judged(n: int, reports: list[str], found: tuple[CommitInfo, ...]
+               ) -> IOResult[RunLookup, GitError]:
+        notes.clear()  # a longer round reads the same commits again
+        claims: list[tuple[CommitInfo, LastRun]] = []
+        for info in found:
+            claim = _run_claim(info, committer)
+            if claim is None:
+                continue
+            if claim.stamp > now:
+                notes.setdefault(claim.run_id, (
+                    f"run {claim.run_id} (commit {info.sha[:10]}) is stamped "
+                    f"{stamp_text(claim.stamp)}, later than now ({stamp_text(now)}); a "
+                    "date in the future is not counted as a run"))
+                continue
+            claims.append((info, claim))
+
+        def then(so_far: IOResult[LastRun | None, GitError],
+                 candidate: tuple[CommitInfo, LastRun]) -> IOResult[LastRun | None, GitError]:
+            info, claim = candidate
+
+            def held() -> IOResult[LastRun | None, GitError]:
+                entries: IOResult[tuple[TreeEntry, ...], GitError] = git.entries_at(
+                    info.sha, [report_path(claim.run_id)])
+                return entries.map(lambda es: claim if es else None)
+
+            return so_far.bind(lambda got: IOSuccess(got) if got is not None else held())
+
+        start: IOResult[LastRun | None, GitError] = IOSuccess(None)
+        newest = reduce(then, claims, start)
+
+        def settled(last: LastRun | None) -> IOResult[RunLookup, GitError]:
+            if last is not None or len(found) < RUN_HISTORY_ROUNDS[n]:
+                return IOSuccess(done(reports, last))  # found, or the whole history read
+            if n + 1 < len(RUN_HISTORY_ROUNDS):
+                return round_of(n + 1, reports)
+            return IOSuccess(done(reports, None, (
+                f"no sleep run's commit among the newest {len(found)} commits touching "
+                f"{SLEEP_DIR}; none is counted",)))
+
+        return newest.bind(settled)
+
+    def done(reports: list[str], last: LastRun | None, more: tuple[str, ...] = ()
+             ) -> RunLookup:
+        said = [*notes.values(), *more]
+        for run_id in reports:
+            if run_id in notes or (last is not None
+                                   and run_order(run_id) <= run_order(last.run_id)):
+                continue
+            said.append(f"{report_path(run_id)} was not committed by a sleep run's merge; "
+                        "it is not counted as a run")
+        return RunLookup(last, tuple(said))
+
+    tree: IOResult[tuple[TreeEntry, ...], GitError] = git.list_tree(at)
+    return tree.bind(listed)
 
 
-def _last(run_id: str, found: tuple[CommitInfo, ...]) -> LastRun | None:
-    if not found:
+def _run_claim(info: CommitInfo, committer: Signature | None) -> LastRun | None:
+    """The run ``info`` landed (its id, its tip, its stamp) when it is a commit that
+    landed one, made by ``committer``, stamped on its run id's day; None otherwise."""
+    trailers = info.trailers
+    run_id = _trailer(trailers, TRAILER_RUN) or ""
+    ops = {value for name, value in trailers if name.lower() == TRAILER_OP.lower()}
+    if run_day(run_id) is None or (committer is not None and info.committer != committer):
         return None
-    info = found[0]
-    stamp = next((v for k, v in info.trailers if k.lower() == TRAILER_STAMP.lower()), None)
-    return LastRun(run_id, info.sha, parse_stamp(stamp or "") or info.time)
+    if SLEEP_OP in ops and _trailer(trailers, TRAILER_PHASE) == "report":
+        tip = info.sha
+    elif MERGE_OP in ops and len(info.parents) == 2:
+        tip = info.parents[1]
+    else:
+        return None
+    stamp = parse_stamp(_trailer(trailers, TRAILER_STAMP) or "")
+    if stamp is None or stamp.date().isoformat() != run_day(run_id):
+        return None
+    return LastRun(run_id, tip, stamp)

@@ -1,4 +1,5 @@
-"""Merge: main fast-forwarded onto a reviewed run, behind refusals that move nothing.
+"""Merge: main fast-forwarded onto a reviewed run, or the run replayed onto a main that
+moved, behind refusals that move nothing.
 
 Refusals, each decided before anything moves, and each applying no mark:
 
@@ -6,8 +7,11 @@ Refusals, each decided before anything moves, and each applying no mark:
 - ``empty``: the run's branch holds no commit (every phase failed or was refused before
   committing): main already "holds" its tip, and calling that merged would hide that
   nothing was curated;
-- ``main-advanced``: main is not at the run's base (a write landed during the run), or
-  it moved between the checks and the compare-and-swap that would fast-forward it;
+- ``main-advanced``: main no longer holds the run's base (its history was rewritten),
+  another sleep run landed on it since this one was cut, or it kept moving through
+  ``MERGE_ATTEMPTS`` attempts;
+- ``conflict``: main moved, and what landed there collides with the run (``replay``:
+  a path both changed, or a link that would dangle); every such path is named;
 - ``lost``: a memory of the base is neither active at the tip nor present at
   ``archive/<YYYY>/<path>``, or an archived one is gone. The gate cannot see this: it
   probes memories active in both versions, so deleting or breaking half of its probe
@@ -15,7 +19,18 @@ Refusals, each decided before anything moves, and each applying no mark:
 - ``gate-failed``: the gate the caller passed (``SleepDeps.gate``; none by default)
   says the tip searches worse than the base.
 
-Then main is moved with ``move_ref`` (compare-and-swap on the base), the checkout is
+When main is where the run was cut, it is fast-forwarded. When writers moved it, the
+run is replayed (``_replayed``): a merge commit on main's tip whose second parent is the
+run's tip, so every phase commit and its trailers stay in main's history, and whose
+tree is main's tip with the run's changed paths as the run left them (links into
+memories the run archived followed there). It lands through the store's ``land``, as
+every write does: derived against the tip it read, swapped in by compare-and-swap, and
+derived again (at most ``MERGE_ATTEMPTS`` times) when a writer moved main first; each
+derivation checks the collisions and the lost memories again. The gate judges the
+first derivation's merged tree against main's tip; a later one differs from it only by
+writers' own commits, which land ungated anyway.
+
+On a fast-forward main is moved with ``move_ref`` (compare-and-swap on the base), the checkout is
 brought up to date for every path that differs between base and tip (by the store's
 own compare-and-set rules, marked durably first, so a kill in between is finished by
 the next command), and the ledger, read as a blob of the run's tip commit and never
@@ -28,20 +43,30 @@ every apply is idempotent, so they are applied once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import reduce
-from typing import Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import RefMoved, StateError
 from memhtml.contracts.services import CounterKey, CounterKind, TreeEntry
-from memhtml.head import HeadVersion, is_active
-from memhtml.sleep.contract import ledger_path
+from memhtml.head import HeadVersion, advance_head, is_active
+from memhtml.sleep.contract import (
+    MERGE_OP,
+    TRAILER_BASE,
+    TRAILER_MERGED,
+    TRAILER_RUN,
+    TRAILER_STAMP,
+    ledger_path,
+    stamp_text,
+)
 from memhtml.sleep.deps import GateVerdict, SleepDeps
 from memhtml.sleep.errors import RunNotFound, SleepError, describe_sleep_error
 from memhtml.sleep.history import RunHistory, read_history
 from memhtml.sleep.ledger import Ledger, PendingMark, read_ledger
+from memhtml.sleep.replay import Clash, Replay, Sides, clash, links_clash, replay, shown
 from memhtml.sleep.runner import versions_at
 from memhtml.store.checkout import (
     Journal,
@@ -53,12 +78,18 @@ from memhtml.store.checkout import (
     mark_landed,
     write_journal,
 )
-from memhtml.store.errors import StoreError
-from memhtml.store.landing import moved_steps
+from memhtml.store.errors import Refused, StoreError
+from memhtml.store.landing import Draft, Landed, land, moved_steps
 from memhtml.store.layout import original_of_archived
 
-Refusal: TypeAlias = Literal["no-run", "empty", "main-advanced", "gate-failed", "lost"]
+Refusal: TypeAlias = Literal["no-run", "empty", "main-advanced", "conflict", "gate-failed",
+                             "lost"]
 LOST_SHOWN = 20
+MERGE_ATTEMPTS: Final = 16
+"""Derivations of a replay before a merge that keeps losing the race to writers gives
+up (``main-advanced``). Each loss means a writer landed between the read and the swap;
+a derivation costs the paths main moved by, so it takes many writers a second to
+exhaust this."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +117,17 @@ class MergeOutcome:
     checkout_pending: bool = False
     """git's index lock kept the checkout from following; the next command finishes."""
     notes: tuple[str, ...] = field(default=())
+    merge_commit: str | None = None
+    """The commit that landed a replayed run on main (None: a fast-forward)."""
+    replayed_onto: str | None = None
+    """main's tip the run was replayed onto."""
+    conflicts: tuple[str, ...] = ()
+    """The paths a ``conflict`` (or another run's landing) names."""
+    attempts: int = 0
+    """Derivations a replay took (each further one: a writer moved main first)."""
+    followed: tuple[str, ...] = ()
+    """Files whose links into a memory the other side archived now point at its
+    archive path."""
 
 
 def lost_memories(base: HeadVersion, tip: HeadVersion) -> tuple[str, ...]:
@@ -106,9 +148,10 @@ def lost_memories(base: HeadVersion, tip: HeadVersion) -> tuple[str, ...]:
 
 
 def _refused(history: RunHistory, main: str, refusal: Refusal, reason: str, *,
-             gate: GateVerdict | None = None, lost: tuple[str, ...] = ()) -> MergeOutcome:
+             gate: GateVerdict | None = None, lost: tuple[str, ...] = (),
+             conflicts: tuple[str, ...] = (), attempts: int = 0) -> MergeOutcome:
     return MergeOutcome(history.run_id, False, refusal, reason, history.base, history.tip,
-                        main, gate=gate, lost=lost)
+                        main, gate=gate, lost=lost, conflicts=conflicts, attempts=attempts)
 
 
 def merge_run(deps: SleepDeps, run_id: str) -> IOResult[MergeOutcome, SleepError]:
@@ -142,10 +185,7 @@ def merge_run(deps: SleepDeps, run_id: str) -> IOResult[MergeOutcome, SleepError
             return _apply(deps, history, MergeOutcome(
                 run_id, True, base=history.base, tip=history.tip, main_before=main,
                 reason=f"{deps.main} already holds the run"))
-        return IOSuccess(_refused(
-            history, main, "main-advanced",
-            f"{deps.main} moved to {main[:10]} since the run was cut at {history.base[:10]}; "
-            "run sleep again"))
+        return _replayed(deps, history, main)
 
     def judged(history: RunHistory, main: str, base: HeadVersion, tip: HeadVersion
                ) -> IOResult[MergeOutcome, SleepError]:
@@ -169,6 +209,207 @@ def merge_run(deps: SleepDeps, run_id: str) -> IOResult[MergeOutcome, SleepError
         return IOFailure(error)
 
     return read_history(git, deps.main_ref, run_id).bind(found).lash(missing)
+
+
+# -- a run replayed onto a main that moved ---------------------------------------------
+
+
+@dataclass
+class _Replaying:
+    """What one replay carries from one derivation to the next: main's version as last
+    read (advanced, never reloaded), the gate's verdict once given, the refusal a
+    derivation reached, and how many derivations there were."""
+
+    main: HeadVersion
+    verdict: GateVerdict | None = None
+    refused: MergeOutcome | None = None
+    onto: str | None = None
+    followed: tuple[str, ...] = ()
+    attempts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _RunSide:
+    """The run's side of a replay, read once: its changed paths, their entries at the
+    tip and at the base, and the bytes of both."""
+
+    paths: frozenset[str]
+    at_tip: dict[str, TreeEntry | None]
+    at_base: dict[str, str | None]
+    blobs: dict[str, bytes]
+
+
+def _run_side(deps: SleepDeps, history: RunHistory) -> IOResult[_RunSide, SleepError]:
+    git = deps.git
+    changed: IOResult[tuple[str, ...], SleepError] = git.changed_paths(history.base,
+                                                                       history.tip)
+
+    def entries(paths: tuple[str, ...]) -> IOResult[_RunSide, SleepError]:
+        tip: IOResult[tuple[TreeEntry, ...], SleepError] = git.entries_at(history.tip, paths)
+        base: IOResult[tuple[TreeEntry, ...], SleepError] = git.entries_at(history.base, paths)
+        return tip.bind(lambda now: base.bind(lambda then: read(paths, now, then)))
+
+    def read(paths: tuple[str, ...], now: tuple[TreeEntry, ...], then: tuple[TreeEntry, ...]
+             ) -> IOResult[_RunSide, SleepError]:
+        at_tip = {e.path: e for e in now}
+        at_base = {e.path: e.blob_id for e in then}
+        ids = sorted({e.blob_id for e in (*now, *then)})
+        return git.read_blobs(ids).map(lambda blobs: _RunSide(
+            frozenset(paths), {p: at_tip.get(p) for p in paths},
+            {p: at_base.get(p) for p in paths}, dict(blobs)))
+
+    return changed.bind(entries)
+
+
+def _replayed(deps: SleepDeps, history: RunHistory, main: str
+              ) -> IOResult[MergeOutcome, SleepError]:
+    """Land the run on a main that moved past its base, as one merge commit, unless
+    what landed there collides with it (see ``replay``); refusals move nothing."""
+    git = deps.git
+    holds: IOResult[bool, SleepError] = git.is_ancestor(history.base, main)
+
+    def started(held: bool) -> IOResult[MergeOutcome, SleepError]:
+        if not held:
+            return IOSuccess(_refused(history, main, "main-advanced", _rewritten(deps, history)))
+        found: IOResult[tuple[HeadVersion, ...], SleepError] = versions_at(
+            deps, history.base, history.tip, main)
+        return _run_side(deps, history).bind(lambda side: found.bind(
+            lambda versions: _land_replay(deps, history, main, side, versions[0],
+                                          versions[1], _Replaying(versions[2]))))
+
+    return holds.bind(started)
+
+
+def _rewritten(deps: SleepDeps, history: RunHistory) -> str:
+    return (f"{deps.main} no longer holds the commit the run was cut at "
+            f"({history.base[:10]}): its history was rewritten; run sleep again")
+
+
+def _land_replay(deps: SleepDeps, history: RunHistory, main: str, side: _RunSide,
+                 base: HeadVersion, tip: HeadVersion, state: _Replaying
+                 ) -> IOResult[MergeOutcome, SleepError]:
+    git = deps.git
+    run_id = history.run_id
+
+    def refuse(outcome: MergeOutcome) -> IOResult[Draft, StoreError]:
+        state.refused = outcome
+        return IOFailure(Refused(outcome.reason, outcome.conflicts or outcome.lost))
+
+    def derive() -> IOResult[Draft, StoreError]:
+        state.attempts += 1
+        at: IOResult[str, StoreError] = git.resolve(deps.main_ref)
+        return at.bind(derive_at)
+
+    def derive_at(now: str) -> IOResult[Draft, StoreError]:
+        ahead: IOResult[tuple[str, ...], StoreError] = git.commits_between(now, history.tip)
+        held: IOResult[bool, StoreError] = git.is_ancestor(history.base, now)
+        return ahead.bind(lambda shas: held.bind(
+            lambda ok: based(now, ok)) if shas else IOSuccess(held_already(now)))
+
+    def held_already(now: str) -> Draft:
+        state.onto = None
+        return _held(now)
+
+    def based(now: str, ok: bool) -> IOResult[Draft, StoreError]:
+        if not ok:
+            return refuse(_refused(history, now, "main-advanced", _rewritten(deps, history),
+                                   attempts=state.attempts))
+        changed: IOResult[tuple[str, ...], StoreError] = git.changed_paths(history.base, now)
+        return changed.bind(lambda paths: judged(now, frozenset(paths)))
+
+    def judged(now: str, main_paths: frozenset[str]) -> IOResult[Draft, StoreError]:
+        found = clash(side.paths, main_paths, deps.main)
+        if found is not None:
+            return refuse(_refused(history, now, found.kind, found.reason,
+                                   conflicts=found.paths, attempts=state.attempts))
+        moved: IOResult[HeadVersion, StoreError] = advance_head(git, state.main, now)
+        return moved.bind(lambda version: sided(now, Sides(base, tip, version, side.paths,
+                                                           main_paths)))
+
+    def sided(now: str, sides: Sides) -> IOResult[Draft, StoreError]:
+        state.main = sides.main
+        found, moves = links_clash(sides, deps.main)
+        if found is not None:
+            return refuse(_refused(history, now, found.kind, found.reason,
+                                   conflicts=found.paths, attempts=state.attempts))
+        theirs = sorted(p for p in moves if p not in side.paths)
+        entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(now, theirs)
+
+        def read(found: tuple[TreeEntry, ...]) -> IOResult[dict[str, bytes], StoreError]:
+            blobs: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(
+                sorted({e.blob_id for e in found}))
+            return blobs.map(lambda got: {e.path: got[e.blob_id] for e in found
+                                          if e.blob_id in got})
+
+        return entries.bind(read).bind(lambda held: drafted(
+            now, sides, replay(sides, side.at_tip, side.blobs, held, moves), held))
+
+    def drafted(now: str, sides: Sides, made: Replay | Clash, held: dict[str, bytes]
+                ) -> IOResult[Draft, StoreError]:
+        if isinstance(made, Clash):
+            return refuse(_refused(history, now, made.kind, made.reason,
+                                   conflicts=made.paths, attempts=state.attempts))
+        lost = lost_memories(sides.main, made.version)
+        if lost:
+            return refuse(_refused(
+                history, now, "lost", f"{len(lost)} memory(ies) of {deps.main} would be "
+                f"neither active nor archived once the run landed: {shown(lost)}",
+                lost=lost, attempts=state.attempts))
+        if state.verdict is None:
+            state.verdict = deps.gate(sides.main, made.version)
+        if not state.verdict.passed:
+            return refuse(_refused(history, now, "gate-failed", state.verdict.summary,
+                                   gate=state.verdict, attempts=state.attempts))
+        state.onto, state.followed = now, made.followed
+        before = {c.path: (held.get(c.path) if c.path not in side.paths
+                           else side.blobs.get(side.at_base[c.path] or "")) for c in made.changes}
+        commits = f"{deps.main} moved past the run's base {history.base[:10]} to {now[:10]}"
+        body = (f"{commits}, by commits touching none of the run's {len(side.paths)} path(s)"
+                + (f"; links followed to archived memories in {shown(made.followed)}"
+                   if made.followed else ""))
+        stamp = stamp_text(history.stamp) if history.stamp is not None else ""
+        trailers = ((TRAILER_RUN, run_id), (TRAILER_BASE, history.base),
+                    *(((TRAILER_STAMP, stamp),) if stamp else ()), (TRAILER_MERGED, history.tip))
+        return IOSuccess(Draft(
+            parent=now, changes=made.changes, ops=(MERGE_OP,),
+            subject=f"run {run_id} onto {deps.main} ({len(made.changes)} path(s))",
+            body=body, before=before, label=MERGE_OP, trailers=trailers,
+            merge_parent=history.tip))
+
+    def landed(done: Landed) -> IOResult[MergeOutcome, SleepError]:
+        if not done.paths and state.onto is None:
+            # main came to hold the run meanwhile (another merge of it): nothing to land.
+            return _apply(deps, history, MergeOutcome(
+                run_id, True, base=history.base, tip=history.tip, main_before=main,
+                reason=f"{deps.main} already holds the run", attempts=state.attempts))
+        synced = () if deps.worktree is None else tuple(
+            p for p in done.paths if p not in done.unsynced)
+        return _apply(deps, history, MergeOutcome(
+            run_id, True, base=history.base, tip=history.tip, main_before=main,
+            reason=f"replayed onto {deps.main} at {(state.onto or '')[:10]}, which moved past "
+                   f"the run's base {history.base[:10]} by commits touching none of its paths",
+            gate=state.verdict, merge_commit=done.commit, replayed_onto=state.onto,
+            synced=synced, kept=done.unsynced, checkout_pending=done.pending,
+            attempts=state.attempts, followed=state.followed))
+
+    def lost_race(error: SleepError) -> IOResult[MergeOutcome, SleepError]:
+        if state.refused is not None:
+            return IOSuccess(state.refused)
+        if isinstance(error, RefMoved):
+            return IOSuccess(_refused(
+                history, main, "main-advanced", f"{deps.main} moved under the merge "
+                f"{state.attempts} times in a row; run sleep merge again",
+                attempts=state.attempts))
+        return IOFailure(error)
+
+    result: IOResult[Landed, SleepError] = land(deps.main_deps(), derive,
+                                                attempts=MERGE_ATTEMPTS)
+    return result.bind(landed).lash(lost_race)
+
+
+def _held(now: str) -> Draft:
+    """No change to land: ``now`` already holds the run (``land`` returns at once)."""
+    return Draft(parent=now, changes=(), ops=(MERGE_OP,), subject="", body="")
 
 
 # -- moving main, and the checkout with it ---------------------------------------------

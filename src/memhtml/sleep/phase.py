@@ -24,6 +24,7 @@ from memhtml.contracts.services import (
     GitService,
     LanguageModel,
     PathChange,
+    Signature,
     StatePlane,
 )
 from memhtml.contracts.transcripts import TranscriptSource
@@ -156,6 +157,14 @@ class PhaseEnv:
     grouping alone: retention, PageRank and bridges never see them."""
     transcripts: TranscriptSource | None = None
     """Where trace-consolidation reads session transcripts (None: no source set)."""
+    committer: Signature | None = None
+    """Who memhtml's own commits are committed by (``SleepDeps.author``): a history
+    read counts a run's or a door's commit only when it names this committer (None, in
+    an environment built by hand, checks nothing)."""
+    dismissed: frozenset[str] = frozenset()
+    """Digests of the detected tasks a person closed through a door, read from the
+    base's history by the runner (``tasks.dismissed_digests``); a finding among them
+    is not opened again."""
 
     @property
     def now(self) -> str:

@@ -43,7 +43,7 @@ from memhtml.head import HeadVersion, VectorCache, coverage, is_active, is_candi
 from memhtml.sleep.contract import run_stamp
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError
-from memhtml.sleep.history import last_merged_run
+from memhtml.sleep.history import RunLookup, last_merged_run
 from memhtml.sleep.phases.trace_consolidation import Survey, survey
 from memhtml.sleep.runner import version_at
 
@@ -88,11 +88,12 @@ def dangling_links(version: HeadVersion) -> int:
     return count
 
 
-def _last_run(deps: SleepDeps, main: str) -> IOResult[tuple[str | None, str | None], SleepError]:
-    """The last merged run on main (by its report file) and the commit that wrote it."""
-    found: IOResult[tuple[str | None, str | None], SleepError] = last_merged_run(
-        deps.git, main).map(lambda last: (None, None) if last is None
-                            else (last.run_id, last.commit))
+def _last_run(deps: SleepDeps, main: str) -> IOResult[RunLookup, SleepError]:
+    """The last run merged into main, read from the commits that landed it (never from
+    a report file's name), stamped no later than the clock reads, and committed by
+    memhtml (``deps.author`` is the identity memhtml commits as)."""
+    found: IOResult[RunLookup, SleepError] = last_merged_run(
+        deps.git, main, deps.clock.now(), deps.author)
     return found
 
 
@@ -177,19 +178,20 @@ def plan_sleep(deps: SleepDeps) -> IOResult[SleepPlan, SleepError]:
 
     def counted(at: str) -> IOResult[SleepPlan, SleepError]:
         return version_at(deps, at).bind(lambda version: _last_run(deps, at).bind(
-            lambda last: _changed_since(deps, version, last[1], at).bind(
+            lambda last: _changed_since(
+                deps, version, None if last.last is None else last.last.commit, at).bind(
                 lambda changed: _missing_vectors(deps, version).bind(
                     lambda missing: _entity_waiting(deps).bind(
                         lambda waiting: _transcripts(deps).bind(
                             lambda transcripts: _checkout_matches(deps, at).map(
                                 lambda matches: _verdict(
-                                    at, version, last[0], changed, missing, waiting, matches,
+                                    at, version, last, changed, missing, waiting, matches,
                                     transcripts, deps.model is not None))))))))
 
     return main.bind(counted)
 
 
-def _verdict(main: str, version: HeadVersion, last_run: str | None, changed: int,
+def _verdict(main: str, version: HeadVersion, last: RunLookup, changed: int,
              missing: int | None, waiting: int | None, matches: bool,
              transcripts: _Transcripts, model_bound: bool) -> SleepPlan:
     inputs = sum(1 for r in version.records() if is_active(r) and r.memory_type != "task")
@@ -197,7 +199,7 @@ def _verdict(main: str, version: HeadVersion, last_run: str | None, changed: int
     # Without a model the waiting transcripts stay waiting: no signal of a change.
     signals = (changed, missing, transcripts.waiting if model_bound else 0, dangling,
                waiting)
-    notes = list(transcripts.notes)
+    notes = [*last.notes, *transcripts.notes]
     if missing is None:
         notes.append("the vector cache could not be read")
     if waiting is None:
@@ -214,7 +216,8 @@ def _verdict(main: str, version: HeadVersion, last_run: str | None, changed: int
         verdict = "unknown"
     return SleepPlan(
         verdict=verdict, commit=main, checkout_matches=matches,
-        state_readable=waiting is not None, last_run=last_run,
+        state_readable=waiting is not None,
+        last_run=None if last.last is None else last.last.run_id,
         changed_since_last_run=changed, missing_vectors=missing,
         transcripts_waiting=transcripts.waiting,
         dangling_links=dangling, entity_merges_waiting=waiting, dedup_input=inputs,

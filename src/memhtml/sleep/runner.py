@@ -76,6 +76,7 @@ from memhtml.sleep.phase import (
     counts_json,
 )
 from memhtml.sleep.phases import body_for
+from memhtml.sleep.tasks import dismissed_digests
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.landing import Draft, Landed, land
 from memhtml.store.session import Store
@@ -154,6 +155,9 @@ class RunContext:
     deep: bool = False
     resume_tip: str | None = None
     """The branch tip a resume found: where the phases after the last done one build."""
+    dismissed: frozenset[str] = frozenset()
+    """The detected tasks a person closed, read from the base's history once per
+    invocation (``execute``) and handed to every phase that mints tasks."""
 
 
 @dataclass(frozen=True)
@@ -274,7 +278,14 @@ def _taken(error: SleepError) -> bool:
 
 def execute(ctx: RunContext, start: HeadVersion) -> IOResult[RunReport, SleepError]:
     """Every phase in order from ``start`` (the branch tip's version), then the report
-    of what happened."""
+    of what happened. The detected tasks a person closed are read from the base's
+    history first: a function of the base and the stamp, so a resume reads the same."""
+    closed: IOResult[frozenset[str], SleepError] = dismissed_digests(
+        ctx.deps.git, ctx.base, ctx.base_version, ctx.stamp, ctx.deps.author)
+    return closed.bind(lambda found: _execute(replace(ctx, dismissed=found), start))
+
+
+def _execute(ctx: RunContext, start: HeadVersion) -> IOResult[RunReport, SleepError]:
     first = _Progress(start.sha or ctx.base, start, None, ())
 
     def then(done: IOResult[_Progress, SleepError], position: int
@@ -434,7 +445,8 @@ def _env(ctx: RunContext, progress: _Progress, phase: SleepPhase) -> PhaseEnv:
         vector_store=deps.vectors, coverage_floor=deps.coverage_floor,
         earlier=progress.records, branch=ctx.branch, worktree=deps.worktree is not None,
         mined=progress.mined, model=deps.model, calls=ctx.calls, deep=ctx.deep,
-        lateral=progress.lateral, transcripts=deps.transcripts,
+        lateral=progress.lateral, transcripts=deps.transcripts, committer=deps.author,
+        dismissed=ctx.dismissed,
     )
 
 

@@ -6,7 +6,8 @@ its base and tip, its commit count, the phases its trailers record as done, and 
 stamp. The states:
 
 - ``mergeable``: main is still at the run's base and the run has commits;
-- ``main-advanced``: main moved past the base, so a merge would refuse (run again);
+- ``main-advanced``: main moved past the base: a merge replays the run onto it, unless
+  what landed there collides with the run (``merge``, ``replay``);
 - ``merged``: main holds the run's tip;
 - ``empty``: the branch has no commit of the run (every phase failed or the run
   stopped before its first commit); there is nothing to merge.

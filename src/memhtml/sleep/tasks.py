@@ -35,6 +35,15 @@ What makes the queue usable rather than noise:
   sweep closed is opened again when its finding comes back; if the sweep then closes
   it a second time the same year, whose archive path its first close took, it is
   marked done where it stands, and opened again from there.
+- **A close is an act, not a file.** What counts as a person's close is read from the
+  branch's history (``dismissed_digests``): the commit that moved the task under
+  ``archive/`` must be a door's (``task status ... done`` or ``archive``: its
+  ``Memhtml-Op`` trailer, a ``Memhtml-Path`` for both paths, memhtml as committer, no
+  run's trailers), dated no later than the run, and must really have moved it (its
+  parent held the task, it holds the archived copy). An archived copy that arrived any
+  other way (planted by a pull, committed with plain git) closes nothing: the task is
+  opened again, with a warning naming the copy. A colleague's close on another clone
+  is the same door commit, carried here by sync, and stands.
 """
 
 from __future__ import annotations
@@ -43,20 +52,24 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from datetime import datetime
+from functools import reduce
 from typing import Final, Literal, TypeAlias, assert_never
 
+from returns.io import IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import PathRefused
+from memhtml.contracts.errors import GitError, PathRefused
 from memhtml.contracts.ops import Put
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.services import CommitInfo, GitService, Signature, TreeEntry
 from memhtml.format import add_meta, remove_meta, set_meta
 from memhtml.head import IndexedView
 from memhtml.sleep.phase import TaskBudget
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
-from memhtml.store.layout import TASKS, original_of_archived, slug_of
+from memhtml.store.layout import ARCHIVE, TASKS, original_of_archived, slug_of
 from memhtml.store.plan import Plan, task_status_step, write_step
 
 SLEEP_AUTHOR: Final = "agent:sleep"
@@ -71,6 +84,16 @@ DIGEST_HEX: Final = 12
 millions of one detector's findings before two collide."""
 SLUG_MAX: Final = 48
 _DETECTED_NAME = re.compile(rf"det-([0-9a-f]{{{DIGEST_HEX}}})-[^/]*\.html")
+
+DISMISSING_OPS: Final = frozenset({"task-status", "archive"})
+"""The doors whose commit can close a detected task: ``task status PATH done`` (which
+archives it) and ``archive PATH``."""
+DISMISSAL_SCAN: Final = 100_000
+"""Most commits naming a detected task's archive path that the history read looks at
+(one walk over the messages, newest first)."""
+_OP: Final = "Memhtml-Op"
+_PATH: Final = "Memhtml-Path"
+_RUN: Final = "Memhtml-Run"
 
 MeasureKind: TypeAlias = Literal["ratio", "predicate", "count"]
 
@@ -253,10 +276,15 @@ def _refresh(plan: Plan, record: MemoryRecord) -> Result[Plan, StoreError]:
     return Success(plan) if html == record.html else plan.apply(Put(record.path, html))
 
 
-def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
-               ) -> Result[tuple[Plan, TaskCounts], StoreError]:
+def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
+               dismissed: frozenset[str]) -> Result[tuple[Plan, TaskCounts], StoreError]:
     """Each finding as a task file, refreshed when its task is open, in the order of
     (detector, finding) so the budget's ten go to the same findings every run.
+
+    ``dismissed`` holds the digests whose task a person closed through a door, as
+    ``dismissed_digests`` read them from the history (``PhaseEnv.dismissed``): only
+    those stay closed. An archived copy of a finding's task that is not among them
+    closes nothing; the task is opened again and a warning names the copy.
 
     Findings whose task is already open go first, and each takes a place in the
     night's budget (it is refreshed even when none is left): a re-stated finding is
@@ -272,7 +300,7 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
     ordered = sorted(unique.values(), key=lambda f: (
         finding_digest(f.detector, f.finding) not in existing, f.detector, f.finding))
     current = plan
-    minted = refreshed = refused_quote = overflow = blocked = dismissed = 0
+    minted = refreshed = refused_quote = overflow = blocked = dismissed_count = 0
     warnings: list[str] = []
     for finding in ordered:
         evidence = finding.evidence
@@ -294,10 +322,15 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
                 case Failure(error):
                     return Failure(error)
             continue
-        closed = archived.get(finding_digest(finding.detector, finding.finding))
+        digest = finding_digest(finding.detector, finding.finding)
+        closed = archived.get(digest)
         if closed is not None and SWEPT_TAG not in closed.tags:
-            dismissed += 1
-            continue
+            if digest in dismissed:
+                dismissed_count += 1
+                continue
+            warnings.append(f"{closed.path} holds a closed copy of this finding's task that "
+                            "no door closed (no task status or archive commit moved it "
+                            "there); the task is opened again")
         if not budget.take():
             overflow += 1
             continue
@@ -311,7 +344,90 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget
             case Failure(error):
                 return Failure(error)
     return Success((current, TaskCounts(minted, refreshed, refused_quote, overflow, 0, blocked,
-                                        dismissed, tuple(warnings))))
+                                        dismissed_count, tuple(warnings))))
+
+
+def dismissed_digests(git: GitService, at: str, view: IndexedView, stamp: datetime,
+                      committer: Signature | None) -> IOResult[frozenset[str], GitError]:
+    """The digests of the detected tasks a person closed through a door, as the history
+    of ``at`` records it (``view`` is the version at ``at``).
+
+    A candidate is an archived copy of a detected task the sweep did not close (no
+    ``no-longer-detected`` tag). It is a person's close when a commit reachable from
+    ``at`` moved the task there and that commit is a door's: a ``Memhtml-Op`` among
+    ``DISMISSING_OPS``, no ``Memhtml-Run`` (a run's commit is the machine's), a
+    ``Memhtml-Path`` naming both the task and its archived copy, ``committer`` as its
+    committer (memhtml signs every door's commit so; None checks nothing), dated no
+    later than ``stamp`` in a year no later than it; and the trees agree: its first
+    parent held the task and not the copy, it holds the copy and not the task. One walk
+    over the messages finds the candidates' commits (``commits_mentioning``); only
+    theirs are read further. A colleague's close reaches this clone as that very commit
+    (sync keeps both sides' history), so it stands here too.
+    """
+    candidates: dict[str, str] = {}
+    for path in sorted(view.indexes.records.keys()):
+        original = original_of_archived(path)
+        digest = None if original is None else digest_of_path(original)
+        record = view.get(path)
+        if digest is not None and record is not None and SWEPT_TAG not in record.tags:
+            candidates[path] = digest
+    if not candidates:
+        return IOSuccess(frozenset())
+
+    def claims(found: tuple[CommitInfo, ...]) -> list[tuple[CommitInfo, str, str]]:
+        out: list[tuple[CommitInfo, str, str]] = []
+        for info in found:
+            if not _door_close(info, stamp, committer):
+                continue
+            named = {value for name, value in info.trailers if name.lower() == _PATH.lower()}
+            for path in sorted(named):
+                original = original_of_archived(path)
+                if (path in candidates and original is not None and original in named
+                        and _archive_year(path) <= stamp.year):
+                    out.append((info, path, original))
+        return out
+
+    def verified(so_far: IOResult[frozenset[str], GitError],
+                 claim: tuple[CommitInfo, str, str]) -> IOResult[frozenset[str], GitError]:
+        info, copy, task = claim
+        if not info.parents:
+            return so_far
+
+        def holds(entries: tuple[TreeEntry, ...]) -> frozenset[str]:
+            return frozenset(e.path for e in entries)
+
+        def judge(done: frozenset[str]) -> IOResult[frozenset[str], GitError]:
+            if candidates[copy] in done:
+                return IOSuccess(done)
+            after: IOResult[tuple[TreeEntry, ...], GitError] = git.entries_at(
+                info.sha, [copy, task])
+            before: IOResult[tuple[TreeEntry, ...], GitError] = git.entries_at(
+                info.parents[0], [copy, task])
+            return after.bind(lambda now: before.map(lambda then: (
+                done | {candidates[copy]}
+                if holds(now) == {copy} and holds(then) == {task} else done)))
+
+        return so_far.bind(judge)
+
+    needle = f"/{TASKS}det-"
+    found: IOResult[tuple[CommitInfo, ...], GitError] = git.commits_mentioning(
+        at, needle, DISMISSAL_SCAN)
+    start: IOResult[frozenset[str], GitError] = IOSuccess(frozenset())
+    return found.bind(lambda infos: reduce(verified, claims(infos), start))
+
+
+def _door_close(info: CommitInfo, stamp: datetime, committer: Signature | None) -> bool:
+    """Whether ``info`` is a door's commit that may close a task: a closing op, no
+    run's trailer, memhtml's committer, not dated after ``stamp``."""
+    ops = {value for name, value in info.trailers if name.lower() == _OP.lower()}
+    ran = any(name.lower() == _RUN.lower() for name, _ in info.trailers)
+    return (bool(ops & DISMISSING_OPS) and not ran
+            and (committer is None or info.committer == committer) and info.time <= stamp)
+
+
+def _archive_year(path: str) -> int:
+    """The year an archive path names (``archive/<YYYY>/...``)."""
+    return int(path[len(ARCHIVE):].split("/", 1)[0])
 
 
 def open_tasks(view: IndexedView, detector: str) -> tuple[MemoryRecord, ...]:

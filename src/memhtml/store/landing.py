@@ -109,8 +109,10 @@ def commit_message(draft: Draft) -> str:
 
 
 def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None, *,
-         guard_edits: bool = False) -> IOResult[Landed, StoreError]:
-    """Derive and commit until the swap holds, the derivation fails, or attempts run out.
+         guard_edits: bool = False, attempts: int = MAX_ATTEMPTS
+         ) -> IOResult[Landed, StoreError]:
+    """Derive and commit until the swap holds, the derivation fails, or ``attempts``
+    run out (``RefMoved`` then: the branch kept moving).
 
     With ``guard_edits`` (every door a person or an agent calls), a draft that would
     change a path the person has edited in the checkout and not committed is refused,
@@ -156,7 +158,7 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None, *,
             lost)
 
     def retry(number: int, failure: StoreError) -> IOResult[Landed, StoreError]:
-        if not isinstance(failure, RefMoved) or number + 1 >= MAX_ATTEMPTS:
+        if not isinstance(failure, RefMoved) or number + 1 >= attempts:
             return IOFailure(failure)
         ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * (2 ** min(number, 10)))
         deps.clock.sleep(jitter.uniform(0.0, ceiling))

@@ -252,3 +252,28 @@ def test_worktree_changes_list_what_git_status_lists(tmp_path: Path) -> None:
     (root / "untracked.txt").write_text("new\n")
     (root / "ignored.txt").write_text("ignored\n")
     assert ok(service.worktree_changes()) == ("staged.txt", "tracked.txt", "untracked.txt")
+
+
+# -- who wrote a commit ---------------------------------------------------------------
+
+
+def test_commit_info_reads_the_committer_git_wrote(service: PygitService) -> None:
+    from memhtml.contracts.services import Signature
+
+    program = Signature("memhtml", "memhtml@localhost")
+    ours = ok(service.with_committer(program).commit("main", None, [put("a.html", "a")],
+                                                     "by a door", AUTHOR, AT))
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Ann", "GIT_AUTHOR_EMAIL": "ann@example.org",
+           "GIT_COMMITTER_NAME": "Ann", "GIT_COMMITTER_EMAIL": "ann@example.org"}
+    tree = git(service, "rev-parse", f"{ours}^{{tree}}").decode().strip()
+    theirs = subprocess.run(
+        ["git", "--git-dir", service.path, "commit-tree", tree, "-p", ours, "-m", "by hand"],
+        capture_output=True, check=True, env=env).stdout.decode().strip()
+    git(service, "update-ref", "refs/heads/main", theirs, ours)
+    assert git(service, "log", "-1", "--format=%an|%cn", ours).decode().strip() == \
+        f"{AUTHOR.name}|memhtml"
+    mine = ok(service.commit_info(ours))
+    assert (mine.author, mine.committer) == (AUTHOR, program)
+    hand = ok(service.commit_info(theirs))
+    assert hand.author == hand.committer == Signature("Ann", "ann@example.org")
+    assert [i.sha for i in ok(service.commits_mentioning("main", "by ", 5))] == [theirs, ours]

@@ -158,6 +158,7 @@ def test_merge_refusals_have_codes() -> None:
     assert merge_refusal_code("gate-failed") == "ERR_DISCRIMINATION_FAILED"
     assert merge_refusal_code("main-advanced") == "ERR_MERGE_MAIN_ADVANCED"
     assert merge_refusal_code("lost") == "ERR_MERGE_LOST"
+    assert merge_refusal_code("conflict") == "ERR_MERGE_CONFLICT"
 
 
 def crowd(root: Path, titles: list[str], copies: int) -> Path:

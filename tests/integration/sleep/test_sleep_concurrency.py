@@ -1,5 +1,5 @@
-"""Writers keep landing on main while a run is open: every write lands, the run's merge
-refuses ``main-advanced`` and moves nothing, and the next run (``-2``) merges."""
+"""Writers keep landing on main while a run is open: every write lands, and the run's
+merge lands beside them (a merge commit on main's tip), keeping every write."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _writer(git_dir: str, writer: int, go: Event, results: Queue[str]) -> None:
 
 
 @pytest.mark.slow
-def test_writes_during_a_run_all_land_and_the_merge_refuses(tmp_path: Path) -> None:
+def test_writes_during_a_run_all_land_and_the_merge_keeps_them(tmp_path: Path) -> None:
     store, git = make_store(tmp_path / "store.git", bare=True)
     ok(write(store, WriteInput(title="Before", claim="Written before the run.")))
     context = multiprocessing.get_context("spawn")
@@ -81,15 +81,8 @@ def test_writes_during_a_run_all_land_and_the_merge_refuses(tmp_path: Path) -> N
     assert all(version.get(path) is not None for path in landed)
 
     main = ok(git.resolve("main"))
-    refused = ok(merge_run(deps, report.run_id))
-    assert (refused.merged, refused.refusal) == (False, "main-advanced")
-    assert ok(git.resolve("main")) == main
-
-    again = ok(run_sleep(SleepDeps(git=git, clock=FixedClock(RUN_AT), author=AUTHOR,
-                                   state=state, gate=head_gate)))
-    assert again.run_id == f"{report.run_id}-2"
-    merged = ok(merge_run(deps, again.run_id))
-    assert merged.merged, merged
-    assert ok(git.resolve("main")) == again.head_sha
+    merged = ok(merge_run(deps, report.run_id))
+    assert merged.merged and merged.replayed_onto == main, merged
+    assert ok(git.commit_info(ok(git.resolve("main")))).parents == (main, report.head_sha)
     final = ok(Store(StoreDeps(git, CLOCK, AUTHOR)).head())
     assert all(final.get(path) is not None for path in landed)

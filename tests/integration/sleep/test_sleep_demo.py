@@ -108,17 +108,50 @@ def test_an_unknown_phase_is_a_usage_error(store: Path,
                       str(store)) == 2
 
 
-def test_merge_refuses_after_main_advanced_and_abort_deletes(
+def test_a_write_during_the_run_is_kept_and_the_run_lands_beside_it(
         store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     s = ("--store", str(store), "--json")
     code, report = call(capsys, "sleep", "run", *s)
     assert code == 0
-    code, _ = call(capsys, "write", "--title", "During the run", "--claim",
-                   "Written while the run was open.", *s)
+    code, written = call(capsys, "write", "--title", "During the run", "--claim",
+                         "Written while the run was open.", *s)
+    assert code == 0
+    path = written["new"][0]
+    main = git_cli(store, "rev-parse", "main").strip()
+    code, merged = call(capsys, "sleep", "merge", report["run_id"], *s)
+    assert code == 0 and merged["merged"] and not merged["fast_forwarded"], merged
+    assert merged["replayed_onto"] == main
+    assert git_cli(store, "rev-parse", "main").strip() == merged["merge_commit"]
+    assert git_cli(store, "rev-parse", "main^2").strip() == report["head_sha"]
+    assert git_cli(store, "status", "--porcelain") == "", "the checkout followed main"
+    assert (store / path).is_file() and (store / report_path(report["run_id"])).is_file()
+    code, plan = call(capsys, "sleep", "plan", *s)
+    assert code == 0 and plan["last_run"] == report["run_id"], plan
+    assert plan["changed_since_last_run"] == 1, "the write the run never read"
+    # The write made the published pages stale, as any write does; nothing else.
+    code, doctor = call(capsys, "doctor", *s)
+    assert {f["kind"] for f in doctor["findings"]} == {"artifact"}, doctor
+    assert call(capsys, "publish", *s)[0] == 0
+    code, doctor = call(capsys, "doctor", *s)
+    assert code == 0 and doctor["findings"] == [], doctor
+
+
+def test_merge_refuses_a_conflict_and_abort_deletes(
+        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s = ("--store", str(store), "--json")
+    code, report = call(capsys, "sleep", "run", *s)
+    assert code == 0
+    code, review = call(capsys, "sleep", "review", report["run_id"], *s)
+    changed = sorted(f["path"] for f in review["files"]
+                     if f["change"] in ("meta-only", "body-changed")
+                     and f["path"].startswith("areas/"))
+    assert changed, review["files"]
+    code, _ = call(capsys, "label", changed[0], "team:reviewed", *s)
     assert code == 0
     main = git_cli(store, "rev-parse", "main").strip()
     code, refused = call(capsys, "sleep", "merge", report["run_id"], *s)
-    assert code == 1 and refused["refusal"] == "main-advanced"
+    assert code == 1 and refused["refusal"] == "conflict", refused
+    assert refused["conflicts"] == [changed[0]]
     assert refused["marks_pending"] is None and refused["marks_applied"] is None
     assert git_cli(store, "rev-parse", "main").strip() == main
     code, aborted = call(capsys, "sleep", "abort", report["run_id"], *s)

@@ -515,29 +515,65 @@ def test_a_run_while_a_persons_git_holds_the_index_lock(
     assert porcelain(store, env) == []
 
 
-def test_main_advancing_between_run_and_merge_is_refused(
+def test_a_persons_commit_beside_the_run_is_kept_and_the_run_lands_on_it(
         store: Path, capsys: pytest.CaptureFixture[str], env: dict[str, str]) -> None:
-    code, _ = run(capsys, store)
+    code, report = run(capsys, store)
     assert code == 0
     note = store / "notes.txt"
     note.write_text("mine\n", encoding="utf-8")
     git(store, env, "add", "notes.txt")
     git(store, env, *PERSON, "commit", "-q", "-m", "a person's own commit")
-    before = held(store)
-    code, refused = sleep(capsys, "merge", store)
-    assert code == 1 and refused["refusal"] == "main-advanced", refused
-    assert refused["marks_pending"] is None and refused["marks_applied"] is None
-    unchanged(store, before)
+    mine = refs(store)["refs/heads/main"]
     code, status = sleep(capsys, "status", store)
     assert code == 0 and status["runs"][0]["state"] == "main-advanced"
+    code, merged = sleep(capsys, "merge", store)
+    assert code == 0 and merged["merged"] and not merged["fast_forwarded"], merged
+    assert merged["replayed_onto"] == mine
+    main = refs(store)["refs/heads/main"]
+    assert merged["merge_commit"] == main
+    repo = pygit2.Repository(str(store))
+    assert [str(p) for p in repo[main].peel(pygit2.Commit).parent_ids] == [
+        mine, report["head_sha"]]
+    assert (store / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+    assert (store / f".memhtml/sleep/{RUN_ID}.html").is_file()
+    assert porcelain(store, env) == []
+    code, status = sleep(capsys, "status", store)
+    assert code == 0 and status["runs"][0]["state"] == "merged"
+
+
+def test_a_persons_edit_of_a_file_the_run_changed_refuses_naming_it(
+        store: Path, capsys: pytest.CaptureFixture[str], env: dict[str, str]) -> None:
+    code, _ = run(capsys, store)
+    assert code == 0
+    assert LINKER in tree_paths(store, tip_of(store), changed_from="main")
+    path = store / LINKER
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "</article>", "<p>A person's own line.</p>\n</article>"), encoding="utf-8")
+    git(store, env, "add", LINKER)
+    git(store, env, *PERSON, "commit", "-q", "-m", "a person's edit")
+    before = held(store)
+    code, refused = sleep(capsys, "merge", store)
+    assert code == 1 and refused["refusal"] == "conflict", refused
+    assert refused["code"] == "ERR_MERGE_CONFLICT" and refused["conflicts"] == [LINKER]
+    assert refused["violations"] == [LINKER] and LINKER in refused["error"]
+    assert refused["marks_pending"] is None and refused["marks_applied"] is None
+    unchanged(store, before)
+    code, out, err = call_text(capsys, "sleep", "merge", "--store", str(store))
+    assert code == 1 and LINKER in out + err, (out, err)
     # The operator runs again: the next run is cut at the new main, and merges.
     code, again = run(capsys, store)
     assert code == 0 and again["run_id"] == f"{RUN_ID}-2"
-    assert again["base_sha"] == before.refs["refs/heads/main"]
     code, merged = sleep(capsys, "merge", store)
-    assert code == 0 and merged["merged"] and merged["run_id"] == f"{RUN_ID}-2"
-    assert (store / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+    assert code == 0 and merged["merged"] and merged["fast_forwarded"], merged
+    assert "A person's own line." in path.read_text(encoding="utf-8")
     assert porcelain(store, env) == []
+
+
+def tree_paths(root: Path, rev: str, *, changed_from: str) -> set[str]:
+    """Paths whose blob differs between ``changed_from`` and ``rev``."""
+    out = subprocess.run(["git", "diff", "--name-only", changed_from, rev], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    return set(out.split())
 
 
 def test_a_ledger_line_that_does_not_parse_is_counted_and_skipped(

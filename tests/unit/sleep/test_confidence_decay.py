@@ -177,11 +177,31 @@ def test_the_window_starts_at_the_newest_merged_run(tmp_path: Path) -> None:
     r.write("note", 0.9)
     first = r.merged_run("2026-10-01", datetime(2026, 10, 1, 3, tzinfo=UTC))
     second = r.merged_run("2026-10-01-2", datetime(2026, 10, 1, 9, tzinfo=UTC))
-    found = ok(last_merged_run(r.git, r.main()))
+    found = ok(last_merged_run(r.git, r.main(), RUN_AT, AUTHOR)).last
     assert found is not None
     assert (found.run_id, found.commit, found.stamp) == (
         "2026-10-01-2", second, datetime(2026, 10, 1, 9, tzinfo=UTC))
     assert first != second
+
+
+def test_a_forged_or_future_run_does_not_move_the_window(tmp_path: Path) -> None:
+    r = repo(tmp_path)
+    read = r.write("read", 0.9)
+    r.write("unread", 0.9)
+    r.merged_run("2026-11-01", LAST_RUN_AT)
+    ok(r.state.append_access(read, LAST_RUN_AT + timedelta(days=2), "read"))
+    # A report file by a plain commit, and a run commit stamped in 2099: neither is the
+    # last run, so the read after 2026-11-01 still reinforces.
+    ok(r.git.commit("refs/heads/main", r.main(), [PathChange(
+        ".memhtml/sleep/2099-01-02.html", b"<p>forged</p>")], "a file", AUTHOR, RUN_AT))
+    r.merged_run("2099-01-01", datetime(2099, 1, 1, tzinfo=UTC))
+    found = ok(last_merged_run(r.git, r.main(), RUN_AT, AUTHOR))
+    assert found.last is not None and found.last.run_id == "2026-11-01"
+    assert len(found.notes) == 2 and any("2099-01-02.html" in n for n in found.notes)
+    result = run(r.env())
+    assert result.counts["last_run"] == "2026-11-01"
+    assert result.counts["reinforced"] == 1
+    assert any("future" in w for w in result.warnings), result.warnings
 
 
 def test_nightly_steps_reach_the_floor_exactly_and_then_stop(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ from tests.unit.sleep.sleep_support import RUN_DAY, World, failing_gate, ok, wor
 
 from memhtml.adapters.memory_state import InMemoryState
 from memhtml.contracts.errors import StateFailure
+from memhtml.contracts.record import Link
 from memhtml.contracts.services import PathChange
+from memhtml.format import add_link
 from memhtml.head import HeadVersion, gate_heads
 from memhtml.sleep import runner
 from memhtml.sleep.deps import GateVerdict
@@ -19,7 +21,9 @@ from memhtml.sleep.phase import PhaseEnv, PhaseFault, PhaseResult
 from memhtml.sleep.phases import body_for
 from memhtml.sleep.review import review_run
 from memhtml.sleep.runner import run_sleep
-from memhtml.sleep.runs import abort_run, latest_run, sleep_status
+from memhtml.sleep.runs import abort_run, sleep_status
+from memhtml.store import archive
+from memhtml.store.plan import Plan, archive_step
 
 BRANCH = f"sleep/{RUN_DAY}"
 
@@ -67,23 +71,153 @@ def test_no_run() -> None:
     assert outcome.marks_pending is None and outcome.marks_applied is None
 
 
-def test_main_advanced_refuses_and_moves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+NOTE0, NOTE1, NOTE2 = (f"areas/notes/note-{n}.html" for n in range(3))
+
+
+def test_a_write_beside_the_run_is_kept_and_the_run_replayed_onto_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     w = world()
     marking(monkeypatch)
-    ok(run_sleep(w.deps()))
+    report = ok(run_sleep(w.deps()))
     written = w.write("Later", "Written during the run.", path="areas/notes/later.html")
     main = w.main()
     outcome = ok(merge_run(w.deps(), RUN_DAY))
-    assert (outcome.merged, outcome.refusal) == (False, "main-advanced")
-    assert outcome.marks_pending is None and outcome.marks_applied is None
-    assert w.main() == main and written
+    assert outcome.merged and not outcome.fast_forwarded and outcome.refusal is None, outcome
+    assert (outcome.replayed_onto, outcome.merge_commit, outcome.attempts) == (
+        main, w.main(), 1)
+    assert outcome.gate is not None and outcome.gate.passed
+    info = ok(w.git.commit_info(w.main()))
+    assert info.parents == (main, report.head_sha), "the run's commits stay in history"
+    trailers = dict(info.trailers)
+    assert (trailers["Memhtml-Op"], trailers["Memhtml-Run"], trailers["Memhtml-Merged"],
+            trailers["Memhtml-Base"]) == ("sleep-merge", RUN_DAY, report.head_sha,
+                                          report.base_sha)
+    merged, run_tip = w.tree(w.main()), w.tree(report.head_sha)
+    assert merged[written] == w.tree(main)[written]
+    changed = {p for p in run_tip.keys() | w.tree(report.base_sha).keys()
+               if run_tip.get(p) != w.tree(report.base_sha).get(p)}
+    assert changed and all(merged.get(p) == run_tip.get(p) for p in changed)
+    assert set(merged) == set(run_tip) | {written}
+    assert (outcome.marks_pending, outcome.marks_applied) == (3, 3)
+    assert ok(sleep_status(w.deps(), RUN_DAY)).runs[0].state == "merged"
+    again = ok(merge_run(w.deps(), RUN_DAY))
+    assert again.merged and again.merge_commit is None and w.main() == info.sha
+    assert ok(w.state.unconsolidated(["s-1", "s-2", "s-3"])) == ("s-3",)
+
+
+def test_a_path_both_changed_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    w = world()
+    marking(monkeypatch)
+    ok(run_sleep(w.deps()))
+    edited = (w.blob(w.main(), NOTE1) or b"").replace(b"Fact number 1", b"Fact number one")
+    on_branch(w, [PathChange(NOTE1, edited)])
+    w.raw([PathChange(NOTE1, edited.replace(b"number one", b"number uno"))])
+    main = w.main()
+    outcome = ok(merge_run(w.deps(), RUN_DAY))
+    assert (outcome.merged, outcome.refusal, outcome.conflicts) == (False, "conflict", (NOTE1,))
+    assert NOTE1 in outcome.reason
+    assert outcome.marks_pending is None and w.main() == main
     assert ok(w.state.unconsolidated(["s-1"])) == ("s-1",)
-    assert ok(sleep_status(w.deps(), RUN_DAY)).runs[0].state == "main-advanced"
-    # The next run is cut at the new main and merges.
-    again = ok(run_sleep(w.deps()))
-    assert again.run_id == f"{RUN_DAY}-2"
-    assert ok(merge_run(w.deps(), again.run_id)).merged
-    assert ok(latest_run(w.deps())) == f"{RUN_DAY}-2"
+
+
+def test_another_run_landed_meanwhile_is_main_advanced() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    second = ok(run_sleep(w.deps()))
+    assert ok(merge_run(w.deps(), second.run_id)).fast_forwarded
+    main = w.main()
+    outcome = ok(merge_run(w.deps(), RUN_DAY))
+    assert (outcome.merged, outcome.refusal) == (False, "main-advanced")
+    assert outcome.conflicts == (f".memhtml/sleep/{second.run_id}.html",)
+    assert w.main() == main
+
+
+def test_a_rewritten_main_is_main_advanced() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    root = ok(w.git.commits_between(None, w.main()))[0]
+    ok(w.git.move_ref("refs/heads/main", w.main(), root))
+    w.write("Elsewhere", "Written on a rewritten main.", path="areas/notes/elsewhere.html")
+    outcome = ok(merge_run(w.deps(), RUN_DAY))
+    assert (outcome.merged, outcome.refusal) == (False, "main-advanced")
+    assert "rewritten" in outcome.reason
+
+
+def _archived_on(w: World, at: str, path: str) -> list[PathChange]:
+    """The changes the archive door makes for ``path`` at ``at``."""
+    plan = archive_step(Plan.start(ok(w.store.version_at(at)), "2026-11-29T03:15:07Z"),
+                        path).unwrap().plan
+    return list(plan.changes()[0])
+
+
+def test_a_writers_link_into_what_the_run_archived_follows_it() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    on_branch(w, _archived_on(w, BRANCH, NOTE2))
+    new = w.write("Points at two", "Another fact.", path="areas/notes/pointer.html",
+                  links=(Link("supports", "/" + NOTE2),))
+    outcome = ok(merge_run(w.deps(), RUN_DAY))
+    assert outcome.merged and outcome.followed == (new,), outcome
+    record = ok(w.store.version_at(w.main())).get(new)
+    assert record is not None
+    assert [link.href for link in record.links] == [f"/archive/2026/{NOTE2}"]
+
+
+def test_the_runs_link_into_what_a_writer_archived_follows_it() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    note0 = ok(w.store.version_at(BRANCH)).get(NOTE0)
+    assert note0 is not None and note0.links == ()
+    on_branch(w, [PathChange(NOTE0, add_link(note0.html, "relates_to", "/" + NOTE2).encode())])
+    ok(archive(w.store, NOTE2))
+    outcome = ok(merge_run(w.deps(), RUN_DAY))
+    assert outcome.merged and outcome.followed == (NOTE0,), outcome
+    record = ok(w.store.version_at(w.main())).get(NOTE0)
+    assert record is not None
+    assert [link.href for link in record.links] == [f"/archive/2026/{NOTE2}"]
+
+
+def test_a_link_into_a_memory_removed_without_an_archive_is_a_conflict() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    note0 = ok(w.store.version_at(BRANCH)).get(NOTE0)
+    assert note0 is not None
+    on_branch(w, [PathChange(NOTE0, add_link(note0.html, "relates_to", "/" + NOTE2).encode())])
+    w.raw([PathChange(NOTE2, None)], "a person deletes a memory")
+    main = w.main()
+    outcome = ok(merge_run(w.deps(), RUN_DAY))
+    assert (outcome.merged, outcome.refusal, outcome.conflicts) == (False, "conflict", (NOTE0,))
+    assert f"{NOTE0} -> {NOTE2}" in outcome.reason
+    assert w.main() == main
+
+
+def test_a_replay_that_would_lose_a_writers_memory_is_refused() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    # The branch deletes a memory by hand (not archived): the replay would lose it.
+    on_branch(w, [PathChange(NOTE1, None)])
+    w.write("Later", "Written during the run.", path="areas/notes/later.html")
+    main = w.main()
+    outcome = ok(merge_run(w.deps(), RUN_DAY))
+    assert (outcome.merged, outcome.refusal, outcome.lost) == (False, "lost", (NOTE1,))
+    assert w.main() == main
+
+
+def test_a_replay_is_gated_on_the_merged_tree() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    w.write("Later", "Written during the run.", path="areas/notes/later.html")
+    seen: list[tuple[str | None, int]] = []
+
+    def gate(base: HeadVersion, tip: HeadVersion) -> GateVerdict:
+        seen.append((base.sha, tip.size))
+        return GateVerdict(False, "head gate: MRR fell")
+
+    main = w.main()
+    outcome = ok(merge_run(w.deps(gate=gate), RUN_DAY))
+    assert (outcome.merged, outcome.refusal) == (False, "gate-failed")
+    assert seen == [(main, ok(w.store.version_at(main)).size)], "main's tip against the result"
+    assert w.main() == main
 
 
 def test_gate_failed_refuses(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ from tests.unit.sleep.sleep_support import AUTHOR, RUN_AT, RUN_DAY, World, ok, w
 
 from memhtml.adapters.memory_state import InMemoryState
 from memhtml.contracts.errors import EmbedFailure, StateUnusable
-from memhtml.contracts.services import PathChange, Vector, VectorSpace
+from memhtml.contracts.services import PathChange, Signature, Vector, VectorSpace
 from memhtml.head import VectorCache, empty_vector_cache
 from memhtml.sleep.contract import ACCESS_EXPORT_PATH
 from memhtml.sleep.deps import VectorFault
@@ -266,6 +266,73 @@ def test_plan_after_a_merged_run_is_unknown_not_no_signal() -> None:
     assert plan.verdict == "unknown", "dedup and mining have input they cannot count"
     w.raw([PathChange(NOTE0, None)])
     assert ok(plan_sleep(w.deps())).verdict == "would-change"
+
+
+FORGED = ".memhtml/sleep/2099-01-01.html"
+
+
+def forged_run(w: World, run_id: str, stamp: str, *, by: Signature = AUTHOR,
+               trailers: bool = True) -> str:
+    """A commit on main that looks like a run's report landing: the report file, and
+    (with ``trailers``) the trailers a report phase's commit carries."""
+    message = f"memhtml sleep: report ({run_id})"
+    if trailers:
+        message += (f"\n\nMemhtml-Op: sleep\nMemhtml-Run: {run_id}\nMemhtml-Phase: report\n"
+                    f"Memhtml-Stamp: {stamp}\n")
+    return ok(w.git.commit("main", w.main(), [PathChange(
+        f".memhtml/sleep/{run_id}.html", b"<!doctype html><p>a report</p>\n")], message, by,
+        w.clock.now()))
+
+
+def test_a_report_file_alone_is_no_run() -> None:
+    w = world()
+    forged_run(w, "2099-01-01", "", trailers=False)
+    plan = ok(plan_sleep(w.deps()))
+    assert plan.last_run is None and plan.changed_since_last_run == 3
+    assert plan.verdict == "would-change"
+    assert any(FORGED in note and "not counted" in note for note in plan.notes), plan.notes
+    ok(run_sleep(w.deps()))
+    ok(merge_run(w.deps(), RUN_DAY))
+    w.write("After", "Written after the run.", path="areas/notes/after.html")
+    forged_run(w, "2099-01-01", "", trailers=False)
+    plan = ok(plan_sleep(w.deps()))
+    assert (plan.last_run, plan.changed_since_last_run) == (RUN_DAY, 1), plan
+    assert any(FORGED in note for note in plan.notes)
+
+
+def test_a_run_stamped_in_the_future_is_passed_over_with_a_note() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    ok(merge_run(w.deps(), RUN_DAY))
+    w.write("After", "Written after the run.", path="areas/notes/after.html")
+    forged_run(w, "2099-01-01", "2099-01-01T00:00:00Z")
+    plan = ok(plan_sleep(w.deps()))
+    assert (plan.last_run, plan.changed_since_last_run) == (RUN_DAY, 1), plan
+    (note,) = [n for n in plan.notes if "2099-01-01" in n]
+    assert "stamped 2099-01-01T00:00:00Z" in note and "future" in note, note
+    # A stamp on another day than its run id names, or a run committed by another
+    # identity than memhtml's, is no run either.
+    forged_run(w, "2026-11-29-5", "2026-11-28T00:00:00Z")
+    forged_run(w, "2026-11-29-6", "2026-11-29T04:00:00Z", by=Signature("Mallory", "m@x"))
+    plan = ok(plan_sleep(w.deps()))
+    assert plan.last_run == RUN_DAY, plan
+    assert {n.split(" ", 1)[0] for n in plan.notes if "was not committed" in n} == {
+        ".memhtml/sleep/2026-11-29-5.html", ".memhtml/sleep/2026-11-29-6.html"}, plan.notes
+
+
+def test_a_plan_reads_a_run_that_landed_by_a_merge_commit() -> None:
+    w = world()
+    ok(run_sleep(w.deps()))
+    tip = ok(w.git.resolve(f"sleep/{RUN_DAY}"))
+    written = w.write("During", "Written during the run.", path="areas/notes/during.html")
+    merged = ok(merge_run(w.deps(), RUN_DAY))
+    assert merged.merged and not merged.fast_forwarded, merged
+    w.write("After", "Written after the merge.", path="areas/notes/after.html")
+    plan = ok(plan_sleep(w.deps()))
+    assert plan.last_run == RUN_DAY and not [n for n in plan.notes if "run" in n], plan
+    # Counted from the run's own tip: the write it never saw and the one after it.
+    assert plan.changed_since_last_run == 2 and written, plan
+    assert ok(w.git.commit_info(w.main())).parents[0] != tip
 
 
 def test_plan_says_no_signal_only_when_everything_reads_zero() -> None:

@@ -3,10 +3,12 @@ and a finding no longer produced closes its task on a night that judged everythi
 
 from __future__ import annotations
 
-from returns.pipeline import is_successful
-from tests.unit.sleep.sleep_support import World, ok, world
+from datetime import datetime, timedelta
 
-from memhtml.contracts.services import PathChange
+from returns.pipeline import is_successful
+from tests.unit.sleep.sleep_support import AUTHOR, RUN_AT, World, ok, world
+
+from memhtml.contracts.services import PathChange, Signature
 from memhtml.format import check_memory
 from memhtml.head import HeadVersion
 from memhtml.sleep.phase import TaskBudget
@@ -20,13 +22,14 @@ from memhtml.sleep.tasks import (
     close_stale,
     commit_body,
     digest_of_path,
+    dismissed_digests,
     finding_digest,
     mint_tasks,
     open_tasks,
     task_path,
 )
-from memhtml.store import WriteInput, task_add, write
-from memhtml.store.plan import Plan
+from memhtml.store import WriteInput, task_add, task_status, write
+from memhtml.store.plan import Plan, task_status_step
 
 NIGHT1 = "2026-11-29T03:15:07Z"
 NIGHT2 = "2026-11-30T03:15:07Z"
@@ -45,8 +48,10 @@ def head(w: World) -> HeadVersion:
 
 
 def minted(w: World, findings: list[Finding], now: str = NIGHT1,
-           budget: TaskBudget | None = None) -> tuple[Plan, TaskCounts]:
-    done = mint_tasks(Plan.start(head(w), now), findings, budget or TaskBudget())
+           budget: TaskBudget | None = None, dismissed: frozenset[str] = frozenset()
+           ) -> tuple[Plan, TaskCounts]:
+    done = mint_tasks(Plan.start(head(w), now), findings, budget or TaskBudget(),
+                      dismissed=dismissed)
     assert is_successful(done), done
     return done.unwrap()
 
@@ -141,7 +146,7 @@ def test_ten_a_night_across_detectors_and_the_rest_counted() -> None:
               for n in range(6)]
     plan, counts = minted(w, first, budget=budget)
     assert counts == TaskCounts(minted=6)
-    done = mint_tasks(plan, second, budget).unwrap()
+    done = mint_tasks(plan, second, budget, dismissed=frozenset()).unwrap()
     assert done[1] == TaskCounts(minted=4, overflow=2)
     assert (budget.used, budget.refused) == (10, 2)
     # Which four: the order of (detector, finding), not the caller's.
@@ -236,3 +241,85 @@ def test_an_open_finding_takes_its_place_in_the_budget_before_new_ones() -> None
     _, counts = minted(w, list(reversed(findings)), NIGHT2, budget)
     assert (counts.refreshed, counts.minted, counts.overflow) == (10, 0, 2)
     assert budget.used == 10
+
+
+# -- a person's close, read from the history ----------------------------------------------
+
+LATER = RUN_AT + timedelta(days=1)
+MALLORY = Signature("Mallory", "mallory@example.org")
+
+
+def closed_by_door(w: World, finding: Finding) -> str:
+    """The finding's task minted and landed, then closed by the task door."""
+    land(w, minted(w, [finding])[0])
+    done = ok(task_status(w.store, task_path(finding), "done"))
+    assert f"archive/2026/{task_path(finding)}" in done.paths
+    return done.commit
+
+
+def dismissed_now(w: World, at: datetime = LATER, by: Signature | None = AUTHOR
+                  ) -> frozenset[str]:
+    return ok(dismissed_digests(w.git, w.main(), head(w), at, by))
+
+
+def test_a_close_through_the_task_door_is_a_dismissal() -> None:
+    w = world()
+    finding = vetoed()
+    closed_by_door(w, finding)
+    digest = finding_digest(finding.detector, finding.finding)
+    assert dismissed_now(w) == {digest}
+    _, counts = minted(w, [finding], NIGHT2, dismissed=dismissed_now(w))
+    assert counts == TaskCounts(dismissed=1)
+    # Dated after the run, or committed by someone other than memhtml: no dismissal.
+    assert dismissed_now(w, at=RUN_AT - timedelta(days=1)) == frozenset()
+    assert dismissed_now(w, by=MALLORY) == frozenset()
+
+
+def test_an_archived_copy_committed_by_hand_is_no_dismissal() -> None:
+    w = world()
+    finding = vetoed()
+    land(w, minted(w, [finding])[0])
+    data = w.blob(w.main(), task_path(finding))
+    assert data is not None
+    done = data.replace(b'content="todo"', b'content="done"')
+    digest = finding_digest(finding.detector, finding.finding)
+    copy = f"archive/2026/areas/tasks/det-{digest}-x.html"
+    w.raw([PathChange(task_path(finding), None), PathChange(copy, done)], "closed by hand")
+    assert dismissed_now(w) == frozenset()
+    plan, counts = minted(w, [finding], NIGHT2, dismissed=dismissed_now(w))
+    assert (counts.minted, counts.dismissed) == (1, 0)
+    assert copy in counts.warnings[0] and "no door closed" in counts.warnings[0]
+    assert plan.view.get(task_path(finding)) is not None
+
+
+def test_forged_door_trailers_need_memhtml_and_the_move_itself() -> None:
+    w = world()
+    finding = vetoed()
+    land(w, minted(w, [finding])[0])
+    task = task_path(finding)
+    data = w.blob(w.main(), task)
+    copy = f"archive/2026/{task}"
+    trailers = (f"memhtml task-status: {task}\n\nMemhtml-Op: task-status\n"
+                f"Memhtml-Path: {copy}\nMemhtml-Path: {task}\n")
+    # The trailers, by another committer than memhtml's.
+    ok(w.git.commit("main", w.main(), [PathChange(task, None), PathChange(copy, data)],
+                    trailers, MALLORY, w.clock.now()))
+    assert dismissed_now(w) == frozenset()
+    # The trailers and memhtml's committer, but the copy was never the task's move:
+    # the task stays where it was.
+    w2 = world()
+    land(w2, minted(w2, [finding])[0])
+    ok(w2.git.commit("main", w2.main(), [PathChange(copy, data)], trailers, AUTHOR,
+                     w2.clock.now()))
+    assert dismissed_now(w2) == frozenset()
+    # The very move the door makes, on a run's commit: the machine's, not a person's.
+    w3 = world()
+    land(w3, minted(w3, [finding])[0])
+    moved = task_status_step(Plan.start(head(w3), NIGHT2), task, "done").unwrap().plan
+    changes, _ = moved.changes()
+    ok(w3.git.commit("main", w3.main(), list(changes), trailers + "Memhtml-Run: 2026-11-30\n",
+                     AUTHOR, w3.clock.now()))
+    assert dismissed_now(w3) == frozenset()
+    ok(w3.git.commit("main", w3.main(), [PathChange(copy, data)], "a later edit", AUTHOR,
+                     w3.clock.now()))
+    assert dismissed_now(w3) == frozenset()

@@ -39,16 +39,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import AccessCount, GitService, PathChange, TreeEntry
+from memhtml.contracts.services import AccessCount, GitService, PathChange, Signature, TreeEntry
 from memhtml.domain.decay import decayed_stored
 from memhtml.format import read_links, set_meta
 from memhtml.head import HeadVersion, is_active
-from memhtml.sleep.history import LastRun
+from memhtml.sleep.history import LastRun, RunLookup
 from memhtml.sleep.history import last_merged_run as merged_run
 from memhtml.sleep.phase import Counts, PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import describe
@@ -56,9 +57,12 @@ from memhtml.store.errors import describe
 CONFIDENCE_META = "memhtml-confidence"
 
 
-def last_merged_run(git: GitService, at: str) -> IOResult[LastRun | None, PhaseFault]:
-    """The newest run whose report ``at`` holds, or None when it holds none."""
-    found: IOResult[LastRun | None, PhaseFault] = merged_run(git, at).alt(
+def last_merged_run(git: GitService, at: str, now: datetime, committer: Signature | None
+                    ) -> IOResult[RunLookup, PhaseFault]:
+    """The newest run merged into ``at``'s history, read from the commits that landed
+    it (``history.last_merged_run``): a run stamped after ``now`` (the run's stamp) is
+    passed over, so a forged date cannot make every memory look unread since."""
+    found: IOResult[RunLookup, PhaseFault] = merged_run(git, at, now, committer).alt(
         lambda error: PhaseFault(describe(error)))
     return found
 
@@ -141,20 +145,21 @@ def _read_since(env: PhaseEnv, last: LastRun) -> IOResult[frozenset[str], PhaseF
     return read.map(lambda counts: frozenset(p for p, c in counts.items() if c.count > 0))
 
 
-def reinforced_paths(env: PhaseEnv) -> IOResult[tuple[LastRun | None, frozenset[str]], PhaseFault]:
+def reinforced_paths(env: PhaseEnv) -> IOResult[tuple[RunLookup, frozenset[str]], PhaseFault]:
     """The last merged run and the paths reinforced since it (none without a run)."""
     tip = env.version.sha
     if tip is None:
-        return IOSuccess((None, frozenset()))
+        return IOSuccess((RunLookup(None), frozenset()))
 
-    def since(last: LastRun | None) -> IOResult[tuple[LastRun | None, frozenset[str]], PhaseFault]:
+    def since(found: RunLookup) -> IOResult[tuple[RunLookup, frozenset[str]], PhaseFault]:
+        last = found.last
         if last is None:
-            return IOSuccess((None, frozenset()))
+            return IOSuccess((found, frozenset()))
         return _read_since(env, last).bind(
-            lambda read: _new_supports(env, last, tip).map(lambda linked: (last, read | linked))
+            lambda read: _new_supports(env, last, tip).map(lambda linked: (found, read | linked))
         )
 
-    return last_merged_run(env.git, env.base).bind(since)
+    return last_merged_run(env.git, env.base, env.stamp, env.committer).bind(since)
 
 
 @dataclass(frozen=True)
@@ -195,7 +200,9 @@ def sweep(version: HeadVersion, reinforced: frozenset[str]) -> DecaySweep:
     return DecaySweep(tuple(changes), scanned, no_confidence, kept, at_floor, tuple(warnings))
 
 
-def _result(last: LastRun | None, done: DecaySweep) -> PhaseResult:
+def _result(found: RunLookup, done: DecaySweep) -> PhaseResult:
+    last = found.last
+    warnings = (*found.notes, *done.warnings)
     counts: Counts = {
         "scanned": done.scanned,
         "no_confidence": done.no_confidence,
@@ -205,7 +212,7 @@ def _result(last: LastRun | None, done: DecaySweep) -> PhaseResult:
         "last_run": None if last is None else last.run_id,
     }
     if not done.changes:
-        return PhaseResult(counts=counts, warnings=done.warnings)
+        return PhaseResult(counts=counts, warnings=warnings)
     since = f"since {last.run_id}" if last is not None else "no merged run before this one"
     commit = PhaseCommit(
         f"confidence decayed in {len(done.changes)} unreinforced file(s)",
@@ -213,7 +220,7 @@ def _result(last: LastRun | None, done: DecaySweep) -> PhaseResult:
         f"Nothing read or newly supported ({since}); each stated confidence took one "
         "step toward the floor.",
     )
-    return PhaseResult(counts=counts, commits=(commit,), warnings=done.warnings)
+    return PhaseResult(counts=counts, commits=(commit,), warnings=warnings)
 
 
 def confidence_decay(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:

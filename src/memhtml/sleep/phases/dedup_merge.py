@@ -360,8 +360,10 @@ def _fold(plan: Plan, outcomes: MergeOutcomes
 
 
 def apply_outcomes(plan: Plan, proposed: Proposed, outcomes: MergeOutcomes,
-                   budget: TaskBudget, judged_all: bool) -> Result[_Applied, StoreError]:
-    """The folds, then the vetoed pairs as tasks, then the sweep of stale ones."""
+                   budget: TaskBudget, judged_all: bool, *, dismissed: frozenset[str]
+                   ) -> Result[_Applied, StoreError]:
+    """The folds, then the vetoed pairs as tasks (``dismissed``: the digests a person
+    closed, see ``mint_tasks``), then the sweep of stale ones."""
     match _fold(plan, outcomes):
         case Success((folded_plan, archived, refused, warnings)):
             pass
@@ -378,7 +380,7 @@ def apply_outcomes(plan: Plan, proposed: Proposed, outcomes: MergeOutcomes,
         kind = proposed.kinds.get(frozenset((p.keep_path, p.drop_path)), "cosine")
         findings.append(veto_finding(vetoed, kind))
     produced = frozenset(f.finding for f in findings)
-    minted = mint_tasks(folded_plan, findings, budget)
+    minted = mint_tasks(folded_plan, findings, budget, dismissed=dismissed)
     swept = minted.bind(lambda got: close_stale(got[0], DETECTOR, produced, judged_all).map(
         lambda closed: (closed[0], got[1] + closed[1])))
     return swept.map(lambda done: _Applied(
@@ -448,7 +450,8 @@ def _decide(env: PhaseEnv, proposed: Proposed, cache: VetoCache,
     outcomes = merge_outcomes(merge_candidates(groups, proposed.pairs), MAX_MERGE_PAIRS,
                               cache)
     applied = apply_outcomes(Plan.start(env.version, env.now), proposed, outcomes,
-                             env.budget, judged and judged_everything(env, outcomes))
+                             env.budget, judged and judged_everything(env, outcomes),
+                             dismissed=env.dismissed)
     return applied.map(lambda got: _result(proposed, outcomes, got, asked)).alt(
         lambda error: PhaseFault(describe(error)))
 

@@ -503,7 +503,7 @@ def _finish(env: PhaseEnv, found: Candidates, run: BatchRun[Pair, tuple[Verdict,
             night: Night) -> Result[PhaseResult, StoreError]:
     produced = frozenset(f.finding for f in night.findings)
     judged_all = judged_everything(env, found, run, night)
-    minted = mint_tasks(night.plan, night.findings, env.budget)
+    minted = mint_tasks(night.plan, night.findings, env.budget, dismissed=env.dismissed)
     swept: Result[tuple[Plan, TaskCounts], StoreError] = minted.bind(
         lambda got: close_stale(got[0], DETECTOR, produced, judged_all).map(
             lambda closed: (closed[0], got[1] + closed[1])))

@@ -364,15 +364,16 @@ def curated_records(version: HeadVersion) -> tuple[MemoryRecord, ...]:
 
 def resolve_night(version: HeadVersion, now: str, budget: TaskBudget,
                   resolved: Sequence[TypeResolution] | None = None,
-                  extra_findings: Sequence[Finding] = (), judged_all: bool = True,
-                  ) -> Result[EntityNight, StoreError]:
+                  extra_findings: Sequence[Finding] = (), judged_all: bool = True, *,
+                  dismissed: frozenset[str]) -> Result[EntityNight, StoreError]:
     """The whole pre-pass over ``version``: rewrites, then review tasks minted and the
     stale ones closed, all in one plan.
 
     ``resolved`` replaces the pre-pass's own resolution (the model half passes one that
     also unions its promoted clusters); ``extra_findings`` are tasks besides the review
     candidates (a finding a candidate already raises is not raised twice); stale tasks
-    are closed only when ``judged_all``."""
+    are closed only when ``judged_all``; ``dismissed`` are the digests a person closed
+    (see ``mint_tasks``)."""
     records = curated_records(version)
     if resolved is None:
         resolved = resolve_entities(records)
@@ -389,7 +390,7 @@ def resolve_night(version: HeadVersion, now: str, budget: TaskBudget,
                                       opened + swept[1],
                                       (*state.warnings, *(opened + swept[1]).warnings)))
 
-    return mint_tasks(state.plan, findings, budget).bind(closed)
+    return mint_tasks(state.plan, findings, budget, dismissed=dismissed).bind(closed)
 
 
 def _result(night: EntityNight, model_tasks: int = 0) -> PhaseResult:
@@ -414,7 +415,7 @@ def entity_resolution(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     if env.model is not None:
         return with_model(env, env.model)
     done: Result[PhaseResult, PhaseFault] = (
-        resolve_night(env.version, env.now, env.budget).map(_result)
+        resolve_night(env.version, env.now, env.budget, dismissed=env.dismissed).map(_result)
         .alt(lambda error: PhaseFault(describe(error))))
     return IOResult.from_result(done)
 
@@ -805,7 +806,8 @@ def with_model(env: PhaseEnv, model: LanguageModel) -> IOResult[PhaseResult, Pha
     if env.dry_run:
         would = sum(len(slice_batches(type_rows, SPEC.size)) for type_rows in rows)
         dry: Result[PhaseResult, PhaseFault] = (
-            resolve_night(env.version, env.now, env.budget, prepass).map(_result)
+            resolve_night(env.version, env.now, env.budget, prepass,
+                          dismissed=env.dismissed).map(_result)
             .map(lambda got: replace(got, counts={**got.counts, "would_call": would}))
             .alt(lambda error: PhaseFault(describe(error))))
         return IOResult.from_result(dry)
@@ -817,7 +819,8 @@ def with_model(env: PhaseEnv, model: LanguageModel) -> IOResult[PhaseResult, Pha
         raised = {f.finding for f in review_findings(resolved)}
         extra = tuple(f for f in promotion.findings if f.finding not in raised)
         judged = asked.complete and promotion.state_failed == 0
-        return (resolve_night(env.version, env.now, env.budget, resolved, extra, judged)
+        return (resolve_night(env.version, env.now, env.budget, resolved, extra, judged,
+                              dismissed=env.dismissed)
                 .map(lambda night: _model_result(night, asked, found, promotion, len(extra)))
                 .alt(lambda error: PhaseFault(describe(error))))
 

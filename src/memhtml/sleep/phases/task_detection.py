@@ -284,7 +284,7 @@ def _apply(env: PhaseEnv, rows: Sequence[MemoryRecord], run_complete: bool,
     scanned = frozenset(r.path for r in rows)
     held = carried(plan.view, scanned) if run_complete else frozenset()
     produced = frozenset(f.finding for f in kept) | held
-    return mint_tasks(plan, kept, env.budget).bind(
+    return mint_tasks(plan, kept, env.budget, dismissed=env.dismissed).bind(
         lambda got: close_stale(got[0], DETECTOR, produced, run_complete).map(
             lambda closed: (closed[0], got[1] + closed[1], len(held))))
 

@@ -696,7 +696,7 @@ def apply_night(env: PhaseEnv, asked: Sequence[Asked], empty: Sequence[Transcrip
                 return Failure(error)
         _commitments(tally, session, reading.commitments)
         _consolidated(tally, session)
-    match mint_tasks(plan, tally.findings, env.budget):
+    match mint_tasks(plan, tally.findings, env.budget, dismissed=env.dismissed):
         case Success((plan, tasks)):
             pass
         case Failure(error):
