@@ -269,6 +269,7 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
     def body() -> Reply:
         from returns.io import IOResult
 
+        from memhtml.compose import error_code
         from memhtml.mdindex.globs import exclusion
         from memhtml.store import batch
         from memhtml.store.markdown_import import plan_import
@@ -282,7 +283,9 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         head = store_value(store.head())
         plan = plan_import(walked.files, dir, tag, head.active_records(), head.paths(),
                            refused=walked.refused)
-        refused = [{"file": r.source, "reason": r.reason} for r in plan.refused]
+        refused = [{"file": r.source, "reason": r.reason,
+                    "code": error_code(r.error) if r.error is not None else ERR_NOT_CONVERTED}
+                   for r in plan.refused]
         payload: dict[str, object] = {
             "ok": not refused, "commit": None,
             "added": [{"file": s, "path": p} for s, p in plan.added],

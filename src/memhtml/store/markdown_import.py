@@ -39,12 +39,13 @@ from memhtml.format import (
     parse_memory,
     serialize_memory,
 )
-from memhtml.store.errors import describe
+from memhtml.store.errors import FrontmatterRefused, describe
 from memhtml.store.inputs import BArchive, BatchOp, BCorrect, BLink, BUnlink, BWrite, WriteInput
 from memhtml.store.layout import normalize_directory, slug_of
 from memhtml.store.markdown_convert import Article, Target, convert_body
 from memhtml.store.markdown_front import (
     Front,
+    FrontFailure,
     ascii_collapsed,
     memory_type_of,
     read_front,
@@ -97,8 +98,20 @@ class ImportedMemory:
 
 @dataclass(frozen=True, slots=True)
 class NotConverted:
+    """A file left out of the import, and why; ``error`` is the typed error when the
+    reason has one (a frontmatter past a bound, a field named twice)."""
+
     source: str
     reason: str
+    error: FrontmatterRefused | None = None
+
+
+def not_converted(source: str, why: FrontFailure) -> NotConverted:
+    """The file left out for ``why``, a typed error naming the file when it is one."""
+    if isinstance(why, str):
+        return NotConverted(source, why)
+    named = replace(why, file=source)
+    return NotConverted(source, named.reason, named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +179,7 @@ def _stem(source: str) -> str:
 
 
 def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
-                     ) -> Result[Converted, str]:
+                     ) -> Result[Converted, FrontFailure]:
     """One markdown file, converted, or why it cannot be a memory."""
     if b"\x00" in raw:
         return Failure("binary (it holds NUL bytes), not markdown text")
@@ -177,7 +190,8 @@ def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
                        "re-save it as UTF-8")
     split = split_front(text.removeprefix("\ufeff"))
     if isinstance(split, Failure):
-        return Failure(split.failure())
+        failure = split.failure()
+        return Failure(failure if isinstance(failure, str) else replace(failure, file=source))
     fields, body = split.unwrap()
     front = read_front(fields)
     article = convert_body(body, source, claim_given=front.description is not None,
@@ -309,7 +323,7 @@ def plan_import(
             managed[source] = (record, digest)
     used = set(taken)
     names = Names((Spellings.of(used),))
-    not_converted = [NotConverted(s, r) for s, r in refused]
+    left_out = [NotConverted(s, r) for s, r in refused]
     converted: dict[str, Converted] = {}
     indexes: list[str] = []
     index_text: dict[str, str] = {}
@@ -320,7 +334,7 @@ def plan_import(
         present.add(source)
         result = convert_markdown(source, raw, tags)
         if isinstance(result, Failure):
-            not_converted.append(NotConverted(source, result.failure()))
+            left_out.append(not_converted(source, result.failure()))
             continue
         one = result.unwrap()
         if one.article.is_index:
@@ -350,7 +364,7 @@ def plan_import(
                     else f"path {path!r}: {twin}")
         why = why or _check(one, path)
         if why is not None:
-            not_converted.append(NotConverted(source, why))
+            left_out.append(NotConverted(source, why))
             continue
         used.add(path)
         placed[source] = path
@@ -358,12 +372,12 @@ def plan_import(
     for source in changed:
         why = _check(converted[source], placed[source])
         if why is not None:
-            not_converted.append(NotConverted(source, why))
+            left_out.append(NotConverted(source, why))
             continue
         new_path = _free(placed[source], used)
         used.add(new_path)
         placed[source] = new_path
-    changed = [s for s in changed if s not in {n.source for n in not_converted}]
+    changed = [s for s in changed if s not in {n.source for n in left_out}]
     resolve = _Resolver.of(placed, converted)
     unresolved: list[tuple[str, str]] = []
     ops: list[BatchOp] = []
@@ -386,7 +400,7 @@ def plan_import(
     for source in indexes:
         page = page_path_of(source, directory)
         if page in used or page in pages or page in {p for _, p in placed_pages}:
-            not_converted.append(NotConverted(
+            left_out.append(NotConverted(
                 source, f"an index page would land on {page}, which is already taken"))
             continue
         built = index_page(index_text[source], source, page, resolve)
@@ -411,7 +425,7 @@ def plan_import(
         changed=tuple((s, managed[s][0].path, placed[s]) for s in changed),
         deleted=tuple((s, managed[s][0].path) for s in deleted),
         unchanged=tuple(unchanged), indexes=tuple(placed_pages), pages=pages,
-        refused=tuple(sorted(not_converted, key=lambda n: n.source)),
+        refused=tuple(sorted(left_out, key=lambda n: n.source)),
         unresolved=tuple(unresolved))
 
 
