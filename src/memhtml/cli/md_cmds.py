@@ -362,5 +362,6 @@ def _carried_line(carried: Carried) -> str:
     """What a changed note's new version kept of the store's work on the old one."""
     parts = [f"label {e}" for e in carried.entities]
     parts += [f"link {link.rel} {link.href}" for link in carried.links]
-    parts += [f"unlinked {link.rel} {link.href} kept unlinked" for link in carried.dropped]
+    parts += [f"{link.rel} {link.href} left unlinked (removed in the store)"
+              for link in carried.dropped]
     return f"carried onto {carried.path}: " + "; ".join(parts)

@@ -6,10 +6,11 @@ person archived with ``memhtml archive``, are the same file under ``archive/``; 
 commits tell them apart. Every import commit carries a ``Memhtml-Import`` trailer
 naming the directory it imports into, so an archived memory was archived by an
 import when the commit that put it at its archive path carries the trailer, and by a
-person (or another door) otherwise. Only the archived memories whose note is back in
-the folder are looked up, each by a walk of the commits touching its archive path; a
-walk that does not reach the commit that made the path within ``HISTORY_DEPTH`` of
-them answers "the person's", which keeps the memory archived.
+person (or another door) otherwise. Only the archived memories whose note is in the
+folder with no live memory are looked up, each by a walk from the tip back to the
+commit that made its archive path (the cost is the commits since; a walk that does
+not reach it within ``HISTORY_DEPTH`` commits touching the path answers "the
+person's", which keeps the memory archived).
 
 The trailer is committed text, so a collaborator could forge one; what it buys is
 only what a plain re-import did before: a person's archive read as the import's, and
@@ -75,18 +76,30 @@ def _is_import(info: CommitInfo, home: str) -> bool:
     return (IMPORT_TRAILER, home or "/") in info.trailers
 
 
-def _archived_by_import(store: Store, home: str, path: str) -> IOResult[bool, StoreError]:
+def _archived_by_import(store: Store, home: str, path: str, limit: int = 1
+                        ) -> IOResult[bool, StoreError]:
     """Whether the commit that put ``path`` (an archive path) there was an import's:
-    the newest commit touching it whose first parent lacks it."""
+    the newest commit touching it whose first parent lacks it.
+
+    The walk asks for one commit touching the path first, since an archive is
+    usually touched once (by the commit that made it), and the walk back to that one
+    commit is all it costs; when that commit only edited the archived file, it asks
+    again for more, up to ``HISTORY_DEPTH``."""
     git = store.deps.git
 
     def first_of(commits: tuple[CommitInfo, ...]) -> IOResult[bool, StoreError]:
         step: IOResult[bool | None, StoreError] = IOSuccess(None)
         for info in commits:
             step = step.bind(_then_added(store, path, info, home))
-        return step.map(bool)
 
-    return git.commits_touching(store.deps.ref, path, HISTORY_DEPTH).alt(_widen).bind(first_of)
+        def settled(found: bool | None) -> IOResult[bool, StoreError]:
+            if found is None and len(commits) == limit and limit < HISTORY_DEPTH:
+                return _archived_by_import(store, home, path, min(limit * 8, HISTORY_DEPTH))
+            return IOSuccess(bool(found))
+
+        return step.bind(settled)
+
+    return git.commits_touching(store.deps.ref, path, limit).alt(_widen).bind(first_of)
 
 
 def _then_added(store: Store, path: str, info: CommitInfo, home: str

@@ -6,11 +6,13 @@ frontmatter's ``created``/``updated`` survive as the memory's stamps instead of 
 import's time. Links between notes are resolved only once every file has its store
 path, and become ``relates_to`` edges (or the rel a basic-memory relation names).
 
-Every imported memory carries two facets: ``memhtml-source`` (its file's path under
-the folder) and ``memhtml-source-sha256`` (that file's bytes' digest). They are what
+Every imported memory carries ``memhtml-source`` (its file's path under the folder)
+and ``memhtml-source-sha256`` (that file's bytes' digest), and, when its note links
+other notes, ``memhtml-source-links`` (the targets the note named). They are what
 makes a second import of the same folder a sync rather than a refusal: an unchanged
 file is skipped, a changed one lands through ``correct`` (the old version archived),
-one whose file is gone is archived, and all of it is one batch, so one commit.
+one whose file is gone is archived, and all of it is one batch, so one commit. What
+the person decided in the store since is kept (``markdown_decisions``).
 
 A file whose body is only lists of links (an index such as ``MEMORY.md``) has no
 fact of its own: it becomes no memory but an index page (``markdown_index``), the

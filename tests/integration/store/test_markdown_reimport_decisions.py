@@ -167,3 +167,32 @@ def test_an_edge_the_person_removed_is_not_put_back(
     links = _live(store)[a]["links"]
     assert ("relates_to", f"/{HOME}c.html") in links, "the link to the new note is made"
     assert ("relates_to", f"/{HOME}b.html") not in links, "the removed edge stays removed"
+
+
+def test_who_archived_is_read_past_later_edits_of_the_archived_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Archiving a memory rewrites every link to it, archived files included, so an
+    archived file may be touched after the commit that archived it; the history is
+    read back to that commit, for the import's archive and the person's alike."""
+    store, notes = tmp_path / "store", tmp_path / "notes"
+    s = ("--store", str(store), "--json")
+    assert call(capsys, "init", str(store), "--json")[0] == 0
+    _write(notes, {"gone.md": "Gone links [[b]].\n", "kept.md": "Kept links [[b]].\n",
+                   "b.md": "B is two.\n"})
+    assert call(capsys, "import", "markdown", str(notes), *s)[0] == 0
+    (notes / "gone.md").unlink()
+    assert call(capsys, "import", "markdown", str(notes), *s)[0] == 0
+    assert call(capsys, "archive", f"{HOME}kept.html", *s)[0] == 0
+    touched = len(git_log(store))
+    assert call(capsys, "archive", f"{HOME}b.html", *s)[0] == 0
+    changed = subprocess.run(["git", "-C", str(store), "show", "--name-only", "--format=",
+                              "HEAD"], check=True, capture_output=True, text=True).stdout
+    assert "archive/" in changed and len(git_log(store)) == touched + 1
+    assert sum(f"imported/{name}.html" in changed for name in ("gone", "kept")) == 2, \
+        "the later archive rewrote both archived files' links"
+    _write(notes, {"gone.md": "Gone links [[b]], back.\n", "kept.md": "Kept, edited.\n",
+                   "b.md": "B is two.\n"})
+    code, answer = call(capsys, "import", "markdown", str(notes), *s)
+    assert code == 0, answer
+    assert [a["file"] for a in answer["added"]] == ["gone.md"], answer
+    assert sorted(k["file"] for k in answer["kept"]) == ["b.md", "kept.md"], answer
