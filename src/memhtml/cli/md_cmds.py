@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from returns.io import IOResult
 
     from memhtml.mdindex import Corpus, CorpusReader, Exclude, MdIndexError
+    from memhtml.store.markdown_decisions import Carried, Kept
 
 md_app = App(name="md", help="A markdown memory directory: query it, verify it, count it.")
 import_app = App(name="import", help="Bring memories in from another format.")
@@ -244,12 +245,15 @@ def md_stats(*, root: Root, exclude: Excludes = (), no_cache: bool = False,
 
 @import_app.command(name="markdown")
 def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
-                    tag: Many = ("imported",), exclude: Excludes = (),
+                    tag: Many = ("imported",), exclude: Excludes = (), revive: Many = (),
                     common: Common = _COMMON) -> int:
     """Bring a folder of markdown notes in (frontmatter, links as edges, sections,
     lists, tables and code kept), or bring an earlier import of it up to date: new
     files are written, changed ones corrected, deleted ones archived, all in one
-    commit. Every file left out is reported with why; exit 1 when any is.
+    commit. What was done in the store since is kept: a memory archived or corrected
+    there stays so (each is listed; a changed note is named as a conflict), and a
+    changed note's new version keeps the labels and links added in the store. Every
+    file left out is reported with why; exit 1 when any is.
 
     Parameters
     ----------
@@ -264,14 +268,18 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         path (`notes/old/*`), without one any file or directory name (`drafts`,
         `*.tmp.md`); repeatable. Hidden directories and `.trash` are always left out.
         A file left out this way is not imported, and one imported earlier is archived.
+    revive
+        A note (its path in the folder, `notes/x.md`) whose memory was archived or
+        corrected in the store, to import again as a new live memory beside what the
+        store holds; repeatable.
     """
 
     def body() -> Reply:
         from returns.io import IOResult
 
+        from memhtml.compose import error_code
         from memhtml.mdindex.globs import exclusion
-        from memhtml.store import batch
-        from memhtml.store.markdown_import import plan_import
+        from memhtml.store.markdown_run import land_markdown, plan_markdown
         from memhtml.store.markdown_source import gather_markdown
 
         excluded = _md_value(IOResult.from_result(exclusion(exclude)))
@@ -279,37 +287,81 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
             raise UsageError(f"{directory} is not a directory; pass the markdown folder")
         walked = _md_value(gather_markdown(_reader(directory), excluded))
         _, store = open_common(common)
-        head = store_value(store.head())
-        plan = plan_import(walked.files, dir, tag, head.active_records(), head.paths(),
-                           refused=walked.refused)
-        refused = [{"file": r.source, "reason": r.reason} for r in plan.refused]
+        plan = store_value(plan_markdown(store, walked.files, dir, tag, walked.refused,
+                                         set(revive)))
+        refused = [{"file": r.source, "reason": r.reason,
+                    "code": error_code(r.error) if r.error is not None else ERR_NOT_CONVERTED}
+                   for r in plan.refused]
         payload: dict[str, object] = {
             "ok": not refused, "commit": None,
             "added": [{"file": s, "path": p} for s, p in plan.added],
-            "changed": [{"file": s, "from": a, "path": b} for s, a, b in plan.changed],
+            "changed": [_changed(s, a, b, plan.carried) for s, a, b in plan.changed],
             "archived": [{"file": s, "path": p} for s, p in plan.deleted],
             "unchanged": list(plan.unchanged), "indexes": [
                 {"file": s, "page": p} for s, p in plan.indexes],
+            "kept": [{"file": k.source, "path": k.path, "decision": k.decision,
+                      "on": k.on, "by": k.by, "note_changed": k.note_changed}
+                     for k in plan.kept],
+            "revived": [{"file": s, "path": p} for s, p in plan.revived],
             "unresolved": [{"file": s, "target": t} for s, t in plan.unresolved],
             "skipped": refused}
         if refused:
             payload["code"] = ERR_NOT_CONVERTED
         counts = (f"{len(plan.added)} added, {len(plan.changed)} changed, "
                   f"{len(plan.deleted)} archived, {len(plan.unchanged)} unchanged, "
+                  f"{len(plan.kept)} kept as the store left them, "
                   f"{len(plan.indexes)} index pages, {len(refused)} not converted, "
                   f"{len(plan.unresolved)} unresolved links")
+        if plan.revived:
+            counts += f", {len(plan.revived)} revived"
         notes = tuple(f"not converted: {r.source}: {r.reason}" for r in plan.refused) + \
+            tuple(_kept_line(k) for k in plan.kept if k.note_changed) + \
+            tuple(_carried_line(c) for c in plan.carried) + \
+            tuple(f"--revive {name}: no memory of it is archived or corrected in the "
+                  "store; nothing to bring back" for name in sorted(
+                      set(revive) - {s for s, _ in plan.revived})) + \
             tuple(f"skipped: {s}: {r}" for s, r in walked.passed)
         code = EXIT_FAILED if refused else EXIT_OK
         if not plan.ops and not plan.pages:
             return Reply(payload, f"nothing to commit: {counts}", code, notes)
-        landed = store_value(batch(store, plan.ops, plan.pages))
+        landed = store_value(land_markdown(store, plan, dir))
         if not landed.paths:  # every index page already held these bytes
             return Reply(payload, f"nothing to commit: {counts}", code, notes)
         payload["commit"] = landed.commit
         payload["converted"] = [{"file": s, "path": p} for s, p in plan.added] + [
-            {"file": s, "path": p} for s, _, p in plan.changed]
+            {"file": s, "path": p} for s, _, p in plan.changed] + [
+            {"file": s, "path": p} for s, p in plan.revived]
         landed_notes = landed_reply(landed).notes
         return Reply(payload, f"{landed.commit[:12]}: {counts}", code, notes + landed_notes)
 
     return respond(common.json, body)
+
+
+def _changed(source: str, old: str, new: str, carried: tuple[Carried, ...]
+             ) -> dict[str, object]:
+    """One corrected memory, with what its new version carries from the store."""
+    entry: dict[str, object] = {"file": source, "from": old, "path": new}
+    held = next((c for c in carried if c.source == source), None)
+    if held is not None:
+        entry["carried"] = {
+            "entities": list(held.entities),
+            "links": [{"rel": link.rel, "href": link.href} for link in held.links],
+            "kept_unlinked": [{"rel": link.rel, "href": link.href} for link in held.dropped]}
+    return entry
+
+
+def _kept_line(kept: Kept) -> str:
+    """A note that changed while the store keeps its memory archived or corrected."""
+    when = f" on {kept.on[:10]}" if kept.on else ""
+    by = f" by {kept.by}" if kept.by else ""
+    return (f"kept {kept.decision}: {kept.path} ({kept.decision} in the store{when}{by}; "
+            f"the note {kept.source} changed; --revive {kept.source} brings it back)")
+
+
+def _carried_line(carried: Carried) -> str:
+    """What a changed note's new version kept of the store's work on the old one."""
+    parts = [f"label {e}" for e in carried.entities]
+    parts += [f"link {link.rel} {link.href}" for link in carried.links]
+    parts += [f"{link.rel} {link.href} left unlinked (removed in the store)"
+              for link in carried.dropped]
+    return f"carried onto {carried.path}: " + "; ".join(parts)

@@ -68,10 +68,17 @@ def _worded(error: object) -> str | None:
     from memhtml.head.gate import HeadGateFailed
     from memhtml.mdindex.errors import BadGlob, ChannelRefused, ReadFailure
     from memhtml.sleep.errors import RunNotFound, SleepRefused, describe_sleep_error
+    from memhtml.store.errors import (
+        FrontmatterDuplicateField,
+        FrontmatterOverLimit,
+        describe_frontmatter,
+    )
 
     match error:
         case RunNotFound() | SleepRefused() | StateUnusable() | StateFailure():
             return describe_sleep_error(error)
+        case FrontmatterOverLimit() | FrontmatterDuplicateField():
+            return describe_frontmatter(error)
         case HeadGateFailed():
             account = error.reason.removeprefix("head gate: ")
             return (f"head gate failed: {account}; the landed version finds less of what "

@@ -120,7 +120,7 @@ def _guard_tree(store: Store, base: HeadVersion, plan: Plan) -> IOResult[None, S
 
 
 def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None,
-             pages: _Pages = ((), {})) -> Draft:
+             pages: _Pages = ((), {}), trailers: Trailers = ()) -> Draft:
     plan, outcomes = planned
     changes, before = plan.changes()
     if pages[0]:
@@ -136,10 +136,13 @@ def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None,
         before=before,
         primary=single.primary if single else None,
         label=None if single else "batch",
+        trailers=trailers,
     )
 
 
 _Pages = tuple[tuple[PathChange, ...], dict[str, bytes | None]]
+Trailers = tuple[tuple[str, str], ...]
+"""Extra commit trailers, (key, value) in order."""
 
 
 def page_path(path: str) -> Result[str, StoreError]:
@@ -202,20 +205,22 @@ def _changed_pages(paths: Sequence[str], pages: Mapping[str, bytes],
 
 
 def _draft(store: Store, steps: Steps, batch_subject: str | None,
-           pages: Mapping[str, bytes] | None = None) -> IOResult[Draft, StoreError]:
+           pages: Mapping[str, bytes] | None = None, trailers: Trailers = ()
+           ) -> IOResult[Draft, StoreError]:
     def derive(base: HeadVersion) -> IOResult[Draft, StoreError]:
         plan = Plan.start(base, now_stamp(store.deps.clock.now()), store.deps.detect)
         return IOResult.from_result(steps(plan)).bind(
             lambda planned: _guard_tree(store, base, planned[0]).bind(
                 lambda _: _page_changes(store, base, planned[0], pages or {})).map(
-                lambda paged: _drafted(base, planned, batch_subject, paged)))
+                lambda paged: _drafted(base, planned, batch_subject, paged, trailers)))
 
     return store.head().bind(derive)
 
 
 def _run(store: Store, steps: Steps, batch_subject: str | None = None,
-         pages: Mapping[str, bytes] | None = None) -> IOResult[Landed, StoreError]:
-    landed = land(store.deps, lambda: _draft(store, steps, batch_subject, pages),
+         pages: Mapping[str, bytes] | None = None, trailers: Trailers = ()
+         ) -> IOResult[Landed, StoreError]:
+    landed = land(store.deps, lambda: _draft(store, steps, batch_subject, pages, trailers),
                   guard_edits=True)
     # A person's git commit that read the index before this write may already have
     # landed on top of it and undone it; checking now (cheap: this write's mark and a
@@ -332,14 +337,16 @@ def _batch_step(plan: Plan, op: BatchOp) -> Step:
             assert_never(never)
 
 
-def batch(store: Store, ops: Sequence[BatchOp], pages: Mapping[str, bytes] | None = None
-          ) -> IOResult[Landed, StoreError]:
+def batch(store: Store, ops: Sequence[BatchOp], pages: Mapping[str, bytes] | None = None,
+          trailers: Trailers = ()) -> IOResult[Landed, StoreError]:
     """Several doors' requests applied in order as one overlay and landed as one
     commit: all of them or, when any is refused, none.
 
     ``pages`` are files beside the memories that are not memories (an imported
     index page), tree path -> bytes, landed in the same commit; one whose bytes are
-    already there is left out of it."""
+    already there is left out of it. ``trailers`` follow the op and path trailers in
+    the message (an import names itself, so a later import can tell its own archives
+    from a person's)."""
     if not ops and not pages:
         return IOFailure(Refused("an empty batch has nothing to commit"))
 
@@ -361,7 +368,7 @@ def batch(store: Store, ops: Sequence[BatchOp], pages: Mapping[str, bytes] | Non
 
     subject = f"{len(ops)} ops" + (
         f", {len(pages)} page{'' if len(pages) == 1 else 's'}" if pages else "")
-    return _run(store, steps, subject, pages)
+    return _run(store, steps, subject, pages, trailers)
 
 
 def _in_batch(error: StoreError, index: int) -> StoreError:

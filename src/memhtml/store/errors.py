@@ -62,6 +62,46 @@ class MergeInProgress:
     fix: str
 
 
+@dataclass(frozen=True, slots=True)
+class FrontmatterOverLimit:
+    """A note's frontmatter goes past what ``import markdown`` reads, found while its
+    YAML is parsed and before any value is built: an alias (``*name``, which can make
+    a few hundred bytes expand to billions of values), nesting deeper than the cap,
+    more values than the cap, or a block larger than the cap. The note is left out
+    with this reason; the rest of the import goes on."""
+
+    file: str
+    """The note, as a path under the imported folder."""
+    limit: str
+    """Which bound: ``alias``, ``depth``, ``nodes`` or ``size``."""
+    line: int
+    """The note's line where the bound was crossed (1 for the whole block)."""
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FrontmatterDuplicateField:
+    """A note's frontmatter names one field twice, as written (YAML requires names in
+    a mapping to differ; a loader that kept the last would drop the first value
+    without a word). The note is left out with both lines; the rest goes on."""
+
+    file: str
+    field: str
+    lines: tuple[int, ...]
+    """The note's lines holding the name, in order."""
+    reason: str
+
+
+FrontmatterRefused: TypeAlias = FrontmatterOverLimit | FrontmatterDuplicateField
+"""Why a note's frontmatter was not read, as a typed value with its own code."""
+
+
+def describe_frontmatter(error: FrontmatterRefused) -> str:
+    """The note and why its frontmatter was not read, in one line."""
+    where = f"{error.file}: " if error.file else ""
+    return f"{where}{error.reason}"
+
+
 StoreError: TypeAlias = (
     InvalidMemory | PathRefused | GitFailure | RefMoved | NotFound | OverlayRefused | Refused
     | UncommittedEdits | MergeInProgress

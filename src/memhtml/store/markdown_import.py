@@ -6,11 +6,13 @@ frontmatter's ``created``/``updated`` survive as the memory's stamps instead of 
 import's time. Links between notes are resolved only once every file has its store
 path, and become ``relates_to`` edges (or the rel a basic-memory relation names).
 
-Every imported memory carries two facets: ``memhtml-source`` (its file's path under
-the folder) and ``memhtml-source-sha256`` (that file's bytes' digest). They are what
+Every imported memory carries ``memhtml-source`` (its file's path under the folder)
+and ``memhtml-source-sha256`` (that file's bytes' digest), and, when its note links
+other notes, ``memhtml-source-links`` (the targets the note named). They are what
 makes a second import of the same folder a sync rather than a refusal: an unchanged
 file is skipped, a changed one lands through ``correct`` (the old version archived),
-one whose file is gone is archived, and all of it is one batch, so one commit.
+one whose file is gone is archived, and all of it is one batch, so one commit. What
+the person decided in the store since is kept (``markdown_decisions``).
 
 A file whose body is only lists of links (an index such as ``MEMORY.md``) has no
 fact of its own: it becomes no memory but an index page (``markdown_index``), the
@@ -21,15 +23,14 @@ memory it became, kept in step by a re-import like the notes are.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.paths import to_document_path
+from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.vocabulary import MemoryType
 from memhtml.format import (
@@ -39,34 +40,53 @@ from memhtml.format import (
     parse_memory,
     serialize_memory,
 )
-from memhtml.store.errors import describe
+from memhtml.store.errors import FrontmatterRefused, describe
 from memhtml.store.inputs import BArchive, BatchOp, BCorrect, BLink, BUnlink, BWrite, WriteInput
 from memhtml.store.layout import normalize_directory, slug_of
 from memhtml.store.markdown_convert import Article, Target, convert_body
+from memhtml.store.markdown_decisions import (
+    DIGEST_FACET,
+    LINKS_FACET,
+    SOURCE_FACET,
+    Carried,
+    Kept,
+    Known,
+    LinkKey,
+    NoteTarget,
+    carried_links,
+    digest_of,
+    import_needs,
+    targets_facet,
+    targets_of,
+)
 from memhtml.store.markdown_front import (
     Front,
+    FrontFailure,
     ascii_collapsed,
     memory_type_of,
     read_front,
     split_front,
 )
+from memhtml.store.markdown_history import ImportHistory, import_home
 from memhtml.store.markdown_index import index_page
 from memhtml.store.paths import Names, Spellings, new_memory_path, spelled
 
 MARKDOWN_SUFFIX = ".md"
-SOURCE_FACET = "memhtml-source"
-DIGEST_FACET = "memhtml-source-sha256"
 
 __all__ = [
     "DIGEST_FACET",
     "SOURCE_FACET",
+    "Carried",
     "Converted",
     "ImportPlan",
     "ImportedMemory",
+    "Kept",
     "MarkdownImport",
     "NotConverted",
     "convert_markdown",
     "convert_tree",
+    "digest_of",
+    "import_needs",
     "memory_type_of",
     "plan_import",
     "target_path",
@@ -97,8 +117,20 @@ class ImportedMemory:
 
 @dataclass(frozen=True, slots=True)
 class NotConverted:
+    """A file left out of the import, and why; ``error`` is the typed error when the
+    reason has one (a frontmatter past a bound, a field named twice)."""
+
     source: str
     reason: str
+    error: FrontmatterRefused | None = None
+
+
+def not_converted(source: str, why: FrontFailure) -> NotConverted:
+    """The file left out for ``why``, a typed error naming the file when it is one."""
+    if isinstance(why, str):
+        return NotConverted(source, why)
+    named = replace(why, file=source)
+    return NotConverted(source, named.reason, named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,14 +159,16 @@ class ImportPlan:
     refused: tuple[NotConverted, ...] = ()
     unresolved: tuple[tuple[str, str], ...] = field(default=())
     """(source, target) of each link that names no imported file."""
+    kept: tuple[Kept, ...] = ()
+    """Each note whose memory the store archived or corrected, left so."""
+    revived: tuple[tuple[str, str], ...] = ()
+    """(source, store path) of each kept note brought back by ``revive``."""
+    carried: tuple[Carried, ...] = ()
+    """What each changed note's new version carries from the store's live version."""
 
 
 def now_instant() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def digest_of(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
 
 
 def target_path(source: str, directory: str) -> str:
@@ -166,7 +200,7 @@ def _stem(source: str) -> str:
 
 
 def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
-                     ) -> Result[Converted, str]:
+                     ) -> Result[Converted, FrontFailure]:
     """One markdown file, converted, or why it cannot be a memory."""
     if b"\x00" in raw:
         return Failure("binary (it holds NUL bytes), not markdown text")
@@ -177,7 +211,8 @@ def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
                        "re-save it as UTF-8")
     split = split_front(text.removeprefix("\ufeff"))
     if isinstance(split, Failure):
-        return Failure(split.failure())
+        failure = split.failure()
+        return Failure(failure if isinstance(failure, str) else replace(failure, file=source))
     fields, body = split.unwrap()
     front = read_front(fields)
     article = convert_body(body, source, claim_given=front.description is not None,
@@ -195,25 +230,33 @@ def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
                              memory_type_of(front.type), front, article, all_tags))
 
 
-def _facets_html(converted: Converted) -> str:
+def _facets_html(converted: Converted, targets: tuple[NoteTarget, ...]) -> str:
     pairs = [*converted.front.facets, (SOURCE_FACET, converted.source),
              (DIGEST_FACET, converted.digest)]
+    if targets:
+        pairs.append((LINKS_FACET, targets_facet(targets)))
     rows = "".join(f"<dt>{escape_text(k)}</dt><dd>{escape_text(v)}</dd>" for k, v in pairs)
     return f"<dl>{rows}</dl>"
 
 
-def render_file(converted: Converted, links: tuple[Link, ...], at: str) -> str:
-    """The whole memory file: the article, the facets, the edges, and the stamps the
+def render_file(converted: Converted, links: tuple[Link, ...], at: str,
+                entities: tuple[str, ...] = (), targets: tuple[NoteTarget, ...] | None = None
+                ) -> str:
+    """The whole memory file: the article, the facets (the note's link ``targets``
+    among them: by default each as written, unresolved), the edges, the labels the
+    store gave an earlier version (the import itself writes none), and the stamps the
     frontmatter gave (``at``, the import's time, for those it did not)."""
     article = converted.article
     parts = [] if article.claim_marked else [f"<p><mark>{escape_text(converted.claim)}</mark></p>"]
-    parts += [article.html, _facets_html(converted)]
+    named = targets if targets is not None else tuple(
+        (t.rel, t.name, t.is_path, None) for t in _targets(converted))
+    parts += [article.html, _facets_html(converted, named)]
     created = converted.front.created or at
     updated = converted.front.updated or created
     doc = new_memory_doc(NewMemoryInput(
         title=converted.title, claim=converted.claim, memory_type=converted.memory_type,
         at=created, article_html="\n".join(p for p in parts if p), tags=converted.tags,
-        aliases=converted.front.aliases, links=links))
+        aliases=converted.front.aliases, links=links, entities=entities))
     return serialize_memory(replace(doc, metas=replace(doc.metas, updated_at=updated)))
 
 
@@ -252,11 +295,23 @@ class _Resolver:
         return self.by_name.get(key) or self.by_name.get(key.removesuffix(".md"))
 
 
+def _targets(converted: Converted) -> list[Target]:
+    """Every link target the note names: in its text, then in its ``edges`` field."""
+    named = [Target(name, False, rel) for rel, name in converted.front.edges]
+    return [*converted.article.targets, *named]
+
+
+def _note_targets(converted: Converted, notes: _Resolver) -> tuple[NoteTarget, ...]:
+    """The note's targets as its memory records them: each with the note it resolves
+    to now (``notes`` resolves to notes, not paths)."""
+    return tuple((t.rel, t.name, t.is_path, notes(t.name, t.is_path))
+                 for t in _targets(converted))
+
+
 def _links(converted: Converted, resolve: _Resolver, own: str,
            unresolved: list[tuple[str, str]]) -> tuple[Link, ...]:
     out: dict[tuple[str, str], Link] = {}
-    named = [Target(name, False, rel) for rel, name in converted.front.edges]
-    for target in [*converted.article.targets, *named]:
+    for target in _targets(converted):
         path = resolve(target.name, target.is_path)
         if path is None:
             unresolved.append((converted.source, target.name))
@@ -264,12 +319,6 @@ def _links(converted: Converted, resolve: _Resolver, own: str,
             href = to_document_path(path)
             out.setdefault((target.rel, href), Link(target.rel, href))
     return tuple(out.values())
-
-
-def _source_of(record: MemoryRecord) -> tuple[str | None, str | None]:
-    source = next((f.value for f in record.facets if f.name == SOURCE_FACET), None)
-    digest = next((f.value for f in record.facets if f.name == DIGEST_FACET), None)
-    return source, digest
 
 
 def _free(path: str, taken: set[str]) -> str:
@@ -283,6 +332,49 @@ def _free(path: str, taken: set[str]) -> str:
     return f"{stem}-{n}.html"
 
 
+@dataclass(slots=True)
+class _Read:
+    """The folder's files read: converted, index texts, left out, every name seen."""
+
+    converted: dict[str, Converted] = field(default_factory=dict)
+    indexes: dict[str, str] = field(default_factory=dict)
+    left_out: list[NotConverted] = field(default_factory=list)
+    present: set[str] = field(default_factory=set)
+
+
+def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
+          refused: Iterable[tuple[str, str]], on_file: Callable[[str], None] | None) -> _Read:
+    read = _Read()
+    for source, why in refused:
+        read.left_out.append(NotConverted(source, why))
+        read.present.add(source)
+    for source, raw in sorted(files):
+        if on_file is not None:
+            on_file(source)
+        read.present.add(source)
+        result = convert_markdown(source, raw, tags)
+        if isinstance(result, Failure):
+            read.left_out.append(not_converted(source, result.failure()))
+            continue
+        one = result.unwrap()
+        if one.article.is_index:
+            read.indexes[source] = raw.decode("utf-8")
+        read.converted[source] = one
+    return read
+
+
+def _placement_refusal(path: str, used: set[str], names: Names) -> str | None:
+    """Why a new memory may not land at ``path``, or None."""
+    if path in used:
+        return f"would land on {path}, which another memory already holds"
+    refused_path = new_memory_path(path, names).swap().value_or(None)
+    twin = names.twin(path)
+    if refused_path is not None or twin is not None:
+        return "would land on a refused path: " + (
+            describe(refused_path) if refused_path is not None else f"path {path!r}: {twin}")
+    return None
+
+
 def plan_import(
     files: Iterable[tuple[str, bytes]],
     directory: str,
@@ -292,117 +384,107 @@ def plan_import(
     at: str | None = None,
     refused: Iterable[tuple[str, str]] = (),
     on_file: Callable[[str], None] | None = None,
+    history: ImportHistory | None = None,
+    revive: Collection[str] = (),
 ) -> ImportPlan:
     """The batch that brings ``files`` in, or brings an earlier import of them up to date.
 
-    ``records`` are the store's active memories; those under ``directory`` with a
-    ``memhtml-source`` facet are this folder's earlier import. ``taken`` lists every
-    store path. A new file whose path another memory holds, or that the write door
-    would refuse as a name, is reported rather than renamed.
+    ``records`` are the store's memories (archived ones included); those under
+    ``directory`` (or archived from under it) with a ``memhtml-source`` facet are this
+    folder's earlier import. ``taken`` lists every store path. A new file whose path
+    another memory holds, or that the write door would refuse as a name, is reported
+    rather than renamed.
+
+    What the store decided since is kept (``markdown_decisions``): a note whose memory
+    the store archived or corrected is left so unless ``revive`` names it, and a
+    changed note's new version carries the live version's labels and store-side
+    links and leaves out the note's links the person removed. ``history``
+    (``markdown_history``) says which archives the import made itself when a note
+    had gone; None: nothing known, so every archive counts as the store's.
     """
     stamp = at or now_instant()
-    home = normalize_directory(directory.strip("/")) if directory.strip("/") else ""
-    managed: dict[str, tuple[MemoryRecord, str | None]] = {}
-    for record in records:
-        source, digest = _source_of(record)
-        if source is not None and record.path.startswith(home) and source not in managed:
-            managed[source] = (record, digest)
+    known = Known.of(records, import_home(directory))
+    managed = known.live
     used = set(taken)
     names = Names((Spellings.of(used),))
-    not_converted = [NotConverted(s, r) for s, r in refused]
-    converted: dict[str, Converted] = {}
-    indexes: list[str] = []
-    index_text: dict[str, str] = {}
-    present: set[str] = {s for s, _ in refused}
-    for source, raw in sorted(files):
-        if on_file is not None:
-            on_file(source)
-        present.add(source)
-        result = convert_markdown(source, raw, tags)
-        if isinstance(result, Failure):
-            not_converted.append(NotConverted(source, result.failure()))
-            continue
-        one = result.unwrap()
-        if one.article.is_index:
-            indexes.append(source)
-            index_text[source] = raw.decode("utf-8")
-        converted[source] = one
+    read = _read(files, tags, refused, on_file)
+    converted, left_out = read.converted, read.left_out
     placed: dict[str, str] = {s: managed[s][0].path for s in converted if s in managed}
     fresh: list[str] = []
     changed: list[str] = []
     unchanged: list[str] = []
+    kept: list[Kept] = []
+    revived: list[str] = []
     for source, one in converted.items():
         if one.article.is_index:
             continue
         if source in managed:
             (changed if managed[source][1] != one.digest else unchanged).append(source)
             continue
+        decided = known.decided(source, one.digest, history)
+        if decided is not None and source not in revive:
+            kept.append(decided)
+            continue
         path = spelled(target_path(source, directory), names)
-        why: str | None = None
-        if path in used:
-            why = f"would land on {path}, which another memory already holds"
-        else:
-            refused_path = new_memory_path(path, names).swap().value_or(None)
-            twin = names.twin(path)
-            if refused_path is not None or twin is not None:
-                why = "would land on a refused path: " + (
-                    describe(refused_path) if refused_path is not None
-                    else f"path {path!r}: {twin}")
-        why = why or _check(one, path)
+        if decided is not None:
+            path = _free(path, used)
+        why = _placement_refusal(path, used, names) or _check(one, path)
         if why is not None:
-            not_converted.append(NotConverted(source, why))
+            left_out.append(NotConverted(source, why))
             continue
         used.add(path)
         placed[source] = path
-        fresh.append(source)
+        (revived if decided is not None else fresh).append(source)
     for source in changed:
         why = _check(converted[source], placed[source])
         if why is not None:
-            not_converted.append(NotConverted(source, why))
+            left_out.append(NotConverted(source, why))
             continue
         new_path = _free(placed[source], used)
         used.add(new_path)
         placed[source] = new_path
-    changed = [s for s in changed if s not in {n.source for n in not_converted}]
-    resolve = _Resolver.of(placed, converted)
+    changed = [s for s in changed if s not in {n.source for n in left_out}]
+    where = {**{k.source: k.by or k.path for k in kept}, **placed}
+    resolve = _Resolver.of(where, converted)
+    notes_now = _Resolver.of({s: s for s in where}, converted)
+    notes_ever = _Resolver.of({s: s for s in (*where, *managed, *known.gone)}, converted)
+    note_at = {**known.notes, **{path: s for s, path in where.items()}}
+
+    def key(link: Link) -> LinkKey:
+        return (link.rel, note_at.get(to_tree_path(link.href), link.href))
+
     unresolved: list[tuple[str, str]] = []
     ops: list[BatchOp] = []
-    relinks: list[BatchOp] = []
     old_paths = {to_document_path(managed[s][0].path): s for s in changed}
+    remap = {old: to_document_path(placed[s]) for old, s in old_paths.items()}
+    new_targets = {to_document_path(placed[s]) for s in (*fresh, *revived)}
+    relinks: list[BatchOp] = []
     for source in unchanged:
-        record = managed[source][0]
-        wanted = set(_links(converted[source], resolve, record.path, []))
-        for link in record.links:
-            moved = old_paths.get(link.href)
-            if moved is not None:
-                ops.append(BUnlink(record.path, link.rel, link.href))
-                wanted.add(Link(link.rel, to_document_path(placed[moved])))
-        have = {(link.rel, link.href) for link in record.links
-                if link.href not in old_paths}
-        relinks += [BLink(record.path, link.rel, link.href) for link in sorted(
-            wanted, key=lambda k: (k.rel, k.href)) if (link.rel, link.href) not in have]
-    pages: dict[str, bytes] = {}
-    placed_pages: list[tuple[str, str]] = []
-    for source in indexes:
-        page = page_path_of(source, directory)
-        if page in used or page in pages or page in {p for _, p in placed_pages}:
-            not_converted.append(NotConverted(
-                source, f"an index page would land on {page}, which is already taken"))
-            continue
-        built = index_page(index_text[source], source, page, resolve)
-        unresolved += [(source, target) for target in built.unresolved]
-        placed_pages.append((source, page))
-        pages[page] = built.text.encode("utf-8")
-    for source in fresh:
+        unlinks, adds = _relinks(managed[source][0], _links(
+            converted[source], resolve, managed[source][0].path, []), remap, new_targets)
+        ops += unlinks
+        relinks += adds
+    pages, placed_pages = _index_pages(read, directory, used, resolve, left_out, unresolved)
+    for source in (*fresh, *revived):
         html = render_file(converted[source], _links(
-            converted[source], resolve, placed[source], unresolved), stamp)
+            converted[source], resolve, placed[source], unresolved), stamp,
+            targets=_note_targets(converted[source], notes_now))
         ops.append(BWrite(WriteInput(file_html=html, path=placed[source])))
+    carried: list[Carried] = []
     for source in changed:
-        html = render_file(converted[source], _links(
-            converted[source], resolve, placed[source], unresolved), stamp)
-        ops.append(BCorrect(managed[source][0].path,
-                            WriteInput(file_html=html, path=placed[source])))
-    deleted = sorted(s for s in managed if s not in present)
+        current = managed[source][0]
+        note = _links(converted[source], resolve, placed[source], unresolved)
+        before = _before(current, notes_ever)
+        links, store_links, dropped = carried_links(
+            current, note, before, {*fresh, *revived}, key, remap,
+            to_document_path(placed[source]))
+        if current.entities or store_links or dropped:
+            carried.append(Carried(source, placed[source], current.entities, store_links,
+                                   dropped))
+        html = render_file(converted[source], links, stamp, current.entities,
+                           _note_targets(converted[source], notes_now))
+        ops.append(BCorrect(current.path, WriteInput(file_html=html, path=placed[source])))
+    deleted = sorted(s for s in managed if s not in read.present)
     ops += [BArchive(managed[s][0].path) for s in deleted]
     ops += relinks
     return ImportPlan(
@@ -411,8 +493,62 @@ def plan_import(
         changed=tuple((s, managed[s][0].path, placed[s]) for s in changed),
         deleted=tuple((s, managed[s][0].path) for s in deleted),
         unchanged=tuple(unchanged), indexes=tuple(placed_pages), pages=pages,
-        refused=tuple(sorted(not_converted, key=lambda n: n.source)),
-        unresolved=tuple(unresolved))
+        refused=tuple(sorted(left_out, key=lambda n: n.source)),
+        unresolved=tuple(unresolved), kept=tuple(kept),
+        revived=tuple((s, placed[s]) for s in revived), carried=tuple(carried))
+
+
+def _before(current: MemoryRecord, notes: _Resolver) -> frozenset[LinkKey] | None:
+    """The keys of the targets the live version's note named, each by the note it
+    resolved to when written or, when it resolved to none then, now; None when the
+    memory does not say (imported before it recorded its note's targets)."""
+    recorded = targets_of(current)
+    if recorded is None:
+        return None
+    keys = set()
+    for rel, name, is_path, note in recorded:
+        resolved = note or notes(name, is_path)
+        if resolved is not None:
+            keys.add((rel, resolved))
+    return frozenset(keys)
+
+
+def _relinks(record: MemoryRecord, wanted: Iterable[Link], remap: Mapping[str, str],
+             new_targets: Collection[str]) -> tuple[list[BatchOp], list[BatchOp]]:
+    """An unchanged note's memory kept in step: each of its links to a memory this
+    import corrects moved to the new version (unlinked first, linked after), and a
+    link its note makes to a memory this import writes anew added. A link to any
+    other memory the file lacks is one the person removed, and stays removed."""
+    unlinks: list[BatchOp] = []
+    want: set[tuple[str, str]] = set()
+    for link in record.links:
+        moved = remap.get(link.href)
+        if moved is not None:
+            unlinks.append(BUnlink(record.path, link.rel, link.href))
+            want.add((link.rel, moved))
+    want |= {(link.rel, link.href) for link in wanted if link.href in new_targets}
+    have = {(link.rel, link.href) for link in record.links if link.href not in remap}
+    return unlinks, [BLink(record.path, rel, href) for rel, href in sorted(want - have)]
+
+
+def _index_pages(read: _Read, directory: str, used: set[str], resolve: _Resolver,
+                 left_out: list[NotConverted], unresolved: list[tuple[str, str]]
+                 ) -> tuple[dict[str, bytes], list[tuple[str, str]]]:
+    """Each index file as a page beside the memories, its links to notes pointed at
+    the memories they became."""
+    pages: dict[str, bytes] = {}
+    placed_pages: list[tuple[str, str]] = []
+    for source, text in read.indexes.items():
+        page = page_path_of(source, directory)
+        if page in used or page in pages:
+            left_out.append(NotConverted(
+                source, f"an index page would land on {page}, which is already taken"))
+            continue
+        built = index_page(text, source, page, resolve)
+        unresolved += [(source, target) for target in built.unresolved]
+        placed_pages.append((source, page))
+        pages[page] = built.text.encode("utf-8")
+    return pages, placed_pages
 
 
 def convert_tree(

@@ -54,7 +54,7 @@ import functools, os, pathlib, shutil, sys, threading
 import memhtml.adapters.git as adapters_git
 import memhtml.cli.app as cli_app
 import memhtml.cli.md_cmds, memhtml.cli.read_cmds, memhtml.cli.store_cmds
-import memhtml.compose, memhtml.store, memhtml.store.markdown_import
+import memhtml.compose, memhtml.store, memhtml.store.markdown_import, memhtml.store.markdown_run
 
 CRASH_AT = int(os.environ["CRASH_SUITE_AT"])
 TRACE = os.environ["CRASH_SUITE_TRACE"]

@@ -9,8 +9,11 @@ import pytest
 import yaml
 from returns.result import Failure, Success
 
+from memhtml.compose import error_code, explain
 from memhtml.format import parse_memory
-from memhtml.store.markdown_front import load_front, memory_type_of, split_front
+from memhtml.head.record import record_from
+from memhtml.store.errors import FrontmatterDuplicateField, FrontmatterOverLimit
+from memhtml.store.markdown_front import _built, load_front, memory_type_of, split_front
 from memhtml.store.markdown_import import (
     convert_markdown,
     convert_tree,
@@ -90,13 +93,19 @@ def test_helpers() -> None:
     assert target_path("My Notes/Big Idea.md", "areas/x/") == "areas/x/my-notes/big-idea.html"
 
 
+def _pure(block: str) -> object:
+    """The block through PyYAML's own parser and the import's one builder."""
+    return _built(yaml.parse(block, Loader=yaml.SafeLoader))
+
+
 @pytest.mark.parametrize("block", [
     "name: x\ntags: [a, b]\ncreated: 2025-03-01", "a: b\t", "a:\tb", "a: !", "a: |#",
     "a: '\ufeffx'", "a: [!x]", "a: {b: [1, 2.5, null, yes]}", "a: \udcff", "a: x | y",
+    "? complex\n: key", "a: &x 1", "a: 'q''s'\nb: \"d\\u00e9\"", "a: >\n  folded\n  text\n",
 ])
-def test_frontmatter_loads_as_the_pure_safe_loader_does(block: str) -> None:
+def test_frontmatter_loads_as_the_pure_parser_does(block: str) -> None:
     """libyaml reads these otherwise than PyYAML's own parser (a tab, a bare tag, a
-    byte-order mark), or not at all; the import reads each as ``yaml.safe_load`` does,
+    byte-order mark), or not at all; the import reads each as the pure parser does,
     refusals and their messages included."""
 
     def outcome(load: Callable[[str], object]) -> object:
@@ -105,11 +114,66 @@ def test_frontmatter_loads_as_the_pure_safe_loader_does(block: str) -> None:
         except yaml.YAMLError as error:
             return str(error)
 
-    assert outcome(load_front) == outcome(yaml.safe_load)
+    assert outcome(load_front) == outcome(_pure)
 
 
-@pytest.mark.parametrize("value", ["2025-02-30", "!!timestamp nope"])
-def test_a_value_yaml_cannot_build_is_refused_not_raised(value: str) -> None:
-    refused = split_front(f"---\nname: x\ndate: {value}\n---\nbody")
+@pytest.mark.parametrize(("value", "kept"), [
+    ("2025-02-30", "2025-02-30"), ("!!timestamp nope", "nope"), ("012", "012"),
+    ("1.10", "1.10"), ("12:30", "12:30"), ("NO", "NO"), ("0x1F", "0x1F"), ("~", ""),
+    ("'~'", "~"), ("!!binary aGk=", "aGk="), ("!custom x", "x"),
+])
+def test_a_value_is_kept_as_written(value: str, kept: str) -> None:
+    """No type is guessed for a field: what YAML 1.1 would read as a date no calendar
+    holds (once a refusal), an octal number, a sexagesimal time or False is the text
+    the person wrote, in the facet the field becomes."""
+    data = convert_markdown("x.md", f"---\nwhen: {value}\n---\nA fact.\n".encode()).unwrap()
+    assert data.front.facets == (("when", kept),)
+    record = record_from(render_file(data, (), AT), "areas/x/x.html").unwrap()
+    assert ("when", kept) in {(f.name, f.value) for f in record.facets}
+
+
+def test_keys_are_the_names_written() -> None:
+    """``1`` and ``true`` are two fields (YAML 1.1 makes them 1 and True, one key)."""
+    fields, _ = split_front("---\n1: one\ntrue: yes\nnull: n\n2024-01-01: d\n---\nx").unwrap()
+    assert fields == {"1": "one", "true": "yes", "null": "n", "2024-01-01": "d"}
+
+
+@pytest.mark.parametrize(("block", "name", "lines"), [
+    ("a: 1\nb: 2\na: 3", "a", (2, 4)),
+    ("1: one\n'1': uno", "1", (2, 3)),
+    ("x: {k: 1, \"k\": 2}", "k", (2, 2)),
+])
+def test_a_field_named_twice_is_refused_with_both_lines(
+        block: str, name: str, lines: tuple[int, int]) -> None:
+    refused = convert_markdown("n/x.md", f"---\n{block}\n---\nA fact.\n".encode())
     assert isinstance(refused, Failure)
-    assert "the frontmatter is not valid YAML" in refused.failure()
+    error = refused.failure()
+    assert isinstance(error, FrontmatterDuplicateField)
+    assert (error.file, error.field, error.lines) == ("n/x.md", name, lines)
+    assert error_code(error) == "ERR_FRONTMATTER_DUPLICATE_FIELD"
+    assert explain(error).startswith(f"n/x.md: the frontmatter names the field {name!r} twice")
+
+
+@pytest.mark.parametrize(("block", "limit", "line"), [
+    ("a: &x [1, 2]\nb: *x", "alias", 3),
+    ("base: &b {k: v}\nmore:\n  <<: *b", "alias", 4),
+    ("a: " + "[" * 40 + "]" * 40, "depth", 2),
+    ("a:\n" + "".join("  " * n + f"  k{n}:\n" for n in range(40)) + "  " * 41 + "v", "depth", 34),
+    ("a: [" + ", ".join(["x"] * 3000) + "]", "nodes", 2),
+    ("a: '" + "x" * 40_000 + "'", "size", 1),
+])
+def test_a_frontmatter_past_a_bound_is_refused_by_name(block: str, limit: str, line: int) -> None:
+    refused = convert_markdown("deep.md", f"---\n{block}\n---\nA fact.\n".encode())
+    assert isinstance(refused, Failure)
+    error = refused.failure()
+    assert isinstance(error, FrontmatterOverLimit)
+    assert (error.file, error.limit, error.line) == ("deep.md", limit, line)
+    assert error_code(error) == "ERR_FRONTMATTER_OVER_LIMIT"
+    assert explain(error).startswith("deep.md: the frontmatter ")
+
+
+def test_a_key_that_is_not_text_is_refused() -> None:
+    refused = split_front("---\n? [a, b]\n: c\n---\nbody")
+    assert isinstance(refused, Failure)
+    assert refused.failure() == ("the frontmatter is not valid YAML at line 2: a field name "
+                                 "must be text, not a list or a mapping")
