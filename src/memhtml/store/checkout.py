@@ -161,6 +161,12 @@ def mark_landed(journal: Journal, commit: str, done: Synced) -> IOResult[Journal
     return _put_journal(landed).lash(lambda _: IOSuccess(journal))
 
 
+def rewrite_journal(journal: Journal) -> None:
+    """Put ``journal`` back as it now is (fewer paths to watch); a failure leaves the
+    older mark, which only watches more than it needs to."""
+    _put_journal(journal)
+
+
 def drop_journal(journal: Journal) -> IOResult[None, StoreError]:
     """Remove a mark whose work is done (a mark already gone is fine)."""
     # A mark that cannot be removed is only looked at again, harmlessly.
