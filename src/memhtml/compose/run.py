@@ -68,6 +68,7 @@ def _worded(error: object) -> str | None:
     from memhtml.head.gate import HeadGateFailed
     from memhtml.mdindex.errors import BadGlob, ChannelRefused, ReadFailure
     from memhtml.sleep.errors import RunNotFound, SleepRefused, describe_sleep_error
+    from memhtml.sync.errors import RemotePathsRefused, describe_refusal
 
     match error:
         case RunNotFound() | SleepRefused() | StateUnusable() | StateFailure():
@@ -95,6 +96,8 @@ def _worded(error: object) -> str | None:
                     "sync again (nothing was lost: the local commits are still here)")
         case TransportFailed(remote=remote, operation=operation, reason=reason):
             return f"git {operation} with {remote} failed: {reason}"
+        case RemotePathsRefused():
+            return describe_refusal(error)
         case ChannelRefused(name=name, reason=reason):
             return f"channel {name!r}: {reason}" if name else reason
         case _:
