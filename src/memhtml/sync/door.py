@@ -14,6 +14,14 @@ Bringing it in is the cheapest of four moves that is exact:
   a path the person has edited and not committed refuses it, leaving both sides as
   they were.
 
+Before either move, every path the remote brings is held to the doors' own rules
+(``store.carried``): one a write would refuse (a name no checkout can hold, a twin, a
+symbolic link at a layout path, a name some file system reads as another) refuses
+the whole sync, each such path named (``RemotePathsRefused``), with nothing moved.
+After a move, the outcome names each live memory the remote deleted outright, and
+the paths the sync changed stop being watched as a stale index's undo of an earlier
+write here (``recovery.settle_synced``): they are the other clone's doing.
+
 A push refused because the remote moved meanwhile starts another round (fetch,
 merge, push), at most ``MAX_ROUNDS`` in all; a clone that keeps losing the race
 says so rather than spinning. Nothing here ever rewrites or deletes a commit.
