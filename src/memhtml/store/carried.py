@@ -26,7 +26,8 @@ older release named ``a:b.html`` is not refused for the name.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from returns.result import Failure, Result, Success
 
@@ -37,7 +38,8 @@ from memhtml.store.layout import ARCHIVE, GITATTRIBUTES, GITIGNORE, GITIGNORE_LI
 from memhtml.store.paths import Names, Spellings, existing_depth
 from memhtml.store.site_model import SITE_DIR, is_generated_path
 
-__all__ = ["TRAVELLING", "carried_refusals", "layout_link_problem"]
+__all__ = ["TRAVELLING", "Around", "carried_refusals", "directories_around",
+           "layout_link_problem"]
 
 TRAVELLING: frozenset[str] = frozenset(
     line.removeprefix(f"!{STATE_DIR}/").rstrip("/") for line in GITIGNORE_LINES
@@ -89,21 +91,84 @@ def layout_link_problem(path: str) -> str | None:
     return None
 
 
-def carried_refusals(brought: Iterable[TreeEntry], here: Collection[str],
-                     after: Iterable[str]) -> tuple[PathRefused, ...]:
+def directories_around(paths: Iterable[str]) -> tuple[str, ...]:
+    """The root (``""``) and every directory on the way to each of ``paths``: where a
+    twin of one of them, or of a directory it names, can be. Sorted."""
+    found = {""}
+    for path in paths:
+        parts = path.split("/")
+        found.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
+    return tuple(sorted(found))
+
+
+def _joined(directory: str, name: str) -> str:
+    return f"{directory}/{name}" if directory else name
+
+
+@dataclass(frozen=True, slots=True)
+class Around:
+    """What two trees hold around the new names a remote brings, enough to judge them
+    without listing either tree: for each directory on the way to a new name
+    (``directories_around``), the names it holds here and on the remote
+    (``GitService.names_in``: a subdirectory with a trailing slash); the paths the
+    remote removed since the merge base; and this side's own additions since then,
+    which a merge keeps (None: the histories share no commit, so all of this side
+    is its own)."""
+
+    here: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    theirs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    removed: frozenset[str] = frozenset()
+    added: frozenset[str] | None = frozenset()
+
+    def names_here(self) -> Names:
+        """The local tree, as far as the listing shows it."""
+        files, dirs = _split(self.here.items())
+        return Names((Spellings.listed(files, dirs),))
+
+    def names_after(self) -> Names:
+        """The tree the sync would make, as far as the listing shows it: the remote's
+        names, and this side's that the remote did not remove (a file it deleted, a
+        directory it emptied and this side added nothing to)."""
+        files, dirs = _split(self.theirs.items())
+        # The directories this side added something to: a merge keeps them.
+        holding = None if self.added is None else set(directories_around(self.added))
+        for directory, names in self.here.items():
+            for name in names:
+                path = _joined(directory, name.rstrip("/"))
+                if not name.endswith("/"):
+                    if path not in self.removed:
+                        files.append(path)
+                elif holding is None or path in holding:
+                    dirs.append(path)
+        return Names((Spellings.listed(files, dirs),))
+
+
+def _split(listed: Iterable[tuple[str, tuple[str, ...]]]) -> tuple[list[str], list[str]]:
+    files: list[str] = []
+    dirs: list[str] = []
+    for directory, names in listed:
+        for name in names:
+            (dirs if name.endswith("/") else files).append(_joined(directory,
+                                                                   name.rstrip("/")))
+    return files, dirs
+
+
+def carried_refusals(brought: Iterable[TreeEntry], held: Collection[str],
+                     around: Around | None = None) -> tuple[PathRefused, ...]:
     """Each path of ``brought`` (a remote's entries at the paths it changed) that the
     doors would refuse, with the first rule it breaks, sorted by path.
 
-    ``here`` holds every file path of the local tree (a brought path already in it is
-    not a new name); ``after`` every file path of the tree the sync would make, which
-    a new name must not twin."""
+    ``held`` names the brought paths this clone has a file at (not a new name);
+    ``around`` is what the two trees hold around the new ones (needed only when
+    there is one)."""
     entries = sorted(brought, key=lambda entry: entry.path)
-    fresh = [entry.path for entry in entries if entry.path not in here]
-    names_here = Names((Spellings.of(here),)) if fresh else Names(())
-    names_after = Names((Spellings.of(after),)) if fresh else Names(())
+    fresh = any(entry.path not in held for entry in entries)
+    context = around if around is not None else Around()
+    names_here = context.names_here() if fresh else Names(())
+    names_after = context.names_after() if fresh else Names(())
     refused: list[PathRefused] = []
     for entry in entries:
-        checked = _judged(entry, entry.path not in here, names_here, names_after)
+        checked = _judged(entry, entry.path not in held, names_here, names_after)
         if isinstance(checked, Failure):
             refused.append(checked.failure())
     return tuple(refused)

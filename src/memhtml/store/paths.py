@@ -101,6 +101,22 @@ class Spellings:
         return cls(_spelled(listed), dirs)
 
 
+    @classmethod
+    def listed(cls, files: Iterable[str], directories: Iterable[str]) -> Spellings:
+        """The spellings a partial listing of a tree knows: ``files`` and
+        ``directories`` (tree form, no trailing slash), each directory on the way to
+        one counted too, each spelling once. A few directories' names (those on the
+        way to a new path) are all a twin of that path can be among."""
+        listed = sorted(set(files))
+        dirs: dict[str, Counter[str]] = {}
+        wanted = {*directories, *(path.rsplit("/", 1)[0] for path in listed if "/" in path)}
+        for directory in wanted:
+            for step in (*_directories(directory), directory):
+                if step:
+                    dirs.setdefault(path_key(step), Counter())[step] = 1
+        return cls(_spelled(listed), dirs)
+
+
 def _spelled(paths: list[str]) -> Mapping[str, Counter[str]]:
     """Each file key's spellings, counted: a plain spelling per key, a ``Counter``
     only for the keys spelled more than once (or listed twice). A hundred thousand

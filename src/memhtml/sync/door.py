@@ -43,7 +43,7 @@ from memhtml.contracts.errors import PathRefused, PushRejected, RefMoved, Remote
 from memhtml.contracts.services import PathChange, RemoteService, TreeEntry
 from memhtml.head import is_candidate_path
 from memhtml.head.record import is_archived_path
-from memhtml.store.carried import carried_refusals
+from memhtml.store.carried import Around, carried_refusals, directories_around
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.landing import Draft, Landed, forward, land
 from memhtml.store.layout import original_of_archived
@@ -246,13 +246,11 @@ def _vetted(store: Store, local: str | None, remote_tip: str, label: str
     (``store.carried``), before anything moves: every offending path is named.
 
     The paths it brings are those it changed since the merge base (all of its tree
-    when the histories share no commit, or when there is no local commit). Whether
-    one is a new name, and what it must not twin, needs both trees listed; that is
-    paid only when the remote brings a name the local tree lacks."""
+    when the histories share no commit, or when there is no local commit). A new
+    name is judged against the directories on its way, as both sides hold them, and
+    this side's own additions since the base: its cost follows what changed, not the
+    size of the store."""
     git = store.deps.git
-
-    def listed(commit: str) -> IOResult[tuple[TreeEntry, ...], SyncError]:
-        return git.list_tree(commit).alt(_widen)
 
     def at(commit: str | None, paths: tuple[str, ...]
            ) -> IOResult[tuple[TreeEntry, ...], SyncError]:
@@ -260,23 +258,43 @@ def _vetted(store: Store, local: str | None, remote_tip: str, label: str
             return IOSuccess(())
         return git.entries_at(commit, paths).alt(_widen)
 
+    def names(commit: str | None, directories: tuple[str, ...]
+              ) -> IOResult[Mapping[str, tuple[str, ...]], SyncError]:
+        if commit is None:
+            return IOSuccess({})
+        return git.names_in(commit, directories).alt(_widen)
+
     def with_base(base: str | None) -> IOResult[None, SyncError]:
         changed: IOResult[tuple[str, ...], SyncError] = (
-            listed(remote_tip).map(lambda es: tuple(e.path for e in es))
+            git.list_tree(remote_tip).alt(_widen).map(lambda es: tuple(e.path for e in es))
             if base is None else git.changed_paths(base, remote_tip).alt(_widen))
         return changed.bind(lambda paths: at(remote_tip, paths).bind(
             lambda brought: at(local, paths).bind(lambda held: judge(
-                paths, brought, frozenset(e.path for e in held)))))
+                base, paths, brought, frozenset(e.path for e in held)))))
 
-    def judge(changed: tuple[str, ...], brought: tuple[TreeEntry, ...],
+    def judge(base: str | None, changed: tuple[str, ...], brought: tuple[TreeEntry, ...],
               held: frozenset[str]) -> IOResult[None, SyncError]:
-        if all(entry.path in held for entry in brought):
-            # No new name: nothing to judge against the rest of either tree.
-            return refuse(carried_refusals(brought, held, ()))
-        mine: IOResult[tuple[TreeEntry, ...], SyncError] = (
-            IOSuccess(()) if local is None else listed(local))
-        return listed(remote_tip).bind(lambda remote: mine.bind(
-            lambda here: refuse(_whole(changed, brought, remote, here))))
+        fresh = [entry.path for entry in brought if entry.path not in held]
+        if not fresh:
+            return refuse(carried_refusals(brought, held))
+        present = {entry.path for entry in brought}
+        removed = frozenset(path for path in changed if path not in present)
+        around = directories_around(fresh)
+        return names(remote_tip, around).bind(lambda theirs: names(local, around).bind(
+            lambda here: own(base).bind(lambda added: refuse(carried_refusals(
+                brought, held, Around(here, theirs, removed, added))))))
+
+    def own(base: str | None) -> IOResult[frozenset[str] | None, SyncError]:
+        """The paths this side added or edited since the base, which a merge keeps
+        (None: no shared history, so every path here is this side's)."""
+        if local is None:
+            return IOSuccess(frozenset())
+        if base is None:
+            return IOSuccess(None)
+        if base == local:
+            return IOSuccess(frozenset())
+        return git.changed_paths(base, local).alt(_widen).bind(lambda paths: at(
+            local, paths).map(lambda entries: frozenset(e.path for e in entries)))
 
     def refuse(refused: tuple[PathRefused, ...]) -> IOResult[None, SyncError]:
         if not refused:
@@ -287,17 +305,6 @@ def _vetted(store: Store, local: str | None, remote_tip: str, label: str
     base: IOResult[str | None, SyncError] = (
         IOSuccess(None) if local is None else git.merge_base(local, remote_tip).alt(_widen))
     return base.bind(with_base)
-
-
-def _whole(changed: tuple[str, ...], brought: tuple[TreeEntry, ...],
-           remote: tuple[TreeEntry, ...], here: tuple[TreeEntry, ...]
-           ) -> tuple[PathRefused, ...]:
-    """``carried_refusals`` with the tree the sync would make: the remote's, and the
-    local paths the remote did not remove (a merge keeps this side's own additions)."""
-    theirs = frozenset(e.path for e in remote)
-    mine = frozenset(e.path for e in here)
-    removed = frozenset(p for p in changed if p not in theirs)
-    return carried_refusals(brought, mine, theirs | (mine - removed))
 
 
 def _integrate(store: Store, remote_tip: str | None, label: str

@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 from memhtml.contracts.services import FILE_MODE_BLOB, FILE_MODE_LINK, TreeEntry
-from memhtml.store.carried import TRAVELLING, carried_refusals, layout_link_problem
+from memhtml.store.carried import (
+    TRAVELLING,
+    Around,
+    carried_refusals,
+    directories_around,
+    layout_link_problem,
+)
 from memhtml.store.checkout import file_blob, git_blob_id
 
 BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
@@ -28,9 +35,30 @@ def _link(path: str) -> TreeEntry:
     return TreeEntry(path, BLOB, FILE_MODE_LINK)
 
 
-def _refused(*entries: TreeEntry, here: frozenset[str] = HERE) -> list[str]:
-    after = here | {e.path for e in entries}
-    return [r.path for r in carried_refusals(entries, here, after)]
+def _listing(paths: Iterable[str], directories: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """What ``GitService.names_in`` answers for a tree of ``paths``."""
+    wanted = set(directories)
+    found: dict[str, set[str]] = {}
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(len(parts)):
+            directory = "/".join(parts[:depth])
+            if directory in wanted:
+                rest = parts[depth:]
+                found.setdefault(directory, set()).add(rest[0] + ("/" if rest[1:] else ""))
+    return {directory: tuple(sorted(names)) for directory, names in found.items()}
+
+
+def _refused(*entries: TreeEntry, here: frozenset[str] = HERE,
+             removed: frozenset[str] = frozenset()) -> list[str]:
+    """The paths refused when ``entries`` arrive over a tree of ``here`` (a
+    fast-forward: the remote's tree is this one with them laid over it)."""
+    theirs = (here - removed) | {e.path for e in entries}
+    fresh = [e.path for e in entries if e.path not in here]
+    around = directories_around(fresh)
+    context = Around(_listing(here, around), _listing(theirs, around), removed)
+    held = frozenset(e.path for e in entries) & here
+    return [r.path for r in carried_refusals(entries, held, context)]
 
 
 def test_the_state_entries_that_travel_are_the_ones_gitignore_lets_through() -> None:
@@ -74,12 +102,31 @@ def test_twins_are_judged_against_the_tree_the_sync_makes() -> None:
     nfd = unicodedata.normalize("NFD", nfc)
     assert _refused(_file(nfc), _file(nfd)) == sorted([nfc, nfd])
     # A rename by case: the old spelling leaves the tree the sync makes.
-    renamed = [_file("areas/inbox/Coffee.html")]
-    after = (HERE - {"areas/inbox/coffee.html"}) | {"areas/inbox/Coffee.html"}
-    assert carried_refusals(renamed, HERE, after) == ()
+    assert _refused(_file("areas/inbox/Coffee.html"),
+                    removed=frozenset({"areas/inbox/coffee.html"})) == []
     # A new directory twinning an existing one: the new spelling is at fault, not
     # the paths under the one this clone has.
     assert _refused(_file("Areas/x.html"), _file("areas/inbox/new.html")) == ["Areas/x.html"]
+
+
+def test_a_merge_keeps_this_sides_own_names_and_drops_what_the_remote_removed() -> None:
+    base = frozenset({"areas/inbox/coffee.html", "areas/old/tea.html"})
+    here = base | {"areas/mine/lunch.html"}
+    theirs = base - {"areas/old/tea.html"}
+    brought = [_file("areas/Mine/x.html"), _file("areas/OLD/y.html"),
+               _file("areas/inbox/Lunch.html")]
+    fresh = [e.path for e in brought]
+    around = directories_around(fresh)
+    context = Around(_listing(here, around), _listing(theirs | set(fresh), around),
+                     frozenset({"areas/old/tea.html"}), frozenset({"areas/mine/lunch.html"}))
+    # areas/mine holds this side's addition, so the merge keeps it: Mine twins it.
+    # areas/old was emptied by the remote: OLD takes its place without a twin.
+    assert [r.path for r in carried_refusals(brought, frozenset(), context)] == [
+        "areas/Mine/x.html"]
+    # With no shared history every name here is this side's, and stays.
+    unrelated = Around(context.here, context.theirs, frozenset(), None)
+    assert [r.path for r in carried_refusals(brought, frozenset(), unrelated)] == [
+        "areas/Mine/x.html", "areas/OLD/y.html"]
 
 
 def test_what_travels_under_the_state_directory_is_a_name_like_any_other() -> None:
