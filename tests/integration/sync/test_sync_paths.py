@@ -276,6 +276,31 @@ def test_a_name_this_clone_already_has_is_not_judged_as_new(
     _refused(capsys, shared.store, ["areas/inbox/again?.html"])
 
 
+def test_a_name_too_long_already_in_the_branch_crashes_no_command(
+        shared: Shared, capsys: pytest.CaptureFixture[str]) -> None:
+    """The checkout walk meets tree names from anywhere (a person's plumbing, an older
+    release): one no file system can hold is absent from the checkout, never an
+    ``OSError``, for every command that compares the checkout with the branch."""
+    long_file = f"areas/inbox/{LONG}.html"
+    blob = _blob(shared.store, b"long\n")
+    git(shared.store, "update-index", "--add", "--cacheinfo", f"100644,{blob},{long_file}")
+    git(shared.store, "commit", "-qm", "a name no checkout can hold")
+    store = str(shared.store)
+    for command in (("status",), ("doctor",), ("write", "--title", "After", "--claim", "Ok."),
+                    ("archive", shared.memory), ("sync",)):
+        code, out, err = call_text(capsys, *command, "--store", store)
+        assert "Traceback" not in out + err and "OSError" not in out + err, (command, err)
+        assert code in (0, 1), (command, out, err)
+    assert _ok(capsys, "write", "--title", "Still", "--claim", "Writes work.",
+               "--store", store)["committed"] is True
+
+
+def _blob(root: Path, data: bytes) -> str:
+    made = subprocess.run(["git", "-C", str(root), "hash-object", "-w", "--stdin"],
+                          input=data, capture_output=True, check=True)
+    return made.stdout.decode().strip()
+
+
 # -- deletions by the remote ---------------------------------------------------------------
 
 
