@@ -145,6 +145,21 @@ def test_entries_at_finds_files_only(backend: Backend) -> None:
     assert isinstance(err(backend.git.entries_at("2" * 40, ["a.html"])), NotFound)
 
 
+def test_names_in_lists_the_directories_asked_for(backend: Backend) -> None:
+    sha = backend.commit(None, [put(path, text) for path, text in NESTED.items()])
+    asked = ["", "areas", "areas/deploy", "areas/dépôt", "top.html", "missing", "areas/z",
+             "areas/deploy/z/deep"]
+    assert ok(backend.git.names_in(sha, asked)) == {
+        "": ("archive/", "areas/", "top.html"),
+        "areas": ("a-b.html", "deploy/", "dépôt/"),
+        "areas/deploy": ("rollback.html", "z/"),
+        "areas/dépôt": ("日本語.html",),
+        "areas/deploy/z/deep": ("er.html",),
+    }
+    assert ok(backend.git.names_in(sha, [])) == {}
+    assert isinstance(err(backend.git.names_in("2" * 40, [""])), NotFound)
+
+
 # -- changed_paths ----------------------------------------------------------------
 
 

@@ -392,6 +392,11 @@ class PygitService:
             "entries_at", lambda: self._commit(commit).map(lambda c: self._entries(c, paths))
         )
 
+    def names_in(self, commit: str, directories: Sequence[str]
+                 ) -> IOResult[Mapping[str, tuple[str, ...]], GitError]:
+        return _guarded("names_in", lambda: self._commit(commit).map(
+            lambda c: self._names_in(c, directories)))
+
     def commit_info(self, sha: str) -> IOResult[CommitInfo, GitError]:
         return _guarded("commit_info", lambda: self._commit(sha).map(self._info))
 
@@ -752,6 +757,35 @@ class PygitService:
             if isinstance(obj, pygit2.Blob):
                 entries.append(TreeEntry(path, str(obj.id), obj.filemode))
         return tuple(sorted(entries, key=lambda entry: entry.path))
+
+    @staticmethod
+    def _names_in(commit: pygit2.Commit, directories: Sequence[str]
+                  ) -> dict[str, tuple[str, ...]]:
+        # Each tree on the way is found by walking its parent's entries, never by a
+        # lookup of a name that may be missing: pygit2 1.21 leaks on those.
+        trees: dict[str, pygit2.Tree | None] = {"": commit.tree}
+
+        def tree_at(directory: str) -> pygit2.Tree | None:
+            if directory in trees:
+                return trees[directory]
+            parent_dir, _, name = directory.rpartition("/")
+            parent = tree_at(parent_dir) if name else None
+            found: pygit2.Tree | None = None
+            for obj in parent if parent is not None else ():
+                if obj.name == name:
+                    found = obj if isinstance(obj, pygit2.Tree) else None
+                    break
+            trees[directory] = found
+            return found
+
+        listed: dict[str, tuple[str, ...]] = {}
+        for directory in directories:
+            tree = tree_at(directory)
+            if tree is not None:
+                listed[directory] = tuple(sorted(
+                    f"{obj.name}/" if isinstance(obj, pygit2.Tree) else str(obj.name)
+                    for obj in tree))
+        return listed
 
     def _read_blobs(self, blob_ids: Sequence[str]) -> Result[Mapping[str, bytes], GitError]:
         read = self._repo.odb.read

@@ -222,6 +222,22 @@ class InMemoryGit:
         found = [TreeEntry(path, entry[1], entry[0]) for path, entry in held if entry]
         return tuple(sorted(found, key=lambda e: e.path))
 
+    @_operation("names_in")
+    def names_in(self, commit: str, directories: Sequence[str]
+                 ) -> Mapping[str, tuple[str, ...]]:
+        flat = self._tree_of(commit)
+        wanted = set(directories)
+        found: dict[str, set[str]] = {}
+        for path in flat:
+            parts = path.split("/")
+            for depth in range(len(parts)):
+                directory = "/".join(parts[:depth])
+                if directory in wanted:
+                    rest = parts[depth:]
+                    found.setdefault(directory, set()).add(
+                        rest[0] + ("/" if len(rest) > 1 else ""))
+        return {directory: tuple(sorted(names)) for directory, names in found.items()}
+
     @_operation("changed_paths")
     def changed_paths(self, old: str, new: str) -> tuple[str, ...]:
         before, after = self._tree_of(old), self._tree_of(new)

@@ -57,6 +57,7 @@ app = App(
 _COMMANDS: tuple[Callable[..., int], ...] = (
     store_cmds.init, store_cmds.write, store_cmds.correct, store_cmds.archive,
     store_cmds.link, store_cmds.unlink, store_cmds.label, store_cmds.unlabel, store_cmds.move,
+    store_cmds.restore,
     read_cmds.read, read_cmds.search, read_cmds.related, read_cmds.status, read_cmds.doctor,
     read_cmds.log,
 )

@@ -15,7 +15,7 @@ from memhtml.cli.output import Reply
 if TYPE_CHECKING:
     from memhtml.store import Landed
 
-NEW_BY = frozenset({"write", "correct", "task-add"})
+NEW_BY = frozenset({"write", "correct", "task-add", "restore"})
 """The doors whose primary path is the memory they wrote."""
 ARCHIVING = frozenset({"archive", "correct", "task-status", "batch"})
 """The doors that may move a memory under ``archive/`` (a publish writes index pages

@@ -1,5 +1,5 @@
 """The write commands: init, write, correct, archive, link/unlink, label/unlabel, move,
-publish. Each is one door of ``memhtml.store``, so each success is one commit."""
+restore, publish. Each is one door of ``memhtml.store``, so each success is one commit."""
 
 from __future__ import annotations
 
@@ -202,6 +202,22 @@ def move(path: str, to: str, /, *, common: Common = _COMMON) -> int:
     from memhtml import store as doors
 
     return _door(common, lambda store: doors.move(store, path, to), "already there")
+
+
+def restore(path: str, /, *, at: str | None = None, common: Common = _COMMON) -> int:
+    """Put back a deleted memory (git rm, or a deletion another clone's sync brought
+    in) as a new commit: the last version the branch held, or the one at --at.
+
+    Parameters
+    ----------
+    path
+        The deleted memory's path (sync names each one it took out).
+    at
+        Restore the version this commit or ref holds instead of the last one.
+    """
+    from memhtml import store as doors
+
+    return _door(common, lambda store: doors.restore(store, path, at))
 
 
 def publish(*, base_url: str = "", common: Common = _COMMON) -> int:

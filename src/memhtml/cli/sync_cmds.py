@@ -42,6 +42,11 @@ class _Progress:
             sys.stderr.flush()
 
 
+def _shown(path: str) -> str:
+    """A path from the remote as a terminal may print it: control characters escaped."""
+    return path if not _CONTROL.search(path) else repr(path)
+
+
 def _short(sha: str | None) -> str:
     return sha[:12] if sha else "nothing"
 
@@ -51,7 +56,11 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
     fast-forward, or a merge fact by fact: metadata of one memory unioned, two edits
     of one memory both kept and linked with a review task, nothing superseded), then
     push. The push is never forced: it lands only as a fast-forward of the branch as
-    fetched, and when another clone pushed first the round runs again.
+    fetched, and when another clone pushed first the round runs again. A remote
+    bringing a path a write would refuse (a name too long, a case twin, a symbolic
+    link where the layout has a directory) is refused whole, each path named, with
+    nothing moved. Each live memory the remote deleted outright is named; memhtml
+    restore PATH brings one back.
 
     Parameters
     ----------
@@ -83,6 +92,7 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
             "before": outcome.before, "fetched": outcome.fetched, "after": outcome.after,
             "pushed": outcome.pushed, "rounds": outcome.rounds,
             "changed": list(outcome.changed), "kept": list(outcome.kept), "merge": events,
+            "deleted": list(outcome.deleted),
         }
         lines = [f"{remote}/{on}: fetched {_short(outcome.fetched)}; {outcome.action}"
                  + (f" ({len(outcome.changed)} paths)" if outcome.changed else "")
@@ -90,6 +100,8 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
                     "; nothing to push")
                  + (f" after {outcome.rounds} rounds" if outcome.rounds > 1 else "")]
         lines += [f"  {e.kind}: {e.detail}" for e in outcome.events]
+        lines += [f"  deleted by the remote: {_shown(path)} (memhtml restore {_shown(path)} "
+                  "brings it back)" for path in outcome.deleted]
         notes = tuple(f"left as it was in the checkout (changed there): {p}"
                       for p in outcome.kept)
         return Reply(payload, "\n".join(lines), notes=notes)

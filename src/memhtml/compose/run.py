@@ -73,6 +73,7 @@ def _worded(error: object) -> str | None:
         FrontmatterOverLimit,
         describe_frontmatter,
     )
+    from memhtml.sync.errors import RemotePathsRefused, describe_refusal
 
     match error:
         case RunNotFound() | SleepRefused() | StateUnusable() | StateFailure():
@@ -102,6 +103,8 @@ def _worded(error: object) -> str | None:
                     "sync again (nothing was lost: the local commits are still here)")
         case TransportFailed(remote=remote, operation=operation, reason=reason):
             return f"git {operation} with {remote} failed: {reason}"
+        case RemotePathsRefused():
+            return describe_refusal(error)
         case ChannelRefused(name=name, reason=reason):
             return f"channel {name!r}: {reason}" if name else reason
         case _:

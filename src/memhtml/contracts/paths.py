@@ -5,16 +5,20 @@ A link ``href`` is the *document* form, root-relative with a leading slash
 site. Git trees and the head's record map use the *tree* form without it
 (``areas/deploy/x.html``). Conversion happens at the store boundary only.
 
-Three checks, each stricter than the last: ``check_tree_path`` is what git may hold
-(the adapters use it); ``check_store_path`` adds what no checkout can hold or no
-memory can be at (reads and edits use it, so an existing file keeps working);
-``check_portable_path`` adds what some file system a clone lands on would read as
-another name or a device (a new name must pass it).
+Four checks, each stricter than the last: ``check_tree_path`` is what git may hold
+(the adapters use it); ``check_checkout_path`` adds what no checkout can hold (a name
+or a path too long for any file system; a tree brought from a remote is held to it);
+``check_store_path`` adds where no memory can be (reads and edits use it, so an
+existing file keeps working); ``check_portable_path`` adds what some file system a
+clone lands on would read as another name or a device (a new name must pass it).
+``check_carried_path`` is the last for a new name a remote's tree brings, which may
+also be one of the files that travel with a store under ``.memhtml/``.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Collection
 
 from returns.result import Failure, Result, Success
 
@@ -79,6 +83,13 @@ def path_key(path: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
 
 
+def shown_path(path: str) -> str:
+    """A path quoted for a message: ``repr``, and every character past ASCII escaped
+    when the path is not in NFC, so the decomposed twin of a name (``cafe\\u0301``)
+    never prints the same as its composed one (``café``)."""
+    return repr(path) if unicodedata.is_normalized("NFC", path) else ascii(path)
+
+
 def is_reserved_name(segment: str) -> bool:
     """Whether Windows reads ``segment`` as a device: its stem (the part before the
     first dot, trailing spaces dropped, case ignored) is CON, PRN, AUX, NUL, CONIN$,
@@ -86,14 +97,11 @@ def is_reserved_name(segment: str) -> bool:
     return segment.split(".", 1)[0].rstrip(" ").upper() in _RESERVED_STEMS
 
 
-def check_store_path(path: str) -> Result[str, PathRefused]:
-    """``check_tree_path``, and a path no checkout could hold or no memory can be at is
-    refused too: a name over ``MAX_SEGMENT_BYTES`` or a path over ``MAX_PATH_BYTES``
-    (UTF-8), and anything under the root's ``.memhtml/``, the state directory.
-
-    This is what a read or an edit may name. An existing file keeps working: the
-    stricter rules a new name must meet are ``check_portable_path``'s.
-    """
+def check_checkout_path(path: str) -> Result[str, PathRefused]:
+    """``check_tree_path``, and a path no checkout could hold is refused too: a name over
+    ``MAX_SEGMENT_BYTES`` or a path over ``MAX_PATH_BYTES`` (UTF-8). Git keeps such a
+    path in a tree, but no file system a clone lands on can write it, so a tree brought
+    from elsewhere is held to this whatever its names are."""
     def bounded(tree: str) -> Result[str, PathRefused]:
         size = len(tree.encode("utf-8"))
         if size > MAX_PATH_BYTES:
@@ -105,11 +113,24 @@ def check_store_path(path: str) -> Result[str, PathRefused]:
                 return Failure(PathRefused(tree, f"name {_short(segment)!r} is {width} bytes "
                                                  f"(UTF-8), over the {MAX_SEGMENT_BYTES}-byte "
                                                  "limit on one file or directory name"))
+        return Success(tree)
+
+    return check_tree_path(path).bind(bounded)
+
+
+def check_store_path(path: str) -> Result[str, PathRefused]:
+    """``check_checkout_path``, and anything under the root's ``.memhtml/``, the state
+    directory, is refused too.
+
+    This is what a read or an edit may name. An existing file keeps working: the
+    stricter rules a new name must meet are ``check_portable_path``'s.
+    """
+    def outside_state(tree: str) -> Result[str, PathRefused]:
         if tree.split("/", 1)[0] == STATE_DIR:
             return Failure(PathRefused(tree, _STATE_DIR_REASON))
         return Success(tree)
 
-    return check_tree_path(path).bind(bounded)
+    return check_checkout_path(path).bind(outside_state)
 
 
 _STATE_DIR_REASON = (f"{STATE_DIR}/ is this clone's state directory: git ignores it and "
@@ -130,18 +151,33 @@ def check_portable_path(path: str, existing: int = 0) -> Result[str, PathRefused
     (or another tool) named. Whether the name collides with an existing one by case
     or Unicode normalization needs the tree, so the store judges that.
     """
-    def portable(tree: str) -> Result[str, PathRefused]:
-        segments = tree.split("/")
-        if segments[0].casefold() == STATE_DIR:
-            return Failure(PathRefused(tree, _STATE_DIR_REASON + " (on a case-insensitive "
-                                             "file system any spelling is that directory)"))
-        for segment in segments[existing:]:
-            reason = _segment_problem(segment)
-            if reason is not None:
-                return Failure(PathRefused(tree, reason))
-        return Success(tree)
+    return check_store_path(path).bind(lambda tree: _portable(tree, existing))
 
-    return check_store_path(path).bind(portable)
+
+def check_carried_path(path: str, existing: int = 0, travelling: Collection[str] = ()
+                       ) -> Result[str, PathRefused]:
+    """A new name in a tree brought from elsewhere (another clone's branch): what
+    ``check_portable_path`` asks of a new name, except that under the state directory
+    the entries that travel with a store on purpose (``travelling``, first names under
+    ``.memhtml/``: its settings, its marker, the sleep run's reports) are names like any
+    other rather than refused. Anything else under ``.memhtml/`` is refused: a checkout
+    would write it among this clone's own state, which git ignores."""
+    parts = path.split("/")
+    if len(parts) >= 2 and parts[0] == STATE_DIR and parts[1] in travelling:
+        return check_checkout_path(path).bind(lambda tree: _portable(tree, existing))
+    return check_portable_path(path, existing)
+
+
+def _portable(tree: str, existing: int) -> Result[str, PathRefused]:
+    segments = tree.split("/")
+    if segments[0] != STATE_DIR and segments[0].casefold() == STATE_DIR:
+        return Failure(PathRefused(tree, _STATE_DIR_REASON + " (on a case-insensitive "
+                                         "file system any spelling is that directory)"))
+    for segment in segments[existing:]:
+        reason = _segment_problem(segment)
+        if reason is not None:
+            return Failure(PathRefused(tree, reason))
+    return Success(tree)
 
 
 def _segment_problem(segment: str) -> str | None:

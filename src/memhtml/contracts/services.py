@@ -115,6 +115,14 @@ class GitService(Protocol):
         names a directory) is left out. Costs the paths asked for, not the tree."""
         ...
 
+    def names_in(self, commit: str, directories: Sequence[str]
+                 ) -> IOResult[Mapping[str, tuple[str, ...]], GitError]:
+        """The names each of ``directories`` (tree paths, ``""`` for the root) holds at
+        ``commit``, sorted: a file's (or link's) name as it is, a subdirectory's with a
+        trailing ``/``. A directory that is absent there (or names a file) is left out.
+        Costs the directories asked for and those on the way to them, not the tree."""
+        ...
+
     def changed_paths(self, old: str, new: str) -> IOResult[tuple[str, ...], GitError]:
         """Paths whose blob differs between two commits' trees, sorted.
 

@@ -7,9 +7,10 @@ writes an agent makes in a burst go out in one push. Pull and push are one
 any door, so a sync never interleaves with a write.
 
 A sync that fails (the remote unreachable, a credential refused, a checkout edit in
-the way) never touches the local write: it is committed before any sync starts. The
-failure is told in the reply of the call that ran it (or, for the timer's, of the
-next call), and the push is tried again on the next call.
+the way, a remote bringing paths the doors refuse) never touches the local write: it
+is committed before any sync starts. The failure is told in the reply of the call
+that ran it (or, for the timer's, of the next call), and the push is tried again on
+the next call. A sync that took out live memories the remote deleted says which.
 """
 
 from __future__ import annotations
@@ -76,10 +77,25 @@ class ServerSync:
         if remotes is None:
             self._note("sync is on but this store has no repository to run git in")
             return
-        outcome = sync(store, remotes, self._remote, branch)
+        try:
+            outcome = sync(store, remotes, self._remote, branch)
+        except Exception as crash:
+            # Every failure a sync knows is a value; one it does not know must still
+            # cost no call and no write (the door runs after this, on the local branch),
+            # so it is told like any other, by its type and words.
+            self._note(f"sync with {self._remote} failed unexpectedly "
+                       f"({type(crash).__name__}: {crash}). Every write is committed in "
+                       "this clone; the sync is tried again on the next call")
+            return
         if is_successful(outcome):
             self._last_pull = self._clock()
             self._pending = False
+            deleted = unsafe_perform_io(outcome.unwrap()).deleted
+            if deleted:
+                self._note(f"sync with {self._remote} took out {len(deleted)} live "
+                           f"memor{'y' if len(deleted) == 1 else 'ies'} the remote "
+                           f"deleted: {', '.join(deleted)}; memhtml restore PATH brings "
+                           "one back")
             return
         error = unsafe_perform_io(outcome.failure())
         self._note(f"sync with {self._remote} failed: {explain(error)}. Every write is "

@@ -28,10 +28,12 @@ marks.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
@@ -159,6 +161,12 @@ def mark_landed(journal: Journal, commit: str, done: Synced) -> IOResult[Journal
     return _put_journal(landed).lash(lambda _: IOSuccess(journal))
 
 
+def rewrite_journal(journal: Journal) -> None:
+    """Put ``journal`` back as it now is (fewer paths to watch); a failure leaves the
+    older mark, which only watches more than it needs to."""
+    _put_journal(journal)
+
+
 def drop_journal(journal: Journal) -> IOResult[None, StoreError]:
     """Remove a mark whose work is done (a mark already gone is fine)."""
     # A mark that cannot be removed is only looked at again, harmlessly.
@@ -242,29 +250,29 @@ def index_lock_free(git_dir: Path, sleep: Callable[[float], None],
 # -- bringing the checkout up to date --------------------------------------------------
 
 
-def _through_symlink(worktree: Path, path: str) -> bool:
-    current = worktree
-    for part in path.split("/"):
-        current = current / part
-        if current.is_symlink():
-            return True
-    return False
-
-
 def file_blob(worktree: Path, path: str) -> str | bool | None:
     """The blob id of the working-tree file; None when absent; False when something
-    else is there (a directory, a symlink on the way, an unreadable file)."""
-    target = worktree / path
-    if _through_symlink(worktree, path):
-        return False
-    if not target.exists():
-        return None
-    if not target.is_file():
-        return False
+    else is there (a directory, a symlink on the way, an unreadable file).
+
+    ``path`` comes from a tree, which may hold any name git can: every step is
+    looked at with ``lstat`` (never followed), and an ``OSError`` from the file
+    system is an answer, never an escape. A name too long for the file system
+    (``ENAMETOOLONG``) cannot be there, so it reads as absent."""
+    current = worktree
     try:
-        return git_blob_id(target.read_bytes())
-    except OSError:
-        return False
+        mode = 0
+        for part in path.split("/"):
+            current = current / part
+            mode = os.lstat(current).st_mode
+            if stat.S_ISLNK(mode):
+                return False
+        if not stat.S_ISREG(mode):
+            return False
+        return git_blob_id(current.read_bytes())
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        return None if error.errno == errno.ENAMETOOLONG else False
 
 
 def _put_file(worktree: Path, path: str, data: bytes | None) -> bool:

@@ -21,6 +21,7 @@ from memhtml.contracts.services import GitService, TreeEntry
 from memhtml.format import check_memory
 from memhtml.head import HeadVersion
 from memhtml.head.record import is_archived_path
+from memhtml.store.carried import layout_link_problem
 from memhtml.store.checkout import Behind, checkout_behind
 from memhtml.store.deps import StoreDeps
 from memhtml.store.edits import LocalEdit, local_edits, operation_in_progress, unmerged
@@ -31,7 +32,7 @@ from memhtml.store.site import is_generated_path, stale_artifacts
 
 FindingKind = Literal[
     "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact",
-    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver",
+    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver", "layout-link",
 ]
 NOTICE_KINDS: frozenset[FindingKind] = frozenset({"warning", "uncommitted"})
 """Findings that are not faults: a file that parses with a warning, and a person's
@@ -73,6 +74,24 @@ def stale_generated(git: GitService, version: HeadVersion
 
     listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.list_tree(version.sha)
     return listed.bind(compare)
+
+
+def layout_link_findings(git: GitService, version: HeadVersion
+                         ) -> IOResult[list[Finding], StoreError]:
+    """Each committed symbolic link at a layout path (``store.carried``): the doors
+    refuse to write through one, so ``task add``, ``archive`` or ``publish`` stop
+    working there. A sync refuses to bring one in; a person's own commit may still."""
+    if version.sha is None:
+        return IOSuccess([])
+
+    def judge(entries: tuple[TreeEntry, ...]) -> list[Finding]:
+        return [Finding(e.path, "layout-link", reason + "; remove it (git rm) or make it "
+                                                         "a plain directory or file")
+                for e in entries if e.is_symlink
+                and (reason := layout_link_problem(e.path)) is not None]
+
+    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.list_tree(version.sha)
+    return listed.map(judge)
 
 
 def record_findings(version: HeadVersion, record: MemoryRecord) -> list[Finding]:
@@ -228,7 +247,8 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
                     store.deps, frozenset(f.path for f in behind)).map(
                     lambda theirs: finish(pages + more + behind + theirs)))
 
-            return skipped_files().bind(checkout)
+            return skipped_files().bind(lambda skipped: layout_link_findings(
+                git, version).map(lambda links: skipped + links)).bind(checkout)
 
         return stale_generated(git, version).bind(artifacts)
 

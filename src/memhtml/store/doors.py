@@ -45,7 +45,7 @@ from memhtml.store.inputs import (
     WriteInput,
 )
 from memhtml.store.landing import Draft, Landed, land
-from memhtml.store.paths import tree_path
+from memhtml.store.paths import memory_path, tree_path
 from memhtml.store.plan import (
     Outcome,
     Plan,
@@ -55,12 +55,14 @@ from memhtml.store.plan import (
     label_step,
     link_step,
     move_step,
+    restore_step,
     task_status_step,
     unlabel_step,
     unlink_step,
     write_step,
 )
 from memhtml.store.recovery import finish_checkout
+from memhtml.store.restored import last_version
 from memhtml.store.session import Store
 from memhtml.store.site_model import is_generated_path
 from memhtml.store.stamps import now_stamp
@@ -76,6 +78,7 @@ __all__ = [
     "link",
     "move",
     "page_path",
+    "restore",
     "task_add",
     "task_list",
     "task_status",
@@ -276,6 +279,17 @@ def move(store: Store, path: str, to: str) -> IOResult[Landed, StoreError]:
     """Rename a live memory (``to`` ending in ``/`` keeps the file name) and rewrite
     every inbound href in the same commit."""
     return _run(store, _one(lambda plan: move_step(plan, path, to)))
+
+
+def restore(store: Store, path: str, at: str | None = None) -> IOResult[Landed, StoreError]:
+    """Put back a memory deleted from the branch (a person's ``git rm``, or another
+    clone's deletion a sync brought in) as a new commit: the last version the branch
+    held, or the one at the commit ``at`` names."""
+    def found(tree: str) -> IOResult[Landed, StoreError]:
+        return last_version(store, tree, at).bind(lambda version: _run(store, _one(
+            lambda plan: restore_step(plan, tree, version[1], version[0]))))
+
+    return IOResult.from_result(memory_path(path)).bind(found)
 
 
 def task_add(

@@ -18,6 +18,7 @@ from memhtml.contracts.errors import (
     PathRefused,
     RefMoved,
 )
+from memhtml.contracts.paths import shown_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +141,7 @@ def describe(error: StoreError) -> str:
                                violations)
             return f"{where} is not a valid memory: {reason}"
         case PathRefused(path=path, reason=reason):
-            return f"path {path!r} refused: {reason}"
+            return f"path {shown_path(path)} refused: {reason}"
         case GitFailure(operation=operation, reason=reason):
             return f"git {operation} failed: {reason}"
         case RefMoved(ref=ref, expected=expected, actual=actual):

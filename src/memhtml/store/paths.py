@@ -29,6 +29,7 @@ from memhtml.contracts.paths import (
     check_portable_path,
     check_store_path,
     path_key,
+    shown_path,
     to_tree_path,
 )
 from memhtml.head.version import is_candidate_path
@@ -100,6 +101,22 @@ class Spellings:
         return cls(_spelled(listed), dirs)
 
 
+    @classmethod
+    def listed(cls, files: Iterable[str], directories: Iterable[str]) -> Spellings:
+        """The spellings a partial listing of a tree knows: ``files`` and
+        ``directories`` (tree form, no trailing slash), each directory on the way to
+        one counted too, each spelling once. A few directories' names (those on the
+        way to a new path) are all a twin of that path can be among."""
+        listed = sorted(set(files))
+        dirs: dict[str, Counter[str]] = {}
+        wanted = {*directories, *(path.rsplit("/", 1)[0] for path in listed if "/" in path)}
+        for directory in wanted:
+            for step in (*_directories(directory), directory):
+                if step:
+                    dirs.setdefault(path_key(step), Counter())[step] = 1
+        return cls(_spelled(listed), dirs)
+
+
 def _spelled(paths: list[str]) -> Mapping[str, Counter[str]]:
     """Each file key's spellings, counted: a plain spelling per key, a ``Counter``
     only for the keys spelled more than once (or listed twice). A hundred thousand
@@ -160,21 +177,32 @@ class Names:
     def has_directory(self, directory: str) -> bool:
         return self._dirs(directory)[directory] > 0
 
-    def twin(self, path: str) -> str | None:
-        """Why ``path`` would be one file with another name, or None when it would not."""
-        for directory in _directories(path):
+    def twin(self, path: str, existing: int = 0) -> str | None:
+        """Why ``path`` would be one file with another name, or None when it would not.
+        The first ``existing`` directories of ``path`` are known to be there as spelled:
+        a twin of one of those is the other spelling's fault, not this path's."""
+        for directory in _directories(path)[existing:]:
             other = sorted(s for s in self._dirs(directory) if s != directory)
             if other:
-                return (f"directory {directory!r} differs only by case or Unicode "
-                        f"normalization from the existing {other[0]!r}; a case-insensitive "
-                        "or normalizing file system (Windows, macOS) would make them one")
+                return (f"directory {shown_path(directory)} differs only by case or Unicode "
+                        f"normalization from the existing {shown_path(other[0])}"
+                        f"{_composed(directory, other[0])}; a case-insensitive or "
+                        "normalizing file system (Windows, macOS) would make them one")
         other = sorted(s for s in self._count(lambda layer: layer.files, path_key(path))
                        if s != path)
         if other:
             return (f"differs only by case or Unicode normalization from the existing "
-                    f"{other[0]!r}; a case-insensitive or normalizing file system "
-                    "(Windows, macOS) would make them one file")
+                    f"{shown_path(other[0])}{_composed(path, other[0])}; a case-insensitive "
+                    "or normalizing file system (Windows, macOS) would make them one file")
         return None
+
+
+def _composed(name: str, other: str) -> str:
+    """What to add when two names differ in Unicode normalization alone: they print
+    alike, so the message says why two names that look the same are two."""
+    if unicodedata.normalize("NFC", name) != unicodedata.normalize("NFC", other):
+        return ""
+    return " (the same characters, composed in one and decomposed in the other)"
 
 
 def existing_depth(path: str, names: Names) -> int:

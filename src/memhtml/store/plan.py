@@ -702,6 +702,34 @@ def move_step(plan: Plan, path: str, to: str) -> Step:
     return _live(plan, path).bind(destination)
 
 
+def restore_step(plan: Plan, path: str, html: str, source: str) -> Step:
+    """Put a deleted memory back at ``path``: the file as the commit ``source`` held
+    it, byte for byte, checked as every write is. Refused where a memory or another
+    file stands now, where the memory was archived rather than deleted (it is not
+    lost: the archive holds it), and where the name twins another by case or Unicode
+    normalization."""
+
+    def free(tree: str) -> Result[str, StoreError]:
+        if plan.view.get(tree) is not None:
+            return Failure(Refused(f"{tree} holds a memory; there is nothing to restore"))
+        if tree in plan.not_memories:
+            return Failure(Refused(f"{tree} is a file that is not a memory "
+                                   f"({plan.not_memories[tree]}); it is left alone"))
+        moved = None if is_archived_path(tree) else archived_copy(plan.view.records(), tree)
+        if moved is not None:
+            return Failure(Refused(f"{tree} was archived at {moved.path}, not deleted; "
+                                   "read it there (or write a new memory)"))
+        return Success(tree)
+
+    def put(tree: str) -> Step:
+        return plan.apply(Put(tree, html)).map(_done(
+            "restore", tree, tree, f"restored as commit {source[:12]} held it"))
+
+    names = _names(plan)
+    return (memory_path(path).bind(free).bind(lambda tree: unshared(tree, names))
+            .bind(put))
+
+
 def task_status_step(plan: Plan, path: str, status: str, body: str | None = None) -> Step:
     """Set a task's status; ``done`` archives it in the same plan.
 

@@ -27,12 +27,17 @@ Every write leaves a mark (``checkout.Journal``) under ``<git-dir>/memhtml/pendi
   are written back; ``git revert`` or ``memhtml archive`` keep theirs.
 - A mark is dropped once its write can no longer be undone that way unnoticed: when
   a later memhtml commit touched its paths, or ``WATCH_SECONDS`` after it landed.
+- **A sync settles what it brings.** Another clone's commits that a sync brings in
+  are that clone's intent, not a stale index here: a fast-forward onto a commit that
+  deleted a memory written here an hour ago is a deletion to report, never an undo to
+  write back. So a sync that moved the branch stops watching, in every earlier mark,
+  the paths it changed (``settle_synced``); its own mark watches them from then on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import reduce
 from pathlib import Path
 
@@ -49,6 +54,7 @@ from memhtml.store.checkout import (
     drop_journal,
     mark_landed,
     read_journals,
+    rewrite_journal,
     sweep_temporaries,
 )
 from memhtml.store.deps import StoreDeps
@@ -179,6 +185,27 @@ def _landing_of(deps: StoreDeps, journal: Journal) -> IOResult[str | None, Store
         return info.bind(judge)
 
     return deps.tip().bind(first_after)
+
+
+def settle_synced(deps: StoreDeps, paths: Collection[str], landed: str) -> None:
+    """Stop watching ``paths`` in every landed mark but the sync's own (the one whose
+    commit is ``landed``): what the sync brought there is another clone's doing. A
+    mark left with no path is dropped; one that cannot be rewritten is left, and is
+    only looked at again."""
+    git_dir = deps.checkout_git_dir
+    settled = frozenset(paths)
+    if git_dir is None or not settled:
+        return
+    for journal in read_journals(git_dir):
+        if journal.commit is None or journal.commit == landed:
+            continue
+        steps = tuple(s for s in journal.steps if s.path not in settled)
+        if len(steps) == len(journal.steps):
+            continue
+        if steps:
+            rewrite_journal(replace(journal, steps=steps))
+        else:
+            drop_journal(journal)
 
 
 def _holds(deps: StoreDeps, tip: str | None, target: str) -> IOResult[str | None, StoreError]:

@@ -14,6 +14,14 @@ Bringing it in is the cheapest of four moves that is exact:
   a path the person has edited and not committed refuses it, leaving both sides as
   they were.
 
+Before either move, every path the remote brings is held to the doors' own rules
+(``store.carried``): one a write would refuse (a name no checkout can hold, a twin, a
+symbolic link at a layout path, a name some file system reads as another) refuses
+the whole sync, each such path named (``RemotePathsRefused``), with nothing moved.
+After a move, the outcome names each live memory the remote deleted outright, and
+the paths the sync changed stop being watched as a stale index's undo of an earlier
+write here (``recovery.settle_synced``): they are the other clone's doing.
+
 A push refused because the remote moved meanwhile starts another round (fetch,
 merge, push), at most ``MAX_ROUNDS`` in all; a clone that keeps losing the race
 says so rather than spinning. Nothing here ever rewrites or deletes a commit.
@@ -31,11 +39,17 @@ from typing import Literal, TypeAlias
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.errors import PushRejected, RefMoved, RemoteError
+from memhtml.contracts.errors import PathRefused, PushRejected, RefMoved, RemoteError
 from memhtml.contracts.services import PathChange, RemoteService, TreeEntry
-from memhtml.store.errors import Refused, StoreError
+from memhtml.head import is_candidate_path
+from memhtml.head.record import is_archived_path
+from memhtml.store.carried import Around, carried_refusals, directories_around
+from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.landing import Draft, Landed, forward, land
+from memhtml.store.layout import original_of_archived
+from memhtml.store.recovery import settle_synced
 from memhtml.store.session import Store
+from memhtml.sync.errors import RemotePathsRefused
 from memhtml.sync.merge import MergeEvent, TreeMerge, merge_trees
 
 __all__ = ["MAX_ROUNDS", "SyncError", "SyncOutcome", "sync"]
@@ -45,7 +59,7 @@ MAX_ROUNDS = 5
 (each loss means another clone pushed in between, so the work is not lost: the next
 sync starts from it)."""
 
-SyncError: TypeAlias = StoreError | RemoteError
+SyncError: TypeAlias = StoreError | RemoteError | RemotePathsRefused
 Action = Literal["up-to-date", "fast-forward", "merged", "ahead", "published-new"]
 Progress: TypeAlias = Callable[[str], None]
 
@@ -70,6 +84,9 @@ class SyncOutcome:
     """Paths the sync changed in the local branch (merge or fast-forward)."""
     kept: tuple[str, ...] = ()
     """Checkout paths left as they were because the person had changed them."""
+    deleted: tuple[str, ...] = ()
+    """Live memories the remote deleted outright (not archived, not moved) that the
+    sync took out of the local branch; ``memhtml restore PATH`` brings one back."""
 
 
 class _Tree(Mapping[str, bytes]):
@@ -220,38 +237,74 @@ class _Integrated:
     action: Action
     events: tuple[MergeEvent, ...] = ()
     landed: Landed | None = None
+    deleted: tuple[str, ...] = ()
 
 
-def unsafe_component(path: str) -> bool:
-    """A tree path that would land outside its directory, or in git's own, when
-    joined to a checkout: an empty, ``.`` or ``..`` component, ``.git`` in any case,
-    or a backslash (a separator on Windows, where ``a\\..\\..\\b`` climbs out, and a
-    name the store's writers refuse everywhere). git's tools never make most of these,
-    but a remote can send the bytes of such a tree, and the checkout writer joins
-    paths as they come."""
-    return "\\" in path or any(part in ("", ".", "..") or part.casefold() == ".git"
-                               for part in path.split("/"))
-
-
-def _vetted(store: Store, local: str | None, remote_tip: str
+def _vetted(store: Store, local: str | None, remote_tip: str, label: str
             ) -> IOResult[None, SyncError]:
-    """Refuse a remote tip whose tree differs from the local one at a path no
-    checkout may hold (``unsafe_component``), before anything moves."""
+    """Refuse a remote tip that brings any path the doors would refuse
+    (``store.carried``), before anything moves: every offending path is named.
+
+    The paths it brings are those it changed since the merge base (all of its tree
+    when the histories share no commit, or when there is no local commit). A new
+    name is judged against the directories on its way, as both sides hold them, and
+    this side's own additions since the base: its cost follows what changed, not the
+    size of the store."""
     git = store.deps.git
-    listed: IOResult[tuple[str, ...], StoreError] = (
-        git.list_tree(remote_tip).map(lambda es: tuple(e.path for e in es))
-        if local is None else git.changed_paths(local, remote_tip))
 
-    def judge(paths: tuple[str, ...]) -> IOResult[None, SyncError]:
-        bad = tuple(sorted(repr(p) for p in paths if unsafe_component(p)))
-        if not bad:
+    def at(commit: str | None, paths: tuple[str, ...]
+           ) -> IOResult[tuple[TreeEntry, ...], SyncError]:
+        if commit is None:
+            return IOSuccess(())
+        return git.entries_at(commit, paths).alt(_widen)
+
+    def names(commit: str | None, directories: tuple[str, ...]
+              ) -> IOResult[Mapping[str, tuple[str, ...]], SyncError]:
+        if commit is None:
+            return IOSuccess({})
+        return git.names_in(commit, directories).alt(_widen)
+
+    def with_base(base: str | None) -> IOResult[None, SyncError]:
+        changed: IOResult[tuple[str, ...], SyncError] = (
+            git.list_tree(remote_tip).alt(_widen).map(lambda es: tuple(e.path for e in es))
+            if base is None else git.changed_paths(base, remote_tip).alt(_widen))
+        return changed.bind(lambda paths: at(remote_tip, paths).bind(
+            lambda brought: at(local, paths).bind(lambda held: judge(
+                base, paths, brought, frozenset(e.path for e in held)))))
+
+    def judge(base: str | None, changed: tuple[str, ...], brought: tuple[TreeEntry, ...],
+              held: frozenset[str]) -> IOResult[None, SyncError]:
+        fresh = [entry.path for entry in brought if entry.path not in held]
+        if not fresh:
+            return refuse(carried_refusals(brought, held))
+        present = {entry.path for entry in brought}
+        removed = frozenset(path for path in changed if path not in present)
+        around = directories_around(fresh)
+        return names(remote_tip, around).bind(lambda theirs: names(local, around).bind(
+            lambda here: own(base).bind(lambda added: refuse(carried_refusals(
+                brought, held, Around(here, theirs, removed, added))))))
+
+    def own(base: str | None) -> IOResult[frozenset[str] | None, SyncError]:
+        """The paths this side added or edited since the base, which a merge keeps
+        (None: no shared history, so every path here is this side's)."""
+        if local is None:
+            return IOSuccess(frozenset())
+        if base is None:
             return IOSuccess(None)
-        return IOFailure(Refused(
-            f"{remote_tip[:12]} from the remote holds paths no checkout may hold "
-            f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); nothing was brought "
-            "in", bad))
+        if base == local:
+            return IOSuccess(frozenset())
+        return git.changed_paths(base, local).alt(_widen).bind(lambda paths: at(
+            local, paths).map(lambda entries: frozenset(e.path for e in entries)))
 
-    return listed.alt(_widen).bind(judge)
+    def refuse(refused: tuple[PathRefused, ...]) -> IOResult[None, SyncError]:
+        if not refused:
+            return IOSuccess(None)
+        return IOFailure(RemotePathsRefused(label, remote_tip, tuple(r.path for r in refused),
+                                            tuple(describe(r) for r in refused)))
+
+    base: IOResult[str | None, SyncError] = (
+        IOSuccess(None) if local is None else git.merge_base(local, remote_tip).alt(_widen))
+    return base.bind(with_base)
 
 
 def _integrate(store: Store, remote_tip: str | None, label: str
@@ -265,10 +318,10 @@ def _integrate(store: Store, remote_tip: str | None, label: str
         if local == remote_tip:
             return IOSuccess(_Integrated(local, "up-to-date"))
         if local is None:
-            return _vetted(store, local, remote_tip).bind(lambda _: _forward(local))
+            return _vetted(store, local, remote_tip, label).bind(lambda _: _forward(local))
         return git.is_ancestor(remote_tip, local).alt(_widen).bind(
             lambda behind: IOSuccess(_Integrated(local, "ahead")) if behind else
-            _vetted(store, local, remote_tip).bind(lambda _: git.is_ancestor(
+            _vetted(store, local, remote_tip, label).bind(lambda _: git.is_ancestor(
                 local, remote_tip).alt(_widen).bind(
                 lambda ff: _forward(local) if ff else _merge())))
 
@@ -289,11 +342,14 @@ def _integrate(store: Store, remote_tip: str | None, label: str
             return store.tip().alt(_widen).bind(with_local)
 
         return forward(store.deps, local, remote_tip).alt(_widen).map(
-            lambda done: _Integrated(remote_tip, "fast-forward", (), done)).lash(lost)
+            lambda done: _settled(store, done, remote_tip)).bind(
+            lambda done: _removed(store, local, remote_tip).map(lambda gone: _Integrated(
+                remote_tip, "fast-forward", (), done, gone))).lash(lost)
 
     def _merge() -> IOResult[_Integrated, SyncError]:
         assert remote_tip is not None  # the caller checked
         found: list[TreeMerge] = []
+        bases: list[str] = []
 
         def derive() -> IOResult[Draft, StoreError]:
             # ``land`` calls this again after a local writer moved the branch: the
@@ -301,16 +357,55 @@ def _integrate(store: Store, remote_tip: str | None, label: str
             def drafted(local: str | None) -> IOResult[Draft, StoreError]:
                 if local is None:
                     return IOFailure(Refused(f"{store.deps.ref} vanished while merging"))
+                bases.append(local)
                 return merge_draft(store, local, remote_tip, label).map(
                     lambda pair: _keep(found, pair))
 
             return store.tip().bind(drafted)
 
         return land(store.deps, derive, guard_edits=True).alt(_widen).map(
-            lambda done: _Integrated(done.commit, "merged",
-                                     found[-1].events if found else (), done))
+            lambda done: _settled(store, done, done.commit)).bind(
+            lambda done: _removed(store, bases[-1] if bases else None, done.commit).map(
+                lambda gone: _Integrated(done.commit, "merged",
+                                         found[-1].events if found else (), done, gone)))
 
     return store.tip().alt(_widen).bind(with_local)
+
+
+def _settled(store: Store, done: Landed, commit: str) -> Landed:
+    """What the sync changed is the other clone's doing: earlier writes' marks stop
+    watching those paths (``recovery.settle_synced``), so a memory written here and
+    deleted there is reported as deleted, not written back as a stale-index undo."""
+    settle_synced(store.deps, done.paths, commit)
+    return done
+
+
+def _removed(store: Store, before: str | None, after: str
+             ) -> IOResult[tuple[str, ...], SyncError]:
+    """The live memories the branch held at ``before`` and no longer holds at ``after``
+    because the remote deleted them outright: not archived (no ``archive/<YYYY>/``
+    copy arrived) and not moved (no path arrived with the same bytes). Read from the
+    paths the two commits differ on, so it costs what the sync changed."""
+    git = store.deps.git
+    if before is None or before == after:
+        return IOSuccess(())
+
+    def judge(was: tuple[TreeEntry, ...], now: tuple[TreeEntry, ...]) -> tuple[str, ...]:
+        held = {e.path: e.blob_id for e in now}
+        earlier = {e.path: e.blob_id for e in was}
+        arrived = {path: blob for path, blob in held.items() if path not in earlier}
+        archived = {original_of_archived(path) for path in arrived}
+        moved = set(arrived.values())
+        return tuple(sorted(
+            path for path, blob in earlier.items()
+            if path not in held and is_candidate_path(path) and not is_archived_path(path)
+            and path not in archived and blob not in moved))
+
+    def entries(paths: tuple[str, ...]) -> IOResult[tuple[str, ...], SyncError]:
+        return git.entries_at(before, paths).bind(lambda was: git.entries_at(after, paths).map(
+            lambda now: judge(was, now))).alt(_widen)
+
+    return git.changed_paths(before, after).alt(_widen).bind(entries)
 
 
 def _keep(found: list[TreeMerge], pair: tuple[Draft, TreeMerge]) -> Draft:
@@ -363,4 +458,5 @@ def _outcome(start: SyncOutcome, number: int, fetched: str | None, done: _Integr
     kept = start.kept + (done.landed.unsynced if done.landed else ())
     return replace(start, fetched=fetched, after=done.tip, action=action, rounds=number,
                    events=start.events + done.events, changed=tuple(sorted(set(changed))),
-                   kept=tuple(sorted(set(kept))))
+                   kept=tuple(sorted(set(kept))),
+                   deleted=tuple(sorted({*start.deleted, *done.deleted})))

@@ -8,6 +8,7 @@ client sees on the wire. The store is a real repository made with the store libr
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -70,10 +71,12 @@ async def served(root: Path, env: dict[str, str] | None = None
     """A client session with a server process serving ``root``; stderr goes to a log
     beside the store, which a failing test can be read against. ``env`` adds variables
     to the SDK's default environment for the server."""
+    # The SDK hands the server only a few variables; PYTHONPATH goes along, so the
+    # server imports the code under test, as the test process does.
+    inherited = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memhtml.mcp", "--store", str(root)],
-        cwd=str(root.parent), env=None if env is None else {**get_default_environment(),
-                                                            **env},
+        cwd=str(root.parent), env={**get_default_environment(), **inherited, **(env or {})},
     )
     with (root.parent / "server.log").open("w", encoding="utf-8") as log:
         async with stdio_client(params, errlog=log) as (read, write), \

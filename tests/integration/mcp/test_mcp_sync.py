@@ -116,3 +116,88 @@ def test_a_bad_interval_is_refused_before_serving(tmp_path: Path,
     monkeypatch.setenv("MEMHTML_SYNC_SECONDS", "-1")
     code, answer = call(capsys, "mcp", "--store", str(store), "--json")
     assert code == 2 and "sync_seconds" in answer["error"], answer
+
+
+def _notes(result: object) -> str:
+    return " ".join(text_of_block(b) for b in getattr(result, "content", [])[1:])
+
+
+def test_a_remote_refused_for_its_paths_costs_no_call_and_no_write(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote bringing a 300-byte name and a link at ``areas/tasks`` made every call
+    fail (the sync ran before the door and crashed). Now the sync refuses, the reply
+    says why, and the door runs on the local branch: the write commits here."""
+    from tests.integration.sync.remote_trees import LINK, Attacker, Entry, tip, tree_paths
+
+    config = tmp_path / "gitconfig"
+    config.write_text("[user]\n\tname = Pat\n\temail = pat@example.invalid\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    remote, served_store, _ = _remote_and_clones(tmp_path, capsys)
+    long_name = "areas/inbox/" + "x" * 300 + ".html"
+    attacker = Attacker.beside(tmp_path / "attacker.git", str(remote))
+    attacker.push_tree(str(remote), "main", {long_name: Entry(b"long\n"),
+                                             "areas/tasks": Entry(b"/etc", LINK)})
+    before = tip(served_store)
+
+    async def scenario() -> None:
+        async with served(served_store, SYNC) as session:
+            found = await session.call_tool("memory_search", {"query": "anything"})
+            assert not found.is_error, text_of(found)
+            notes = _notes(found)
+            assert "sync with origin failed" in notes and "nothing was brought in" in notes
+            assert "'areas/tasks' refused" in notes and "255-byte limit" in notes, notes
+            written = await _write(session, "Written while refused")
+            path = str(written["path"])
+            assert path in tree_paths(served_store), "the write is committed locally"
+            read = await session.call_tool("memory_read", {"path": path})
+            assert not read.is_error, text_of(read)
+            task = await session.call_tool("memory_write", {
+                "title": "Rotate the key", "claim": "Rotate it.", "type": "task"})
+            assert str(data(task)["path"]).startswith("areas/tasks/"), data(task)
+
+    asyncio.run(asyncio.wait_for(scenario(), SCENARIO_TIMEOUT_S))
+    held = tree_paths(served_store)
+    assert long_name not in held and not (served_store / "areas" / "tasks").is_symlink()
+    assert tip(served_store) != before
+
+
+def test_a_memory_the_remote_deleted_is_named_in_the_reply(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Written here a moment ago, deleted by another clone with git rm: the pull takes
+    it out (it is not written back as if a stale index had undone it) and the reply
+    that ran the pull names it."""
+    remote, served_store, _ = _remote_and_clones(tmp_path, capsys)
+    elsewhere = tmp_path / "elsewhere"
+
+    async def scenario() -> None:
+        async with served(served_store, SYNC) as session:
+            written = str((await _write(session, "Short lived"))["path"])
+
+            def pushed() -> bool:
+                return written in git(remote, "ls-tree", "-r", "--name-only", "main").split()
+
+            await _until(pushed)
+            # Another machine's plain git: a fresh clone, a deletion, a push.
+            git(tmp_path, "clone", "-q", str(remote), str(elsewhere))
+            git(elsewhere, "rm", "-q", written)
+            git(elsewhere, "commit", "-qm", "not worth keeping")
+            git(elsewhere, "push", "-q", "origin", "main")
+            await asyncio.sleep(0.6)
+            result = await session.call_tool("memory_search", {"query": "short lived"})
+            notes = _notes(result)
+            assert f"deleted: {written}" in notes and "memhtml restore" in notes, notes
+            assert data(result)["hits"] == [], data(result)
+            await asyncio.sleep(0.6)
+            again = await session.call_tool("memory_search", {"query": "short lived"})
+            assert data(again)["hits"] == [], "not written back by the next call"
+
+    asyncio.run(asyncio.wait_for(scenario(), SCENARIO_TIMEOUT_S))
+    assert written_absent(served_store, remote)
+
+
+def written_absent(store: Path, remote: Path) -> bool:
+    mine = git(store, "ls-tree", "-r", "--name-only", "main").split()
+    theirs = git(remote, "ls-tree", "-r", "--name-only", "main").split()
+    return not any("short-lived" in p for p in (*mine, *theirs))

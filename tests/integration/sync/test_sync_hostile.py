@@ -396,7 +396,8 @@ def test_a_tree_path_no_checkout_may_hold_is_refused(
     code, answer = _sync(capsys, first)
 
     assert code == 1, answer
-    assert "no checkout may hold" in answer["error"], answer
+    assert answer["code"] == "ERR_REMOTE_PATHS_REFUSED", answer
+    assert "nothing was brought in" in answer["error"], answer
     assert tip(first) == local_before and tip(remote) != local_before
     for where in (tmp_path, first):
         assert not (where / "escaped.html").exists(), where
@@ -424,7 +425,9 @@ def test_a_backslash_name_from_the_remote_stays_one_file_name(
 
     code, answer = _sync(capsys, first)
 
-    assert code == 1 and "no checkout may hold" in answer["error"], answer
+    assert code == 1 and answer["code"] == "ERR_REMOTE_PATHS_REFUSED", answer
+    assert answer["violations"] == [f"path {name!r} refused: backslash in path; use '/' "
+                                    "as the separator"], answer
     assert tip(first) == local_before
     assert not (tmp_path / "b.html").exists() and not (first / "b.html").exists()
     assert not any("\\" in p.name for p in (first / "areas" / "inbox").iterdir())
