@@ -208,13 +208,19 @@ def _names_a_filter(data: bytes) -> bool:
     return False
 
 
+_ATTRIBUTES_READ_CAP = 1 << 20
+"""An attributes file larger than this is not read, only taken to name a filter."""
+
+
 def _file_names_a_filter(path: Path) -> bool | None:
     """``_names_a_filter`` of the file at ``path``; None when there is none; True when
-    something else is there or it cannot be read."""
+    something else is there (a link, a FIFO, a directory), it is larger than any
+    attributes file a person writes, or it cannot be read: nothing but a regular file
+    is opened."""
     try:
         if not path.is_symlink() and not path.exists():
             return None
-        if path.is_symlink() or not path.is_file():
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > _ATTRIBUTES_READ_CAP:
             return True
         return _names_a_filter(path.read_bytes())
     except OSError:

@@ -2,10 +2,11 @@
 exactly when ``git status`` lists it, and writes a file as ``git checkout`` writes it.
 
 The law runs real git over generated checkouts: ``core.autocrlf`` unset, false, true or
-input; a committed ``.gitattributes`` line (``text``, ``eol``, ``-text``, ``text=auto``,
-``ident``, attributes that name no filter); committed blobs and a person's files made
-of LF, CRLF, lone and trailing CR, NUL and other binary bytes. git checks the files out
-itself, a person overwrites some of them, and then:
+input; a committed ``.gitattributes`` (``text``, ``eol``, ``-text``, ``text=auto``,
+``binary``, a macro, attributes that name no filter; at the top or in a folder);
+committed blobs and a person's files made of LF, CRLF, lone and trailing CR, NUL and
+other binary bytes. git checks the files out itself, a person overwrites some of them,
+and then:
 
 - ``checkout_bytes`` gives, byte for byte, what git's checkout wrote;
 - the paths memhtml's ``local_edits`` lists, and those ``uncommitted_in`` refuses, are
@@ -51,8 +52,10 @@ PATHS = ("a.html", "areas/b.html", "areas/deep/c.html")
 AUTOCRLF = st.sampled_from([None, "false", "true", "input"])
 ATTRIBUTES = st.sampled_from([
     None, "* text eol=crlf", "*.html text eol=crlf", "* -text", "* text=auto",
-    "* text=auto eol=crlf", "*.html eol=lf", "* text", "*.html diff=html",
-    "*.html filter=nowhere"])
+    "* text=auto eol=crlf", "*.html eol=lf", "* text", "*.html binary", "*.html diff=html",
+    "*.html filter=nowhere", "[attr]ends text eol=crlf\n*.html ends",
+    "areas/:*.html text eol=crlf", "areas/deep/:*.html -text"])
+"""A ``.gitattributes`` at the top, or (``dir/:lines``) in that directory."""
 FRAGMENTS = (b"<p>a</p>", b"x", b"\n", b"\r\n", b"\r", b"\x00", b"\xc3\xa9", b"\x07",
              b"\t")
 CONTENT = st.lists(st.sampled_from(FRAGMENTS), max_size=10).map(b"".join)
@@ -78,7 +81,9 @@ def git_lists(root: Path) -> set[str]:
 
 def date_index(root: Path) -> None:
     """The index as a status a few seconds later finds it: no entry racily clean."""
-    newest = max((root / p).stat().st_mtime for p in (*PATHS, ".gitattributes")
+    newest = max((root / p).stat().st_mtime for p in (*PATHS, ".gitattributes",
+                                                       "areas/.gitattributes",
+                                                       "areas/deep/.gitattributes")
                  if (root / p).exists())
     os.utime(root / ".git" / "index", (newest + 5, newest + 5))
 
@@ -103,8 +108,10 @@ def checkout(root: Path, autocrlf: str | None, attributes: str | None,
     if autocrlf is not None:
         git(root, "config", "core.autocrlf", autocrlf)
     if attributes is not None:
-        (root / ".gitattributes").write_text(attributes + "\n", encoding="utf-8")
-        git(root, "add", ".gitattributes")
+        where, _, lines = attributes.rpartition(":") if attributes.startswith("areas/") \
+            else ("", "", attributes)
+        (root / where / ".gitattributes").write_text(lines + "\n", encoding="utf-8")
+        git(root, "add", f"{where}.gitattributes")
         git(root, "commit", "-q", "-m", "the person's attributes")
     git(root, "rm", "-q", "-r", "--cached", ".")
     git(root, "reset", "-q", "--hard")
