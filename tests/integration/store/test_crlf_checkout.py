@@ -5,7 +5,7 @@ A person clones a store, turns on a line-ending setting (``core.autocrlf=true`` 
 ``input`` in their config, or a ``.gitattributes`` line they commit) and lets git check
 the files out again, so memory files sit in the checkout with CRLF line endings over
 LF blobs. git calls that checkout clean, and so must memhtml: each door (write, label,
-correct, archive, move, publish, sync with a second clone) lands, leaves ``git status``
+correct, archive, move, publish, a recorded setting, sync with a second clone) lands, leaves ``git status``
 and ``git diff`` empty, writes each file as ``git checkout`` would (``git cat-file
 --filters``), and leaves ``memhtml status`` and ``doctor`` with no edit to report. A
 real edit then (a changed line, CRLF) is an edit to both, and a door refuses it.
@@ -31,6 +31,7 @@ MUG = "areas/inbox/mug.html"
 KETTLE = "areas/inbox/kettle.html"
 TEAPOT = "areas/inbox/teapot.html"
 MOVED_TEAPOT = "areas/kitchen/teapot.html"
+CONFIG = ".memhtml/config.toml"
 
 SETTINGS: dict[str, tuple[str | None, str | None, bool]] = {
     # name: (core.autocrlf, a committed .gitattributes line, files checked out CRLF)
@@ -46,7 +47,7 @@ SETTINGS: dict[str, tuple[str | None, str | None, bool]] = {
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A bare remote holding a published store of two memories (the kettle links to
-    the mug), made once; each test clones its own copy."""
+    the mug) and a committed settings file, made once; each test clones its own copy."""
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as patch:
         env = clean_environment(patch, home)
@@ -61,6 +62,9 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
              "The kettle is descaled on Mondays.", "--link", f"relates_to={MUG}",
              "--path", KETTLE)
         done("publish", "--store", store)
+        (store / CONFIG).write_text("# The store's own settings.\n", encoding="utf-8")
+        git(store, env, "add", CONFIG)
+        git(store, env, *PERSON, "commit", "-q", "-m", "settings")
         git(store, env, "remote", "add", "origin", str(remote))
         done("sync", "--store", store)
         yield remote
@@ -145,6 +149,9 @@ def test_every_door_works_in_the_person_s_checkout(
     door(mine, env, "move", TEAPOT, "areas/kitchen/")
     door(mine, env, "publish")
     assert (b"\r\n" in (mine / MOVED_TEAPOT).read_bytes()) is crlf
+    # The store's settings file, checked out like the rest, takes a recorded choice.
+    assert door(mine, env, "embed", "--embedder", "hashing")["recorded"]["commit"]
+    assert_as_git_checks_out(mine, env, [CONFIG])
 
     # Sync with the other clone: it writes and pushes, the person's sync merges both
     # ways, and the other clone takes everything (the person's attributes line too).
