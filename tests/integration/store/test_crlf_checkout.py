@@ -5,10 +5,11 @@ A person clones a store, turns on a line-ending setting (``core.autocrlf=true`` 
 ``input`` in their config, or a ``.gitattributes`` line they commit) and lets git check
 the files out again, so memory files sit in the checkout with CRLF line endings over
 LF blobs. git calls that checkout clean, and so must memhtml: each door (write, label,
-correct, archive, move, publish, a recorded setting, sync with a second clone) lands, leaves ``git status``
-and ``git diff`` empty, writes each file as ``git checkout`` would (``git cat-file
---filters``), and leaves ``memhtml status`` and ``doctor`` with no edit to report. A
-real edit then (a changed line, CRLF) is an edit to both, and a door refuses it.
+correct, archive, move, publish, a recorded setting, sync with a second clone) lands,
+leaves ``git status`` and ``git diff`` empty, writes each file as ``git checkout``
+would (``git cat-file --filters``), and leaves ``memhtml status`` and ``doctor`` with
+no edit to report. A real edit then (a changed line, CRLF) is an edit to both, and a
+door refuses it.
 
 Each story runs the CLI in this process against the person's real git and a real bare
 remote; the other clone syncs through it.
