@@ -21,6 +21,7 @@ from memhtml.contracts.services import (
     FILE_MODE_BLOB,
     FILE_MODE_EXECUTABLE,
     FILE_MODE_LINK,
+    FileStat,
     GitService,
     IndexUpdate,
     PathChange,
@@ -680,3 +681,42 @@ def test_a_submodule_entry_needs_no_object(checkout: Backend) -> None:
     assert ok(checkout.git.update_index([IndexUpdate("sub", None, "1" * 40, 0o160000)])) == (
         "sub",)
     assert [(e.path, e.mode) for e in checkout.index()] == [("sub", 0o160000)]
+
+
+def _checked_out_as_they_are(repo: Backend) -> None:
+    data = {"a.html": "a\r\nb\n", "b.html": "\x00\rc"}
+    sha = repo.commit(None, [put(p, t) for p, t in data.items()])
+    blobs = {e.path: e.blob_id for e in ok(repo.git.list_tree(sha))}
+    asked = {**blobs, "gone.html": "f" * 40}
+    assert dict(ok(repo.git.checkout_bytes(asked))) == {p: t.encode() for p, t in data.items()}
+    assert ok(repo.git.checkout_bytes({})) == {}
+    failure = err(repo.git.checkout_bytes({"a.html": "abc"}))
+    assert isinstance(failure, GitFailure) and failure.operation == "checkout_bytes"
+
+
+def test_checkout_bytes_are_the_blobs_where_nothing_filters(checkout: Backend) -> None:
+    """With no ``core.autocrlf`` and no attributes, git checks a blob out as it is, CRLF,
+    lone CR and NUL included; an id git lacks is left out, a malformed one refused."""
+    _checked_out_as_they_are(checkout)
+
+
+def test_a_bare_repository_checks_blobs_out_as_they_are(backend: Backend) -> None:
+    _checked_out_as_they_are(backend)
+
+
+def test_a_repository_without_a_working_tree_reads_no_file(backend: Backend) -> None:
+    backend.commit(None, [put("a.html", "a")])
+    assert ok(backend.git.worktree_blobs(["a.html"])) == {}
+    assert ok(backend.git.worktree_blobs([])) == {}
+
+
+def test_an_index_update_ignores_stat_data_of_a_file_that_is_not_there(
+        checkout: Backend) -> None:
+    """Stat data recorded for a file that has since gone (or a double with no working
+    tree) leaves the entry without it; the update itself lands."""
+    sha = checkout.commit(None, [put("a.html", "a")])
+    blob = ok(checkout.git.list_tree(sha))[0].blob_id
+    stat = FileStat(1, 2, 3, 4, 5, 6, 0o100644, 7, 8, 1)
+    assert ok(checkout.git.update_index([IndexUpdate("a.html", None, blob, stat=stat)])) == (
+        "a.html",)
+    assert [(e.path, e.blob_id) for e in checkout.index()] == [("a.html", blob)]

@@ -21,7 +21,18 @@ from pathlib import Path
 from typing import TypeVar
 
 import pygit2
-from pygit2.enums import FileMode, ObjectType, ReferenceType, RepositoryOpenFlag, SortMode
+from pygit2.enums import (
+    ConfigLevel,
+    FileMode,
+    FileStatus,
+    FilterMode,
+    ObjectType,
+    ReferenceType,
+    RepositoryOpenFlag,
+    SortMode,
+)
+from pygit2.errors import check_error
+from pygit2.ffi import C, ffi
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
@@ -32,6 +43,7 @@ from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
 from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.services import (
     CommitInfo,
+    FileStat,
     IndexUpdate,
     PathChange,
     Signature,
@@ -162,6 +174,289 @@ def _status_finished(walk: subprocess.Popen[bytes]) -> tuple[str, ...] | None:
         except UnicodeDecodeError:
             return None
     return tuple(sorted(paths))
+
+
+# -- the checkout as git sees it: stat check, clean and smudge filters -------------------
+
+_WORKTREE_DIFFERS = (FileStatus.WT_NEW | FileStatus.WT_MODIFIED | FileStatus.WT_DELETED
+                     | FileStatus.WT_TYPECHANGE | FileStatus.WT_RENAMED
+                     | FileStatus.WT_UNREADABLE | FileStatus.CONFLICTED | FileStatus.IGNORED)
+"""Status flags that say the working-tree file is not the index entry as staged."""
+
+STATUS_ONE_BY_ONE = 64
+"""Up to this many paths, ``worktree_blobs`` asks libgit2's status of each path on its
+own (a path-limited walk, about half a millisecond each); past it, one diff of the
+whole index against the working tree costs less."""
+
+_FILTER_ATTRIBUTES = frozenset({b"text", b"eol", b"crlf", b"ident"})
+"""The attributes by which libgit2's own filters (line endings, ``$Id$``) apply."""
+_ATTRIBUTES_FILE = ".gitattributes"
+
+
+def _names_a_filter(data: bytes) -> bool:
+    """Whether a gitattributes file could set an attribute libgit2 filters by, read
+    loosely (any word of any line; a macro definition counts, since it could): a
+    doubt is a yes, which only costs the exact route."""
+    for line in data.splitlines():
+        words = line.split()
+        if not words or words[0].startswith(b"#"):
+            continue
+        if words[0].startswith(b"[attr]"):
+            return True
+        if any(word.lstrip(b"-!").split(b"=", 1)[0] in _FILTER_ATTRIBUTES for word in words):
+            return True
+    return False
+
+
+_ATTRIBUTES_READ_CAP = 1 << 20
+"""An attributes file larger than this is not read, only taken to name a filter."""
+
+
+def _file_names_a_filter(path: Path) -> bool | None:
+    """``_names_a_filter`` of the file at ``path``; None when there is none; True when
+    something else is there (a link, a FIFO, a directory), it is larger than any
+    attributes file a person writes, or it cannot be read: nothing but a regular file
+    is opened."""
+    try:
+        if not path.is_symlink() and not path.exists():
+            return None
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > _ATTRIBUTES_READ_CAP:
+            return True
+        return _names_a_filter(path.read_bytes())
+    except OSError:
+        return True
+
+
+def _committed_attributes(repo: pygit2.Repository, directory: str) -> bool:
+    """Whether HEAD's tree holds ``<directory>/.gitattributes`` (git reads the index's
+    copy when the working tree has none). The trees are walked by listing, stopping
+    past where the name sorts: a lookup of a missing name leaks in pygit2 1.21."""
+    try:
+        tree: pygit2.Tree = repo.head.peel(pygit2.Commit).tree
+    except (pygit2.GitError, KeyError, ValueError):
+        return False
+    parts = directory.split("/") if directory else []
+    for part, wanted in [*((p, os.fsencode(p) + b"/") for p in parts),
+                         (_ATTRIBUTES_FILE, os.fsencode(_ATTRIBUTES_FILE))]:
+        found: pygit2.Object | None = None
+        for obj in tree:
+            name = obj.name or ""
+            key = os.fsencode(name) + (b"/" if isinstance(obj, pygit2.Tree) else b"")
+            if key == wanted or (name == part and part == _ATTRIBUTES_FILE):
+                found = obj
+                break
+            if key > wanted:
+                break
+        if found is None:
+            return False
+        if part == _ATTRIBUTES_FILE:
+            return True
+        if not isinstance(found, pygit2.Tree):
+            return False
+        tree = found
+    return False
+
+
+def _may_filter(repo: pygit2.Repository, paths: Collection[str]) -> bool:
+    """Whether libgit2 could filter any of ``paths`` between the checkout and git
+    (``core.autocrlf`` on, or an attributes file that could name ``text``, ``eol``,
+    ``crlf`` or ``ident`` for them, or a configuration this check does not read).
+    When it cannot, a file's blob is the id of its bytes and a blob is checked out as
+    it is, and neither needs the index (opening it costs 0.1-0.3 s at 100,000 files)."""
+    config = repo.config
+    autocrlf = str(config["core.autocrlf"]).strip().lower() if "core.autocrlf" in config \
+        else "false"
+    if autocrlf not in ("false", "no", "off", "0", "") or "core.attributesfile" in config:
+        return True
+    git_dir, workdir = Path(repo.path), Path(repo.workdir or repo.path)
+    if (git_dir / "commondir").exists():
+        return True
+    shared = [git_dir / "info" / "attributes",
+              Path(pygit2.settings.search_path[ConfigLevel.XDG]) / "attributes",
+              Path(pygit2.settings.search_path[ConfigLevel.SYSTEM]) / "gitattributes"]
+    if any(_file_names_a_filter(path) for path in shared):
+        return True
+    directories = {""}
+    for path in paths:
+        parts = path.split("/")[:-1]
+        directories.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    for directory in sorted(directories):
+        named = _file_names_a_filter(workdir / directory / _ATTRIBUTES_FILE)
+        if named or (named is None and _committed_attributes(repo, directory)):
+            return True
+    return False
+
+
+def _checkout_view(repo: pygit2.Repository) -> pygit2.Repository | None:
+    """The checkout opened afresh: its index, configuration (libgit2 keeps
+    ``core.autocrlf`` in a per-handle cache) and attributes as they are on disk now,
+    not as a long-lived handle last read them. None for a bare repository; the handle
+    itself, its index read again, should the checkout open as another repository."""
+    workdir = repo.workdir
+    if repo.is_bare or workdir is None:
+        return None
+    view = pygit2.Repository(workdir, RepositoryOpenFlag.NO_SEARCH)
+    if view.workdir is not None and Path(view.path) == Path(repo.path):
+        return view
+    repo.index.read(False)
+    return repo
+
+
+def _stage_zero(index: pygit2.Index, path: str) -> str | None:
+    try:
+        return str(index[path].id)
+    except (KeyError, ValueError):
+        return None
+
+
+def _worktree_differs(view: pygit2.Repository, paths: Sequence[str], one_by_one: int
+                      ) -> set[str]:
+    """Which of ``paths`` git's status finds changed in the working tree against the
+    index (its stat check first, then the content after the clean filters)."""
+    if len(paths) <= one_by_one:
+        differs: set[str] = set()
+        for path in paths:
+            try:
+                flags = view.status_file(path)
+            except (KeyError, pygit2.GitError):
+                differs.add(path)
+                continue
+            if flags & _WORKTREE_DIFFERS:
+                differs.add(path)
+        return differs
+    changed: set[str] = set()
+    for delta in view.index.diff_to_workdir().deltas:
+        changed.update(p for p in (delta.old_file.path, delta.new_file.path) if p)
+    return set(paths) & changed
+
+
+def worktree_blobs_of(view: pygit2.Repository, paths: Sequence[str],
+                      one_by_one: int = STATUS_ONE_BY_ONE) -> dict[str, str]:
+    """``PygitService.worktree_blobs`` on a checkout opened afresh, the exact route;
+    ``one_by_one`` is where it turns from a status per path to one diff (a test holds
+    the two to one answer)."""
+    index = view.index
+    differs = _worktree_differs(view, paths, one_by_one)
+    workdir = Path(view.workdir or view.path)
+    indexed_at = _whole_seconds(Path(view.path) / "index")
+    found: dict[str, str] = {}
+    for path in paths:
+        staged = _stage_zero(index, path)
+        unchanged = staged is not None and path not in differs
+        if unchanged and not _racy(workdir / path, indexed_at):
+            found[path] = str(staged)
+            continue
+        try:
+            # libgit2 reads the file and applies the clean filters its attributes and
+            # config name (crlf, ident); a filter driver's program is never run.
+            blob = str(view.hashfile(path, ObjectType.BLOB, as_path=path))
+        except (pygit2.GitError, OSError, ValueError):
+            continue
+        # git calls a file whose size is not the one its entry recorded changed without
+        # reading it (a CRLF checkout saved with LF endings), as libgit2 does: no blob
+        # names that, so the path is left out rather than answered with the entry's.
+        if unchanged or blob != staged:
+            found[path] = blob
+    return found
+
+
+def _whole_seconds(path: Path) -> int | None:
+    try:
+        return int(os.lstat(path).st_mtime)
+    except OSError:
+        return None
+
+
+def _racy(file: Path, indexed_at: int | None) -> bool:
+    """Whether git reads this file's content although its stat data matches: git
+    compares whole seconds (it is built without nanosecond stat checks), so a file
+    modified in the second the index was written, or later, is racily clean to git
+    where libgit2, comparing nanoseconds, trusts the stat data."""
+    modified = _whole_seconds(file)
+    return indexed_at is not None and modified is not None and modified >= indexed_at
+
+
+def _plain_blob(workdir: Path, path: str) -> str | None:
+    """The id of the file's bytes as they are; None for an executable file (its mode
+    may be a change of its own) or one that cannot be read."""
+    target = workdir / path
+    try:
+        if os.lstat(target).st_mode & 0o111:
+            return None
+        return str(pygit2.hashfile(str(target)))
+    except (pygit2.GitError, OSError, ValueError):
+        return None
+
+
+def _smudged(view: pygit2.Repository, blob: pygit2.Blob, path: str) -> bytes:
+    """The bytes libgit2's checkout writes for ``blob`` at ``path``. pygit2's own
+    ``FilterList`` reads its output up to the first NUL, so the list is driven here."""
+    filters = ffi.new("git_filter_list **")
+    handle = ffi.new("git_blob **")
+    ffi.buffer(handle)[:] = blob._pointer[:]
+    check_error(C.git_filter_list_load(filters, view._repo, handle[0], os.fsencode(path),
+                                       int(FilterMode.TO_WORKTREE), 0))
+    if filters[0] == ffi.NULL:
+        return blob.data
+    out = ffi.new("git_buf *")
+    try:
+        check_error(C.git_filter_list_apply_to_blob(out, filters[0], handle[0]))
+        return bytes(ffi.buffer(out.ptr, out.size)) if out.size else b""
+    finally:
+        C.git_buf_dispose(out)
+        C.git_filter_list_free(filters[0])
+
+
+def checkout_bytes_of(view: pygit2.Repository | None, repo: pygit2.Repository,
+                      blobs: Mapping[str, str]) -> Result[Mapping[str, bytes], GitError]:
+    """Each blob filtered for its path through ``view``; as it is without one."""
+    found: dict[str, bytes] = {}
+    for path, blob_id in blobs.items():
+        if not _FULL_SHA.fullmatch(blob_id):
+            return Failure(GitFailure("checkout_bytes", f"not a full object id: {blob_id!r}"))
+        obj = (view or repo).get(blob_id)
+        if not isinstance(obj, pygit2.Blob):
+            continue
+        found[path] = obj.data if view is None else _smudged(view, obj, path)
+    return Success(found)
+
+
+def _int32(value: int) -> int:
+    """``value`` as the signed 32 bits libgit2's index time holds (git keeps 32)."""
+    low = value & 0xFFFFFFFF
+    return low - (1 << 32) if low >= 1 << 31 else low
+
+
+def _add_entry(index: pygit2.Index, entry: pygit2.IndexEntry, stat: FileStat | None) -> None:
+    """``index.add(entry)``, with ``stat`` written into the entry as git writes a file's
+    stat data (each field cut to the 32 bits the index keeps)."""
+    if stat is None:
+        index.add(entry)
+        return
+    centry, keep = entry._to_c()
+    centry.ctime.seconds = _int32(stat.ctime_s)
+    centry.ctime.nanoseconds = stat.ctime_ns
+    centry.mtime.seconds = _int32(stat.mtime_s)
+    centry.mtime.nanoseconds = stat.mtime_ns
+    centry.dev = stat.dev & 0xFFFFFFFF
+    centry.ino = stat.ino & 0xFFFFFFFF
+    centry.uid = stat.uid & 0xFFFFFFFF
+    centry.gid = stat.gid & 0xFFFFFFFF
+    centry.file_size = stat.size & 0xFFFFFFFF
+    check_error(C.git_index_add(index._index, centry), io=True)
+    del keep
+
+
+def _unchanged_since(workdir: str | None, update: IndexUpdate) -> FileStat | None:
+    """``update.stat`` when the working-tree file still has it (read under the index
+    lock): only then does its entry say the file holds the blob; else None."""
+    if update.stat is None or workdir is None:
+        return None
+    try:
+        now = FileStat.of(os.lstat(Path(workdir) / update.path))
+    except OSError:
+        return None
+    return update.stat if now == update.stat else None
 
 
 def _index_entries_of(index: pygit2.Index, paths: Collection[str]) -> dict[str, str]:
@@ -573,10 +868,55 @@ class PygitService:
         person's ``git add`` can neither slip in between (and be lost) nor be
         overwritten. A lock held by another git command is waited for briefly, then
         reported. An entry that no longer holds ``expected`` is skipped, not
-        overwritten: it is something the user staged. The new entries carry no stat
-        data, so git re-hashes those files on its next status.
+        overwritten: it is something the user staged. An entry carries the stat data
+        its update recorded when the working-tree file, looked at under the lock, still
+        has it (git's own checkout records the same); otherwise none, and git looks at
+        that file's content on its next status.
         """
         return _guarded("update_index", lambda: self._update_index(updates))
+
+    def worktree_blobs(self, paths: Sequence[str],
+                       likely: Mapping[str, Collection[str]] | None = None
+                       ) -> IOResult[Mapping[str, str], GitError]:
+        """Where no filter can apply (``_may_filter``: no ``core.autocrlf``, no attributes
+        file that could name one) and a file's bytes are a blob the caller named as
+        ``likely``, that blob is the answer (the stat check could only confirm it) and
+        the index is never opened: 0.1-0.3 s at 100,000 files. Every other path takes
+        the exact route, with the checkout opened afresh, so a long-lived handle (the
+        MCP server's) answers with the index, config and attributes of now."""
+
+        def blobs() -> Result[Mapping[str, str], GitError]:
+            workdir = self._repo.workdir
+            if not paths or self._repo.is_bare or workdir is None:
+                return Success({})
+            found: dict[str, str] = {}
+            rest = list(paths)
+            if not _may_filter(self._repo, paths):
+                expected = likely or {}
+                rest = []
+                for path in paths:
+                    blob = _plain_blob(Path(workdir), path)
+                    if blob is not None and blob in expected.get(path, ()):
+                        found[path] = blob
+                    else:
+                        rest.append(path)
+            view = _checkout_view(self._repo) if rest else None
+            if view is not None:
+                found.update(worktree_blobs_of(view, rest))
+            return Success(found)
+
+        return _guarded("worktree_blobs", blobs)
+
+    def checkout_bytes(self, blobs: Mapping[str, str]) -> IOResult[Mapping[str, bytes], GitError]:
+        """A bare repository has no checkout to filter for: its blobs as they are."""
+
+        def checked_out() -> Result[Mapping[str, bytes], GitError]:
+            filtering = bool(blobs) and not self._repo.is_bare and _may_filter(
+                self._repo, list(blobs))
+            view = _checkout_view(self._repo) if filtering else None
+            return checkout_bytes_of(view, self._repo, blobs)
+
+        return _guarded("checkout_bytes", checked_out)
 
     def index_entries(self, paths: Collection[str] | None = None
                       ) -> IOResult[Mapping[str, str], GitError]:
@@ -675,8 +1015,10 @@ class PygitService:
                     if current is not None:
                         index.remove(update.path)
                 else:
-                    index.add(pygit2.IndexEntry(update.path, pygit2.Oid(hex=update.blob_id),
-                                                FileMode(update.mode)))
+                    _add_entry(index, pygit2.IndexEntry(update.path,
+                                                        pygit2.Oid(hex=update.blob_id),
+                                                        FileMode(update.mode)),
+                               _unchanged_since(self._repo.workdir, update))
                 done.append(update.path)
             if done:
                 index.write()

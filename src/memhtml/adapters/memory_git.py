@@ -383,6 +383,21 @@ class InMemoryGit:
         self._index = index
         return tuple(sorted(done))
 
+    @_operation("worktree_blobs")
+    def worktree_blobs(self, paths: Sequence[str],
+                       likely: Mapping[str, Collection[str]] | None = None
+                       ) -> Mapping[str, str]:
+        """An in-memory repository has no working tree: no file is read."""
+        return {}
+
+    @_operation("checkout_bytes")
+    def checkout_bytes(self, blobs: Mapping[str, str]) -> Mapping[str, bytes]:
+        """No attributes, no ``core.autocrlf``: a blob is checked out as it is."""
+        if bad := [blob_id for blob_id in blobs.values() if not _FULL_SHA.fullmatch(blob_id)]:
+            raise _RefusalError(f"not a full object id: {bad[0]!r}")
+        return {path: self._blobs[b.lower()] for path, b in blobs.items()
+                if b.lower() in self._blobs}
+
     @_operation("index_entries")
     def index_entries(self, paths: Collection[str] | None = None) -> Mapping[str, str]:
         """The index as path -> blob id (of ``paths`` only, when given); empty for a

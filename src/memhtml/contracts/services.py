@@ -6,6 +6,7 @@ side is a typed error value, never a stray exception.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -55,6 +56,30 @@ class PathChange:
 
 
 @dataclass(frozen=True, slots=True)
+class FileStat:
+    """What ``lstat`` said of a working-tree file, in the fields git keeps in an index
+    entry: a write records it for each file it puts in the checkout, so the entry it
+    then sets says what ``git checkout`` would have said of that file."""
+
+    ctime_s: int
+    ctime_ns: int
+    mtime_s: int
+    mtime_ns: int
+    dev: int
+    ino: int
+    mode: int
+    uid: int
+    gid: int
+    size: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStat:
+        return cls(int(st.st_ctime), st.st_ctime_ns % 1_000_000_000, int(st.st_mtime),
+                   st.st_mtime_ns % 1_000_000_000, st.st_dev, st.st_ino, st.st_mode,
+                   st.st_uid, st.st_gid, st.st_size)
+
+
+@dataclass(frozen=True, slots=True)
 class IndexUpdate:
     """One compare-and-set on a checkout's index entry.
 
@@ -66,6 +91,10 @@ class IndexUpdate:
     expected: str | None
     blob_id: str | None
     mode: int = FILE_MODE_BLOB
+    stat: FileStat | None = None
+    """The working-tree file as the write left it, holding ``blob_id`` as git checks it
+    out. The entry records it only while the file still has it (a file touched since
+    gets none, so git looks at its content); None records none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +240,30 @@ class GitService(Protocol):
         """Compare-and-set entries of a checkout's index after a commit moved its branch,
         so the index does not read as a staged revert of that commit. Returns the paths
         updated; a bare repository has no index and updates nothing."""
+        ...
+
+    def worktree_blobs(self, paths: Sequence[str],
+                       likely: Mapping[str, Collection[str]] | None = None
+                       ) -> IOResult[Mapping[str, str], GitError]:
+        """The blob git sees in each of ``paths``, regular files of the checkout (the
+        caller has looked): the index entry's own when git's stat check finds the file
+        as it was staged, else the id of its content after the checkout's clean filters
+        (``core.autocrlf``, the ``text``/``eol``/``ident`` attributes; never a filter
+        driver's program). What ``git status`` compares, so a file checked out with
+        CRLF line endings holds the LF blob it came from. ``likely`` names, per path,
+        the blobs the caller expects (its index entry's, the branch's): an answer among
+        them may be given without opening the index. A path left out is one git calls
+        changed with no blob to say how (its size is not the one the index recorded,
+        though its content cleans to the entry's blob), or one that cannot be read; a
+        bare or in-memory repository has no working tree and answers an empty map."""
+        ...
+
+    def checkout_bytes(self, blobs: Mapping[str, str]) -> IOResult[Mapping[str, bytes], GitError]:
+        """For each path -> blob id: the bytes ``git checkout`` writes for that blob at
+        that path (its smudge filters: LF to CRLF under ``core.autocrlf=true`` or
+        ``eol=crlf``; nothing for binary or ``-text``; never a filter driver's
+        program), with the checkout's attributes as they are on disk now. A blob git
+        lacks is left out."""
         ...
 
     def index_entries(self, paths: Collection[str] | None = None

@@ -18,6 +18,10 @@ silently:
 - **Git's lock is git's.** The index is read and written holding ``index.lock``
   (``GitService.update_index``); a lock held by a person's git is waited for, and a
   write that finds it still held commits nothing.
+- **The checkout as git sees it.** A file "holds" the blob git sees in it (its stat
+  check, its clean filters: a CRLF checkout of an LF blob holds that blob), and a file
+  is written as ``git checkout`` writes it, its index entry carrying the file's stat
+  data (``file_blobs``, ``GitService.checkout_bytes``).
 
 ``scan_checkout`` is the backstop ``doctor`` runs: any path whose index entry still
 holds the blob from before the last memhtml commit that touched it (its file either
@@ -34,14 +38,20 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
 from pathlib import Path
 
 from returns.io import IOFailure, IOResult, IOSuccess, impure_safe
 
-from memhtml.contracts.services import CommitInfo, GitService, IndexUpdate, TreeEntry
+from memhtml.contracts.services import (
+    CommitInfo,
+    FileStat,
+    GitService,
+    IndexUpdate,
+    TreeEntry,
+)
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
 
@@ -250,9 +260,10 @@ def index_lock_free(git_dir: Path, sleep: Callable[[float], None],
 # -- bringing the checkout up to date --------------------------------------------------
 
 
-def file_blob(worktree: Path, path: str) -> str | bool | None:
-    """The blob id of the working-tree file; None when absent; False when something
-    else is there (a directory, a symlink on the way, an unreadable file).
+def plain_file(worktree: Path, path: str) -> bool | None:
+    """True for a regular file reached without a link; None when nothing is there;
+    False when something else is (a directory, a symlink on the way, an unreadable
+    entry).
 
     ``path`` comes from a tree, which may hold any name git can: every step is
     looked at with ``lstat`` (never followed), and an ``OSError`` from the file
@@ -266,16 +277,41 @@ def file_blob(worktree: Path, path: str) -> str | bool | None:
             mode = os.lstat(current).st_mode
             if stat.S_ISLNK(mode):
                 return False
-        if not stat.S_ISREG(mode):
-            return False
-        return git_blob_id(current.read_bytes())
+        return stat.S_ISREG(mode)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
         return None if error.errno == errno.ENAMETOOLONG else False
 
 
-def _put_file(worktree: Path, path: str, data: bytes | None) -> bool:
+def file_blobs(git: GitService, worktree: Path, paths: Sequence[str],
+               likely: Mapping[str, Collection[str | None]] | None = None
+               ) -> IOResult[dict[str, str | bool | None], StoreError]:
+    """The blob git sees in each working-tree file (``GitService.worktree_blobs``: the
+    index entry's while git's stat check finds the file as staged, else its content
+    after the checkout's clean filters, so a CRLF checkout of an LF blob holds that
+    blob); None when the file is absent; False when something else is there (a
+    directory, a symlink on the way, a file that cannot be read) or git calls the file
+    changed with no blob to say how. ``likely`` names the blobs each path is expected
+    to hold (the index's, the branch's), which spares opening the index when a file
+    holds one of them and nothing filters it."""
+    kinds = {path: plain_file(worktree, path) for path in dict.fromkeys(paths)}
+    files = [path for path, kind in kinds.items() if kind is True]
+    expected = {path: {blob for blob in (likely or {}).get(path, ()) if blob is not None}
+                for path in files}
+
+    def answer(blobs: Mapping[str, str]) -> dict[str, str | bool | None]:
+        return {path: (blobs.get(path, False) if kind is True else kind)
+                for path, kind in kinds.items()}
+
+    seen: IOResult[Mapping[str, str], StoreError] = (
+        git.worktree_blobs(files, expected) if files else IOSuccess({}))
+    return seen.map(answer)
+
+
+def _put_file(worktree: Path, path: str, data: bytes | None) -> FileStat | bool:
+    """Write (or, for None, remove) the working-tree file; False when it cannot be
+    done. A written file's stat data comes back, for its index entry."""
     target = worktree / path
     try:
         if data is None:
@@ -289,9 +325,9 @@ def _put_file(worktree: Path, path: str, data: bytes | None) -> bool:
         temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
         temporary.write_bytes(data)
         os.replace(temporary, target)
+        return FileStat.of(os.lstat(target))
     except OSError:
         return False
-    return True
 
 
 def on_branch(git: GitService, ref: str) -> IOResult[str | None, StoreError]:
@@ -321,12 +357,92 @@ def bring_up_to_date(git: GitService, worktree: Path, ref: str, steps: Sequence[
     return on_branch(git, ref).bind(against)
 
 
+def _is_attributes(path: str) -> bool:
+    return path == ".gitattributes" or path.endswith("/.gitattributes")
+
+
 def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
            now: Mapping[str, TreeEntry]) -> IOResult[Synced, StoreError]:
-    def with_blobs(blobs: Mapping[str, bytes]) -> IOResult[Synced, StoreError]:
+    """Decide every path against the checkout as git sees it now, then write in two
+    rounds: the ``.gitattributes`` files first (files and index entries), then the
+    rest, whose bytes are filtered by the attributes the move brings, as ``git
+    checkout`` filters them."""
+    def decide(current: Mapping[str, str | bool | None]) -> IOResult[Synced, StoreError]:
+        first = [s for s in steps if _is_attributes(s.path)]
+        rest = [s for s in steps if not _is_attributes(s.path)]
+        if not first:
+            return _round(git, worktree, rest, now, current).map(lambda done: done[0])
+
+        def then(done: tuple[Synced, _Written]) -> IOResult[Synced, StoreError]:
+            synced, written = done
+            settled = _refiltered(git, worktree, written, now) if synced.index_updated \
+                else IOSuccess(None)
+            return settled.bind(lambda _: _round(git, worktree, rest, now, current).map(
+                lambda more: _joined(synced, more[0])))
+
+        return _round(git, worktree, first, now, current).bind(then)
+
+    return file_blobs(git, worktree, [s.path for s in steps],
+                      {s.path: (s.before, now[s.path].blob_id if s.path in now else None)
+                       for s in steps}).bind(decide)
+
+
+_Written = dict[str, tuple[bytes, FileStat]]
+"""The files a round wrote: the bytes and the stat data each was left with."""
+
+
+def _refiltered(git: GitService, worktree: Path, written: _Written,
+                now: Mapping[str, TreeEntry]) -> IOResult[None, StoreError]:
+    """A ``.gitattributes`` file just written is filtered again by its own new rules
+    (``* text eol=crlf`` applies to the file that says it, as ``git checkout`` does),
+    where those give other bytes and nobody has touched the file since. Nothing here
+    decides what the checkout holds (the blob is the same), so a failure is left be."""
+    if not written:
+        return IOSuccess(None)
+
+    def rewrite(again: Mapping[str, bytes]) -> IOResult[None, StoreError]:
+        updates: list[IndexUpdate] = []
+        for path, (data, was) in sorted(written.items()):
+            entry = now.get(path)
+            fresh = again.get(path)
+            if entry is None or fresh is None or fresh == data or _stat_of(worktree, path) != was:
+                continue
+            put = _put_file(worktree, path, fresh)
+            if isinstance(put, FileStat):
+                updates.append(IndexUpdate(path, entry.blob_id, entry.blob_id, entry.mode, put))
+        indexed: IOResult[tuple[str, ...], StoreError] = git.update_index(updates)
+        return indexed.map(lambda _: None)
+
+    wanted = {path: entry.blob_id for path in written if (entry := now.get(path)) is not None}
+    read: IOResult[Mapping[str, bytes], StoreError] = git.checkout_bytes(wanted)
+    return read.bind(rewrite).lash(lambda _: IOSuccess(None))
+
+
+def _stat_of(worktree: Path, path: str) -> FileStat | None:
+    try:
+        return FileStat.of(os.lstat(worktree / path))
+    except OSError:
+        return None
+
+
+def _joined(a: Synced, b: Synced) -> Synced:
+    """What two rounds did, together."""
+    return Synced(tuple(sorted({*a.paths, *b.paths})), tuple(sorted({*a.kept, *b.kept})),
+                  a.index_updated and b.index_updated)
+
+
+def _round(git: GitService, worktree: Path, steps: Sequence[PathStep],
+           now: Mapping[str, TreeEntry], current: Mapping[str, str | bool | None]
+           ) -> IOResult[tuple[Synced, _Written], StoreError]:
+    """Bring ``steps`` to the tip where the checkout (``current``) still holds the blob
+    from before: files first, each written as git checks it out, then their index
+    entries under git's lock."""
+    def with_bytes(checked_out: Mapping[str, bytes]
+                   ) -> IOResult[tuple[Synced, _Written], StoreError]:
         updates: list[IndexUpdate] = []
         moved: set[str] = set()
         kept: set[str] = set()
+        written: _Written = {}
         for step in steps:
             entry = now.get(step.path)
             after = None if entry is None or entry.is_symlink else entry.blob_id
@@ -339,31 +455,42 @@ def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
                                                entry.mode))
                 kept.add(step.path)
                 continue
+            mode = entry.mode if entry is not None else 0o100644
+            stat: FileStat | None = None
+            held = current.get(step.path, False)
+            if held != after:
+                if held != step.before or (after is not None and step.path not in checked_out):
+                    kept.add(step.path)
+                else:
+                    data = None if after is None else checked_out[step.path]
+                    put = _put_file(worktree, step.path, data)
+                    if put is False:
+                        kept.add(step.path)
+                    else:
+                        moved.add(step.path)
+                        if isinstance(put, FileStat) and data is not None:
+                            stat = put
+                            written[step.path] = (data, put)
             if after != step.before:
-                updates.append(IndexUpdate(step.path, step.before, after,
-                                           entry.mode if entry is not None else 0o100644))
-            current = file_blob(worktree, step.path)
-            if current == after:
-                continue
-            if current != step.before or (after is not None and after not in blobs):
-                kept.add(step.path)
-                continue
-            if _put_file(worktree, step.path, None if after is None else blobs[after]):
-                moved.add(step.path)
-            else:
-                kept.add(step.path)
+                updates.append(IndexUpdate(step.path, step.before, after, mode, stat))
 
-        def indexed(done: tuple[str, ...]) -> Synced:
+        def indexed(done: tuple[str, ...]) -> tuple[Synced, _Written]:
             skipped = {u.path for u in updates} - set(done)
-            return Synced(tuple(sorted(moved | set(done))), tuple(sorted(kept | skipped)), True)
+            return Synced(tuple(sorted(moved | set(done))), tuple(sorted(kept | skipped)),
+                          True), written
 
-        updated: IOResult[Synced, StoreError] = git.update_index(updates).map(indexed)
-        return updated.lash(lambda _: IOSuccess(
-            Synced(tuple(sorted(moved)), tuple(sorted(kept | {u.path for u in updates})), False)))
+        updated: IOResult[tuple[Synced, _Written], StoreError] = git.update_index(
+            updates).map(indexed)
+        return updated.lash(lambda _: IOSuccess((
+            Synced(tuple(sorted(moved)), tuple(sorted(kept | {u.path for u in updates})),
+                   False), written)))
 
-    wanted = sorted({e.blob_id for e in now.values() if not e.is_symlink})
-    read: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(wanted)
-    return read.bind(with_blobs)
+    wanted = {s.path: e.blob_id for s in steps
+              if (e := now.get(s.path)) is not None and not e.is_symlink}
+    if not wanted:
+        return with_bytes({})
+    read: IOResult[Mapping[str, bytes], StoreError] = git.checkout_bytes(wanted)
+    return read.bind(with_bytes)
 
 
 def checkout_behind(deps: StoreDeps) -> IOResult[tuple[Behind, ...], StoreError]:
@@ -388,18 +515,6 @@ class Behind:
     before: str | None
     index: bool
     file: bool
-
-
-def _untracked_html(worktree: Path, known: set[str]) -> set[str]:
-    found: set[str] = set()
-    for folder, dirs, files in os.walk(worktree):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        base = Path(folder).relative_to(worktree).as_posix()
-        for name in files:
-            path = name if base == "." else f"{base}/{name}"
-            if path.endswith(".html") and path not in known:
-                found.add(path)
-    return found
 
 
 def _last_memhtml_step(git: GitService, ref: str, path: str
@@ -446,12 +561,16 @@ def scan_checkout(git: GitService, worktree: Path, ref: str
     def compare(tree: tuple[TreeEntry, ...], index: Mapping[str, str]
                 ) -> IOResult[tuple[Behind, ...], StoreError]:
         head = {e.path: e.blob_id for e in tree if not e.is_symlink}
-        known = set(head) | set(index)
-        paths = sorted(known | _untracked_html(worktree, known))
-        differing = [(path, head.get(path), index.get(path), file_blob(worktree, path))
-                     for path in paths]
-        differing = [d for d in differing if not (d[2] == d[1] and d[3] == d[1])]
+        # Only an index entry that differs from the branch can be behind (``judge``),
+        # so only those paths' files are looked at.
+        staged_apart = sorted(p for p in set(head) | set(index) if index.get(p) != head.get(p))
+        likely = {path: (head.get(path), index.get(path)) for path in staged_apart}
+        return file_blobs(git, worktree, staged_apart, likely).bind(lambda files: walk(
+            [(path, head.get(path), index.get(path), files.get(path, False))
+             for path in staged_apart]))
 
+    def walk(differing: list[tuple[str, str | None, str | None, str | bool | None]]
+             ) -> IOResult[tuple[Behind, ...], StoreError]:
         def then(found: IOResult[tuple[Behind, ...], StoreError],
                  item: tuple[str, str | None, str | None, str | bool | None]
                  ) -> IOResult[tuple[Behind, ...], StoreError]:

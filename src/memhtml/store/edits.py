@@ -24,8 +24,8 @@ from typing import Literal
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.services import TreeEntry
-from memhtml.store.checkout import file_blob, on_branch
+from memhtml.contracts.services import GitService, TreeEntry
+from memhtml.store.checkout import file_blobs, on_branch
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import MergeInProgress, StoreError, UncommittedEdits
 
@@ -109,11 +109,19 @@ def _classify(path: str, tip: str | None, index: str | None, file: str | bool | 
     return LocalEdit(path, kind, staged=index != tip, unstaged=file != index)
 
 
-def _edits(worktree: Path, paths: Sequence[str], tip: Mapping[str, str],
-           index: Mapping[str, str]) -> tuple[LocalEdit, ...]:
-    found = (_classify(path, tip.get(path), index.get(path), file_blob(worktree, path))
-             for path in sorted(set(paths)))
-    return tuple(edit for edit in found if edit is not None)
+def _edits(git: GitService, worktree: Path, paths: Sequence[str], tip: Mapping[str, str],
+           index: Mapping[str, str]) -> IOResult[tuple[LocalEdit, ...], StoreError]:
+    """The edits among ``paths``, each file seen as git sees it (``file_blobs``: its
+    stat check and clean filters, so a CRLF checkout of an LF blob is no edit)."""
+    ordered = sorted(set(paths))
+
+    def classified(files: Mapping[str, str | bool | None]) -> tuple[LocalEdit, ...]:
+        found = (_classify(path, tip.get(path), index.get(path), files.get(path, False))
+                 for path in ordered)
+        return tuple(edit for edit in found if edit is not None)
+
+    likely = {path: (tip.get(path), index.get(path)) for path in ordered}
+    return file_blobs(git, worktree, ordered, likely).map(classified)
 
 
 def _checkout(deps: StoreDeps) -> tuple[Path, Path] | None:
@@ -152,7 +160,8 @@ def uncommitted_in(deps: StoreDeps, before: Mapping[str, str | None]
             return IOSuccess(None)
         indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries(list(before))
         held = {path: blob for path, blob in before.items() if blob is not None}
-        return indexed.bind(lambda index: _refuse(_edits(worktree, list(before), held, index)))
+        return indexed.bind(lambda index: _edits(git, worktree, list(before), held, index)
+                            ).bind(_refuse)
 
     # A rebase detaches HEAD, so an operation in progress is checked before the branch.
     busy = operation_in_progress(git_dir)
@@ -212,8 +221,8 @@ def local_edits_begun(deps: StoreDeps) -> Callable[[], IOResult[tuple[LocalEdit,
             return IOSuccess(())
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
         indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries(paths)
-        return entries.bind(lambda held: indexed.map(lambda index: _edits(
-            worktree, paths, {e.path: e.blob_id for e in held}, index)))
+        return entries.bind(lambda held: indexed.bind(lambda index: _edits(
+            git, worktree, paths, {e.path: e.blob_id for e in held}, index)))
 
     def listed(tip: str | None) -> IOResult[tuple[LocalEdit, ...], StoreError]:
         # Waited for on every path, so the walk never outlives the call.

@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.services import PathChange, TreeEntry
+from memhtml.store.checkout import file_blobs, git_blob_id, plain_file
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import Draft, Landed, land
@@ -96,22 +96,6 @@ def with_setting(text: str, key: str, value: str) -> Result[str, str]:
         lambda before: Success(text) if before.get(key) == value else edit(before))
 
 
-def _worktree_bytes(worktree: Path, path: str) -> bytes | bool | None:
-    """The checkout's copy of ``path``: its bytes, None when absent, False when it
-    cannot be read as a plain file (a symbolic link on the way, a directory)."""
-    current = worktree
-    for part in path.split("/"):
-        current = current / part
-        if current.is_symlink():
-            return False
-    try:
-        if not current.exists():
-            return None
-        return current.read_bytes() if current.is_file() else False
-    except OSError:
-        return False
-
-
 def record_setting(deps: StoreDeps, path: str, key: str, value: str
                    ) -> IOResult[SettingRecorded, StoreError]:
     """Commit ``key = "value"`` into the config file at ``path`` on the store's branch.
@@ -140,15 +124,28 @@ def record_setting(deps: StoreDeps, path: str, key: str, value: str
         listed: IOResult[tuple[TreeEntry, ...], StoreError] = deps.git.entries_at(tip, [path])
         return listed.bind(blob)
 
+    def checked(tip: str | None, data: bytes | None) -> IOResult[Draft, StoreError]:
+        worktree = deps.worktree
+        if worktree is None:
+            return draft(tip, data)
+        # The checkout's copy as git sees it (its stat check and clean filters): a
+        # CRLF checkout of the committed file is no change of the person's.
+        held = None if data is None else git_blob_id(data)
+        seen = file_blobs(deps.git, worktree, [path], {path: (held,)})
+        return seen.bind(lambda files: against(
+            files[path], plain_file(worktree, path), held, tip, data))
+
+    def against(local: str | bool | None, plain: bool | None, held: str | None,
+                tip: str | None, data: bytes | None) -> IOResult[Draft, StoreError]:
+        if plain is False:
+            return refused("the checkout's copy is not a plain file")
+        if local != held:
+            return refused(
+                "the checkout's copy has changes that are not committed; commit or "
+                f"undo them first, or add the line {line} yourself")
+        return draft(tip, data)
+
     def draft(tip: str | None, data: bytes | None) -> IOResult[Draft, StoreError]:
-        if deps.worktree is not None:
-            local = _worktree_bytes(deps.worktree, path)
-            if local is False:
-                return refused("the checkout's copy is not a plain file")
-            if local != data:
-                return refused(
-                    "the checkout's copy has changes that are not committed; commit or "
-                    f"undo them first, or add the line {line} yourself")
         try:
             text = "" if data is None else data.decode("utf-8")
         except UnicodeDecodeError:
@@ -164,7 +161,7 @@ def record_setting(deps: StoreDeps, path: str, key: str, value: str
             {path: data}))
 
     def derive() -> IOResult[Draft, StoreError]:
-        return deps.tip().bind(lambda tip: current(tip).bind(lambda data: draft(tip, data)))
+        return deps.tip().bind(lambda tip: current(tip).bind(lambda data: checked(tip, data)))
 
     def recorded(landed: Landed) -> SettingRecorded:
         return SettingRecorded(path, key, value, landed.commit if landed.paths else None)

@@ -1,6 +1,6 @@
 """What a remote's tree may bring (``store.carried``): the doors' rules, applied to
 the paths a sync would take in, the new ones judged as new names and the ones this
-clone has judged only as what a checkout can hold; and ``checkout.file_blob`` gives
+clone has judged only as what a checkout can hold; and ``checkout.plain_file`` gives
 an answer, never an ``OSError``, for any name a tree can spell."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from memhtml.store.carried import (
     directories_around,
     layout_link_problem,
 )
-from memhtml.store.checkout import file_blob, git_blob_id
+from memhtml.store.checkout import plain_file
 
 BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 HERE = frozenset({"areas/inbox/coffee.html", "areas/inbox/.gitkeep", ".gitignore",
@@ -140,7 +140,7 @@ def test_what_travels_under_the_state_directory_is_a_name_like_any_other() -> No
 # -- the checkout walk -------------------------------------------------------------------
 
 
-def test_file_blob_answers_for_any_name_a_tree_can_spell(tmp_path: Path) -> None:
+def test_plain_file_answers_for_any_name_a_tree_can_spell(tmp_path: Path) -> None:
     (tmp_path / "areas").mkdir()
     (tmp_path / "areas" / "x.html").write_bytes(b"fact\n")
     (tmp_path / "outside").mkdir()
@@ -148,12 +148,12 @@ def test_file_blob_answers_for_any_name_a_tree_can_spell(tmp_path: Path) -> None
     (tmp_path / "linked").symlink_to(tmp_path / "outside")
     os.mkfifo(tmp_path / "areas" / "pipe.html")
 
-    assert file_blob(tmp_path, "areas/x.html") == git_blob_id(b"fact\n")
-    assert file_blob(tmp_path, "areas/" + "x" * 300 + ".html") is None
-    assert file_blob(tmp_path, "y" * 300 + "/x.html") is None
-    assert file_blob(tmp_path, "/".join(["d" * 200] * 30)) is None
-    assert file_blob(tmp_path, "areas/missing.html") is None
-    assert file_blob(tmp_path, "areas/x.html/under") is None
-    assert file_blob(tmp_path, "linked/y.html") is False
-    assert file_blob(tmp_path, "areas") is False
-    assert file_blob(tmp_path, "areas/pipe.html") is False
+    assert plain_file(tmp_path, "areas/x.html") is True
+    assert plain_file(tmp_path, "areas/" + "x" * 300 + ".html") is None
+    assert plain_file(tmp_path, "y" * 300 + "/x.html") is None
+    assert plain_file(tmp_path, "/".join(["d" * 200] * 30)) is None
+    assert plain_file(tmp_path, "areas/missing.html") is None
+    assert plain_file(tmp_path, "areas/x.html/under") is None
+    assert plain_file(tmp_path, "linked/y.html") is False
+    assert plain_file(tmp_path, "areas") is False
+    assert plain_file(tmp_path, "areas/pipe.html") is False
