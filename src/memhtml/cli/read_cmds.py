@@ -180,6 +180,8 @@ def render_status(report: StatusReport) -> str:
         return ", ".join(f"{name} {n}" for name, n in pairs) or "none"
 
     lines = [
+        f"branch    {report.branch}",
+        *([f"          the marker {report.branch_note}"] if report.branch_note else []),
         f"commit    {state.commit or '(no commit yet)'}",
         f"memories  {state.memories}",
         f"types     {counts(state.by_type)}",
