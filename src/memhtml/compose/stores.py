@@ -203,19 +203,20 @@ def discover_branch(git: PygitService, root: Path) -> IOResult[str, SettingsErro
     read from when that branch is a store whose own marker names itself, or no branch
     (a checkout on a topic branch still writes to the store's branch, while a pulled
     marker pointing at another branch cut from the store, whose marker names the
-    store's, does not lead there). A detached HEAD (mid-rebase), or
-    HEAD on a sleep run's branch, is read only for the branch its marker records; a
-    marker naming a branch no door may write names none."""
+    store's, does not lead there). A detached HEAD (mid-rebase), or HEAD on a sleep
+    run's branch, is read only for the branch its marker records; a marker naming a
+    branch no door may write names none."""
     head, _ = git.head_branch()
     usable_head = head if head is not None and store_branch_problem(head) is None else None
     candidates = tuple(dict.fromkeys((usable_head or "HEAD", DEFAULT_BRANCH)))
 
-    def recorded(branch: str, mark: StoreMark) -> IOResult[str, SettingsError]:
+    def followed(branch: str, mark: StoreMark) -> IOResult[str, SettingsError]:
         named = mark.branch
         if named is None or named == branch:
             return IOSuccess(branch) if branch != "HEAD" else first(candidates[1:])
         return _mark_at(git, named).bind(
-            lambda there: IOSuccess(named) if there is not None and there.branch in (named, None)
+            lambda there: IOSuccess(named) if there is not None
+            and there.branch in (named, None)
             else IOSuccess(branch) if branch != "HEAD" else first(candidates[1:]))
 
     def first(rest: tuple[str, ...]) -> IOResult[str, SettingsError]:
@@ -223,7 +224,7 @@ def discover_branch(git: PygitService, root: Path) -> IOResult[str, SettingsErro
             return IOFailure(not_a_store(root, tuple(c for c in candidates if c != "HEAD")))
         branch = rest[0]
         return _mark_at(git, branch).bind(
-            lambda mark: first(rest[1:]) if mark is None else recorded(branch, mark))
+            lambda mark: first(rest[1:]) if mark is None else followed(branch, mark))
 
     return first(candidates)
 
