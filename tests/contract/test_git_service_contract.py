@@ -620,6 +620,20 @@ def test_set_config_stores_under_git_s_key(backend: Backend) -> None:
         assert isinstance(err(backend.git.set_config(key, "v")), GitFailure), key
 
 
+def test_local_config_value_reads_back_what_set_config_wrote(backend: Backend) -> None:
+    git = backend.git
+    assert ok(git.local_config_value("memhtml.branch")) is None
+    ok(git.set_config("memhtml.branch", "memory/notes"))
+    ok(git.set_config("Core.Sub Section.Name", "v"))
+    assert ok(git.local_config_value("memhtml.branch")) == "memory/notes"
+    assert ok(git.local_config_value("MemHTML.Branch")) == "memory/notes"
+    assert ok(git.local_config_value("core.Sub Section.name")) == "v"
+    assert ok(git.local_config_value("core.sub section.name")) is None
+    assert ok(git.config_value("memhtml.branch")) == "memory/notes"
+    ok(git.set_config("memhtml.branch", "main"))
+    assert ok(git.local_config_value("memhtml.branch")) == "main"
+
+
 def test_a_bare_repository_has_no_index_to_update(backend: Backend) -> None:
     sha = backend.commit(None, [put("a.html", "a")])
     blob = ok(backend.git.list_tree(sha))[0].blob_id

@@ -65,6 +65,16 @@ _GITLINK_MODE = 0o160000
 """How long ``commit`` waits for another writer to release the ref's lock."""
 
 _SYMREF_DEPTH = 5
+_OWN_CONFIG_LEVELS = frozenset({ConfigLevel.LOCAL, ConfigLevel.WORKTREE})
+"""The repository's own config files: what ``set_config`` writes, and no user's."""
+
+
+def _config_key(key: str) -> str:
+    """A config key as git compares it: section and name folded, a subsection as
+    written (``Core.Sub Section.Name`` is ``core.Sub Section.name``)."""
+    section, _, rest = key.partition(".")
+    head, dot, name = rest.rpartition(".")
+    return f"{section.lower()}.{head}{dot}{name.lower()}"
 
 
 def _reason(exc: BaseException) -> str:
@@ -845,6 +855,21 @@ class PygitService:
                 return Success(None)
 
         return _guarded("config_value", read)
+
+    def local_config_value(self, key: str) -> IOResult[str | None, GitError]:
+        """The repository's own levels only (``.git/config`` and what it includes, and
+        ``config.worktree``): libgit2 lists entries from the lowest level up, each file
+        in order, so the last one found there is the one git would answer with."""
+
+        def read() -> Result[str | None, GitError]:
+            wanted = _config_key(key)
+            found: str | None = None
+            for entry in self._repo.config:
+                if entry.level in _OWN_CONFIG_LEVELS and _config_key(entry.name) == wanted:
+                    found = entry.value
+            return Success(found)
+
+        return _guarded("local_config_value", read)
 
     def unmerged_paths(self) -> IOResult[tuple[str, ...], GitError]:
         def unmerged() -> Result[tuple[str, ...], GitError]:

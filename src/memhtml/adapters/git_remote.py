@@ -3,10 +3,16 @@
 Transport runs the ``git`` program, not libgit2's remotes: only git itself reads the
 person's credential helpers, ``core.sshCommand``, ``url.<base>.insteadOf`` and ssh agent
 set-up, so a remote that works with ``git push`` works here. Each run is
-``git --git-dir <dir> -C <dir> ...`` with no shell, ``LC_ALL=C`` (git's messages are
+``git --git-dir <dir> -C <where> ...`` with no shell, ``LC_ALL=C`` (git's messages are
 parsed), ``GIT_TERMINAL_PROMPT=0`` and no standard input or controlling terminal, so a
 missing credential fails instead of waiting for a person, and a timeout kills it.
 Variables that would point git at another repository (``GIT_DIR`` and kin) are dropped.
+
+``<where>`` is where the person's own ``git fetch`` would stand: the top of a
+checkout's working tree (git moves there from any folder of it), or a bare repository
+itself. git resolves a relative remote URL (``../R.git``, a ``pushurl``, what an
+``insteadOf`` makes) against its current directory, so run from inside ``.git`` the
+same remote would name another path, or none.
 
 pygit2 serves what is local: the remote names of this clone's config
 (``Repository.remotes``), reading and moving ``refs/remotes/<remote>/<branch>``, and
@@ -89,13 +95,15 @@ def git_environment(base: Mapping[str, str]) -> dict[str, str]:
 
 def _run_git(git_dir: Path | None, args: Sequence[str], timeout_s: float,
             on_progress: Progress | None = None,
-            env: Mapping[str, str] | None = None) -> _Run:
-    """Run ``git args`` on ``git_dir`` (None: on no repository, for a clone); each
-    stderr line goes to ``on_progress`` as it arrives (progress meters redraw with a
-    carriage return, so both breaks end a line).
+            env: Mapping[str, str] | None = None, run_in: Path | None = None) -> _Run:
+    """Run ``git args`` on ``git_dir`` (None: on no repository, for a clone) from the
+    directory ``run_in`` (None: ``git_dir`` itself); each stderr line goes to
+    ``on_progress`` as it arrives (progress meters redraw with a carriage return, so
+    both breaks end a line).
 
     Raises ``OSError`` when the program cannot be started."""
-    where = [] if git_dir is None else ["--git-dir", str(git_dir), "-C", str(git_dir)]
+    where = [] if git_dir is None else [
+        "--git-dir", str(git_dir), "-C", str(run_in if run_in is not None else git_dir)]
     command = ["git", *where, *args]
     proc = subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -260,10 +268,21 @@ class GitRemotes:
     def _git(self, remote: str, operation: str, args: Sequence[str],
              on_progress: Progress | None = None) -> _Run | TransportFailed:
         try:
-            run = _run_git(self._git_dir, args, self._timeout_s, on_progress)
+            run = _run_git(self._git_dir, args, self._timeout_s, on_progress,
+                           run_in=self._where())
         except OSError as exc:
             return TransportFailed(remote, operation, f"cannot run git: {exc}")
         return TransportFailed(remote, operation, run.message) if run.status is None else run
+
+    def _where(self) -> Path:
+        """Where git runs: the checkout's working tree (libgit2's answer, which follows
+        ``core.worktree`` and a linked worktree's ``gitdir`` as git does), or the bare
+        repository itself. A relative remote URL is git's to resolve from there."""
+        try:
+            workdir = self._repo().workdir
+        except (pygit2.GitError, OSError):
+            return self._git_dir
+        return Path(workdir) if workdir else self._git_dir
 
     def _has_commit(self, sha: str) -> bool:
         try:

@@ -68,6 +68,13 @@ class _RefusalError(Exception):
         self.error = error
 
 
+def _config_key(key: str) -> str:
+    """git lower-cases a key's section and name; a subsection keeps its case."""
+    section, _, rest = key.partition(".")
+    name = rest.rpartition(".")[2]
+    return f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}"
+
+
 def _operation(name: str) -> Callable[
     [Callable[Concatenate[InMemoryGit, _P], _T]],
     Callable[Concatenate[InMemoryGit, _P], IOResult[_T, GitError]],
@@ -339,16 +346,17 @@ class InMemoryGit:
         if ("\0" in key + value or not dot or not _CONFIG_PART.fullmatch(section)
                 or not _CONFIG_PART.fullmatch(name) or "\n" in rest):
             raise _RefusalError(f"invalid config item name {key!r}")
-        # git lower-cases the section and the name; a subsection keeps its case.
-        self._config[f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}"] = value
+        self._config[_config_key(key)] = value
 
     @_operation("config_value")
     def config_value(self, key: str) -> str | None:
         """What ``set_config`` stored under ``key`` (there is no user or system level)."""
-        section, _, rest = key.partition(".")
-        name = rest.rpartition(".")[2]
-        return self._config.get(
-            f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}")
+        return self._config.get(_config_key(key))
+
+    @_operation("local_config_value")
+    def local_config_value(self, key: str) -> str | None:
+        """``config_value``: the repository's own config is the only level held here."""
+        return self._config.get(_config_key(key))
 
     @_operation("unmerged_paths")
     def unmerged_paths(self) -> tuple[str, ...]:

@@ -18,7 +18,8 @@ def mcp(*, branch: str | None = None, common: Common = _COMMON) -> int:
     Parameters
     ----------
     branch
-        The branch to read and write (default: the store's configured branch).
+        The branch to read and write (default: the one this clone recorded, git config
+        memhtml.branch). Never a sleep run's.
     """
 
     def body() -> Reply:

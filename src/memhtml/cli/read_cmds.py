@@ -180,6 +180,8 @@ def render_status(report: StatusReport) -> str:
         return ", ".join(f"{name} {n}" for name, n in pairs) or "none"
 
     lines = [
+        f"branch    {report.branch}",
+        *([f"          the marker {report.branch_note}"] if report.branch_note else []),
         f"commit    {state.commit or '(no commit yet)'}",
         f"memories  {state.memories}",
         f"types     {counts(state.by_type)}",
@@ -230,8 +232,9 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
     """Check the whole store: every file's violations and warnings, stale content-hash
     metas, dangling links, status/path mismatches, stale published pages, a checkout
     left behind its branch, a merge or rebase in progress, conflicts, a clone without
-    the merge driver, and memory files edited and not committed. Exits 1 when anything
-    but a warning or an uncommitted edit is found.
+    the merge driver, memory files edited and not committed, and a marker naming
+    another branch than the one this clone writes. Exits 1 when anything but a warning
+    or an uncommitted edit is found.
 
     Parameters
     ----------

@@ -36,7 +36,8 @@ def init(directory: Path | None = None, /, *, branch: str = "",
     """Make a directory a store: a git repository (or the existing one), and on its
     branch one commit with the store marker (.memhtml/store.toml), the layout
     directories, .gitattributes for generated pages and .gitignore for .memhtml/.
-    The store lives on the branch checked out, whatever its name.
+    The store lives on the branch checked out, whatever its name, recorded as this
+    clone's own (git config memhtml.branch): a pulled commit never moves it.
 
     Parameters
     ----------
@@ -50,7 +51,7 @@ def init(directory: Path | None = None, /, *, branch: str = "",
 
     def body() -> Reply:
         from memhtml.cli.common import open_cli_init
-        from memhtml.compose import ENV_STORE, init_repository, is_repository
+        from memhtml.compose import ENV_STORE, init_repository, is_repository, record_branch
         from memhtml.store import init_store
 
         root = (directory or (Path(common.store) if common.store else None)
@@ -62,8 +63,10 @@ def init(directory: Path | None = None, /, *, branch: str = "",
             unwrap_io(init_repository(root), lambda e: e.reason)
         services = open_cli_init(Common(store=str(root), json=common.json), root, branch)
         on = services.settings.branch
-        reply = landed_reply(store_value(init_store(services.store().deps)),
-                             "already a store")
+        landed = store_value(init_store(services.store().deps))
+        # From here on every door of this clone writes ``on``, whatever a pull brings.
+        unwrap_io(record_branch(services.git, on), lambda error: error.reason)
+        reply = landed_reply(landed, "already a store")
         payload = {**reply.payload, "store": str(root), "branch": on} \
             if isinstance(reply.payload, dict) else reply.payload
         return Reply(payload, f"store at {root} (branch {on})\n{reply.text}",

@@ -111,7 +111,8 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
 
 def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _COMMON) -> int:
     """Clone a store from a git remote (a path, file://, ssh or https, with git's own
-    credentials) and make the clone ready: the store's branch checked out, the merge
+    credentials) and make the clone ready: the store's branch checked out and recorded
+    as the clone's own (git config memhtml.branch, which no pull moves), the merge
     driver for generated pages set, local state created.
 
     Parameters
@@ -121,7 +122,7 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
     directory
         A new or empty directory for the clone.
     branch
-        The store's branch, when it is not the remote's default.
+        The store's branch, when it is not the remote's default (never a sleep run's).
     """
 
     def body() -> Reply:

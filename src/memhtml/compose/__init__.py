@@ -26,6 +26,7 @@ from memhtml.compose.settings import (
     discover_store,
     load_settings,
 )
+from memhtml.compose.stores import BranchRefused, record_branch
 from memhtml.compose.vectors import Arm, Coverage, Hybrid, VectorFiles
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "EMBEDDERS",
     "ENV_STORE",
     "Arm",
+    "BranchRefused",
     "Coverage",
     "Hybrid",
     "MemhtmlError",
@@ -51,6 +53,7 @@ __all__ = [
     "open_services",
     "perform",
     "pick_embedder",
+    "record_branch",
     "sync_policy",
     "value_of",
 ]

@@ -24,9 +24,12 @@ from returns.unsafe import unsafe_perform_io
 from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
 from memhtml.compose.stores import (
     AGENT,
-    DEFAULT_BRANCH,
+    BranchRefused,
+    branch_without_store,
     init_branch,
     person,
+    record_branch,
+    refused_branch,
     store_branch,
 )
 from memhtml.compose.vectors import Arm, Coverage, VectorFiles, coverage_of, vector_arm
@@ -296,14 +299,16 @@ def open_services(settings: Settings, *, clock: Clock | None = None,
 
     Every command but ``init`` passes through here, so this is where a repository
     that is not a store is refused (``NotAStore``), before anything is read or
-    written. ``require_store=False`` is for making one: the branch is then the
-    configured one, else the one HEAD names."""
+    written, and where the branch every door writes is chosen: this clone's own record
+    (``store_branch``), never a committed file's, never a sleep run's.
+    ``require_store=False`` is for making one: the branch is then the configured one,
+    else the recorded one, else the one HEAD names."""
     root = settings.store
 
     def branch_of(git: PygitService) -> IOResult[str, SettingsError]:
         if require_store:
             return store_branch(git, settings.branch, root)
-        return IOSuccess(settings.branch or git.head_branch()[0] or DEFAULT_BRANCH)
+        return branch_without_store(git, settings.branch)
 
     return _opened(root).bind(lambda git: branch_of(git).map(
         lambda branch: _wire(replace(settings, branch=branch), git, clock, embedder,
@@ -387,16 +392,25 @@ def markdown_reader(root: Path) -> IOResult[CorpusReader, SettingsError]:
 def clone_store(url: str, target: Path, branch: str | None = None,
                 on_progress: Callable[[str], None] | None = None
                 ) -> IOResult[str, SettingsError]:
-    """Clone the store at ``url`` into ``target`` and name its branch. Opening it
+    """Clone the store at ``url`` into ``target``, and record its branch as the clone's
+    own (``branch``, else the one found the way any first opening finds it). Opening it
     afterwards (``open_services``) makes the clone ready like any other: the merge
     driver for generated pages set where no level of git config defines it, and the
     local state directory made. A clone of a repository that is not a store is
-    refused by that opening, with how to make it one."""
+    refused by that opening, with how to make it one; a ``branch`` no door may write,
+    before anything is cloned."""
     from memhtml.adapters.git_remote import clone_repository
     from memhtml.compose.run import explain
 
+    refused: BranchRefused | None = refused_branch(
+        branch, "--branch", "Name the store's branch, or leave --branch out to take the "
+        "remote's default") if branch else None
+    if refused is not None:
+        return IOFailure(refused)
+
     def opened(_: None) -> IOResult[str, SettingsError]:
-        return _opened(target).bind(lambda git: store_branch(git, branch or "", target))
+        return _opened(target).bind(lambda git: store_branch(git, branch or "", target).bind(
+            lambda found: record_branch(git, found)))
 
     cloned: IOResult[None, SettingsError] = clone_repository(
         url, target, branch, on_progress=on_progress).alt(

@@ -3,15 +3,16 @@
 Two kinds of setting, because a store is a git repository that people clone and
 pull, and whatever it carries is untrusted input:
 
-- **store settings** (``branch``, ``embedder``, ``embed_model``) describe the corpus
-  and may travel with it, committed in ``<store>/.memhtml/config.toml``;
-- **local settings** (``embed_url``, ``embed_key_env``, ``author_name``,
-  ``author_email``, the ``llm*`` and ``sync*`` keys and ``transcripts_dir``) send data off this
-  machine, pick what of it is read, name a secret or say who the user is. They come
-  only from flags, ``MEMHTML_*`` variables or the user's own
-  ``$XDG_CONFIG_HOME/memhtml/config.toml`` (``~/.config/memhtml/config.toml``): a
-  clone that named an endpoint and a key variable would otherwise receive every
-  memory, and the key, the first time its reader ran ``memhtml embed``.
+- **store settings** (``embedder``, ``embed_model``, the vector ones) describe the
+  corpus and may travel with it, committed in ``<store>/.memhtml/config.toml``;
+- **local settings** (``branch``, ``embed_url``, ``embed_key_env``, ``author_name``,
+  ``author_email``, the ``llm*`` and ``sync*`` keys and ``transcripts_dir``) choose where
+  this clone writes, send data off this machine, pick what of it is read, name a secret
+  or say who the user is. They come only from flags, ``MEMHTML_*`` variables or the
+  user's own ``$XDG_CONFIG_HOME/memhtml/config.toml`` (``~/.config/memhtml/config.toml``):
+  a clone that named an endpoint and a key variable would otherwise receive every
+  memory, and the key, the first time its reader ran ``memhtml embed``; and a pushed
+  ``branch`` would move every later write of every clone that pulled it.
 
 Precedence, most specific last wins: defaults < user config < store config (store
 keys only) < environment < flags. The user's file is trusted, so a typo there is an
@@ -60,10 +61,12 @@ class Settings:
     environment and the user's config file only); see the module docstring."""
 
     store: Path
-    branch: str = field(default="", metadata=_STORE)
-    """Store setting: the branch memories are read from and written to. Empty (the
-    default): the branch the store's marker records, found when the store is opened
-    (``init`` records the branch it runs on)."""
+    branch: str = field(default="", metadata=_LOCAL)
+    """Local setting: the branch memories are read from and written to, for this
+    process. Empty (the default): the branch this clone recorded (``init`` and ``clone``
+    record it in the repository's git config, ``memhtml.branch``), found when the store
+    is opened. Local because a committed one, pushed by any collaborator, would move
+    where every clone that pulled it writes."""
     author_name: str | None = field(default=None, metadata=_LOCAL)
     """Local setting: the commit author's name (who the user is). None (the default):
     git's own identity (``GIT_AUTHOR_NAME``, else ``user.name``), else ``memhtml``."""
@@ -227,9 +230,9 @@ def _store_keys(path: Path, table: dict[str, object], user_path: Path | None
     local = sorted(set(table) & LOCAL_KEYS)
     if local:
         warnings.append(
-            f"ignored {', '.join(local)} in {path}: settings that send data off this "
-            f"machine, name secrets or say who you are come only from flags, MEMHTML_* "
-            f"variables or {user_path or USER_CONFIG_HINT}")
+            f"ignored {', '.join(local)} in {path}: settings that choose the branch this "
+            f"clone writes, send data off this machine, name secrets or say who you are "
+            f"come only from flags, MEMHTML_* variables or {user_path or USER_CONFIG_HINT}")
     kept: dict[str, str] = {}
     for name in sorted(set(table) & STORE_KEYS):
         value = table[name]

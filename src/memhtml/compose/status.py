@@ -42,6 +42,11 @@ class StatusReport:
     uncommitted: tuple[LocalEdit, ...]
     in_progress: str | None
     """The git operation waiting in the checkout (merge, rebase, ...), if any."""
+    branch: str = ""
+    """The branch this clone's doors write (its own record, or a setting)."""
+    branch_note: str | None = None
+    """Why the marker's branch differs from ``branch``, when it does (a pulled marker
+    never moves the branch, so the person is told instead)."""
 
 
 def status_report(services: Services, store: Store) -> IOResult[StatusReport, StoreError]:
@@ -49,6 +54,7 @@ def status_report(services: Services, store: Store) -> IOResult[StatusReport, St
     not a failure: the store itself is fine."""
     from memhtml.store import status
     from memhtml.store.edits import local_edits_begun, operation_in_progress
+    from memhtml.store.layout import marker_note
 
     deps = store.deps
     git_dir = deps.checkout_git_dir
@@ -64,9 +70,11 @@ def status_report(services: Services, store: Store) -> IOResult[StatusReport, St
         return noted
 
     def build(state: StoreStatus) -> IOResult[StatusReport, StoreError]:
-        return store.head().bind(vectors).bind(lambda found: local_edits().map(
-            lambda edits: StatusReport(services.settings.store, state, found[0], found[1],
-                                       edits, busy[0] if busy else None)))
+        return store.head().bind(vectors).bind(lambda found: marker_note(
+            deps.git, state.commit, deps.branch).bind(lambda note: local_edits().map(
+                lambda edits: StatusReport(services.settings.store, state, found[0], found[1],
+                                           edits, busy[0] if busy else None,
+                                           deps.branch.removeprefix("refs/heads/"), note))))
 
     report = status(store).bind(build)
     if not is_successful(report):
@@ -94,4 +102,6 @@ def status_payload(report: StatusReport) -> dict[str, object]:
         "uncommitted": [{"path": e.path, "kind": e.kind, "staged": e.staged,
                          "unstaged": e.unstaged} for e in report.uncommitted],
         "in_progress": report.in_progress,
+        "branch": report.branch,
+        "branch_note": report.branch_note,
     }

@@ -231,6 +231,13 @@ class GitService(Protocol):
         then the system's); None when no level sets it."""
         ...
 
+    def local_config_value(self, key: str) -> IOResult[str | None, GitError]:
+        """The value the repository's own config sets for ``key`` (what ``set_config``
+        writes: ``.git/config``, and a worktree's own file where git keeps one); None
+        when it sets none. The user's and the system's levels are not read, so a key that
+        records this one repository's choice cannot be supplied by them."""
+        ...
+
     def unmerged_paths(self) -> IOResult[tuple[str, ...], GitError]:
         """Paths the checkout's index holds in conflict (a merge, a rebase or a stash
         left unresolved), sorted; a bare repository has none."""

@@ -3,8 +3,9 @@
 The head skips a file it cannot parse and carries on; doctor is where those files,
 and the subtler faults of files that do parse, are named one finding each. It also
 looks at the checkout beside the tree: paths memhtml left behind its branch, a merge
-or rebase waiting, conflicts, a clone without the merge driver, and the person's
-edits that are not committed yet (which search does not see and doors will not touch).
+or rebase waiting, conflicts, a clone without the merge driver, the person's edits
+that are not committed yet (which search does not see and doors will not touch), and a
+marker naming another branch than the one this clone writes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from memhtml.store.checkout import Behind, checkout_behind
 from memhtml.store.deps import StoreDeps
 from memhtml.store.edits import LocalEdit, local_edits, operation_in_progress, unmerged
 from memhtml.store.errors import StoreError
+from memhtml.store.layout import MARKER, marker_note
 from memhtml.store.merge_driver import merge_driver_missing
 from memhtml.store.session import Store
 from memhtml.store.site import is_generated_path, stale_artifacts
@@ -247,8 +249,14 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
                     store.deps, frozenset(f.path for f in behind)).map(
                     lambda theirs: finish(pages + more + behind + theirs)))
 
-            return skipped_files().bind(lambda skipped: layout_link_findings(
-                git, version).map(lambda links: skipped + links)).bind(checkout)
+            return skipped_files().bind(lambda skipped: marker_finding().bind(
+                lambda marker: layout_link_findings(git, version).map(
+                    lambda links: skipped + links + marker))).bind(checkout)
+
+        def marker_finding() -> IOResult[list[Finding], StoreError]:
+            # A notice, not a fault: the clone keeps writing its own branch.
+            return marker_note(git, version.sha, store.deps.branch).map(
+                lambda note: [] if note is None else [Finding(MARKER, "warning", note)])
 
         return stale_generated(git, version).bind(artifacts)
 

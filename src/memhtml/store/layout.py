@@ -81,6 +81,12 @@ _LEGACY_ATTRIBUTE = "index.html merge=ours"
 """The line every release's ``init`` wrote into ``.gitattributes``: with a seeded
 directory beside it, how a store made before the marker existed is recognised."""
 _BRANCH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}")
+RUN_BRANCH_PREFIX = "sleep/"
+"""Where the sleep run keeps its branches (``memhtml.sleep.contract.BRANCH_PREFIX``): a
+store's branch is never one of them, since ``sleep abort`` deletes them."""
+BRANCH_KEY = "memhtml.branch"
+"""The git config key (in the repository's own ``.git/config``) where a clone records the
+branch its store lives on: set by ``init`` and ``clone``, never by a committed file."""
 
 SLUG_MAX = 60
 _RESERVED_SLUGS = frozenset({"index"})
@@ -176,15 +182,48 @@ def is_branch_name(name: str) -> bool:
             and "/." not in name)
 
 
-def marker_branch(data: bytes) -> str | None:
-    """The branch a marker records; None when its text names none usable (the file
-    still marks a store: the branch it was read from is the store's)."""
+def is_run_branch(name: str) -> bool:
+    """A sleep run's branch (``sleep/...``), or ``sleep`` itself, which would stand where
+    the runs' branches go; compared case-folded, since a ref on a case-insensitive file
+    system is one file whatever its case."""
+    folded = name.removeprefix("refs/heads/").casefold()
+    return folded == RUN_BRANCH_PREFIX.rstrip("/") or folded.startswith(RUN_BRANCH_PREFIX)
+
+
+def is_store_branch(name: str) -> bool:
+    """A branch a store may live on: a plain branch name (``is_branch_name``) that is not
+    a sleep run's (``is_run_branch``). No door ever commits anywhere else."""
+    return is_branch_name(name) and not is_run_branch(name)
+
+
+def store_branch_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a store's branch, in words; None when it can."""
+    if is_run_branch(name):
+        return (f"{name!r} is a sleep run's branch ({RUN_BRANCH_PREFIX}...), which "
+                "`memhtml sleep abort` deletes; a store never lives there")
+    if not is_branch_name(name):
+        return (f"{name!r} is not a branch name memhtml takes: letters, digits and "
+                "'._/-', not starting with a dot, slash or dash, no '..'")
+    return None
+
+
+def marker_text_branch(data: bytes) -> str | None:
+    """The ``branch`` string a marker's text holds, whatever it names; None when the text
+    holds none (not TOML, not UTF-8, no string ``branch``)."""
     try:
         table = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     branch = table.get("branch")
-    return branch if isinstance(branch, str) and is_branch_name(branch) else None
+    return branch if isinstance(branch, str) else None
+
+
+def marker_branch(data: bytes) -> str | None:
+    """The branch a marker records; None when its text names none a store may live on
+    (a sleep run's branch, a ref of another kind, a malformed name): the file still
+    marks a store, and the branch it was read from is the store's."""
+    branch = marker_text_branch(data)
+    return branch if branch is not None and is_store_branch(branch) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +258,36 @@ def store_mark(git: GitService, tip: str) -> IOResult[StoreMark | None, StoreErr
         return read.map(lambda blobs: _mark_of(entries, blobs))
 
     listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, wanted)
+    return listed.bind(judged)
+
+
+def _disagreement(named: str | None, ours: str) -> str | None:
+    if named is None or named == ours:
+        return None
+    record = f"this clone writes to {ours}, its own record (git config {BRANCH_KEY})"
+    if is_store_branch(named):
+        return (f"names branch {named}, but {record}, which a pulled marker never moves. "
+                f"To write {named} instead: git config {BRANCH_KEY} {named}; to make the "
+                f"marker name {ours}: memhtml init")
+    return f"names {store_branch_problem(named)}; {record}, and that is where it stays"
+
+
+def marker_note(git: GitService, tip: str | None, branch: str
+                ) -> IOResult[str | None, StoreError]:
+    """What to tell the person when the marker at ``tip`` names another branch than
+    ``branch``, the one this clone writes: a collaborator moved the store, or pushed a
+    marker (or a sleep run's name) to move it. None when it names ``branch`` or none."""
+    if tip is None:
+        return IOSuccess(None)
+    ours = branch.removeprefix("refs/heads/")
+
+    def judged(entries: tuple[TreeEntry, ...]) -> IOResult[str | None, StoreError]:
+        ids = [e.blob_id for e in entries if e.path == MARKER and not e.is_symlink]
+        read: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(ids)
+        return read.map(lambda blobs: _disagreement(
+            next((marker_text_branch(data) for data in blobs.values()), None), ours))
+
+    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, [MARKER])
     return listed.bind(judged)
 
 

@@ -277,3 +277,35 @@ def test_commit_info_reads_the_committer_git_wrote(service: PygitService) -> Non
     hand = ok(service.commit_info(theirs))
     assert hand.author == hand.committer == Signature("Ann", "ann@example.org")
     assert [i.sha for i in ok(service.commits_mentioning("main", "by ", 5))] == [theirs, ours]
+
+
+def test_local_config_value_reads_the_repository_s_own_levels_as_git_does(
+        tmp_path: Path) -> None:
+    """The user's global config may set a key too; only the repository's own file (and
+    what it includes) answers, and the last value there wins, as ``git config --local``."""
+    from pygit2.enums import ConfigLevel
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[memhtml]\n\tbranch = from-the-user\n")
+    saved = pygit2.settings.search_path[ConfigLevel.GLOBAL]
+    pygit2.settings.search_path[ConfigLevel.GLOBAL] = str(home)
+    try:
+        root = tmp_path / "checkout"
+        ok(PygitService.init(root))
+        svc = ok(PygitService.open(root / ".git"))
+        assert ok(svc.config_value("memhtml.branch")) == "from-the-user"
+        assert ok(svc.local_config_value("memhtml.branch")) is None
+        local = ["git", "-C", str(root), "config", "--local"]
+        subprocess.run([*local, "--add", "memhtml.branch", "first"], check=True)
+        subprocess.run([*local, "--add", "memhtml.branch", "second"], check=True)
+        (tmp_path / "extra.cfg").write_text("[memhtml]\n\tother = included\n")
+        subprocess.run([*local, "include.path", str(tmp_path / "extra.cfg")], check=True)
+        svc = ok(PygitService.open(root / ".git"))
+        env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+        assert subprocess.run([*local, "--get", "memhtml.branch"], env=env, check=True,
+                              capture_output=True, text=True).stdout.strip() == "second"
+        assert ok(svc.local_config_value("memhtml.branch")) == "second"
+        assert ok(svc.local_config_value("memhtml.other")) == "included"
+    finally:
+        pygit2.settings.search_path[ConfigLevel.GLOBAL] = saved

@@ -1,10 +1,11 @@
 """Store settings may travel with a clone; local settings never do.
 
 A store is a repository other people clone, so its committed ``.memhtml/config.toml``
-may say what the corpus is (branch, embedder, model) but not where data goes, which
-secret to send or who the user is. Those come from flags, ``MEMHTML_*`` variables or
-the user's own config file. Every case here is real files in a temporary directory
-and an explicit environment mapping: the process environment is never read.
+may say what the corpus is (embedder, model) but not which branch this clone writes,
+where data goes, which secret to send or who the user is. Those come from flags,
+``MEMHTML_*`` variables or the user's own config file. Every case here is real files in
+a temporary directory and an explicit environment mapping: the process environment is
+never read.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from memhtml.compose.settings import (
 )
 
 LOCAL_VALUES = {
+    "branch": "sleep/2026-12-06",
     "embed_url": "http://attacker.example/v1",
     "embed_key_env": "AWS_SECRET_ACCESS_KEY",
     "author_name": "Mallory",
@@ -86,9 +88,10 @@ def refused(store: Path, env: dict[str, str]) -> SettingsError:
 def test_the_kinds_cover_every_setting_once() -> None:
     from dataclasses import fields
 
-    assert sorted(STORE_KEYS) == ["branch", "embed_model", "embedder", "vector_coverage_floor",
+    assert sorted(STORE_KEYS) == ["embed_model", "embedder", "vector_coverage_floor",
                                   "vector_weight"]
-    assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "embed_key_env", "embed_url",
+    assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "branch", "embed_key_env",
+                                  "embed_url",
                                   "llm", "llm_extra_body", "llm_key_env", "llm_model",
                                   "llm_timeout", "llm_token_field", "llm_url",
                                   "sync_remote", "sync_seconds", "transcripts_dir"]
@@ -105,18 +108,21 @@ def test_defaults_with_no_file_and_no_variable(store: Path) -> None:
 
 
 def test_the_user_file_over_the_defaults(store: Path, xdg: Path) -> None:
-    write_user(xdg, toml({"branch": "mine", "embedder": "hashing", **LOCAL_VALUES}))
+    write_user(xdg, toml({"embedder": "hashing", **LOCAL_VALUES}))
     got = loaded(store, {"XDG_CONFIG_HOME": str(xdg)})
     assert got.warnings == ()
-    assert got.settings == Settings(store=store, branch="mine", embedder="hashing",
-                                    **LOCAL_VALUES)
+    assert got.settings == Settings(store=store, embedder="hashing", **LOCAL_VALUES)
 
 
-def test_the_store_file_over_the_user_file(store: Path, xdg: Path) -> None:
+def test_the_store_file_over_the_user_file_for_store_keys_only(store: Path, xdg: Path
+                                                                ) -> None:
     write_user(xdg, toml({"branch": "mine", "embedder": "hashing", "embed_model": "u"}))
     write_store(store, toml({"branch": "theirs", "embed_model": "s"}))
-    got = loaded(store, {"XDG_CONFIG_HOME": str(xdg)}).settings
-    assert (got.branch, got.embedder, got.embed_model) == ("theirs", "hashing", "s")
+    got = loaded(store, {"XDG_CONFIG_HOME": str(xdg)})
+    assert (got.settings.branch, got.settings.embedder, got.settings.embed_model) == (
+        "mine", "hashing", "s")
+    [warning] = got.warnings
+    assert f"ignored branch in {store / CONFIG_FILE}" in warning
 
 
 def test_the_environment_over_the_store_file(store: Path, xdg: Path) -> None:
@@ -246,13 +252,22 @@ def test_a_wrong_type_in_the_user_file_is_an_error(store: Path, xdg: Path) -> No
 
 
 def test_a_wrong_type_in_the_store_file_is_ignored_with_a_warning(store: Path) -> None:
+    write_store(store, 'embed_model = ["m"]\nembedder = "hashing"\n')
+    got = loaded(store, {})
+    assert (got.settings.embed_model, got.settings.embedder) == (None, "hashing")
+    [warning] = got.warnings
+    assert f"ignored embed_model in {store / CONFIG_FILE}" in warning
+    assert "list" in warning
+
+
+def test_a_committed_branch_of_any_type_is_ignored_as_a_local_key(store: Path) -> None:
     write_store(store, 'branch = ["main"]\nembedder = "hashing"\n')
     got = loaded(store, {})
-    # Unset: the store's branch is the one its marker records, found when it is opened.
+    # Unset: the branch is this clone's own record, read when the store is opened.
     assert (got.settings.branch, got.settings.embedder) == ("", "hashing")
     [warning] = got.warnings
     assert f"ignored branch in {store / CONFIG_FILE}" in warning
-    assert "list" in warning
+    assert "choose the branch this clone writes" in warning
 
 
 def test_a_wrong_typed_local_key_in_the_store_file_is_one_warning(store: Path) -> None:
