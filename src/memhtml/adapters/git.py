@@ -29,6 +29,7 @@ from returns.result import Failure, Result, Success
 from memhtml.adapters.git_remote import git_environment
 from memhtml.adapters.tree_edit import edited_tree, tree_delta
 from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
+from memhtml.contracts.local_files import create_exclusive, read_regular
 from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.services import (
     CommitInfo,
@@ -226,7 +227,8 @@ def _take_lock(lock: Path, wait_seconds: float) -> bool:
     deadline = time.monotonic() + wait_seconds
     pause = 0.001
     claim = lock.with_name(f"memhtml-lock-{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    claim.write_bytes(_owner_line())
+    with create_exclusive(claim) as private:
+        private.write(_owner_line())
     try:
         while True:
             try:
@@ -263,7 +265,8 @@ def _alive(pid: int) -> bool:
 def _dead_owner(lock: Path) -> bool:
     """True when ``lock`` was taken by a memhtml process on this host that is gone."""
     try:
-        content = lock.read_bytes()[:200]
+        # git's lock, read only as a regular file: a FIFO there must not hold the command.
+        content = read_regular(lock, 200)
     except OSError:
         return False
     if not content.startswith(_LOCK_OWNER):

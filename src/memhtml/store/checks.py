@@ -4,17 +4,22 @@ The head skips a file it cannot parse and carries on; doctor is where those file
 and the subtler faults of files that do parse, are named one finding each. It also
 looks at the checkout beside the tree: paths memhtml left behind its branch, a merge
 or rebase waiting, conflicts, a clone without the merge driver, and the person's
-edits that are not committed yet (which search does not see and doors will not touch).
+edits that are not committed yet (which search does not see and doors will not touch);
+and anything in this clone's local state that is not what memhtml keeps there.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from returns.io import IOResult, IOSuccess
 
+from memhtml.contracts.local_files import kind_of
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import GitService, TreeEntry
@@ -31,7 +36,7 @@ from memhtml.store.site import is_generated_path, stale_artifacts
 
 FindingKind = Literal[
     "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact",
-    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver",
+    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver", "local-state",
 ]
 NOTICE_KINDS: frozenset[FindingKind] = frozenset({"warning", "uncommitted"})
 """Findings that are not faults: a file that parses with a warning, and a person's
@@ -152,6 +157,74 @@ def _where(deps: StoreDeps, name: str) -> str:
     return path.as_posix()
 
 
+_STATE_DIRECTORIES = frozenset({"pending", "snapshots", "vectors"})
+"""Directories local state keeps at its top (and ``vectors/<space>/`` below)."""
+_STATE_FILE_NAMES = (".snapshot", ".json", ".npy", ".txt", ".tmp", "state.db",
+                     "state.db-wal", "state.db-shm", "state.db-journal")
+"""How the files local state keeps end: a directory with such a name stands where a
+file of memhtml's belongs."""
+
+
+def local_state_findings(deps: StoreDeps) -> list[Finding]:
+    """Every entry in this clone's local state (``<git-dir>/memhtml/``) that is not what
+    memhtml keeps there: a FIFO, a socket, a device or a symbolic link anywhere, a
+    directory with a file's name, a file where a directory belongs. memhtml never
+    opens such an entry (a cache there is rebuilt, a mark skipped, the state database
+    refused by name), so nothing hangs on it; this names it so a person can remove it.
+    Looked at by name only (``lstat``, nothing followed or opened)."""
+    root = deps.state_dir
+    if root is None:
+        return []
+    out: list[Finding] = []
+
+    def odd(path: Path, what: str) -> None:
+        out.append(Finding(_where_state(deps, path), "local-state",
+                           f"{what} in this clone's local state, where memhtml keeps only "
+                           "its own files and directories; memhtml never opens it (a cache "
+                           "there is rebuilt, a write mark skipped, the state database "
+                           "refused): remove it"))
+
+    def walk(folder: Path, depth: int) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            directory_here = (depth == 0 and entry.name in _STATE_DIRECTORIES) or (
+                depth == 1 and folder.name == "vectors")
+            if stat.S_ISDIR(mode):
+                if entry.name.endswith(_STATE_FILE_NAMES) and not directory_here:
+                    odd(path, "a directory named as a file")
+                elif depth < 4:
+                    walk(path, depth + 1)
+            elif not stat.S_ISREG(mode):
+                odd(path, kind_of(mode))
+            elif directory_here:
+                odd(path, "a file where a directory belongs")
+
+    try:
+        mode = os.lstat(root).st_mode
+    except OSError:
+        return out
+    if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and root.is_dir())):
+        odd(root, "a file where a directory belongs" if stat.S_ISREG(mode) else kind_of(mode))
+        return out
+    walk(root, 0)
+    return out
+
+
+def _where_state(deps: StoreDeps, path: Path) -> str:
+    worktree = deps.worktree
+    if worktree is not None and path.is_relative_to(worktree):
+        return path.relative_to(worktree).as_posix()
+    return path.as_posix()
+
+
 def _edit_finding(edit: LocalEdit) -> Finding:
     what = edit.describe().removeprefix(f"{edit.path}: ")
     return Finding(edit.path, "uncommitted",
@@ -208,7 +281,8 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
         git = store.deps.git
 
         def finish(more: list[Finding]) -> list[Finding]:
-            return sorted(findings + more, key=lambda f: (f.path, f.kind, f.message))
+            everything = findings + more + local_state_findings(store.deps)
+            return sorted(everything, key=lambda f: (f.path, f.kind, f.message))
 
         def skipped_files() -> IOResult[list[Finding], StoreError]:
             if not version.skipped_files or version.sha is None:
