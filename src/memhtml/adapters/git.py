@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import TypeVar
 
 import pygit2
-from pygit2.enums import FileMode, ObjectType, ReferenceType, RepositoryOpenFlag, SortMode
+from pygit2.enums import (
+    AttrCheck,
+    FileMode,
+    ObjectType,
+    ReferenceType,
+    RepositoryOpenFlag,
+    SortMode,
+)
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
@@ -542,6 +549,43 @@ class PygitService:
                 return Success(None)
 
         return _guarded("config_value", read)
+
+    def drop_config(self, key: str, value: str) -> IOResult[bool, GitError]:
+        """Only the repository's own file (``<git-dir>/config``) is looked at and
+        written; the user's and the system's are never touched."""
+
+        def drop() -> Result[bool, GitError]:
+            own = pygit2.Config(str(Path(self._repo.path) / "config"))
+            try:
+                found = own[key]
+            except KeyError:
+                return Success(False)
+            if str(found) != value:
+                return Success(False)
+            del own[key]
+            return Success(True)
+
+        return _guarded("drop_config", drop)
+
+    def merge_attributes(self, commit: str, paths: Sequence[str]
+                         ) -> IOResult[Mapping[str, str], GitError]:
+        """libgit2's reading of git's attribute files, with ``commit``'s tree included
+        (so a bare repository, and a checkout whose files differ from the commit, are
+        read as the commit has them too)."""
+
+        def read() -> Result[Mapping[str, str], GitError]:
+            flags = AttrCheck.FILE_THEN_INDEX | AttrCheck.INCLUDE_COMMIT
+            oid = self._repo.revparse_single(commit).peel(pygit2.Commit).id
+            found: dict[str, str] = {}
+            for path in paths:
+                value = self._repo.get_attr(path, "merge", flags, oid)
+                if value is False:
+                    found[path] = "binary"
+                elif isinstance(value, str) and value != "text":
+                    found[path] = value
+            return Success(found)
+
+        return _guarded("merge_attributes", read)
 
     def unmerged_paths(self) -> IOResult[tuple[str, ...], GitError]:
         def unmerged() -> Result[tuple[str, ...], GitError]:

@@ -5,7 +5,9 @@ and the subtler faults of files that do parse, are named one finding each. It al
 looks at the checkout beside the tree: paths memhtml left behind its branch, a merge
 or rebase waiting, conflicts, a clone without the merge driver, and the person's
 edits that are not committed yet (which search does not see and doors will not touch);
-and anything in this clone's local state that is not what memhtml keeps there.
+git attributes that give memory files a merge driver (a plain ``git pull`` would merge
+them with it instead of git's text merge); and anything in this clone's local state
+that is not what memhtml keeps there.
 """
 
 from __future__ import annotations
@@ -30,13 +32,15 @@ from memhtml.store.checkout import Behind, checkout_behind
 from memhtml.store.deps import StoreDeps
 from memhtml.store.edits import LocalEdit, local_edits, operation_in_progress, unmerged
 from memhtml.store.errors import StoreError
-from memhtml.store.merge_driver import merge_driver_missing
+from memhtml.store.layout import GITATTRIBUTES, MERGE_DRIVER, legacy_attribute_lines
+from memhtml.store.merge_driver import DRIVER_KEY, merge_driver_missing
 from memhtml.store.session import Store
 from memhtml.store.site import is_generated_path, stale_artifacts
 
 FindingKind = Literal[
     "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact",
-    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver", "local-state",
+    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver", "merge-attribute",
+    "local-state",
 ]
 NOTICE_KINDS: frozenset[FindingKind] = frozenset({"warning", "uncommitted"})
 """Findings that are not faults: a file that parses with a warning, and a person's
@@ -78,6 +82,65 @@ def stale_generated(git: GitService, version: HeadVersion
 
     listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.list_tree(version.sha)
     return listed.bind(compare)
+
+
+_SHOWN_PATHS = 5
+"""Memory files a merge-attribute finding names before it counts the rest."""
+
+
+def _attribute_finding(driver: str, paths: list[str]) -> Finding:
+    shown = ", ".join(paths[:_SHOWN_PATHS])
+    more = f" and {len(paths) - _SHOWN_PATHS} more" if len(paths) > _SHOWN_PATHS else ""
+    effect = {
+        "ours": "with merge.ours.driver = true (the usual definition) the other side's "
+                "edits are dropped without a conflict",
+        "binary": "every change made on both sides is a conflict, with no markers",
+        "union": "both sides' lines are kept, unmarked, in one file",
+        MERGE_DRIVER: "memhtml's driver merges memory files as text anyway, but no line of "
+                      "memhtml's names it for them",
+    }.get(driver, "a program git's configuration names decides the result")
+    label = "-merge (binary)" if driver == "binary" else f"merge={driver}"
+    return Finding(paths[0], "merge-attribute",
+                   f"git's attributes give {len(paths)} memory file(s) {label} "
+                   f"({shown}{more}), so a plain git pull merges them with that driver, not "
+                   f"git's text merge: {effect}. Remove the line that names it (a "
+                   ".gitattributes in the tree, .git/info/attributes, or your own "
+                   "attributes file)")
+
+
+def merge_findings(git: GitService, version: HeadVersion
+                   ) -> IOResult[list[Finding], StoreError]:
+    """Memory files git's attributes give a merge driver (one finding per driver, on
+    the first such file), and an earlier release's ``merge=ours`` lines for generated
+    pages (on ``.gitattributes``). Nothing on an unborn branch."""
+    sha = version.sha
+    if sha is None:
+        return IOSuccess([])
+    paths = sorted({record.path for record in version.records()}
+                   | {skipped.path for skipped in version.skipped_files})
+
+    def attributes(found: Mapping[str, str]) -> list[Finding]:
+        by_driver: dict[str, list[str]] = {}
+        for path in sorted(found):
+            by_driver.setdefault(found[path], []).append(path)
+        return [_attribute_finding(driver, listed)
+                for driver, listed in sorted(by_driver.items())]
+
+    def legacy(entries: tuple[TreeEntry, ...]) -> IOResult[list[Finding], StoreError]:
+        ids = sorted({e.blob_id for e in entries if not e.is_symlink})
+        return git.read_blobs(ids).map(lambda blobs: [
+            Finding(GITATTRIBUTES, "merge-driver",
+                    f"marks generated pages with an earlier memhtml's lines "
+                    f"({', '.join(lines)}), naming git's ours driver, which memhtml no "
+                    f"longer defines: a pull of another clone's published pages conflicts. "
+                    f"Run memhtml init (or memhtml doctor --fix) to mark them "
+                    f"merge={MERGE_DRIVER}")
+            for e in entries if (lines := legacy_attribute_lines(blobs.get(e.blob_id)))])
+
+    given: IOResult[Mapping[str, str], StoreError] = git.merge_attributes(sha, paths)
+    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(sha, [GITATTRIBUTES])
+    return given.map(attributes).bind(
+        lambda found: listed.bind(legacy).map(lambda old: found + old))
 
 
 def record_findings(version: HeadVersion, record: MemoryRecord) -> list[Finding]:
@@ -259,9 +322,9 @@ def worktree_findings(deps: StoreDeps, behind: frozenset[str] = frozenset()
         if not missing:
             return []
         return [Finding(_where(deps, "config"), "merge-driver",
-                        "merge.ours.driver is not defined, so a pull of another clone's "
-                        "published pages conflicts; run memhtml doctor --fix (or git config "
-                        "merge.ours.driver true)")]
+                        f"{DRIVER_KEY} is not memhtml's (missing here, or another "
+                        "command), so a pull of another clone's published pages conflicts; "
+                        "run memhtml doctor --fix")]
 
     def edits(found: tuple[LocalEdit, ...]) -> list[Finding]:
         return [_edit_finding(e) for e in found if e.path not in behind]
@@ -304,6 +367,9 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
 
             return skipped_files().bind(checkout)
 
-        return stale_generated(git, version).bind(artifacts)
+        return stale_generated(git, version).bind(artifacts).bind(
+            lambda found: merge_findings(git, version).map(
+                lambda merges: sorted(found + merges,
+                                      key=lambda f: (f.path, f.kind, f.message))))
 
     return store.head().bind(examine)
