@@ -354,7 +354,9 @@ def _attributes_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
         from memhtml.store.landing import Draft
 
         current = seen[1].get(GITATTRIBUTES)
-        attributes = attributes_bytes(current)
+        # Only an earlier release's lines are replaced: memhtml's own lines a person
+        # removed on purpose are not put back here (``init`` adds what is missing).
+        attributes = attributes_bytes(current) if legacy_attribute_lines(current) else None
         changes = () if attributes is None else (PathChange(GITATTRIBUTES, attributes),)
         return Draft(tip, changes, ("init",), "generated pages' merge driver",
                      f"Mark generated pages merge={MERGE_DRIVER} in {GITATTRIBUTES}, in "
