@@ -32,7 +32,7 @@ from memhtml.store.checkout import Behind, checkout_behind
 from memhtml.store.deps import StoreDeps
 from memhtml.store.edits import LocalEdit, local_edits, operation_in_progress, unmerged
 from memhtml.store.errors import StoreError
-from memhtml.store.layout import GITATTRIBUTES, MERGE_DRIVER, legacy_attribute_lines
+from memhtml.store.layout import GITATTRIBUTES, MERGE_DRIVER, legacy_attributes_at
 from memhtml.store.merge_driver import DRIVER_KEY, merge_driver_missing
 from memhtml.store.session import Store
 from memhtml.store.site import is_generated_path, stale_artifacts
@@ -126,21 +126,19 @@ def merge_findings(git: GitService, version: HeadVersion
         return [_attribute_finding(driver, listed)
                 for driver, listed in sorted(by_driver.items())]
 
-    def legacy(entries: tuple[TreeEntry, ...]) -> IOResult[list[Finding], StoreError]:
-        ids = sorted({e.blob_id for e in entries if not e.is_symlink})
-        return git.read_blobs(ids).map(lambda blobs: [
-            Finding(GITATTRIBUTES, "merge-driver",
-                    f"marks generated pages with an earlier memhtml's lines "
-                    f"({', '.join(lines)}), naming git's ours driver, which memhtml no "
-                    f"longer defines: a pull of another clone's published pages conflicts. "
-                    f"Run memhtml init (or memhtml doctor --fix) to mark them "
-                    f"merge={MERGE_DRIVER}")
-            for e in entries if (lines := legacy_attribute_lines(blobs.get(e.blob_id)))])
+    def legacy(lines: tuple[str, ...]) -> list[Finding]:
+        if not lines:
+            return []
+        return [Finding(GITATTRIBUTES, "merge-driver",
+                        f"marks generated pages with an earlier memhtml's lines "
+                        f"({', '.join(lines)}), naming git's ours driver, which memhtml no "
+                        "longer defines: a pull of another clone's published pages "
+                        "conflicts. Run memhtml init (or memhtml doctor --fix) to mark them "
+                        f"merge={MERGE_DRIVER}")]
 
     given: IOResult[Mapping[str, str], StoreError] = git.merge_attributes(sha, paths)
-    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(sha, [GITATTRIBUTES])
     return given.map(attributes).bind(
-        lambda found: listed.bind(legacy).map(lambda old: found + old))
+        lambda found: legacy_attributes_at(git, sha).map(lambda old: found + legacy(old)))
 
 
 def record_findings(version: HeadVersion, record: MemoryRecord) -> list[Finding]:

@@ -261,6 +261,21 @@ def legacy_attribute_lines(existing: bytes | None) -> tuple[str, ...]:
     return tuple(sorted(present & LEGACY_ATTRIBUTE_LINES))
 
 
+def legacy_attributes_at(git: GitService, tip: str) -> IOResult[tuple[str, ...], StoreError]:
+    """The earlier release's ``merge=ours`` lines the root ``.gitattributes`` holds at
+    ``tip`` (none when it is absent or a link)."""
+
+    def read(entries: tuple[TreeEntry, ...]) -> IOResult[tuple[str, ...], StoreError]:
+        ids = sorted({e.blob_id for e in entries if not e.is_symlink})
+        blobs: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(ids)
+        return blobs.map(lambda found: tuple(
+            line for e in entries if not e.is_symlink
+            for line in legacy_attribute_lines(found.get(e.blob_id))))
+
+    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, [GITATTRIBUTES])
+    return listed.bind(read)
+
+
 def attributes_bytes(existing: bytes | None) -> bytes | None:
     """The ``.gitattributes`` a store should have, from the one it has: memhtml's lines
     for generated pages added where missing, an earlier release's ``merge=ours`` lines

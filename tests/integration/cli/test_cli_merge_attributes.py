@@ -229,6 +229,17 @@ def test_an_earlier_stores_merge_ours_lines_are_named_and_replaced(
     git(root, env, "commit", "-q", "-am", "an earlier release's attributes")
     git(root, env, "config", "merge.ours.driver", "true")
 
+    # A clone stays equal to its remote, and says what init would replace.
+    copy = tmp_path / "copy"
+    cloned = memhtml(env, "clone", str(root), str(copy), "--json")
+    assert cloned.returncode == 0, cloned.stdout + cloned.stderr
+    notes = json.loads(cloned.stdout)["notes"]
+    assert len(notes) == 1 and "index.html merge=ours" in notes[0], notes
+    assert "run memhtml init" in notes[0]
+    assert git(copy, env, "rev-parse", "HEAD").stdout == git(root, env, "rev-parse",
+                                                              "HEAD").stdout
+    assert config(copy, env, DRIVER_KEY) == DRIVER_COMMAND
+
     found = [f for f in doctor(env, root) if f["kind"] == "merge-driver"]
     assert [f["path"] for f in found] == [".gitattributes"]
     assert "index.html merge=ours" in found[0]["message"]
