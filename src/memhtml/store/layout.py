@@ -89,11 +89,11 @@ MARKER = ".memhtml/store.toml"
 Commands other than ``init`` refuse a repository whose branch lacks it: a memory
 written into an arbitrary repository would land on that project's branch unasked."""
 MARKER_FORMAT = 1
-_LEGACY_ATTRIBUTE = "index.html merge=ours"
-"""The line every release's ``init`` wrote into ``.gitattributes`` before the
-``memhtml-generated`` driver: with a seeded directory beside it, how a store made
-before the marker existed is recognised (``init`` on such a store adds the marker
-and replaces the line)."""
+_LAYOUT_ATTRIBUTES = frozenset({"index.html merge=ours", f"index.html merge={MERGE_DRIVER}"})
+"""The line every release's ``init`` wrote into ``.gitattributes`` (``merge=ours`` before
+the ``memhtml-generated`` driver): with a seeded directory beside it, how a store made
+before the marker existed (or one whose marker was removed since) is recognised.
+``init`` on such a store adds the marker, and replaces a ``merge=ours`` line."""
 _BRANCH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}")
 
 SLUG_MAX = 60
@@ -219,7 +219,7 @@ def _mark_of(entries: tuple[TreeEntry, ...], blobs: Mapping[str, bytes]) -> Stor
     attributes = by_path.get(GITATTRIBUTES) or b""
     lines = {line.strip() for line in attributes.decode("utf-8", "replace").splitlines()}
     seeded = any(f"{d}{KEEP_FILE}" in by_path for d in SEEDED_DIRS)
-    return StoreMark("layout") if _LEGACY_ATTRIBUTE in lines and seeded else None
+    return StoreMark("layout") if lines & _LAYOUT_ATTRIBUTES and seeded else None
 
 
 def store_mark(git: GitService, tip: str) -> IOResult[StoreMark | None, StoreError]:
