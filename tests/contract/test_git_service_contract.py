@@ -634,6 +634,65 @@ def test_local_config_value_reads_back_what_set_config_wrote(backend: Backend) -
     assert ok(git.local_config_value("memhtml.branch")) == "main"
 
 
+def test_drop_config_removes_only_the_value_it_names(backend: Backend) -> None:
+    git = backend.git
+    assert ok(git.drop_config("merge.ours.driver", "true")) is False
+    ok(git.set_config("merge.ours.driver", "true"))
+    assert ok(git.drop_config("merge.ours.driver", "true")) is True
+    assert backend.config("merge.ours.driver") is None
+    ok(git.set_config("merge.ours.driver", "my-merge %O %A %B"))
+    assert ok(git.drop_config("merge.ours.driver", "true")) is False
+    assert backend.config("merge.ours.driver") == "my-merge %O %A %B"
+
+
+ROOT_ATTRIBUTES = (
+    "# a comment line\n"
+    "*.html merge=ours\n"
+    "[attr]evil merge=x\n"
+    "areas/x.html evil\n"
+    "areas/b/*.html -merge\n"
+    "areas/c/** merge=text\n"
+    "areas/e.html !merge\n"
+    "/top.html merge=union\n"
+    "index.html merge=memhtml-generated\n"
+    "k[0-9].html merge=digit\n"
+    "q?.html merge=single\n"
+    "areas/**/deep.html merge=deep\n"
+    "notes/*.html merge=star\n"
+    "folder/ merge=directory-only\n"
+)
+EXPECTED_MERGE = {
+    "a.html": "ours", "areas/x.html": "x", "areas/b/y.html": "binary",
+    "areas/b/z/y.html": "ours", "areas/d/q.html": "binary", "top.html": "union",
+    "areas/top.html": "ours", "index.html": "memhtml-generated",
+    "areas/inbox/index.html": "memhtml-generated", "k1.html": "digit", "kx.html": "ours",
+    "qa.html": "single", "areas/deep.html": "deep", "areas/a/b/deep.html": "deep",
+    "notes/a.html": "star", "notes/x/a.html": "ours", "folder/a.html": "ours",
+    "areas/f/g.html": "ours", "areas/f/h.html": "nested",
+}
+"""What ``git check-attr merge`` says of each path of ``ROOT_ATTRIBUTES`` and the two
+nested files below (checked against git 2.39); the paths with git's text merge
+(``areas/c/x/y.html`` text, ``areas/e.html`` unspecified, ``areas/f/s.html`` set,
+``a.txt`` nothing) are left out."""
+
+
+def test_merge_attributes_read_every_gitattributes_as_git_does(backend: Backend) -> None:
+    sha = backend.commit(None, [
+        put(".gitattributes", ROOT_ATTRIBUTES),
+        put("areas/d/.gitattributes", "*.html binary\n"),
+        put("areas/f/.gitattributes", "s.html merge\nh.html merge=nested\n"),
+    ])
+    paths = sorted([*EXPECTED_MERGE, "areas/c/x/y.html", "areas/e.html", "areas/f/s.html",
+                    "a.txt"])
+    assert ok(backend.git.merge_attributes(sha, paths)) == EXPECTED_MERGE
+    # Only the paths asked about, and the commit's own files: a later commit without
+    # them gives nothing.
+    assert ok(backend.git.merge_attributes(sha, ["a.html"])) == {"a.html": "ours"}
+    later = backend.commit(sha, [drop(".gitattributes"), drop("areas/d/.gitattributes"),
+                                 drop("areas/f/.gitattributes")])
+    assert ok(backend.git.merge_attributes(later, paths)) == {}
+
+
 def test_a_bare_repository_has_no_index_to_update(backend: Backend) -> None:
     sha = backend.commit(None, [put("a.html", "a")])
     blob = ok(backend.git.list_tree(sha))[0].blob_id

@@ -22,6 +22,7 @@ from typing import TypeVar
 
 import pygit2
 from pygit2.enums import (
+    AttrCheck,
     ConfigLevel,
     FileMode,
     FileStatus,
@@ -40,6 +41,7 @@ from returns.result import Failure, Result, Success
 from memhtml.adapters.git_remote import git_environment
 from memhtml.adapters.tree_edit import edited_tree, tree_delta
 from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
+from memhtml.contracts.local_files import create_exclusive, read_regular
 from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.services import (
     CommitInfo,
@@ -531,7 +533,8 @@ def _take_lock(lock: Path, wait_seconds: float) -> bool:
     deadline = time.monotonic() + wait_seconds
     pause = 0.001
     claim = lock.with_name(f"memhtml-lock-{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    claim.write_bytes(_owner_line())
+    with create_exclusive(claim) as private:
+        private.write(_owner_line())
     try:
         while True:
             try:
@@ -568,7 +571,8 @@ def _alive(pid: int) -> bool:
 def _dead_owner(lock: Path) -> bool:
     """True when ``lock`` was taken by a memhtml process on this host that is gone."""
     try:
-        content = lock.read_bytes()[:200]
+        # git's lock, read only as a regular file: a FIFO there must not hold the command.
+        content = read_regular(lock, 200)
     except OSError:
         return False
     if not content.startswith(_LOCK_OWNER):
@@ -870,6 +874,43 @@ class PygitService:
             return Success(found)
 
         return _guarded("local_config_value", read)
+
+    def drop_config(self, key: str, value: str) -> IOResult[bool, GitError]:
+        """Only the repository's own file (``<git-dir>/config``) is looked at and
+        written; the user's and the system's are never touched."""
+
+        def drop() -> Result[bool, GitError]:
+            own = pygit2.Config(str(Path(self._repo.path) / "config"))
+            try:
+                found = own[key]
+            except KeyError:
+                return Success(False)
+            if str(found) != value:
+                return Success(False)
+            del own[key]
+            return Success(True)
+
+        return _guarded("drop_config", drop)
+
+    def merge_attributes(self, commit: str, paths: Sequence[str]
+                         ) -> IOResult[Mapping[str, str], GitError]:
+        """libgit2's reading of git's attribute files, with ``commit``'s tree included
+        (so a bare repository, and a checkout whose files differ from the commit, are
+        read as the commit has them too)."""
+
+        def read() -> Result[Mapping[str, str], GitError]:
+            flags = AttrCheck.FILE_THEN_INDEX | AttrCheck.INCLUDE_COMMIT
+            oid = self._repo.revparse_single(commit).peel(pygit2.Commit).id
+            found: dict[str, str] = {}
+            for path in paths:
+                value = self._repo.get_attr(path, "merge", flags, oid)
+                if value is False:
+                    found[path] = "binary"
+                elif isinstance(value, str) and value != "text":
+                    found[path] = value
+            return Success(found)
+
+        return _guarded("merge_attributes", read)
 
     def unmerged_paths(self) -> IOResult[tuple[str, ...], GitError]:
         def unmerged() -> Result[tuple[str, ...], GitError]:

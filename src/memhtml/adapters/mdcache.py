@@ -39,6 +39,7 @@ from memhtml.contracts.array_records import (
     npy_header,
     read_arrays,
 )
+from memhtml.contracts.local_files import NotRegularFileError, open_regular
 from memhtml.mdindex import ReadFailure
 from memhtml.mdindex.cache import CACHE_FORMAT, Arrays, Stamp
 
@@ -132,13 +133,16 @@ class IndexCacheFile:
         with another user would let them choose what this index says.
         """
         try:
-            with self.path.open("rb") as stream:
+            # Never a FIFO or a link put at the cache's name: a miss, rebuilt.
+            with open_regular(self.path) as stream:
                 info = os.fstat(stream.fileno())
                 if hasattr(os, "getuid") and info.st_uid != os.getuid():
                     return Failure("owned by another user")
                 return Success(_read(stream))
         except FileNotFoundError:
             return Failure("miss")
+        except NotRegularFileError as odd:
+            return Failure(f"{odd.kind}, not a regular file")
         except _RefusedError as refused:
             return Failure(str(refused))
         except _UNREADABLE as exc:

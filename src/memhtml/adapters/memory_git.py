@@ -75,6 +75,95 @@ def _config_key(key: str) -> str:
     return f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}"
 
 
+_Rules: TypeAlias = tuple[tuple[tuple[str, tuple[str, ...]], ...],
+                         tuple[tuple[re.Pattern[str], bool, tuple[str, ...]], ...]]
+"""One ``.gitattributes``: its macro definitions, and its pattern lines (the pattern
+as a regular expression, whether it matches the whole path or the name alone, the
+attribute tokens)."""
+
+
+def _wildmatch(pattern: str) -> re.Pattern[str]:
+    """git's wildmatch with ``WM_PATHNAME``, as a regular expression."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out.append("/.*")
+            break
+        char = pattern[i]
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            negated = body[:1] in ("!", "^")
+            inner = re.escape(body[1:] if negated else body).replace("\\-", "-")
+            out.append(f"[^/{inner}]" if negated else f"(?!/)[{inner}]")
+            i = end
+        elif char == "\\" and i + 1 < len(pattern):
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile("".join(out))
+
+
+def _attribute_lines(data: bytes) -> _Rules:
+    macros: list[tuple[str, tuple[str, ...]]] = []
+    lines: list[tuple[re.Pattern[str], bool, tuple[str, ...]]] = []
+    for raw in data.decode("utf-8", "replace").splitlines():
+        words = raw.split()
+        if not words or words[0].startswith("#"):
+            continue
+        pattern, tokens = words[0], tuple(words[1:])
+        if pattern.startswith("[attr]"):
+            macros.append((pattern.removeprefix("[attr]"), tokens))
+            continue
+        if pattern.endswith("/") or pattern.startswith("!"):
+            continue  # a directory-only pattern, or a negation git refuses here
+        anchored = "/" in pattern
+        lines.append((_wildmatch(pattern.lstrip("/")), anchored, tokens))
+    return tuple(macros), tuple(lines)
+
+
+def _merge_attribute(path: str, rules: Mapping[str, _Rules],
+                     macros: Mapping[str, tuple[str, ...]]) -> bool | str | None:
+    """The ``merge`` attribute of ``path``: True (set), False (unset), a value, or
+    None (unspecified)."""
+    value: bool | str | None = None
+
+    def apply(tokens: tuple[str, ...], depth: int = 0) -> None:
+        nonlocal value
+        for token in tokens:
+            if token == "merge":
+                value = True
+            elif token == "-merge":
+                value = False
+            elif token == "!merge":
+                value = None
+            elif token.startswith("merge="):
+                value = token.removeprefix("merge=")
+            elif token in macros and depth < 8:
+                apply(macros[token], depth + 1)
+
+    parts = path.split("/")
+    for level in range(len(parts)):
+        folder = "/".join(parts[:level])
+        if folder not in rules:
+            continue
+        rest = "/".join(parts[level:])
+        for pattern, anchored, tokens in rules[folder][1]:
+            if pattern.fullmatch(rest if anchored else parts[-1]):
+                apply(tokens)
+    return value
+
+
 def _operation(name: str) -> Callable[
     [Callable[Concatenate[InMemoryGit, _P], _T]],
     Callable[Concatenate[InMemoryGit, _P], IOResult[_T, GitError]],
@@ -357,6 +446,43 @@ class InMemoryGit:
     def local_config_value(self, key: str) -> str | None:
         """``config_value``: the repository's own config is the only level held here."""
         return self._config.get(_config_key(key))
+
+    @_operation("drop_config")
+    def drop_config(self, key: str, value: str) -> bool:
+        """Removes what ``set_config`` stored under ``key`` when it is ``value``."""
+        section, _, rest = key.partition(".")
+        name = rest.rpartition(".")[2]
+        normal = f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}"
+        if self._config.get(normal) != value:
+            return False
+        del self._config[normal]
+        return True
+
+    @_operation("merge_attributes")
+    def merge_attributes(self, commit: str, paths: Sequence[str]) -> Mapping[str, str]:
+        """Read from the ``.gitattributes`` files of ``commit``'s tree alone (there is no
+        checkout, ``info/attributes`` or user file in memory), by git's rules: a deeper
+        file overrides a shallower one and a later line an earlier one; a pattern
+        without a slash matches the name at any depth, one with a slash the path from
+        the file's directory (``*`` and ``?`` never crossing a slash, ``**`` any number
+        of directories); macros (``binary``, and ``[attr]`` lines of the top file)
+        expand."""
+        flat = self._tree_of(commit)
+        files = {path.rpartition("/")[0] if "/" in path else "": self._blobs[oid]
+                 for path, (mode, oid) in flat.items()
+                 if path.rsplit("/", 1)[-1] == ".gitattributes" and mode != FILE_MODE_LINK}
+        rules = {folder: _attribute_lines(data) for folder, data in files.items()}
+        macros: dict[str, tuple[str, ...]] = {"binary": ("-diff", "-merge", "-text")}
+        for name, tokens in rules.get("", ((), ()))[0]:
+            macros[name] = tokens
+        found: dict[str, str] = {}
+        for path in paths:
+            value = _merge_attribute(path, rules, macros)
+            if value is False:
+                found[path] = "binary"
+            elif isinstance(value, str) and value != "text":
+                found[path] = value
+        return found
 
     @_operation("unmerged_paths")
     def unmerged_paths(self) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Concatenate, Final, ParamSpec, Protocol, TypeV
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import StateError, StateFailure, StateUnusable
+from memhtml.contracts.local_files import not_regular
 from memhtml.contracts.services import (
     AccessCount,
     AccessKind,
@@ -250,6 +252,7 @@ class SqliteStatePlane:
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
+            _refuse_odd_files(self.path, self.name)
             self._connection = _open(self.path, self._busy_timeout)
         return self._connection
 
@@ -257,8 +260,10 @@ class SqliteStatePlane:
         """The connection for a read, or None while no plane exists on disk: a read
         (a dry run, a plan, a search) answers from an empty plane rather than create
         one, so looking at a fresh clone leaves nothing behind in it."""
-        if self._connection is None and not self.path.exists():
-            return None
+        if self._connection is None:
+            _refuse_odd_files(self.path, self.name)
+            if not os.path.lexists(self.path):
+                return None
         return self._db()
 
     def _write(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -408,6 +413,24 @@ def _drop_mined(db: sqlite3.Connection, where: str, args: tuple[object, ...]) ->
 def _unusable(name: str, why: str) -> str:
     return (f"{name} is not a usable memhtml state database ({why}); it holds state the "
             f"tree cannot rebuild, so it is left as it is: move it aside to start afresh")
+
+
+_SIDE_FILES: Final = ("-wal", "-shm", "-journal")
+"""The files sqlite keeps beside the database, opened by name like it."""
+
+
+def _refuse_odd_files(path: Path, name: str) -> None:
+    """Refuse the plane when its file, or a file sqlite keeps beside it, is anything
+    but a regular file: sqlite opens them by name and would wait forever on a FIFO's
+    read (or write through a link to wherever it points). Refused as unusable, never
+    removed: the name is a person's to clear. sqlite takes no descriptor, so this look
+    by name is as close as the check can come to sqlite's own open."""
+    for candidate in (path, *(path.with_name(path.name + side) for side in _SIDE_FILES)):
+        odd = not_regular(candidate)
+        if odd is not None:
+            raise RefusalError(StateUnusable(name, (
+                f"{candidate} is {odd}, not a regular file, and memhtml opens nothing "
+                "else as its state database; move it aside and run the command again")))
 
 
 def _open(path: Path, busy_timeout: float) -> sqlite3.Connection:

@@ -41,6 +41,12 @@ from typing import TypeAlias, TypeVar
 import numpy as np
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.contracts.local_files import (
+    NotRegularFileError,
+    blocking_entry,
+    open_regular,
+    read_regular,
+)
 from memhtml.contracts.services import Vector, VectorSpace
 from memhtml.head.vectors import VectorCache, cache_from, empty_vector_cache
 
@@ -50,6 +56,8 @@ ASIDE_DIR = ".aside"
 _HASH = re.compile(r"[0-9A-Za-z_:.+/=-]{1,256}")
 _GENERATION = re.compile(r"([0-9]{1,12})-[0-9a-f]{8}")
 _HEAL_ATTEMPTS = 3
+_NOT_A_FILE = b"\0not a regular file"
+"""What a manifest that is not a regular file is judged as (no manifest holds a NUL)."""
 
 T = TypeVar("T")
 
@@ -119,7 +127,10 @@ def _guard(path: Path, thunk: Callable[[], IOResult[T, VectorFilesError]]
     try:
         return thunk()
     except OSError as exc:
-        return IOFailure(VectorFilesFailure(str(path), f"{type(exc).__name__}: {exc}"))
+        # Two levels up is the state directory: name what stands where a folder belongs.
+        blocked = blocking_entry(path, path.parent.parent)
+        return IOFailure(VectorFilesFailure(str(path), f"{type(exc).__name__}: {exc}" + (
+            f" ({blocked}: move it aside)" if blocked else "")))
 
 
 # --------------------------------------------------------------------------- load
@@ -172,13 +183,12 @@ def _delete_judged(folder: Path, judged: VectorFilesCorrupt) -> bool:
     """Delete the corrupt set ``judged`` describes; False when its manifest has changed
     since (or is gone), so the caller judges the set again."""
     manifest = folder / MANIFEST
-    try:
-        current: bytes | None = manifest.read_bytes()
-    except FileNotFoundError:
-        current = None
+    current = _manifest_bytes(manifest)
     if current is None or current != judged.manifest:
         return False
     # The manifest goes first: without it the set loads as empty, whatever is left.
+    # Unlinking a FIFO or a link removes only the name; a directory there stays, and
+    # the failure says so.
     manifest.unlink(missing_ok=True)
     if judged.generation is not None:
         limit = _serial(judged.generation)
@@ -202,16 +212,28 @@ def _move_aside(root: Path, folder: Path, tag: str) -> Path:
     return target
 
 
+def _manifest_bytes(manifest: Path) -> bytes | None:
+    """The manifest's bytes; None when there is none; ``_NOT_A_FILE`` when something
+    other than a regular file stands there (never opened, so a FIFO cannot block)."""
+    try:
+        return read_regular(manifest)
+    except FileNotFoundError:
+        return None
+    except NotRegularFileError:
+        return _NOT_A_FILE
+
+
 def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
     manifest_path = folder / MANIFEST
-    try:
-        raw = manifest_path.read_bytes()
-    except FileNotFoundError:
+    raw = _manifest_bytes(manifest_path)
+    if raw is None:
         return empty_vector_cache(space)
 
     def corrupt(reason: str, generation: str | None = None) -> VectorFilesCorrupt:
         return VectorFilesCorrupt(str(folder), reason, raw, generation)
 
+    if raw == _NOT_A_FILE:
+        return corrupt(f"{MANIFEST} is not a regular file")
     try:
         manifest = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -242,10 +264,12 @@ def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
         return corrupt("manifest has no valid count", generation)
     hashes_path = folder / f"hashes-{generation}.txt"
     matrix_path = folder / f"vectors-{generation}.npy"
-    if not hashes_path.exists() or not matrix_path.exists():
+    if not os.path.lexists(hashes_path) or not os.path.lexists(matrix_path):
         return corrupt(f"generation {generation} is missing a file", generation)
     try:
-        hashes = hashes_path.read_text(encoding="ascii").splitlines()
+        hashes = read_regular(hashes_path).decode("ascii").splitlines()
+    except NotRegularFileError as odd:
+        return corrupt(f"the hash list is {odd.kind}, not a regular file", generation)
     except UnicodeDecodeError:
         return corrupt("the hash list is not ASCII", generation)
     if len(hashes) != count:
@@ -254,7 +278,10 @@ def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
     if len(set(hashes)) != len(hashes) or not all(_HASH.fullmatch(h) for h in hashes):
         return corrupt("the hash list has a repeated or malformed hash", generation)
     try:
-        matrix = np.load(matrix_path, allow_pickle=False)
+        with open_regular(matrix_path) as stream:
+            matrix = np.load(stream, allow_pickle=False)
+    except NotRegularFileError as odd:
+        return corrupt(f"the matrix is {odd.kind}, not a regular file", generation)
     except (ValueError, EOFError) as exc:
         return corrupt(f"the matrix does not load: {exc}", generation)
     if not isinstance(matrix, np.ndarray):
@@ -386,4 +413,7 @@ def _remove_other_generations(folder: Path, keep: str) -> None:
 
 def _remove_generation(folder: Path, generation: str) -> None:
     for name in (f"vectors-{generation}.npy", f"hashes-{generation}.txt"):
-        (folder / name).unlink(missing_ok=True)
+        # A directory at a generation's name is left: with the manifest gone (or
+        # naming a newer generation) nothing reads it.
+        with contextlib.suppress(IsADirectoryError, PermissionError):
+            (folder / name).unlink(missing_ok=True)

@@ -232,28 +232,35 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
     """Check the whole store: every file's violations and warnings, stale content-hash
     metas, dangling links, status/path mismatches, stale published pages, a checkout
     left behind its branch, a merge or rebase in progress, conflicts, a clone without
-    the merge driver, memory files edited and not committed, and a marker naming
-    another branch than the one this clone writes. Exits 1 when anything but a warning
-    or an uncommitted edit is found.
+    the merge driver, git attributes that give memory files a merge driver, anything in
+    local state that is not memhtml's own file, memory files edited and not committed,
+    and a marker naming another branch than the one this clone writes. Exits 1 when
+    anything but a warning or an uncommitted edit is found.
 
     Parameters
     ----------
     fix
-        Define the merge driver when it is missing, and bring a checkout left behind its
-        branch up to date (only paths that still hold what a memhtml commit replaced; a
-        person's own edits are kept).
+        Define the merge driver for generated pages when it is missing, replace an
+        earlier release's merge=ours lines in .gitattributes (one commit), and bring a
+        checkout left behind its branch up to date (only paths that still hold what a
+        memhtml commit replaced; a person's own edits are kept).
     """
     from memhtml import store as doors
     from memhtml.store.checks import NOTICE_KINDS
+    from memhtml.store.layout import GITATTRIBUTES, MERGE_DRIVER, migrate_attributes
     from memhtml.store.merge_driver import ensure_merge_driver
 
     def body() -> Reply:
         _, store = open_common(common)
         notes: tuple[str, ...] = ()
         if fix:
-            if store.deps.worktree is not None and store_value(
-                    ensure_merge_driver(store.deps.git)):
-                notes += ("fixed: defined merge.ours.driver in the repository's config",)
+            if store.deps.worktree is not None:
+                notes += tuple(f"fixed: {done}"
+                               for done in store_value(ensure_merge_driver(store.deps.git)))
+            migrated = store_value(migrate_attributes(store.deps))
+            if migrated.paths:
+                notes += (f"fixed: marked generated pages merge={MERGE_DRIVER} in "
+                          f"{GITATTRIBUTES} (commit {migrated.commit[:10]})",)
             behind = store_value(doors.checkout_behind(store.deps))
             synced = store_value(doors.fix_behind(store.deps.git, store.deps.worktree,
                                                   store.deps.ref, behind)) \

@@ -128,6 +128,7 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
     def body() -> Reply:
         from memhtml.cli.common import open_cli_services
         from memhtml.compose import clone_store
+        from memhtml.store.layout import legacy_attributes_at
 
         target = directory.expanduser().resolve()
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -140,7 +141,14 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
             shown.done()
         services = open_cli_services(Common(store=str(target), json=common.json))
         tip = unwrap_io(services.store().tip())
-        payload = {"ok": True, "store": str(target), "branch": on, "commit": tip}
-        return Reply(payload, f"store at {target} (branch {on}, {_short(tip)})")
+        # A clone stays equal to its remote: an earlier release's attribute lines are
+        # named, for the person to replace with init, never replaced here.
+        legacy = unwrap_io(legacy_attributes_at(services.git, tip)) if tip else ()
+        notes = (f"note: this store's .gitattributes still has an earlier memhtml's "
+                 f"merge=ours lines ({', '.join(legacy)}); run memhtml init to replace "
+                 "them",) if legacy else ()
+        payload = {"ok": True, "store": str(target), "branch": on, "commit": tip,
+                   "notes": list(notes)}
+        return Reply(payload, f"store at {target} (branch {on}, {_short(tip)})", notes=notes)
 
     return respond(common.json, body)

@@ -19,6 +19,7 @@ from memhtml.compose.run import perform
 from memhtml.compose.services import Services, blob_reader, space_of
 from memhtml.compose.settings import SettingsError
 from memhtml.compose.vectors import VectorFiles
+from memhtml.contracts.local_files import read_regular
 from memhtml.contracts.services import DocumentEmbedder, VectorSpace
 from memhtml.contracts.transcripts import TranscriptSource
 from memhtml.domain.thresholds import VECTOR_COVERAGE_HARD_FLOOR
@@ -65,7 +66,9 @@ class FileVectors:
             return ()
         for manifest in manifests:
             try:
-                data = json.loads(manifest.read_text(encoding="utf-8"))
+                # Only a regular file: a FIFO at a manifest's name must not hold the
+                # command (the load that follows judges and clears it).
+                data = json.loads(read_regular(manifest).decode("utf-8"))
             except (OSError, ValueError):
                 continue
             if isinstance(data, dict) and isinstance(data.get("model_id"), str) \

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from returns.io import IOResult, IOSuccess
 
 from memhtml.compose.settings import SettingsError
+from memhtml.contracts.local_files import read_regular
 from memhtml.contracts.services import QueryEmbedder, Vector, VectorSpace
 
 if TYPE_CHECKING:
@@ -72,7 +73,9 @@ class VectorFiles:
             return None
         for manifest in manifests:
             try:
-                data = json.loads(manifest.read_text(encoding="utf-8"))
+                # Only a regular file: a FIFO at a manifest's name must not hold the
+                # command (the load that follows judges and clears it).
+                data = json.loads(read_regular(manifest).decode("utf-8"))
             except (OSError, ValueError):
                 continue
             if isinstance(data, dict) and data.get("model_id") == model_id \

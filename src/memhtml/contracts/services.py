@@ -238,6 +238,23 @@ class GitService(Protocol):
         records this one repository's choice cannot be supplied by them."""
         ...
 
+    def drop_config(self, key: str, value: str) -> IOResult[bool, GitError]:
+        """Remove ``key`` from the repository's own config when it holds exactly
+        ``value`` there (a setting an earlier release made, and only that); True when it
+        was removed. Other levels, and any other value, are left as they are."""
+        ...
+
+    def merge_attributes(self, commit: str, paths: Sequence[str]
+                         ) -> IOResult[Mapping[str, str], GitError]:
+        """The merge driver git's attributes give each of ``paths``, for the paths they
+        give one: the driver's name (``ours``, ``union``, a custom one), or ``binary``
+        where ``merge`` is unset (``-merge``, the ``binary`` macro). Paths with git's
+        default text merge (``merge`` unspecified, set, or ``text``) are left out.
+        Read as git reads them: every ``.gitattributes`` in ``commit``'s tree, and on
+        disk a checkout's own, the repository's ``info/attributes`` and the user's and
+        the system's attribute files."""
+        ...
+
     def unmerged_paths(self) -> IOResult[tuple[str, ...], GitError]:
         """Paths the checkout's index holds in conflict (a merge, a rebase or a stash
         left unresolved), sorted; a bare repository has none."""

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from returns.io import IOFailure, IOResult, IOSuccess, impure_safe
 
+from memhtml.contracts.local_files import blocking_entry, read_regular, write_replacing
 from memhtml.contracts.services import (
     CommitInfo,
     FileStat,
@@ -141,12 +142,10 @@ def _journal_body(journal: Journal) -> str:
 @impure_safe(exceptions=(OSError,))
 def _put_journal(journal: Journal) -> Journal:
     journal.file.parent.mkdir(parents=True, exist_ok=True)
-    temporary = journal.file.with_suffix(".tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
-        handle.write(_journal_body(journal))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, journal.file)
+    # A new temporary, renamed over the mark: nothing found at either name (a FIFO, a
+    # link) is ever opened for writing.
+    write_replacing(journal.file, _journal_body(journal).encode("utf-8"),
+                    journal.file.with_suffix(".tmp"), sync=True)
     return journal
 
 
@@ -159,8 +158,14 @@ def write_journal(git_dir: Path, ref: str, parent: str | None, steps: Sequence[P
     name = f"{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
     journal = Journal(pending_dir(git_dir) / name, ref, tuple(steps), parent, None, at,
                       target=target, merge_parent=merge_parent)
-    return _put_journal(journal).alt(
-        lambda exc: Refused(f"cannot record the write in {pending_dir(git_dir)}: {exc}"))
+    return _put_journal(journal).alt(lambda exc: Refused(_unrecorded(git_dir, exc)))
+
+
+def _unrecorded(git_dir: Path, exc: Exception) -> str:
+    folder = pending_dir(git_dir)
+    blocked = blocking_entry(folder, git_dir)
+    return (f"cannot record the write in {folder}: {exc}"
+            + (f" ({blocked}: move it aside)" if blocked else ""))
 
 
 def mark_landed(journal: Journal, commit: str, done: Synced) -> IOResult[Journal, StoreError]:
@@ -187,7 +192,8 @@ def drop_journal(journal: Journal) -> IOResult[None, StoreError]:
 
 def read_journals(git_dir: Path) -> tuple[Journal, ...]:
     """Every mark, oldest first. An unreadable one is skipped (``doctor``'s scan
-    still finds what it was about)."""
+    still finds what it was about, and names a mark that is not a regular file); a
+    FIFO or a link at a mark's name is never opened, so it cannot hold a command."""
     folder = pending_dir(git_dir)
     try:
         files = sorted(folder.glob(f"*{JOURNAL_SUFFIX}"), key=lambda p: (_mtime(p), p.name))
@@ -196,7 +202,7 @@ def read_journals(git_dir: Path) -> tuple[Journal, ...]:
     found: list[Journal] = []
     for file in files:
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(file).decode("utf-8"))
             steps = tuple(PathStep(str(path), _blob(before), _blob(after))
                           for path, before, after in data["steps"])
             found.append(Journal(file, str(data["ref"]), steps, _blob(data.get("parent")),

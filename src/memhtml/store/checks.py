@@ -4,18 +4,25 @@ The head skips a file it cannot parse and carries on; doctor is where those file
 and the subtler faults of files that do parse, are named one finding each. It also
 looks at the checkout beside the tree: paths memhtml left behind its branch, a merge
 or rebase waiting, conflicts, a clone without the merge driver, the person's edits
-that are not committed yet (which search does not see and doors will not touch), and a
-marker naming another branch than the one this clone writes.
+that are not committed yet (which search does not see and doors will not touch), a
+marker naming another branch than the one this clone writes; git attributes that
+give memory files a merge driver (a plain ``git pull`` would merge them with it
+instead of git's text merge); and anything in this clone's local state that is not
+what memhtml keeps there.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from returns.io import IOResult, IOSuccess
 
+from memhtml.contracts.local_files import kind_of
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import GitService, TreeEntry
@@ -27,14 +34,21 @@ from memhtml.store.checkout import Behind, checkout_behind
 from memhtml.store.deps import StoreDeps
 from memhtml.store.edits import LocalEdit, local_edits, operation_in_progress, unmerged
 from memhtml.store.errors import StoreError
-from memhtml.store.layout import MARKER, marker_note
-from memhtml.store.merge_driver import merge_driver_missing
+from memhtml.store.layout import (
+    GITATTRIBUTES,
+    MARKER,
+    MERGE_DRIVER,
+    legacy_attributes_at,
+    marker_note,
+)
+from memhtml.store.merge_driver import DRIVER_KEY, merge_driver_missing
 from memhtml.store.session import Store
 from memhtml.store.site import is_generated_path, stale_artifacts
 
 FindingKind = Literal[
     "violation", "warning", "not-a-memory", "stale-hash", "dangling", "status-path", "artifact",
-    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver", "layout-link",
+    "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver", "merge-attribute",
+    "local-state", "layout-link",
 ]
 NOTICE_KINDS: frozenset[FindingKind] = frozenset({"warning", "uncommitted"})
 """Findings that are not faults: a file that parses with a warning, and a person's
@@ -94,6 +108,63 @@ def layout_link_findings(git: GitService, version: HeadVersion
 
     listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.list_tree(version.sha)
     return listed.map(judge)
+
+
+_SHOWN_PATHS = 5
+"""Memory files a merge-attribute finding names before it counts the rest."""
+
+
+def _attribute_finding(driver: str, paths: list[str]) -> Finding:
+    shown = ", ".join(paths[:_SHOWN_PATHS])
+    more = f" and {len(paths) - _SHOWN_PATHS} more" if len(paths) > _SHOWN_PATHS else ""
+    effect = {
+        "ours": "with merge.ours.driver = true (the usual definition) the other side's "
+                "edits are dropped without a conflict",
+        "binary": "every change made on both sides is a conflict, with no markers",
+        "union": "both sides' lines are kept, unmarked, in one file",
+        MERGE_DRIVER: "memhtml's driver merges memory files as text anyway, but no line of "
+                      "memhtml's names it for them",
+    }.get(driver, "a program git's configuration names decides the result")
+    label = "-merge (binary)" if driver == "binary" else f"merge={driver}"
+    return Finding(paths[0], "merge-attribute",
+                   f"git's attributes give {len(paths)} memory file(s) {label} "
+                   f"({shown}{more}), so a plain git pull merges them with that driver, not "
+                   f"git's text merge: {effect}. Remove the line that names it (a "
+                   ".gitattributes in the tree, .git/info/attributes, or your own "
+                   "attributes file)")
+
+
+def merge_findings(git: GitService, version: HeadVersion
+                   ) -> IOResult[list[Finding], StoreError]:
+    """Memory files git's attributes give a merge driver (one finding per driver, on
+    the first such file), and an earlier release's ``merge=ours`` lines for generated
+    pages (on ``.gitattributes``). Nothing on an unborn branch."""
+    sha = version.sha
+    if sha is None:
+        return IOSuccess([])
+    paths = sorted({record.path for record in version.records()}
+                   | {skipped.path for skipped in version.skipped_files})
+
+    def attributes(found: Mapping[str, str]) -> list[Finding]:
+        by_driver: dict[str, list[str]] = {}
+        for path in sorted(found):
+            by_driver.setdefault(found[path], []).append(path)
+        return [_attribute_finding(driver, listed)
+                for driver, listed in sorted(by_driver.items())]
+
+    def legacy(lines: tuple[str, ...]) -> list[Finding]:
+        if not lines:
+            return []
+        return [Finding(GITATTRIBUTES, "merge-driver",
+                        f"marks generated pages with an earlier memhtml's lines "
+                        f"({', '.join(lines)}), naming git's ours driver, which memhtml no "
+                        "longer defines: a pull of another clone's published pages "
+                        "conflicts. Run memhtml init (or memhtml doctor --fix) to mark them "
+                        f"merge={MERGE_DRIVER}")]
+
+    given: IOResult[Mapping[str, str], StoreError] = git.merge_attributes(sha, paths)
+    return given.map(attributes).bind(
+        lambda found: legacy_attributes_at(git, sha).map(lambda old: found + legacy(old)))
 
 
 def record_findings(version: HeadVersion, record: MemoryRecord) -> list[Finding]:
@@ -173,6 +244,74 @@ def _where(deps: StoreDeps, name: str) -> str:
     return path.as_posix()
 
 
+_STATE_DIRECTORIES = frozenset({"pending", "snapshots", "vectors"})
+"""Directories local state keeps at its top (and ``vectors/<space>/`` below)."""
+_STATE_FILE_NAMES = (".snapshot", ".json", ".npy", ".txt", ".tmp", "state.db",
+                     "state.db-wal", "state.db-shm", "state.db-journal")
+"""How the files local state keeps end: a directory with such a name stands where a
+file of memhtml's belongs."""
+
+
+def local_state_findings(deps: StoreDeps) -> list[Finding]:
+    """Every entry in this clone's local state (``<git-dir>/memhtml/``) that is not what
+    memhtml keeps there: a FIFO, a socket, a device or a symbolic link anywhere, a
+    directory with a file's name, a file where a directory belongs. memhtml never
+    opens such an entry (a cache there is rebuilt, a mark skipped, the state database
+    refused by name), so nothing hangs on it; this names it so a person can remove it.
+    Looked at by name only (``lstat``, nothing followed or opened)."""
+    root = deps.state_dir
+    if root is None:
+        return []
+    out: list[Finding] = []
+
+    def odd(path: Path, what: str) -> None:
+        out.append(Finding(_where_state(deps, path), "local-state",
+                           f"{what} in this clone's local state, where memhtml keeps only "
+                           "its own files and directories; memhtml never opens it (a cache "
+                           "there is rebuilt, a write mark skipped, the state database "
+                           "refused): remove it"))
+
+    def walk(folder: Path, depth: int) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            directory_here = (depth == 0 and entry.name in _STATE_DIRECTORIES) or (
+                depth == 1 and folder.name == "vectors")
+            if stat.S_ISDIR(mode):
+                if entry.name.endswith(_STATE_FILE_NAMES) and not directory_here:
+                    odd(path, "a directory named as a file")
+                elif depth < 4:
+                    walk(path, depth + 1)
+            elif not stat.S_ISREG(mode):
+                odd(path, kind_of(mode))
+            elif directory_here:
+                odd(path, "a file where a directory belongs")
+
+    try:
+        mode = os.lstat(root).st_mode
+    except OSError:
+        return out
+    if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and root.is_dir())):
+        odd(root, "a file where a directory belongs" if stat.S_ISREG(mode) else kind_of(mode))
+        return out
+    walk(root, 0)
+    return out
+
+
+def _where_state(deps: StoreDeps, path: Path) -> str:
+    worktree = deps.worktree
+    if worktree is not None and path.is_relative_to(worktree):
+        return path.relative_to(worktree).as_posix()
+    return path.as_posix()
+
+
 def _edit_finding(edit: LocalEdit) -> Finding:
     what = edit.describe().removeprefix(f"{edit.path}: ")
     return Finding(edit.path, "uncommitted",
@@ -207,9 +346,9 @@ def worktree_findings(deps: StoreDeps, behind: frozenset[str] = frozenset()
         if not missing:
             return []
         return [Finding(_where(deps, "config"), "merge-driver",
-                        "merge.ours.driver is not defined, so a pull of another clone's "
-                        "published pages conflicts; run memhtml doctor --fix (or git config "
-                        "merge.ours.driver true)")]
+                        f"{DRIVER_KEY} is not memhtml's (missing here, or another "
+                        "command), so a pull of another clone's published pages conflicts; "
+                        "run memhtml doctor --fix")]
 
     def edits(found: tuple[LocalEdit, ...]) -> list[Finding]:
         return [_edit_finding(e) for e in found if e.path not in behind]
@@ -229,7 +368,8 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
         git = store.deps.git
 
         def finish(more: list[Finding]) -> list[Finding]:
-            return sorted(findings + more, key=lambda f: (f.path, f.kind, f.message))
+            everything = findings + more + local_state_findings(store.deps)
+            return sorted(everything, key=lambda f: (f.path, f.kind, f.message))
 
         def skipped_files() -> IOResult[list[Finding], StoreError]:
             if not version.skipped_files or version.sha is None:
@@ -258,6 +398,9 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
             return marker_note(git, version.sha, store.deps.branch).map(
                 lambda note: [] if note is None else [Finding(MARKER, "warning", note)])
 
-        return stale_generated(git, version).bind(artifacts)
+        return stale_generated(git, version).bind(artifacts).bind(
+            lambda found: merge_findings(git, version).map(
+                lambda merges: sorted(found + merges,
+                                      key=lambda f: (f.path, f.kind, f.message))))
 
     return store.head().bind(examine)

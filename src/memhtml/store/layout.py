@@ -51,13 +51,26 @@ SEEDED_DIRS: tuple[str, ...] = (INBOX, PEOPLE, ARCHIVE)
 """Directories ``init_store`` creates up front (git tracks no empty directory)."""
 
 GITATTRIBUTES = ".gitattributes"
+MERGE_DRIVER = "memhtml-generated"
+"""The merge driver memhtml's own attribute lines name, for generated pages only."""
 GITATTRIBUTE_LINES: tuple[str, ...] = (
-    "index.html merge=ours",
-    "sitemap.xml merge=ours",
-    "memhtml-site/memhtml.css merge=ours",
-    "/_headers merge=ours",
+    f"index.html merge={MERGE_DRIVER}",
+    f"/sitemap.xml merge={MERGE_DRIVER}",
+    f"/memhtml-site/memhtml.css merge={MERGE_DRIVER}",
+    f"/_headers merge={MERGE_DRIVER}",
 )
-"""Generated artifacts are rebuilt rather than merged; see ``init_store``."""
+"""Generated artifacts are rebuilt rather than merged; see ``init_store`` and
+``merge_driver``. Each line names one generated path (``index.html`` at any depth:
+the listings and the memory pages), never a memory file."""
+LEGACY_ATTRIBUTE_LINES: frozenset[str] = frozenset({
+    "index.html merge=ours", "sitemap.xml merge=ours", ".site/memhtml.css merge=ours",
+    "memhtml-site/memhtml.css merge=ours", "/_headers merge=ours",
+})
+"""The lines earlier releases wrote, naming git's generic ``ours`` driver, which
+memhtml defined as ``true`` (keep this side, whatever the file): a store's own
+``.gitattributes`` could then apply it to memory files and drop the other side's
+edits in a plain ``git pull``. ``init_store`` replaces them with
+``GITATTRIBUTE_LINES``."""
 GITIGNORE = ".gitignore"
 GITIGNORE_LINES: tuple[str, ...] = (
     ".memhtml/*", "!.memhtml/config.toml", "!.memhtml/store.toml", "!.memhtml/sleep/",
@@ -69,7 +82,6 @@ access log). A release before this one wrote ``.memhtml/`` alone, which git read
 as the whole directory and then cannot re-include from; ``init_store`` rewrites that
 one line."""
 _OLD_GITIGNORE_LINE = ".memhtml/"
-MERGE_OURS_DRIVER = ("merge.ours.driver", "true")
 
 MARKER = ".memhtml/store.toml"
 """The committed file that makes a repository a store, and names the store's branch.
@@ -77,9 +89,11 @@ MARKER = ".memhtml/store.toml"
 Commands other than ``init`` refuse a repository whose branch lacks it: a memory
 written into an arbitrary repository would land on that project's branch unasked."""
 MARKER_FORMAT = 1
-_LEGACY_ATTRIBUTE = "index.html merge=ours"
-"""The line every release's ``init`` wrote into ``.gitattributes``: with a seeded
-directory beside it, how a store made before the marker existed is recognised."""
+_LAYOUT_ATTRIBUTES = frozenset({"index.html merge=ours", f"index.html merge={MERGE_DRIVER}"})
+"""The line every release's ``init`` wrote into ``.gitattributes`` (``merge=ours`` before
+the ``memhtml-generated`` driver): with a seeded directory beside it, how a store made
+before the marker existed (or one whose marker was removed since) is recognised.
+``init`` on such a store adds the marker, and replaces a ``merge=ours`` line."""
 _BRANCH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}")
 RUN_BRANCH_PREFIX = "sleep/"
 """Where the sleep run keeps its branches (``memhtml.sleep.contract.BRANCH_PREFIX``): a
@@ -244,7 +258,7 @@ def _mark_of(entries: tuple[TreeEntry, ...], blobs: Mapping[str, bytes]) -> Stor
     attributes = by_path.get(GITATTRIBUTES) or b""
     lines = {line.strip() for line in attributes.decode("utf-8", "replace").splitlines()}
     seeded = any(f"{d}{KEEP_FILE}" in by_path for d in SEEDED_DIRS)
-    return StoreMark("layout") if _LEGACY_ATTRIBUTE in lines and seeded else None
+    return StoreMark("layout") if lines & _LAYOUT_ATTRIBUTES and seeded else None
 
 
 def store_mark(git: GitService, tip: str) -> IOResult[StoreMark | None, StoreError]:
@@ -299,6 +313,50 @@ def _without_old_ignore(existing: bytes | None) -> bytes | None:
     return existing if len(kept) == len(lines) else "".join(kept).encode()
 
 
+def _without_legacy_attributes(existing: bytes | None) -> bytes | None:
+    """``existing`` without the ``merge=ours`` lines an earlier ``init`` wrote."""
+    if existing is None:
+        return None
+    lines = existing.decode("utf-8", "replace").splitlines(keepends=True)
+    kept = [line for line in lines if line.strip() not in LEGACY_ATTRIBUTE_LINES]
+    return existing if len(kept) == len(lines) else "".join(kept).encode()
+
+
+def legacy_attribute_lines(existing: bytes | None) -> tuple[str, ...]:
+    """The ``merge=ours`` lines of an earlier ``init`` that ``existing`` still holds."""
+    if existing is None:
+        return ()
+    present = {line.strip() for line in existing.decode("utf-8", "replace").splitlines()}
+    return tuple(sorted(present & LEGACY_ATTRIBUTE_LINES))
+
+
+def legacy_attributes_at(git: GitService, tip: str) -> IOResult[tuple[str, ...], StoreError]:
+    """The earlier release's ``merge=ours`` lines the root ``.gitattributes`` holds at
+    ``tip`` (none when it is absent or a link)."""
+
+    def read(entries: tuple[TreeEntry, ...]) -> IOResult[tuple[str, ...], StoreError]:
+        ids = sorted({e.blob_id for e in entries if not e.is_symlink})
+        blobs: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(ids)
+        return blobs.map(lambda found: tuple(
+            line for e in entries if not e.is_symlink
+            for line in legacy_attribute_lines(found.get(e.blob_id))))
+
+    listed: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, [GITATTRIBUTES])
+    return listed.bind(read)
+
+
+def attributes_bytes(existing: bytes | None) -> bytes | None:
+    """The ``.gitattributes`` a store should have, from the one it has: memhtml's lines
+    for generated pages added where missing, an earlier release's ``merge=ours`` lines
+    removed, every other line kept as it is; None when nothing changes."""
+    stripped = _without_legacy_attributes(existing)
+    updated = _with_lines(stripped, GITATTRIBUTE_LINES,
+                          "# Generated by memhtml publish: regenerate, never merge.")
+    if updated is None and stripped != existing:
+        updated = stripped
+    return updated
+
+
 def _with_lines(existing: bytes | None, lines: tuple[str, ...], header: str) -> bytes | None:
     """``existing`` with any of ``lines`` it lacks appended; None when nothing is missing."""
     text = "" if existing is None else existing.decode("utf-8", "replace")
@@ -343,8 +401,7 @@ def _layout_draft(branch: str, tip: str | None, present_dirs: set[str],
         # A marker naming another branch (the branch was renamed, or init runs on a
         # new one) is rewritten: init says which branch the store is on.
         changes.append(PathChange(MARKER, marker_bytes(branch)))
-    attributes = _with_lines(current.get(GITATTRIBUTES), GITATTRIBUTE_LINES,
-                             "# Generated by memhtml publish: regenerate, never merge.")
+    attributes = attributes_bytes(current.get(GITATTRIBUTES))
     if attributes is not None:
         changes.append(PathChange(GITATTRIBUTES, attributes))
     stripped = _without_old_ignore(current.get(GITIGNORE))
@@ -360,7 +417,8 @@ def _layout_draft(branch: str, tip: str | None, present_dirs: set[str],
 
     return Draft(tip, tuple(changes), ("init",), "store layout",
                  f"Mark the repository a store on {branch} ({MARKER}), create the layout "
-                 "directories, mark generated pages merge=ours, and ignore local state.",
+                 f"directories, mark generated pages merge={MERGE_DRIVER}, and ignore local "
+                 "state.",
                  before)
 
 
@@ -375,29 +433,53 @@ def _make_state_dir(state_dir: Path) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
 
 
+def _attributes_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
+    def drafted(tip: str | None, seen: Seen) -> Draft:
+        from memhtml.store.landing import Draft
+
+        current = seen[1].get(GITATTRIBUTES)
+        # Only an earlier release's lines are replaced: memhtml's own lines a person
+        # removed on purpose are not put back here (``init`` adds what is missing).
+        attributes = attributes_bytes(current) if legacy_attribute_lines(current) else None
+        changes = () if attributes is None else (PathChange(GITATTRIBUTES, attributes),)
+        return Draft(tip, changes, ("init",), "generated pages' merge driver",
+                     f"Mark generated pages merge={MERGE_DRIVER} in {GITATTRIBUTES}, in "
+                     "place of merge=ours (a driver that keeps this side of any file).",
+                     {GITATTRIBUTES: current})
+
+    return deps.tip().bind(lambda tip: _seeded(deps, tip).map(lambda seen: drafted(tip, seen)))
+
+
+def migrate_attributes(deps: StoreDeps) -> IOResult[Landed, StoreError]:
+    """Replace an earlier release's ``merge=ours`` lines in ``.gitattributes`` with
+    memhtml's own (one commit; nothing when there is nothing to replace): what
+    ``doctor --fix`` does, and ``init_store`` does with the rest of the layout."""
+    from memhtml.store.landing import land
+
+    return land(deps, lambda: _attributes_draft(deps))
+
+
 def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
     """Make a repository a store: the marker naming ``deps.branch``, the layout,
     ``.gitattributes``, ``.gitignore``; all on ``deps.branch``.
 
     Idempotent: on a repository with history only what is missing is added, in one
-    commit, and nothing is committed when nothing is missing. The ``merge=ours``
-    attribute does nothing unless the ``ours`` merge driver is configured, and
-    config is not part of the tree, so it is set here on every run where no level of
-    git's configuration defines it (a person's own definition is left alone).
+    commit, and nothing is committed when nothing is missing; an earlier release's
+    ``merge=ours`` lines are replaced in that commit. The attribute lines do nothing
+    unless the ``memhtml-generated`` driver is configured, and config is not part of
+    the tree, so it is set here (``ensure_merge_driver``), as every command that opens
+    a checkout sets it.
     """
-    key, value = MERGE_OURS_DRIVER
     state_dir = deps.state_dir
 
-    def state(_: None) -> IOResult[None, StoreError]:
+    def state(_: object) -> IOResult[None, StoreError]:
         if state_dir is None:
             return IOSuccess(None)
         return _make_state_dir(state_dir).alt(
             lambda exc: Refused(f"cannot create {state_dir}: {exc}"))
 
-    found: IOResult[str | None, StoreError] = deps.git.config_value(key)
-    configured: IOResult[None, StoreError] = found.bind(
-        lambda current: IOSuccess(None) if current is not None
-        else deps.git.set_config(key, value))
     from memhtml.store.landing import land
+    from memhtml.store.merge_driver import ensure_merge_driver
 
-    return configured.bind(state).bind(lambda _: land(deps, lambda: _init_draft(deps)))
+    return ensure_merge_driver(deps.git).bind(state).bind(
+        lambda _: land(deps, lambda: _init_draft(deps)))

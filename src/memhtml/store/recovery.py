@@ -93,7 +93,8 @@ def finish_checkout(deps: StoreDeps) -> IOResult[Recovered, StoreError]:
     if git_dir is None or worktree is None:
         return IOSuccess(Recovered())
     # A clone never copies git's config: define the merge driver the generated pages'
-    # merge=ours lines need. A lookup when it is there; a failure leaves doctor to say so.
+    # attribute lines name (and drop the ``ours`` driver an earlier release defined). A
+    # lookup when all is in place; a failure leaves doctor to say so.
     ensure_merge_driver(deps.git)
     sweep_temporaries(git_dir, deps.clock.now().timestamp())
     journals = read_journals(git_dir)

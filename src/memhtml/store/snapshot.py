@@ -37,6 +37,7 @@ from memhtml.contracts.array_records import (
     checksum,
     read_arrays,
 )
+from memhtml.contracts.local_files import NotRegularFileError, create_exclusive, open_regular
 from memhtml.head import HeadVersion
 from memhtml.head.codec import LAYOUT_KEY as CODEC_LAYOUT_KEY
 from memhtml.head.codec import RecoverBlob, decode_version, encode_version
@@ -154,10 +155,14 @@ def read_snapshot(path: Path, recover: RecoverBlob | None = None
     first use; ``recover`` reads a blob from git for a text whose bytes were damaged
     since (``decode_version``)."""
     try:
-        with path.open("rb") as stream:
+        # Only a regular file is opened: a FIFO or a link put at a snapshot's name is
+        # an unusable snapshot (discarded, rebuilt), never a command that waits.
+        with open_regular(path) as stream:
             header = _header(stream, path)
             arrays = read_arrays(stream, header["arrays"], mapped=MAPPED)
             summing = Checksums(arrays, _expected(header["arrays"], SUMMED_BESIDE))
+    except NotRegularFileError as odd:
+        return IOFailure(SnapshotUnusable(path, f"{odd.kind}, not a regular file"))
     except _RefusedError as refused:
         return IOFailure(SnapshotUnusable(path, str(refused)))
     except _UNREADABLE as exc:
@@ -230,7 +235,7 @@ def _save_arrays(state_dir: Path, sha: str, arrays: dict[str, npt.NDArray[Any]]
     temporary = folder / f".{sha}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with temporary.open("wb") as stream:
+        with create_exclusive(temporary) as stream:
             _write(stream, sha, arrays)
         os.replace(temporary, target)
     except (OSError, ValueError) as exc:

@@ -1,7 +1,7 @@
 """Two clones of one store, each writing and publishing, pulling each other.
 
-Generated pages are marked ``merge=ours`` in ``.gitattributes``, which needs the
-``ours`` merge driver in git's config, and ``git clone`` never copies config. Every
+Generated pages are marked ``merge=memhtml-generated`` in ``.gitattributes``, which
+needs that merge driver in git's config, and ``git clone`` never copies config. Every
 memhtml command that opens a checkout defines the driver when no level of git's
 config does, so two clones that both published merge without a conflict, and
 ``doctor`` is clean once they republish. A clone where no memhtml command ran yet
@@ -25,6 +25,7 @@ from memhtml.adapters.clock import SystemClock
 from memhtml.adapters.git import PygitService
 from memhtml.contracts.services import Signature
 from memhtml.store import Store, StoreDeps, doctor
+from memhtml.store.merge_driver import DRIVER_COMMAND, DRIVER_KEY
 from tests.integration.store.checkout_support import (
     PERSON,
     clean_environment,
@@ -47,7 +48,7 @@ def answer_of(env: dict[str, str], root: Path, *tokens: str) -> tuple[int, Any]:
 
 
 def driver(root: Path, env: dict[str, str]) -> str | None:
-    found = git(root, env, "config", "--get", "merge.ours.driver", check=False)
+    found = git(root, env, "config", "--get", DRIVER_KEY, check=False)
     return found.stdout.strip() if found.returncode == 0 else None
 
 
@@ -80,7 +81,7 @@ def scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_both_clones_pull_each_other_without_a_conflict_and_doctor_is_clean(
         scene: tuple[dict[str, str], Path, Path, Path]) -> None:
     env, _, ada, bob = scene
-    assert driver(ada, env) == "true" and driver(bob, env) == "true"
+    assert driver(ada, env) == DRIVER_COMMAND and driver(bob, env) == DRIVER_COMMAND
 
     # Each fetches the other before either merges: two real three-way merges, both
     # sides having changed the same listing pages and sitemap.
@@ -151,7 +152,7 @@ def test_a_clone_without_the_driver_conflicts_and_doctor_says_so(
     assert git(cara, env, "rev-parse", "HEAD").stdout == tip
 
     # The commands that ran defined the driver, so the same merge now goes through.
-    assert driver(cara, env) == "true"
+    assert driver(cara, env) == DRIVER_COMMAND
     git(cara, env, "merge", "--abort")
     merged = merge(cara, env)
     assert merged.returncode == 0, merged.stdout + merged.stderr
@@ -182,6 +183,6 @@ def test_doctor_reports_a_clone_without_the_merge_driver_until_a_command_defines
 
     code, answer = answer_of(env, cara, "doctor", "--fix")
     assert (code, answer) == (0, {"ok": True, "findings": []})
-    assert driver(cara, env) == "true"
+    assert driver(cara, env) == DRIVER_COMMAND
     after = doctor(Store(deps))
     assert [f for f in unsafe_perform_io(after.unwrap()) if f.kind == "merge-driver"] == []

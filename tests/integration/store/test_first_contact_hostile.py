@@ -17,6 +17,7 @@ import pygit2
 import pytest
 from pygit2.enums import ConfigLevel
 
+from memhtml.store.merge_driver import DRIVER_COMMAND, DRIVER_KEY
 from tests.integration.cli.cli_support import call, call_text
 
 MARKER = ".memhtml/store.toml"
@@ -241,10 +242,13 @@ def test_a_fresh_clone_gets_the_driver_in_its_own_config_only(
     origin = store(tmp_path, capsys, "origin")
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(origin), str(clone))
-    assert subprocess.run(["git", "config", "--local", "merge.ours.driver"], cwd=clone,
+    assert subprocess.run(["git", "config", "--local", DRIVER_KEY], cwd=clone,
                           capture_output=True, check=False).returncode == 1
     call_text(capsys, "status", "--store", str(clone))
-    assert git(clone, "config", "--local", "merge.ours.driver").strip() == "true"
+    assert git(clone, "config", "--local", DRIVER_KEY).strip() == DRIVER_COMMAND
+    # The generic ``ours`` driver an earlier release defined is never defined again.
+    assert subprocess.run(["git", "config", "merge.ours.driver"], cwd=clone,
+                          capture_output=True, check=False).returncode == 1
 
 
 # -- uncommitted edits of odd shapes -----------------------------------------------------------

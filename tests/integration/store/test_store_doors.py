@@ -46,6 +46,7 @@ from memhtml.store import (
     write,
 )
 from memhtml.store.errors import UncommittedEdits
+from memhtml.store.merge_driver import DRIVER_COMMAND, DRIVER_KEY
 from tests.integration.store.store_support import (
     AUTHOR,
     CLOCK,
@@ -60,7 +61,7 @@ from tests.integration.store.store_support import (
 LATER = FixedClock(datetime(2026, 6, 2, 8, 30, 0, tzinfo=UTC))
 LATER_STAMP = "2026-06-02T08:30:00Z"
 
-GOLDEN_WRITE_SHA = "01add35f5e98f07cc96e4caf13743b777c198f78"
+GOLDEN_WRITE_SHA = "ce820006987dbf36c5d9f2820a621671ed2ff5f9"
 """The commit of ``test_golden_commit_id``: pins the template, the message and the tree."""
 
 
@@ -85,11 +86,12 @@ def test_init_lays_out_the_store_and_sets_the_merge_driver(tmp_path: Path) -> No
     assert files == [".gitattributes", ".gitignore", ".memhtml/store.toml", "archive/.gitkeep",
                      "areas/inbox/.gitkeep", "resources/people/.gitkeep"]
     attributes = (tmp_path / ".gitattributes").read_text()
-    assert "index.html merge=ours" in attributes
-    assert "sitemap.xml merge=ours" in attributes
+    assert "index.html merge=memhtml-generated" in attributes.splitlines()
+    assert "/sitemap.xml merge=memhtml-generated" in attributes.splitlines()
+    assert "merge=ours" not in attributes
     ignore = (tmp_path / ".gitignore").read_text().splitlines()
     assert {".memhtml/*", "!.memhtml/config.toml", "!.memhtml/sleep/"} <= set(ignore)
-    assert git_cli(tmp_path, "config", "--get", "merge.ours.driver").strip() == "true"
+    assert git_cli(tmp_path, "config", "--get", DRIVER_KEY).strip() == DRIVER_COMMAND
     # What travels is seen by git; anything else there stays local.
     (tmp_path / ".memhtml" / "sleep").mkdir(parents=True)
     (tmp_path / ".memhtml" / "sleep" / "run.html").write_text("report")

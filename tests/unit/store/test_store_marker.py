@@ -94,6 +94,12 @@ def test_a_tip_is_a_store_by_its_marker_or_by_the_earlier_layout() -> None:
     older = [PathChange(".gitattributes", b"index.html merge=ours\n"),
              PathChange("areas/inbox/.gitkeep", b"")]
     assert mark_of(older) == StoreMark("layout")
+    # A store of this release whose marker was removed keeps being one, by its line.
+    unmarked = [PathChange(".gitattributes", b"index.html merge=memhtml-generated\n"),
+                PathChange("archive/.gitkeep", b"")]
+    assert mark_of(unmarked) == StoreMark("layout")
+    assert mark_of([PathChange(".gitattributes", b"*.html merge=ours\n"),
+                    PathChange("archive/.gitkeep", b"")]) is None
     # Half a layout, or a project's own files, is not a store.
     assert mark_of(older[:1]) is None
     assert mark_of(older[1:]) is None
