@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +24,7 @@ from memhtml.domain.merge import (
     numeric_token_divergent,
     variant_qualifier_divergent,
 )
+from memhtml.eval.veto_pairs import flip_pair, unrelated_pair
 
 WORDS = ["the", "deploy", "step", "is", "safe", "not", "isn't", "never", "v2.1", "3", "13",
          "2026-01-02", "pro", "beta", "M1", "cache", "no", "retry", "available",
@@ -97,6 +100,28 @@ def test_an_affixed_twin_of_a_word_fires(
     assert "negation" in merge_veto(MergeText(before), MergeText(after))
     # Only the affixed side changes: the same edit on both sides is agreement.
     assert merge_veto(MergeText(after), MergeText(after)) == ()
+
+
+@settings(max_examples=200)
+@given(st.randoms(use_true_random=False))
+def test_every_generated_flip_is_vetoed_by_negation(rng: random.Random) -> None:
+    """A claim against its negation, in every form a correction takes (is not, does
+    not, never, cannot, do not, without, a flip in the article): always refused."""
+    pair = flip_pair(rng)
+    a, b = MergeText(*pair.first), MergeText(*pair.second)
+    assert "negation" in merge_veto(a, b), pair
+    assert merge_veto(a, b) == merge_veto(b, a)
+
+
+@settings(max_examples=200)
+@given(st.randoms(use_true_random=False))
+def test_an_unrelated_negated_remark_is_never_vetoed(rng: random.Random) -> None:
+    """One claim and article twice, the second adding a negated remark about something
+    else, or about the claim's subject: two statements of one memory, never refused."""
+    pair = unrelated_pair(rng)
+    a, b = MergeText(*pair.first), MergeText(*pair.second)
+    assert merge_veto(a, b) == (), pair
+    assert VetoCache().veto(b, a) == ()
 
 
 @settings(max_examples=300)
