@@ -583,6 +583,19 @@ class MergeProposal:
     drop_text: MergeText | None = None
 
 
+def keeper_key(created_at: str, on_branch: int, path: str) -> tuple[str, int, str]:
+    """Where a memory sits in the oldest-first corpus order a fold's keeper is chosen
+    by: the earlier ``memhtml-created`` first; on a tie (the stamp is to the second,
+    and two writes land in one second), the file committed first, then the path.
+
+    ``on_branch`` is how long the file has been on the store's branch, in commits of
+    its first-parent history (``GitService.arrivals``), so more is earlier. It is data
+    the caller reads from git; for files whose stamps do not tie any value serves,
+    since the stamp already decides. Before it a tie went to the smaller path, and a
+    newer file with the smaller name kept its twin's place."""
+    return (created_at, -on_branch, path)
+
+
 def _older_first(a: CorpusMember, b: CorpusMember) -> tuple[CorpusMember, CorpusMember]:
     return (a, b) if (a.offset, a.path) <= (b.offset, b.path) else (b, a)
 

@@ -15,9 +15,12 @@ from memhtml.domain.decay import (
     is_committable_change,
 )
 from memhtml.domain.merge import (
+    CorpusMember,
     MergeProposal,
     MergeText,
     VetoCache,
+    group_proposals,
+    keeper_key,
     merge_outcomes,
     merge_veto,
     negation_divergent,
@@ -187,3 +190,29 @@ def test_stored_decay_never_lifts_and_never_passes_the_floor(confidence: float) 
     assert after == round(after, 2)
     # The stored value is never above what the unrounded step would store.
     assert after <= decay_confidence(confidence)
+
+
+files = st.lists(
+    st.tuples(st.integers(0, 2), st.integers(0, 6), st.sampled_from([f"m{i}.html" for i in
+                                                                     range(8)])),
+    min_size=2, max_size=8, unique_by=lambda row: row[2])
+
+
+@given(files)
+def test_the_keeper_is_the_oldest_then_the_first_committed(rows: list[tuple[int, int, str]]
+                                                            ) -> None:
+    """Members numbered in ``keeper_key`` order: a model's group keeps the member with
+    the earliest creation second; of those, the one longest on the branch (committed
+    first); of those, the smallest path. The newer file never keeps."""
+    def stamp(second: int) -> str:
+        return f"2026-05-01T12:00:0{second}Z"
+
+    ordered = sorted(rows, key=lambda r: keeper_key(stamp(r[0]), r[1], r[2]))
+    members = [CorpusMember(path, n, MergeText("same")) for n, (_, _, path) in
+               enumerate(ordered)]
+    keepers = {p.keep_path for p in group_proposals(members)}
+    earliest = min(r[0] for r in rows)
+    tied = [r for r in rows if r[0] == earliest]
+    longest = max(r[1] for r in tied)
+    expected = min(r[2] for r in tied if r[1] == longest)
+    assert keepers == {expected}
