@@ -462,6 +462,8 @@ def _clause_flip(a: _Polarity | VetoFeatures, b: _Polarity | VetoFeatures) -> bo
     elsewhere ("the cache warmer is not cached", "A is encrypted; B is not
     encrypted")."""
     for content, governed in b.negations:
+        if governed.isdisjoint(a.stated):
+            continue  # no statement of ``a`` holds a governed word: most pairs end here
         here = _overlap(a.statements, content, governed)
         if (2 * here >= len(content)
                 and here > _overlap(b.statements, content, governed)
@@ -476,7 +478,7 @@ def _negation_flip(a: _Polarity | VetoFeatures, b: _Polarity | VetoFeatures) -> 
     if a.scoped or b.scoped:
         if _flipped(a.stated, a.scoped, b.stated, b.scoped):
             return True
-        if _clause_flip(a, b) or _clause_flip(b, a):
+        if (b.negations and _clause_flip(a, b)) or (a.negations and _clause_flip(b, a)):
             return True
     return (bool(a.flipped) or bool(b.flipped)) and _flipped(a.plain, a.flipped, b.plain,
                                                              b.flipped)
