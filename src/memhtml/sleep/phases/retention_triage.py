@@ -77,11 +77,20 @@ AUTHORED_STRENGTH: Final = 1.0
 """A file-borne edge's strength. A mined edge carries its cosine (at most 1), so where
 both join a pair the authored one wins the fold to the maximum."""
 SECONDS_PER_DAY: Final = 86_400.0
+_INSTANT_LENGTH: Final = len("2026-01-01T00:00:00Z")
 
 
 def moment(text: str) -> datetime | None:
     """A format datetime (``YYYY-MM-DD`` or ``YYYY-MM-DDTHH:MM:SSZ``) as a UTC instant;
     a date reads as its midnight."""
+    if len(text) == _INSTANT_LENGTH and text[10] == "T" and text.endswith("Z") \
+            and text[:4].isdigit():
+        # The write stamps' form, read for every memory of a night by retention and by
+        # decay: ``fromisoformat`` parses it several times faster than ``strptime``.
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:
+            return None
     for form in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d"):
         try:
             return datetime.strptime(text, form).replace(tzinfo=UTC)
