@@ -23,7 +23,9 @@ step is taken from the value the file stores, it lands on the very same confiden
   missing). That run applied the days that had ended by its stamp, so this one owes
   only the days that ended since. A store with no merged run owes every whole day
   since each file's origin. A run that was thrown away applied nothing, and is not
-  counted: its branch never reached main.
+  counted: its branch never reached main. A merged run whose decay did not run (not
+  selected, or failed) is counted all the same: the days that ended before it are
+  forgiven, never charged twice.
 - **A new inbound ``supports``** reinforces too: an active, non-task memory now links
   ``supports`` to the file and did not at the last merged run's tip (a memory
   written since counts, as does a link an earlier phase of this run promoted). When
