@@ -51,7 +51,7 @@ NOTES: tuple[tuple[MemoryType, str, str], ...] = (
     ("arc", "Migration story", "The storage migration took three quarters and two tries."),
     ("task", "Rotate keys", "Rotate the signing keys before the audit."),
 )
-"""One note of every memory type, the issue's procedure first."""
+"""One note of every memory type, the standup procedure first."""
 WEAK = ("semantic", "Old rumour", "Someone said the printer on floor two jams on Mondays.")
 """A note written with the lowest importance and confidence: in the evict band the
 minute it is written, so only the grace period keeps it."""

@@ -103,7 +103,7 @@ def test_the_cache_agrees_with_the_veto_on_affix_flips() -> None:
 @pytest.mark.parametrize(
     ("a", "b"),
     [
-        # The case: the same claim, one body adding an unrelated remark.
+        # The same claim, one body adding an unrelated remark.
         (MergeText("Deploys run on Tuesdays.", "Agreed with the release team."),
          MergeText("Deploys run on Tuesdays.", "Agreed with the release team. Never on a "
                                                "Friday.")),

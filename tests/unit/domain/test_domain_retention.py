@@ -75,8 +75,8 @@ def test_procedural_and_task_read_a_neutral_recency_at_every_age() -> None:
 @pytest.mark.parametrize("memory_type", MEMORY_TYPES)
 def test_a_memory_written_a_minute_ago_scores_above_the_evict_band(
         memory_type: MemoryType) -> None:
-    """Nothing read, linked or corroborated yet, confidence as written: the issue's
-    procedural case scored exactly 0.30, the band's edge."""
+    """Nothing read, linked or corroborated yet, confidence as written: a fresh
+    procedure used to score exactly 0.30, the band's edge."""
     fresh = RetentionInput(memory_type, 0.0007, 0, 1.0, 0, 0, 0, 0, None, 0)
     assert score_retention(fresh).score > EVICT_THRESHOLD
     assert score_retention(RetentionInput("procedural", 0, 0, 1.0, 0, 0, 0, 0, None, 0)
