@@ -17,7 +17,7 @@ import random
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -302,7 +302,9 @@ def bench_entities(load_s: float) -> None:
 
 
 def bench_decay(git: PygitService, sha: str, version: HeadVersion, load_s: float) -> None:
-    env = PhaseEnv(phase="confidence-decay", run_id="2026-01-02", stamp=AT, base=sha,
+    # A day after the corpus was written: one whole day owed, one step each.
+    env = PhaseEnv(phase="confidence-decay", run_id="2026-01-02", stamp=AT + timedelta(days=1),
+                   base=sha,
                    base_version=version, version=version, git=git, state=InMemoryState(),
                    budget=TaskBudget(), dry_run=False)  # fmt: skip
 

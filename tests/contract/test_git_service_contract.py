@@ -558,6 +558,50 @@ def test_commits_between_branches_that_diverged(backend: Backend) -> None:
     assert ok(backend.git.commits_between("side", "main")) == (left,)
 
 
+def test_arrivals_count_the_steps_back_to_the_commit_that_brought_each_path(
+        backend: Backend) -> None:
+    c1 = backend.commit(None, [put("a/old.html", "1"), put("b.html", "b")], "c1")
+    c2 = backend.commit(c1, [put("a/mid.html", "2"), put("b.html", "b2")], "c2")
+    c3 = backend.commit(c2, [drop("a/old.html")], "c3")
+    c4 = backend.commit(c3, [put("a/old.html", "back"), put("c.html", "c")], "c4")
+    c5 = backend.commit(c4, [put("d.html", "d")], "c5")
+    git = backend.git
+    wanted = ["a/old.html", "a/mid.html", "b.html", "c.html", "d.html", "gone.html", "a"]
+    # An edit does not move a path's arrival; a deletion and re-adding does; a path the
+    # tip lacks, or a directory, is absent; the root commit's paths are its depth.
+    assert ok(git.arrivals("main", wanted)) == {
+        "a/old.html": 1, "a/mid.html": 3, "b.html": 4, "c.html": 1, "d.html": 0}
+    assert ok(git.arrivals(c2, wanted)) == {"a/old.html": 1, "a/mid.html": 0, "b.html": 1}
+    assert ok(git.arrivals(c5, [])) == {}
+    assert isinstance(err(git.arrivals("nope", ["b.html"])), NotFound)
+
+
+def test_arrivals_place_many_paths_in_one_walk(backend: Backend) -> None:
+    """Past a few dozen paths the walk diffs trees instead of asking each path."""
+    first = [f"bulk/{n:03d}.html" for n in range(80)]
+    c1 = backend.commit(None, [put(p, p) for p in first], "bulk import")
+    c2 = backend.commit(c1, [put("late.html", "l"), put(first[0], "edited")], "late")
+    c3 = backend.commit(c2, [put(f"more/{n}.html", str(n)) for n in range(40)], "more")
+    assert c3
+    got = ok(backend.git.arrivals("main", [*first, "late.html",
+                                           *(f"more/{n}.html" for n in range(40))]))
+    assert got == {**dict.fromkeys(first, 2), "late.html": 1,
+                   **{f"more/{n}.html": 0 for n in range(40)}}
+
+
+def test_arrivals_follow_the_first_parent(backend: Backend) -> None:
+    base = backend.commit(None, [put("base.html", "b")])
+    ok(backend.git.create_branch("side", base))
+    side = backend.commit(base, [put("side.html", "s")], ref="side")
+    main = backend.commit(base, [put("main.html", "m")])
+    # The merge brings side.html onto main: its arrival is the merge, not the side
+    # branch's commit, which main's first-parent history never held.
+    merged = ok(backend.git.commit_merge("refs/heads/main", main, side,
+                                         [put("side.html", "s")], "merge", AUTHOR, AT))
+    assert ok(backend.git.arrivals(merged, ["side.html", "main.html", "base.html"])) == {
+        "side.html": 0, "main.html": 1, "base.html": 2}
+
+
 def test_commits_touching_is_newest_first_and_limited(backend: Backend) -> None:
     c1 = backend.commit(None, [put("a/x.html", "1"), put("b.html", "b")], "c1")
     c2 = backend.commit(c1, [put("b.html", "b2")], "c2")

@@ -583,6 +583,24 @@ class InMemoryGit:
                     break
         return tuple(found)
 
+    @_operation("arrivals")
+    def arrivals(self, ref: str, paths: Collection[str]) -> Mapping[str, int]:
+        sha = self._peel(ref)
+        remaining = {p for p in paths if p in self._tree_of(sha)}
+        placed: dict[str, int] = {}
+        depth = 0
+        while remaining:
+            parents = self._commits[sha].parents
+            if not parents:
+                placed.update(dict.fromkeys(remaining, depth))
+                break
+            held = self._tree_of(parents[0])
+            arrived = {p for p in remaining if p not in held}
+            placed.update(dict.fromkeys(arrived, depth))
+            remaining -= arrived
+            sha, depth = parents[0], depth + 1
+        return placed
+
     # -- internals ------------------------------------------------------------------------
 
     def _info(self, sha: str) -> CommitInfo:

@@ -94,6 +94,10 @@ class Settings:
     vector_coverage_floor: str = field(default="0.95", metadata=_STORE)
     """Store setting: below this share of memories holding a vector, a sleep run's
     preflight warns (below 0.5 it refuses). A number in [0.5, 1]."""
+    retention_grace_days: str = field(default="30", metadata=_STORE)
+    """Store setting: days from a memory's ``memhtml-created`` during which a sleep
+    run's retention-triage never archives it, whatever it scores. A number of days, 0
+    or more (0: no grace); anything else refuses the run, which then archives nothing."""
     llm: str = field(default="none", metadata=_LOCAL)
     """Local setting: the language model a sleep run's model phases ask: ``none``,
     ``openai`` (chat completions, also what local servers speak) or ``anthropic`` (the

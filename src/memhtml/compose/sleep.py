@@ -89,6 +89,21 @@ def coverage_floor(text: str) -> Result[float, SettingsError]:
     return Success(value)
 
 
+def grace_days(text: str) -> Result[float, SettingsError]:
+    """The ``retention_grace_days`` setting as days: a finite number, 0 or more.
+
+    Refused otherwise, never replaced by the default: the value decides what a run may
+    archive, and a typo read as "no grace" would archive every young memory."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0.0):
+        return Failure(SettingsError(
+            f"retention_grace_days must be a number of days, 0 or more, not {text!r}"))
+    return Success(value)
+
+
 def transcripts_source(value: str | None) -> Result[TranscriptSource | None, SettingsError]:
     """The transcripts directory the ``transcripts_dir`` setting names (None: unset).
 
@@ -130,8 +145,8 @@ def _embedder(services: Services) -> tuple[DocumentEmbedder | None, str | None]:
 def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = None
                ) -> Result[SleepDeps, SettingsError]:
     """The run's dependencies over these services and the gate the caller picked; a
-    store with no state plane, a floor that is not a number, or a relative
-    ``transcripts_dir`` is refused."""
+    store with no state plane, a floor or grace period that is not a usable number, or a
+    relative ``transcripts_dir`` is refused."""
     state = services.state
     if state is None:
         return Failure(SettingsError("this store has no state plane (.git/memhtml/state.db); "
@@ -141,19 +156,22 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
         return Failure(services.language_model_error)
     embedder, problem = _embedder(services)
 
-    def built(floor: float, transcripts: TranscriptSource | None) -> SleepDeps:
+    def built(floor: float, grace: float, transcripts: TranscriptSource | None
+              ) -> SleepDeps:
         deps = SleepDeps(
             git=services.git, clock=services.clock, author=services.agent, state=state,
             gate=gate, main=services.settings.branch, embedder=embedder,
             embedder_name=services.embedder_name, embedder_problem=problem,
             model=services.language_model, transcripts=transcripts,
             vectors=FileVectors(services.vectors), coverage_floor=floor,
+            retention_grace_days=grace,
             state_dir=services.state_dir, worktree=services.worktree,
             git_dir=services.git_dir, recover_blob=blob_reader(services.git))
         return deps if progress is None else replace(deps, progress=progress)
 
     settings = services.settings
     return coverage_floor(settings.vector_coverage_floor).bind(
-        lambda floor: transcripts_source(settings.transcripts_dir).map(
-            lambda transcripts: built(floor, transcripts)))
+        lambda floor: grace_days(settings.retention_grace_days).bind(
+            lambda grace: transcripts_source(settings.transcripts_dir).map(
+                lambda transcripts: built(floor, grace, transcripts))))
 

@@ -330,6 +330,15 @@ class GitService(Protocol):
         so a question about many paths costs the history once, not once a path."""
         ...
 
+    def arrivals(self, ref: str, paths: Collection[str]
+                 ) -> IOResult[Mapping[str, int], GitError]:
+        """For each of ``paths`` that ``ref``'s tree holds as a file, how long it has been
+        on the branch: the steps back along ``ref``'s first-parent chain to the commit
+        that brought it (the newest whose first parent lacks it; a root commit holding
+        it counts), 0 when ``ref`` itself did. More steps: committed earlier. A path
+        ``ref`` does not hold is absent. The walk stops once every path is placed."""
+        ...
+
 
 Progress: TypeAlias = Callable[[str], None]
 """Receives each progress line git prints while it talks to a remote."""

@@ -13,12 +13,23 @@ stored value rounds back to itself (from 0.90 it stops at 0.24 for good after 25
 nights). So the stored step rounds toward the floor instead (``decayed_stored``):
 every night moves an unreinforced file down at least one hundredth until it sits
 exactly on the floor, and no night takes it past.
+
+Decay is counted in time, not in runs: one step per whole ``DECAY_PERIOD`` (a day)
+that nothing reinforced the file (``decay_steps``). The periods are whole periods of
+the file's own grid (its clock's origin, plus one day, plus two, ...), and a run owes
+only those that ended since the last run that applied decay. Counted so, the steps of
+successive runs telescope: runs at any instants owe, together, exactly the periods
+from the first to the last, so three runs in a day decay a file as much as one, and
+each step is the same stored step from the same stored value, so the file ends on the
+very same two-decimal confidence. Counting runs instead decayed a store curated three
+times a day three times as fast as one curated daily.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Final
 
 from memhtml.domain.thresholds import CONFIDENCE_COMMIT_DELTA
@@ -36,6 +47,10 @@ evidence; at 0 it would read like a retracted one."""
 CONFIDENCE_DECAY_ALPHA: Final = 0.1
 """Fraction of the remaining distance to the floor closed per run: erosion over many
 unreinforced nights rather than a collapse after one missed reinforcement."""
+
+DECAY_PERIOD: Final = timedelta(days=1)
+"""The time one decay step stands for. ``CONFIDENCE_DECAY_ALPHA`` was set as a night's
+step for a store curated nightly; a day keeps that pace whatever the cadence."""
 
 COMMIT_DELTA_FP: Final = round(CONFIDENCE_COMMIT_DELTA * SCALE)
 """The commit delta on the grid (50), so exactly 0.005 commits with no float doubt."""
@@ -126,6 +141,48 @@ def decayed_stored(
     return after
 
 
+def periods_between(origin: datetime, until: datetime) -> int:
+    """Whole ``DECAY_PERIOD``s from ``origin`` to ``until``; 0 when ``until`` is not
+    later. Exact: ``timedelta`` floor division works on whole microseconds."""
+    if until <= origin:
+        return 0
+    return (until - origin) // DECAY_PERIOD
+
+
+def decay_steps(origin: datetime, applied_at: datetime | None, now: datetime) -> int:
+    """The steps a run at ``now`` owes a file whose decay clock started at ``origin``
+    (its creation, or the last thing that reinforced it), when decay was last applied
+    by a run at ``applied_at`` (None: never).
+
+    The file owes the whole periods of its own grid that end after ``applied_at`` and
+    no later than ``now``: ``periods(origin, now) - periods(origin, applied_at)``. So
+    for runs at t0 < t1 < ... < tn, each applying since the one before, the steps sum
+    to ``periods(origin, tn) - periods(origin, t0)``, what one run at tn owes since t0.
+    A run stamped before the last application owes nothing (never a negative step).
+    """
+    done = 0 if applied_at is None else periods_between(origin, applied_at)
+    return max(0, periods_between(origin, now) - done)
+
+
+def stored_after(confidence: float, steps: int,
+                 alpha: float = CONFIDENCE_DECAY_ALPHA,
+                 floor: float = CONFIDENCE_FLOOR) -> float | None:
+    """The two-decimal confidence ``steps`` periods of decay leave a file with, each
+    step ``decayed_stored`` from the value the step before stored; ``None`` when no
+    step changes it (no steps owed, at or below the floor, or a change below the
+    commit delta). Stepping from the stored value is what makes ``k`` then ``m``
+    steps land exactly where ``k + m`` do."""
+    value = confidence
+    changed = False
+    for _ in range(max(0, steps)):
+        stepped = decayed_stored(value, alpha, floor)
+        if stepped is None:
+            break
+        value = stepped
+        changed = True
+    return value if changed else None
+
+
 @dataclass(frozen=True, slots=True)
 class ConfidenceRewrite:
     """One file's confidence to rewrite: from what it holds to the decayed value."""
@@ -141,12 +198,7 @@ def plan_decay(confidences: Mapping[str, float], cycles: int = 1) -> tuple[Confi
     A file no night changes is omitted."""
     rewrites = []
     for path, before in sorted(confidences.items()):
-        after = before
-        for _ in range(max(0, cycles)):
-            stepped = decayed_stored(after)
-            if stepped is None:
-                break
-            after = stepped
-        if after != before:
+        after = stored_after(before, cycles)
+        if after is not None and after != before:
             rewrites.append(ConfidenceRewrite(path, before, after))
     return tuple(rewrites)

@@ -26,13 +26,69 @@ VETO_PREDICATES: Final[tuple[VetoPredicate, ...]] = ("negation", "numeric", "var
 ProposalSource: TypeAlias = Literal["model", "cosine"]
 
 NEGATION_MARKERS: Final = frozenset(
+    {"not", "no", "never", "none", "cannot", "without", "neither", "nor", "avoid"}
+)  # fmt: skip
+"""Words that negate what follows them in their clause: "is not safe", "never on a
+Friday", "without a lock", "avoid the cache". A marker flips only what it governs and
+the other side states plainly (see ``_flipped``), never the pair as a whole: two
+statements of one claim, one adding "Never on a Friday.", are one memory.
+
+Polarity words that are not such operators ("failed", "unsafe", "invalid", "false",
+"denied", "rejected", "forbidden", "disallowed") flip as terms instead, against the
+word they oppose: through ``NEGATING_PREFIXES`` ("unsafe" against "safe") or
+``ANTONYM_PAIRS`` ("failed" against "passed" or "succeeded"). As markers they scoped
+whatever followed them by word order alone, so "retry failed jobs" read as
+negating "jobs" where "retry the jobs that failed" did not."""
+
+SCOPE_SKIPS: Final = frozenset({"only", "just"})
+"""A ``not`` before one of these does not negate ("not only fast but also cheap")."""
+
+SCOPE_FREE_BEFORE: Final = frozenset({"or", "whether"})
+"""A ``not`` after one of these does not negate ("whether or not it is warm")."""
+
+SCOPE_STOPWORDS: Final = frozenset(
     {
-        "not", "no", "never", "none", "cannot", "without", "neither", "nor",
-        "avoid", "disallow", "disallowed", "forbidden", "unsafe", "invalid",
-        "false", "fail", "fails", "failed", "deny", "denied", "reject", "rejected",
+        "a", "an", "the", "to", "of", "in", "on", "at", "by", "for", "from", "with", "into",
+        "onto", "over", "under", "about", "as", "is", "are", "was", "were", "be", "been",
+        "being", "am", "do", "does", "did", "done", "doing", "have", "has", "had",
+        "will", "would", "shall", "should", "can", "could", "may", "might", "must",
+        "it", "its", "this", "that", "these", "those", "there", "here", "than", "then",
+        "so", "and", "or", "if", "when", "what", "which", "who", "whom", "whose", "any",
+        "all", "each", "every", "some", "more", "most", "less", "very", "too", "also",
+        "just", "only", "ever", "again", "anymore", "longer", "still", "even", "always",
+        "i", "we", "you", "he", "she", "they", "them", "us", "me", "my", "our", "your",
+        "his", "her", "their", "one", "anyone", "anything", "up", "off", "down", "out",
     }
 )  # fmt: skip
-"""Polarity words. Exactly one side carrying any of them is a polarity flip."""
+"""Words a marker's scope leaves out: function words say nothing a flip turns on, and
+"never on a friday" must not negate the "on" of "runs on tuesdays"."""
+
+_CLAUSE_BREAK: Final = re.compile(
+    r"[!?;:()\[\]{}\n\u2013\u2014\"]|[.,](?![0-9])"
+    r"|\b(?:but|however|although|though|whereas|yet|except)\b"
+)
+"""Where a marker's scope ends: sentence and clause punctuation (a period or comma
+not inside a number), and the contrastive conjunctions."""
+
+STEM_MIN: Final = 3
+"""Shortest stem ``term_stem`` leaves: "uses" becomes "use", never "us"."""
+
+_SUFFIXES: Final = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""),
+                    ("s", ""), ("e", ""))
+
+
+def term_stem(word: str) -> str:
+    """A word with one inflectional ending cut, so "expires", "expired" and "expire"
+    are one term to a marker's scope ("does not expire" against "expires"). Crude on
+    purpose: it only has to make the forms of one verb or noun meet, and a word of
+    three letters or fewer, or holding a digit, is its own stem."""
+    if len(word) <= STEM_MIN or not word.isalpha():
+        return word
+    for suffix, replacement in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) + len(replacement) >= STEM_MIN:
+            return word[: -len(suffix)] + replacement
+    return word
+
 
 NEGATING_PREFIXES: Final = ("non", "dis", "un", "in")
 """Prefixes that turn a word into its opposite ("available"/"unavailable",
@@ -57,12 +113,13 @@ about software carry constantly. Any other remainder nobody writes alone
 ("include"/"clude") cannot fire anyway: the stem must be a token on the other side."""
 
 ANTONYM_PAIRS: Final[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = (
-    (("allow", "allows", "allowed"), ("deny", "denies", "denied")),
+    (("allow", "allows", "allowed", "permit", "permits", "permitted"),
+     ("deny", "denies", "denied", "forbid", "forbids", "forbidden")),
     (("accept", "accepts", "accepted"), ("reject", "rejects", "rejected")),
     (("enable", "enables", "enabled"), ("disable", "disables", "disabled")),
     (("include", "includes", "included"), ("exclude", "excludes", "excluded")),
-    (("pass", "passes", "passed"), ("fail", "fails", "failed")),
-    (("success", "succeeds", "succeeded"), ("failure", "failures")),
+    (("pass", "passes", "passed", "success", "succeeds", "succeeded"),
+     ("fail", "fails", "failed", "failure", "failures")),
     (("true",), ("false",)),
     (("open",), ("closed",)),
     (("on",), ("off",)),
@@ -104,17 +161,90 @@ _CONTRACTION_RE: Final = re.compile("|".join(re.escape(k) for k in _CONTRACTIONS
 _TOKEN_RE: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*")
 
 
-def _tokens(text: str) -> list[str]:
+def _folded(text: str) -> str:
     folded = text.lower() if text.isascii() else unicodedata.normalize("NFC", text).lower()
     folded = folded.replace("\u2019", "'")
     # Most texts hold no contraction; skipping the substitution halves their cost.
     if "'" in folded or "cannot" in folded:
         folded = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(0)], folded)
-    return _TOKEN_RE.findall(folded)
+    return folded
 
 
-def _negated(tokens: Iterable[str]) -> bool:
-    return not NEGATION_MARKERS.isdisjoint(tokens)
+def _tokens(text: str) -> list[str]:
+    return _TOKEN_RE.findall(_folded(text))
+
+
+def _marker_at(tokens: Sequence[str]) -> int | None:
+    """The index of the first marker of a clause that negates what follows it."""
+    for n, token in enumerate(tokens):
+        if token not in NEGATION_MARKERS:
+            continue
+        if token == "not" and ((n + 1 < len(tokens) and tokens[n + 1] in SCOPE_SKIPS)
+                               or (n > 0 and tokens[n - 1] in SCOPE_FREE_BEFORE)):
+            continue
+        return n
+    return None
+
+
+Statement: TypeAlias = frozenset[str]
+"""What a text, or one negated clause of it, says: its content words as ``term_stem``
+stems, function words and markers left out."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Scoped:
+    """A text split at its markers: the token runs outside any marker's scope (one per
+    clause, in order), the content tokens inside one, what it states plainly (the
+    content of everything outside a scope) and each negated clause with the words its
+    marker governs."""
+
+    tokens: tuple[str, ...]
+    outside: tuple[tuple[str, ...], ...]
+    inside: tuple[str, ...]
+    marked: bool
+    stated: Statement
+    """The content of every token outside a marker's scope."""
+    statement: Statement
+    """The content of the clauses holding no marker: what the text asserts plainly."""
+    negations: tuple[tuple[Statement, Statement], ...] = ()
+
+
+def _content(words: Iterable[str]) -> Statement:
+    kept = set(words)
+    kept -= SCOPE_STOPWORDS
+    kept -= NEGATION_MARKERS
+    return frozenset(map(_STEMS.__getitem__, kept))
+
+
+def _scoped(text: str) -> _Scoped:
+    """Each clause's tokens before its first marker are outside; those after it, but
+    function words and markers, are inside (a marker ending its clause governs
+    nothing). A text with no marker is one run, all outside, and is not split."""
+    folded = _folded(text)
+    tokens = tuple(_TOKEN_RE.findall(folded))
+    if NEGATION_MARKERS.isdisjoint(tokens):
+        content = _content(tokens)
+        return _Scoped(tokens, (tokens,), (), False, content, content)
+    outside: list[tuple[str, ...]] = []
+    inside: list[str] = []
+    plain: set[str] = set()
+    negations: list[tuple[Statement, Statement]] = []
+    for clause in _CLAUSE_BREAK.split(folded):
+        words = _TOKEN_RE.findall(clause)
+        at = _marker_at(words)
+        if at is None:
+            outside.append(tuple(words))
+            plain.update(words)
+            continue
+        outside.append(tuple(words[:at]))
+        governed = [w for w in words[at + 1 :]
+                    if w not in SCOPE_STOPWORDS and w not in NEGATION_MARKERS]
+        inside += governed
+        if governed:
+            negations.append((_content(words), _content(governed)))
+    return _Scoped(tokens, tuple(outside), tuple(inside), True,
+                   _content({w for run in outside for w in run}), _content(plain),
+                   tuple(negations))
 
 
 def _affix_stem(word: str) -> str | None:
@@ -177,10 +307,12 @@ def _qualifiers(tokens: Iterable[str]) -> frozenset[str]:
 
 
 def negation_divergent(text_a: str, text_b: str) -> bool:
-    """Exactly one side carries a negation marker, or a term is flipped by a negating
-    prefix or an antonym ("enabled"/"disabled", "available"/"unavailable")."""
-    a, b = _polarity((_tokens(text_a),)), _polarity((_tokens(text_b),))
-    return a.negated != b.negated or _flipped(a.plain, a.flipped, b.plain, b.flipped)
+    """A term one side states plainly is negated on the other: governed by a marker
+    ("is not safe" against "is safe"), or flipped by a negating prefix or an antonym
+    ("enabled"/"disabled", "available"/"unavailable"). A negated remark about something
+    the other side does not state flips nothing."""
+    a, b = _polarity((_scoped(text_a),)), _polarity((_scoped(text_b),))
+    return _negation_flip(a, b)
 
 
 def numeric_token_divergent(text_a: str, text_b: str) -> bool:
@@ -210,20 +342,35 @@ class VetoFeatures:
     or exit code (read over whole articles, that predicate vetoed every
     candidate it saw). Negation and qualifiers read claim and article together:
     their markers are rare, load-bearing words, and a flip stated only in the
-    body is still a contradiction. Negation also fires on a term one side states
-    plainly and the other only in a negated form (a ``NEGATING_PREFIXES`` affix or
-    an ``ANTONYM_PAIRS`` opposite); that is a comparison of two texts, so each
-    text keeps its ``plain`` and ``flipped`` terms for it.
+    body is still a contradiction.
+
+    Negation is a comparison of two texts, term by term: it fires on a term one
+    side states plainly and the other only negated. So each text keeps what it
+    states outside any marker's scope and what a marker governs (``stated`` and
+    ``scoped``, as ``term_stem`` stems), and, for the affix and antonym flips, its
+    plain tokens and the terms it holds in a negated form (``plain`` and
+    ``flipped``).
     """
 
     negated: bool
-    """A negation marker is present."""
+    """A negation marker is present (whatever it governs)."""
     numbers: frozenset[str]
     qualifiers: frozenset[str]
     plain: frozenset[str]
-    """Terms stated plainly: the tokens, and the antonym keys held in positive form."""
+    """Terms stated plainly outside any marker's scope: the tokens, and the antonym keys
+    held in positive form."""
     flipped: frozenset[str]
-    """Terms stated in a negated form: affix stems, antonym keys held in negative form."""
+    """Terms stated in a negated form outside any marker's scope: affix stems, antonym
+    keys held in negative form."""
+    stated: frozenset[str] = frozenset()
+    """The stems of every content word outside a marker's scope."""
+    scoped: frozenset[str] = frozenset()
+    """The stems of the content words a marker governs."""
+    statements: tuple[Statement, ...] = ()
+    """What the claim and the article each assert plainly: the content of their clauses
+    that hold no marker."""
+    negations: tuple[tuple[Statement, Statement], ...] = ()
+    """Each negated clause: its content words and those its marker governs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,17 +379,24 @@ class _Polarity:
     qualifiers: frozenset[str]
     plain: frozenset[str]
     flipped: frozenset[str]
+    stated: frozenset[str]
+    scoped: frozenset[str]
+    statements: tuple[Statement, ...]
+    negations: tuple[tuple[Statement, Statement], ...]
 
 
-def _polarity(runs: Sequence[Sequence[str]]) -> _Polarity:
-    """What token runs state plainly and in a negated form.
+def _polarity(texts: Sequence[_Scoped]) -> _Polarity:
+    """What texts state plainly and in a negated form.
 
-    Plain: every token not consumed by a ``non-`` before it, plus the key of each
-    antonym pair whose positive form is there. Negated: the stem of each affixed
-    word, the word after a hyphenated ``non``, the key of each antonym pair whose
-    negative form is there. Markers and qualifiers read every token as written.
+    Plain: every token outside a marker's scope not consumed by a ``non-`` before it,
+    plus the key of each antonym pair whose positive form is there. Flipped: the stem
+    of each affixed word, the word after a hyphenated ``non``, the key of each antonym
+    pair whose negative form is there. Stated and scoped: the stems of the tokens
+    outside and inside a marker's scope. Qualifiers read every token as written.
     """
+    runs = [run for text in texts for run in text.outside]
     words: set[str] = set().union(*runs)
+    inside = [w for text in texts for w in text.inside]
     if "non" in words:
         # Each run walked on its own: a "non" ending the claim does not negate the
         # article's first word.
@@ -264,20 +418,87 @@ def _polarity(runs: Sequence[Sequence[str]]) -> _Polarity:
     for word in plain & _ANTONYM_KEYS.keys():
         key, positive = _ANTONYM_KEYS[word]
         (plain if positive else flipped).add(key)
-    return _Polarity(_negated(words), _qualifiers(words), frozenset(plain), frozenset(flipped))
+    return _Polarity(
+        any(text.marked for text in texts), _qualifiers(words.union(inside)),
+        frozenset(plain), frozenset(flipped), frozenset().union(*(t.stated for t in texts)),
+        frozenset(map(_stem, inside)), tuple(text.statement for text in texts),
+        tuple(n for text in texts for n in text.negations))
+
+
+class _StemCache(dict[str, str]):
+    """``term_stem`` memoized: a corpus repeats its vocabulary, and the veto stems every
+    content word of it. Bounded, so a stream of unique tokens cannot grow the process
+    without end (past the bound a stem is computed and not kept)."""
+
+    def __missing__(self, word: str) -> str:
+        found = term_stem(word)
+        if len(self) < _STEM_CACHE:
+            self[word] = found
+        return found
+
+
+_STEM_CACHE: Final = 200_000
+_STEMS: Final = _StemCache()
+
+
+def _stem(word: str) -> str:
+    return _STEMS[word]
+
+
+def _overlap(statements: Iterable[Statement], content: Statement, governed: Statement
+             ) -> int:
+    """How much of a negated clause's content the statement that says most of it
+    holds, among those holding a word the clause's marker governs (0: none does)."""
+    return max((len(content & s) for s in statements if not governed.isdisjoint(s)),
+               default=0)
+
+
+def _clause_flip(a: _Polarity | VetoFeatures, b: _Polarity | VetoFeatures) -> bool:
+    """``b`` negates a clause ``a`` states plainly: ``a``'s claim or article holds a
+    word the marker governs and at least half the clause's content, and says more of
+    it than what ``b`` states plainly (which would be ``b`` stating it too) or any
+    negated clause of ``a`` (``a`` negating it too). The clause-level reading catches
+    what the term-level one cannot: a governed word the negating side also uses
+    elsewhere ("the cache warmer is not cached", "A is encrypted; B is not
+    encrypted")."""
+    for content, governed in b.negations:
+        if governed.isdisjoint(a.stated):
+            continue  # no statement of ``a`` holds a governed word: most pairs end here
+        here = _overlap(a.statements, content, governed)
+        if (2 * here >= len(content)
+                and here > _overlap(b.statements, content, governed)
+                and here > _overlap((c for c, _ in a.negations), content, governed)):
+            return True
+    return False
+
+
+def _negation_flip(a: _Polarity | VetoFeatures, b: _Polarity | VetoFeatures) -> bool:
+    """A term or a clause one side states plainly is negated on the other, or a term is
+    flipped by an affix or an antonym; a side holding both forms flips nothing."""
+    if a.scoped or b.scoped:
+        if _flipped(a.stated, a.scoped, b.stated, b.scoped):
+            return True
+        if (b.negations and _clause_flip(a, b)) or (a.negations and _clause_flip(b, a)):
+            return True
+    return (bool(a.flipped) or bool(b.flipped)) and _flipped(a.plain, a.flipped, b.plain,
+                                                             b.flipped)
 
 
 def veto_features(text: MergeText) -> VetoFeatures:
     """Tokenize one memory for the veto."""
-    claim = _tokens(text.claim)
-    runs = (claim, _tokens(text.article)) if text.article else (claim,)
-    polarity = _polarity(runs)
+    claim = _scoped(text.claim)
+    texts = (claim, _scoped(text.article)) if text.article else (claim,)
+    polarity = _polarity(texts)
     return VetoFeatures(
         negated=polarity.negated,
-        numbers=_numbers(claim),
+        numbers=_numbers(claim.tokens),
         qualifiers=polarity.qualifiers,
         plain=polarity.plain,
         flipped=polarity.flipped,
+        stated=polarity.stated,
+        scoped=polarity.scoped,
+        statements=polarity.statements,
+        negations=polarity.negations,
     )
 
 
@@ -297,10 +518,7 @@ _FIRED: Final = {
 
 def divergences(a: VetoFeatures, b: VetoFeatures) -> tuple[VetoPredicate, ...]:
     """The predicates that fire, in ``VETO_PREDICATES`` order. Symmetric in ``a`` and ``b``."""
-    negation = a.negated != b.negated or (
-        (bool(a.flipped) or bool(b.flipped)) and _flipped(a.plain, a.flipped, b.plain, b.flipped)
-    )
-    return _FIRED[negation, a.numbers != b.numbers, a.qualifiers != b.qualifiers]
+    return _FIRED[_negation_flip(a, b), a.numbers != b.numbers, a.qualifiers != b.qualifiers]
 
 
 def merge_veto(a: MergeText, b: MergeText) -> tuple[VetoPredicate, ...]:
@@ -365,6 +583,19 @@ class MergeProposal:
     similarity: float | None = None
     keep_text: MergeText | None = None
     drop_text: MergeText | None = None
+
+
+def keeper_key(created_at: str, on_branch: int, path: str) -> tuple[str, int, str]:
+    """Where a memory sits in the oldest-first corpus order a fold's keeper is chosen
+    by: the earlier ``memhtml-created`` first; on a tie (the stamp is to the second,
+    and two writes land in one second), the file committed first, then the path.
+
+    ``on_branch`` is how long the file has been on the store's branch, in commits of
+    its first-parent history (``GitService.arrivals``), so more is earlier. It is data
+    the caller reads from git; for files whose stamps do not tie any value serves,
+    since the stamp already decides. Before it a tie went to the smaller path, and a
+    newer file with the smaller name kept its twin's place."""
+    return (created_at, -on_branch, path)
 
 
 def _older_first(a: CorpusMember, b: CorpusMember) -> tuple[CorpusMember, CorpusMember]:

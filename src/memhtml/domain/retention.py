@@ -11,7 +11,9 @@ The eight signals, and why each is there:
 
 ``recency``
     Exponential decay of age over the type's half-life. Time is what makes an
-    episode stale; a type with no half-life scores 1 and carries weight 0.
+    episode stale. A type with no half-life (procedural, task) reads the neutral
+    ``NEUTRAL_RECENCY`` at every age: age says nothing about it, which is neither
+    "fresh" nor "stale", and a signal it cannot earn must not sit at the floor.
 ``access_frequency``
     How often a reader actually retrieved the memory. Use is the most direct
     evidence that a memory still earns its place. Saturates at 10 reads.
@@ -61,7 +63,7 @@ from returns.result import Failure, Result, Success
 
 from memhtml.contracts.vocabulary import MEMORY_TYPES, MemoryType
 from memhtml.domain.errors import InvalidProfile
-from memhtml.domain.thresholds import EVICT_THRESHOLD, KEEP_THRESHOLD
+from memhtml.domain.thresholds import EVICT_THRESHOLD, KEEP_THRESHOLD, RETENTION_GRACE_DAYS
 
 SignalName: TypeAlias = Literal[
     "recency",
@@ -166,8 +168,11 @@ _DEDICATED_PROFILES: Final[Mapping[MemoryType, WeightProfile]] = {
     "episodic": WeightProfile(0.25, 0.15, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1),
     # A fact's worth is how much else rests on it and how sure it is, not its age.
     "semantic": WeightProfile(0.05, 0.15, 0.2, 0.2, 0.15, 0.1, 0.1, 0.05),
-    # A procedure that still works does not go stale: use and corroboration lead.
-    "procedural": WeightProfile(0.0, 0.2, 0.15, 0.15, 0.1, 0.2, 0.1, 0.1),
+    # A procedure that still works does not go stale: use and corroboration lead, and
+    # recency carries a small weight over its neutral value. At weight 0 the share
+    # went to signals a memory written minutes ago cannot have (reads, supports), and
+    # a fresh procedure scored exactly the evict band's edge, 0.30.
+    "procedural": WeightProfile(0.1, 0.2, 0.15, 0.1, 0.05, 0.2, 0.1, 0.1),
     # An arc is a synthesis: its links and its support are what it is for.
     "arc": WeightProfile(0.1, 0.1, 0.15, 0.15, 0.15, 0.15, 0.1, 0.1),
     # A failure pattern matters while it recurs, and a contested one misleads.
@@ -198,6 +203,12 @@ HALF_LIVES_DAYS: Final[Mapping[MemoryType, float | None]] = MappingProxyType(
     {kind: _DEDICATED_HALF_LIVES.get(kind, DEFAULT_HALF_LIFE_DAYS) for kind in MEMORY_TYPES}
 )
 """Recency half-life in days per type; ``None`` means age never lowers the score."""
+
+NEUTRAL_RECENCY: Final = 0.5
+"""The recency of a type with no half-life, at any age: the curve's value at one
+half-life, its midpoint. Age says nothing about such a memory, so the signal neither
+lifts it as fresh (1) nor sinks it as stale (0); 0 would read "as old as can be" for
+a memory written a minute ago."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,9 +265,12 @@ def half_life_for(memory_type: MemoryType) -> float | None:
 
 
 def recency_signal(memory_type: MemoryType, age_days: float) -> float:
-    """``exp(-ln2 * age / half_life)``: exactly 0.5 at one half-life, 0.25 at two."""
+    """``exp(-ln2 * age / half_life)``: exactly 0.5 at one half-life, 0.25 at two;
+    ``NEUTRAL_RECENCY`` at every age for a type with no half-life."""
     half_life = half_life_for(memory_type)
-    if half_life is None or age_days <= 0.0:
+    if half_life is None:
+        return NEUTRAL_RECENCY
+    if age_days <= 0.0:
         return 1.0
     # The ratio first, so age == half_life gives exactly 1.0 and the curve exactly 0.5.
     return _unit(math.exp(-LN2 * (age_days / half_life)))
@@ -303,3 +317,30 @@ def score_retention(raw: RetentionInput) -> RetentionScore:
     signals = compute_signals(raw)
     score = composite_score(signals, weights_for(raw.memory_type))
     return RetentionScore(score=score, band=band_for(score), signals=signals)
+
+
+Verdict: TypeAlias = Literal["archive", "graced", "kept"]
+"""What retention-triage does with a scored memory: archive it (the evict band, past
+the grace period), leave it because it is young (``graced``: in the evict band, inside
+the grace period), or leave it because it scored above the band (``kept``)."""
+
+
+def in_grace(created_age_days: float, grace_days: float = RETENTION_GRACE_DAYS) -> bool:
+    """Whether a memory created ``created_age_days`` ago is inside the grace period.
+
+    An age that cannot be read (NaN) or lies in the future (a clock ahead of the
+    run's) is inside it: an unknown age must never be what archives a memory.
+    """
+    return not created_age_days >= grace_days
+
+
+def retention_verdict(scored: RetentionScore, created_age_days: float,
+                      grace_days: float = RETENTION_GRACE_DAYS) -> Verdict:
+    """The evict band archives, except a memory younger than the grace period.
+
+    The score is left as it is (the record of why shows the band a young memory
+    sits in); only the action is withheld.
+    """
+    if scored.band != "evict":
+        return "kept"
+    return "graced" if in_grace(created_age_days, grace_days) else "archive"

@@ -152,6 +152,13 @@ KEEP_THRESHOLD: Final = 0.7
 EVICT_THRESHOLD: Final = 0.3
 """A composite at or below this evicts; exactly 0.3 is evicted."""
 
+RETENTION_GRACE_DAYS: Final = 30.0
+"""Days from a memory's ``memhtml-created`` during which retention never archives it,
+whatever its score. A memory written this month has had no time to be read, linked or
+corroborated, and those are most of what the score weighs: on night one every fresh
+procedure scored at the evict band's edge. The default of the store setting
+``retention_grace_days``."""
+
 DEFAULT_CONFIDENCE: Final = 1.0
 """The confidence of a file that states none (the format's files table owns this
 default; the parser substitutes nothing, so an omission stays readable as one)."""

@@ -35,7 +35,7 @@ from memhtml.contracts.services import (
     VectorSpace,
 )
 from memhtml.contracts.transcripts import TranscriptSource
-from memhtml.domain.thresholds import VECTOR_COVERAGE_FLOOR
+from memhtml.domain.thresholds import RETENTION_GRACE_DAYS, VECTOR_COVERAGE_FLOOR
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.store.deps import StoreDeps
 
@@ -106,6 +106,9 @@ class SleepDeps:
     """Why the configured embedder cannot be used on this machine (preflight refuses)."""
     vectors: VectorStore | None = None
     coverage_floor: float = VECTOR_COVERAGE_FLOOR
+    retention_grace_days: float = RETENTION_GRACE_DAYS
+    """Days from creation during which retention-triage archives nothing (the store
+    setting ``retention_grace_days``)."""
     state_dir: Path | None = None
     """This clone's state directory, for the snapshot a cold load starts from."""
     worktree: Path | None = None

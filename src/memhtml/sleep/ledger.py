@@ -22,6 +22,21 @@ and a ``kind``:
   record, not a write: a commitment that scored below ``COMMITMENT_FLOOR``, kept so the
   floor's refusals can be reviewed. Merge applies it as nothing.
 
+Beside the marks the ledger carries the run's *decision records*: why a phase did what
+it did to one file, with the figures it decided on, so a review or the report can say
+"archived from the evict band: score 0.28 (recency 0.1, ...)" from what was committed
+rather than by re-deriving it. They are lines like the marks (appended in the commit
+that made the decision, deduplicated, resume-safe) but no write and no pending state:
+``read_ledger`` keeps them apart (``Ledger.decisions``), so a merge neither applies nor
+counts them.
+
+- ``retention-archived`` ``{"path", "rule", "score", "band", "created_age_days",
+  "grace_days", and one field per retention signal: "recency", "access_frequency",
+  "confidence", "pagerank", "bridge_importance", "reinforcement", "importance",
+  "contested_status"}``: a memory retention-triage archived. ``rule`` is
+  ``evict-band``; ``path`` the memory's path before the move; the signals are each
+  in [0, 1], rounded to four places, and ``score`` is their weighted sum as banded.
+
 A line that does not parse (not JSON, not an object, an unknown kind, a field missing
 or of the wrong type) is counted and skipped, never fatal.
 """
@@ -35,8 +50,19 @@ from typing import Final, Literal, TypeAlias, get_args
 
 MarkKind: TypeAlias = Literal[
     "session-consolidated", "edge-promoted", "entity-promoted", "commitment-below-floor",
+    "retention-archived",
 ]
 MARK_KINDS: Final[tuple[MarkKind, ...]] = get_args(MarkKind)
+DECISION_KINDS: Final[frozenset[MarkKind]] = frozenset({"retention-archived"})
+"""Kinds that record a decision the run made, not a write it owes: read apart from the
+marks (``Ledger.decisions``), never applied or counted by a merge."""
+
+RETENTION_SIGNALS: Final[tuple[str, ...]] = (
+    "recency", "access_frequency", "confidence", "pagerank", "bridge_importance",
+    "reinforcement", "importance", "contested_status",
+)
+"""The retention scorer's eight signal names, as a ``retention-archived`` record spells
+its fields (``domain.retention.SIGNAL_NAMES``; a test holds the two equal)."""
 
 MarkValue: TypeAlias = str | int | float | bool | None
 
@@ -46,6 +72,10 @@ _FIELDS: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
     "entity-promoted": {"key": (str,), "detections": (int,)},
     "commitment-below-floor": {"statement": (str,), "confidence": (int, float),
                                "session": (str,), "done": (bool,)},
+    "retention-archived": {"path": (str,), "rule": (str,), "score": (int, float),
+                           "band": (str,), "created_age_days": (int, float),
+                           "grace_days": (int, float),
+                           **dict.fromkeys(RETENTION_SIGNALS, (int, float))},
 }
 """The fields each kind must carry, and their JSON types (a bool is not an int here)."""
 
@@ -72,10 +102,13 @@ class PendingMark:
 
 @dataclass(frozen=True, slots=True)
 class Ledger:
-    """A ledger as read: the marks in file order, and how many lines did not parse."""
+    """A ledger as read: the marks in file order, and how many lines did not parse;
+    the decision records apart, in file order."""
 
     marks: tuple[PendingMark, ...] = ()
     unparsed: int = 0
+    decisions: tuple[PendingMark, ...] = ()
+    """Lines of a ``DECISION_KINDS`` kind: why the run did what it did, not a write."""
 
     def of_kind(self, kind: MarkKind) -> tuple[PendingMark, ...]:
         return tuple(mark for mark in self.marks if mark.kind == kind)
@@ -106,11 +139,12 @@ def parse_line(line: str) -> PendingMark | None:
 
 
 def read_ledger(data: bytes | None) -> Ledger:
-    """A ledger file's marks; None (no file) is the empty ledger. Blank lines are not
-    counted; a line that is not UTF-8 or does not parse is."""
+    """A ledger file's marks and decision records; None (no file) is the empty ledger.
+    Blank lines are not counted; a line that is not UTF-8 or does not parse is."""
     if data is None:
         return Ledger()
     marks: list[PendingMark] = []
+    decisions: list[PendingMark] = []
     unparsed = 0
     for raw in data.split(b"\n"):
         if not raw.strip():
@@ -123,9 +157,11 @@ def read_ledger(data: bytes | None) -> Ledger:
         mark = parse_line(text)
         if mark is None:
             unparsed += 1
+        elif mark.kind in DECISION_KINDS:
+            decisions.append(mark)
         else:
             marks.append(mark)
-    return Ledger(tuple(marks), unparsed)
+    return Ledger(tuple(marks), unparsed, tuple(decisions))
 
 
 def append_marks(data: bytes | None, marks: Iterable[PendingMark]) -> tuple[bytes | None, int]:

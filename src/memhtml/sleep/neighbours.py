@@ -1,8 +1,10 @@
 """Corpus order and the neighbour scan the cosine phases share.
 
-**Corpus order** is the active non-task records, oldest first by ``(created_at, path)``.
+**Corpus order** is the active non-task records, oldest first by ``created_at``.
 ``memhtml-created`` is a fixed-width UTC instant (``YYYY-MM-DDTHH:MM:SSZ``), so text
-order is time order; the path settles a tie, so two runs number the corpus alike. A
+order is time order. Two files written in one second tie; when the caller hands in how
+long each has been on the branch (dedup-merge does, from git), the file committed first
+comes first, and the path settles what is left, so two runs number the corpus alike. A
 record's index in it is the offset ``domain.merge.CorpusMember`` takes: the keeper of a
 fold is the older file, and the offset is how older is told.
 
@@ -28,7 +30,7 @@ zero or non-finite vector, one of another width) is left out of the scan and cou
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,6 +39,7 @@ import numpy.typing as npt
 
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
+from memhtml.domain.merge import keeper_key
 from memhtml.head import VectorCache, is_active
 
 SCAN_BLOCK_ROWS: Final = 512
@@ -50,11 +53,27 @@ _Ints = npt.NDArray[np.intp]
 _Floats = npt.NDArray[np.float64]
 
 
-def corpus_order(view: HeadView) -> tuple[MemoryRecord, ...]:
-    """The active non-task records, oldest first by ``(created_at, path)``."""
+def corpus_order(view: HeadView, arrivals: Mapping[str, int] | None = None
+                 ) -> tuple[MemoryRecord, ...]:
+    """The active non-task records, oldest first by ``domain.merge.keeper_key``: the
+    creation stamp, then (for stamps that tie) how long the file has been on the branch
+    (``arrivals``, from ``GitService.arrivals``; a path it lacks counts as just
+    arrived), then the path."""
+    on_branch = arrivals or {}
     return tuple(sorted((r for r in view.records()
                          if is_active(r) and r.memory_type != "task"),
-                        key=lambda r: (r.created_at, r.path)))
+                        key=lambda r: keeper_key(r.created_at, on_branch.get(r.path, 0),
+                                                 r.path)))
+
+
+def tied_paths(view: HeadView) -> tuple[str, ...]:
+    """The active non-task records whose creation stamp another one shares, sorted:
+    the only paths whose place in ``corpus_order`` needs their history."""
+    by_stamp: dict[str, list[str]] = {}
+    for r in view.records():
+        if is_active(r) and r.memory_type != "task":
+            by_stamp.setdefault(r.created_at, []).append(r.path)
+    return tuple(sorted(p for paths in by_stamp.values() if len(paths) > 1 for p in paths))
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -28,7 +28,7 @@ from memhtml.contracts.services import (
     StatePlane,
 )
 from memhtml.contracts.transcripts import TranscriptSource
-from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT
+from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT, RETENTION_GRACE_DAYS
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import PhaseStatus, SleepPhase, stamp_text
@@ -136,6 +136,8 @@ class PhaseEnv:
     vector_store: VectorStore | None = None
     """The cache on disk (preflight loads, fills and saves it)."""
     coverage_floor: float = 0.95
+    retention_grace_days: float = RETENTION_GRACE_DAYS
+    """Days from creation during which retention-triage archives nothing."""
     earlier: tuple[PhaseRecord, ...] = ()
     """This invocation's records of the phases before this one."""
     branch: str | None = None

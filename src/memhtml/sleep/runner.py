@@ -443,6 +443,7 @@ def _env(ctx: RunContext, progress: _Progress, phase: SleepPhase) -> PhaseEnv:
         dry_run=ctx.dry_run, embedder=deps.embedder, embedder_name=deps.embedder_name,
         embedder_problem=deps.embedder_problem, vectors=progress.vectors,
         vector_store=deps.vectors, coverage_floor=deps.coverage_floor,
+        retention_grace_days=deps.retention_grace_days,
         earlier=progress.records, branch=ctx.branch, worktree=deps.worktree is not None,
         mined=progress.mined, model=deps.model, calls=ctx.calls, deep=ctx.deep,
         lateral=progress.lateral, transcripts=deps.transcripts, committer=deps.author,

@@ -830,8 +830,11 @@ def test_a_recurring_finding_can_close_its_task_again(
 # == confidence-decay ========================================================================
 
 
+A_DAY_BEFORE = "2026-11-29T03:00:00Z"
+"""Written a day and an hour before the run: one whole day owed, so one decay step."""
+
 CONFIDENCES = {
-    # stated -> stored after one unreinforced night
+    # stated -> stored after one unreinforced day
     "0": "0", "1": "0.92", "0.2": "0.2", "0.205": "0.205", "0.215": "0.20", "0.21": "0.20",
     "0.19": "0.19", "1.0e0": "0.92", "+0.9": "0.83", ".5": "0.47", "0.900000": "0.83",
     "high": "high", "-0.1": "-0.1",
@@ -844,6 +847,7 @@ def test_confidence_values_at_the_edges(
     for n, stated in enumerate(CONFIDENCES):
         paths[stated] = f"areas/conf/c{n:02d}.html"
         put(store, paths[stated], memory(f"Confidence {n}", f"Confidence case {n} is stated.",
+                                         created=A_DAY_BEFORE,
                                          metas=[("memhtml-confidence", stated)]))
     task = "areas/tasks/confident-task.html"
     put(store, task, memory("A confident task", "Finish the confident task.", kind="task",
@@ -863,12 +867,13 @@ def test_confidence_values_at_the_edges(
 
 def _decay_two_nights(store: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str],
                       clock: Clock) -> tuple[str, dict[str, Any]]:
-    """Five memories at 0.90, a merged first night, then: one supports itself, one is
-    read, one is supported by a new memory, one by a new task, one nothing. The second
-    night's tip and report."""
+    """Five memories at 0.90 written a day before a merged first night (one step each),
+    then: one supports itself, one is read, one is supported by a new memory, one by a
+    new task, one nothing. The second night's (a day later) tip and report."""
     for name in ("self", "plain", "read", "supported", "by-task"):
         put(store, f"areas/conf/{name}.html", memory(
-            name.title(), f"The {name} memory holds.", metas=[("memhtml-confidence", "0.90")]))
+            name.title(), f"The {name} memory holds.", created=A_DAY_BEFORE,
+            metas=[("memhtml-confidence", "0.90")]))
     commit(store, env)
     night(capsys, store, "confidence-decay", "report")
     merge(capsys, store)

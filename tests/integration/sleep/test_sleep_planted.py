@@ -20,7 +20,13 @@ from pathlib import Path
 import pytest
 
 from memhtml.compose import value_of
-from memhtml.eval.planted import PlantedCorpus, plant_corpus, scripted_embedder, synthetic_docs
+from memhtml.eval.planted import (
+    PlantConfig,
+    PlantedCorpus,
+    plant_corpus,
+    scripted_embedder,
+    synthetic_docs,
+)
 from memhtml.head import HeadVersion
 from memhtml.sleep.merge import lost_memories, merge_run
 from memhtml.sleep.phase import PhaseRecord
@@ -213,6 +219,28 @@ def test_the_gate_passes_and_a_second_night_folds_nothing_new(
     assert dedup["tasks_minted"] == 0
     entities = second.phase("entity-resolution").counts
     assert entities["merged"] == 0 and entities["tasks_minted"] == 0
+
+
+def test_night_one_on_a_freshly_written_copy_archives_nothing_by_retention(
+        tmp_path: Path) -> None:
+    """The same corpus written a day before the run instead of months: the night folds
+    every provable duplicate as before, and retention archives none of it (the evict
+    band is inside the grace period)."""
+    config = PlantConfig(base_at=RUN_AT - timedelta(days=1),
+                         planted_at=RUN_AT - timedelta(hours=12), now=RUN_AT)
+    corpus = plant_corpus(synthetic_docs(), config).unwrap()
+    with serve_embeddings(scripted_embedder(corpus)) as url:
+        root = tmp_path / "store"
+        write_planted_store(root, corpus, url)
+        done = night(Planted(corpus, url, root), root)
+    assert done.report.ok, [(r.phase, r.status, r.reason) for r in done.report.phases]
+    retention = done.phase("retention-triage")
+    assert count(retention, "archived") == 0
+    assert count(retention, "graced") == count(retention, "evict")
+    assert "retention-triage" not in done.after
+    folds = [p for p in corpus.manifest.pairs if p.expect == "fold"]
+    assert count(done.phase("dedup-merge"), "folded") == len(folds)
+    assert lost_memories(done.base, done.tip) == ()
 
 
 def test_two_hash_seeds_cut_the_same_branch(planted: Planted, tmp_path: Path) -> None:

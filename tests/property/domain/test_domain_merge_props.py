@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,15 +15,19 @@ from memhtml.domain.decay import (
     is_committable_change,
 )
 from memhtml.domain.merge import (
+    CorpusMember,
     MergeProposal,
     MergeText,
     VetoCache,
+    group_proposals,
+    keeper_key,
     merge_outcomes,
     merge_veto,
     negation_divergent,
     numeric_token_divergent,
     variant_qualifier_divergent,
 )
+from memhtml.eval.veto_pairs import flip_pair, unrelated_pair
 
 WORDS = ["the", "deploy", "step", "is", "safe", "not", "isn't", "never", "v2.1", "3", "13",
          "2026-01-02", "pro", "beta", "M1", "cache", "no", "retry", "available",
@@ -99,6 +105,28 @@ def test_an_affixed_twin_of_a_word_fires(
     assert merge_veto(MergeText(after), MergeText(after)) == ()
 
 
+@settings(max_examples=200)
+@given(st.randoms(use_true_random=False))
+def test_every_generated_flip_is_vetoed_by_negation(rng: random.Random) -> None:
+    """A claim against its negation, in every form a correction takes (is not, does
+    not, never, cannot, do not, without, a flip in the article): always refused."""
+    pair = flip_pair(rng)
+    a, b = MergeText(*pair.first), MergeText(*pair.second)
+    assert "negation" in merge_veto(a, b), pair
+    assert merge_veto(a, b) == merge_veto(b, a)
+
+
+@settings(max_examples=200)
+@given(st.randoms(use_true_random=False))
+def test_an_unrelated_negated_remark_is_never_vetoed(rng: random.Random) -> None:
+    """One claim and article twice, the second adding a negated remark about something
+    else, or about the claim's subject: two statements of one memory, never refused."""
+    pair = unrelated_pair(rng)
+    a, b = MergeText(*pair.first), MergeText(*pair.second)
+    assert merge_veto(a, b) == (), pair
+    assert VetoCache().veto(b, a) == ()
+
+
 @settings(max_examples=300)
 @given(st.data(), proposals)
 def test_role_guard_holds_in_any_arrival_order(
@@ -162,3 +190,29 @@ def test_stored_decay_never_lifts_and_never_passes_the_floor(confidence: float) 
     assert after == round(after, 2)
     # The stored value is never above what the unrounded step would store.
     assert after <= decay_confidence(confidence)
+
+
+files = st.lists(
+    st.tuples(st.integers(0, 2), st.integers(0, 6), st.sampled_from([f"m{i}.html" for i in
+                                                                     range(8)])),
+    min_size=2, max_size=8, unique_by=lambda row: row[2])
+
+
+@given(files)
+def test_the_keeper_is_the_oldest_then_the_first_committed(rows: list[tuple[int, int, str]]
+                                                            ) -> None:
+    """Members numbered in ``keeper_key`` order: a model's group keeps the member with
+    the earliest creation second; of those, the one longest on the branch (committed
+    first); of those, the smallest path. The newer file never keeps."""
+    def stamp(second: int) -> str:
+        return f"2026-05-01T12:00:0{second}Z"
+
+    ordered = sorted(rows, key=lambda r: keeper_key(stamp(r[0]), r[1], r[2]))
+    members = [CorpusMember(path, n, MergeText("same")) for n, (_, _, path) in
+               enumerate(ordered)]
+    keepers = {p.keep_path for p in group_proposals(members)}
+    earliest = min(r[0] for r in rows)
+    tied = [r for r in rows if r[0] == earliest]
+    longest = max(r[1] for r in tied)
+    expected = min(r[2] for r in tied if r[1] == longest)
+    assert keepers == {expected}

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from memhtml.domain.decay import (
     CONFIDENCE_FLOOR,
+    DECAY_PERIOD,
     ConfidenceRewrite,
     decay_confidence,
+    decay_steps,
     decayed_stored,
     is_committable_change,
+    periods_between,
     plan_decay,
+    stored_after,
 )
+
+ORIGIN = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
+DAY = timedelta(days=1)
 
 
 def test_one_cycle_closes_a_tenth_of_the_distance_to_the_floor() -> None:
@@ -89,3 +98,46 @@ def test_a_change_below_the_commit_delta_is_not_written() -> None:
     # Only a value held off the two-decimal grid can move by less than the delta.
     assert decayed_stored(0.2049) is None
     assert decayed_stored(0.205) == CONFIDENCE_FLOOR
+
+
+def test_a_period_is_a_whole_day_of_the_files_own_grid() -> None:
+    assert DECAY_PERIOD == DAY
+    assert periods_between(ORIGIN, ORIGIN) == 0
+    assert periods_between(ORIGIN, ORIGIN + DAY - timedelta(microseconds=1)) == 0
+    assert periods_between(ORIGIN, ORIGIN + DAY) == 1
+    assert periods_between(ORIGIN, ORIGIN + 30 * DAY + timedelta(hours=23)) == 30
+    assert periods_between(ORIGIN, ORIGIN - 5 * DAY) == 0
+
+
+def test_steps_count_the_periods_since_the_last_application() -> None:
+    # Never applied: every whole day since the origin.
+    assert decay_steps(ORIGIN, None, ORIGIN + 3 * DAY + timedelta(hours=5)) == 3
+    # Applied at day 2.5: days 3 ends since; day 2 was paid then.
+    assert decay_steps(ORIGIN, ORIGIN + 2.5 * DAY, ORIGIN + 3 * DAY) == 1
+    # Applied earlier the same grid day: nothing new has ended.
+    assert decay_steps(ORIGIN, ORIGIN + 3.1 * DAY, ORIGIN + 3.9 * DAY) == 0
+    # An application before the origin (a read restarted the clock since) counts
+    # from the origin; one after the run's stamp owes nothing.
+    assert decay_steps(ORIGIN, ORIGIN - 9 * DAY, ORIGIN + 2 * DAY) == 2
+    assert decay_steps(ORIGIN, ORIGIN + 5 * DAY, ORIGIN + 4 * DAY) == 0
+
+
+def test_three_runs_in_a_day_owe_what_one_run_owes() -> None:
+    runs = [ORIGIN + 6 * DAY + timedelta(hours=h) for h in (1, 9, 17)]
+    last = ORIGIN + 5 * DAY + timedelta(hours=20)
+    owed = []
+    for at in runs:
+        owed.append(decay_steps(ORIGIN, last, at))
+        last = at
+    assert sum(owed) == decay_steps(ORIGIN, ORIGIN + 5 * DAY + timedelta(hours=20),
+                                    runs[-1]) == 1
+
+
+def test_stored_after_steps_from_the_stored_value() -> None:
+    assert stored_after(0.9, 0) is None
+    assert stored_after(0.9, 1) == 0.83
+    assert stored_after(0.9, 2) == stored_after(0.83, 1) == 0.76
+    assert stored_after(0.9, 25) == CONFIDENCE_FLOOR
+    assert stored_after(0.9, 10_000) == CONFIDENCE_FLOOR
+    assert stored_after(0.2, 3) is None
+    assert stored_after(0.05, 3) is None

@@ -18,6 +18,7 @@ from memhtml.domain.merge import (
     negation_divergent,
     numeric_token_divergent,
     orient,
+    term_stem,
     variant_qualifier_divergent,
     veto_features,
 )
@@ -97,6 +98,84 @@ def test_the_cache_agrees_with_the_veto_on_affix_flips() -> None:
     cache = VetoCache()
     assert cache.veto(a, b) == cache.veto(b, a) == merge_veto(a, b) == ("negation",)
     assert cache.features(b) == veto_features(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # The same claim, one body adding an unrelated remark.
+        (MergeText("Deploys run on Tuesdays.", "Agreed with the release team."),
+         MergeText("Deploys run on Tuesdays.", "Agreed with the release team. Never on a "
+                                               "Friday.")),
+        (MergeText("Deploys run on Tuesdays and never on Fridays."),
+         MergeText("Deploys run on Tuesdays.")),
+        # A remark naming the claim's subject negates nothing the other side states.
+        (MergeText("The deploy script copies the build to staging."),
+         MergeText("The deploy script copies the build to staging.",
+                   "Never run the deploy script by hand.")),
+        # Polarity words are terms, not operators: word order does not make a flip.
+        (MergeText("Retry failed jobs at night."),
+         MergeText("Retry the jobs that failed at night.")),
+        # Both sides negate the same thing, in two spellings.
+        (MergeText("The api is not available."), MergeText("The api is unavailable.")),
+        (MergeText("The flag is not disabled."), MergeText("The flag is enabled.")),
+        # Markers that negate nothing.
+        (MergeText("Check whether or not the cache is warm."),
+         MergeText("Check whether the cache is warm.")),
+        (MergeText("The index is not only fast but also small."),
+         MergeText("The index is fast and small.")),
+        (MergeText("Is the cache warm? No."), MergeText("Is the cache warm?")),
+    ],
+)
+def test_a_negated_remark_that_flips_nothing_shared_is_no_veto(a: MergeText, b: MergeText
+                                                                 ) -> None:
+    assert merge_veto(a, b) == merge_veto(b, a) == ()
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("The cache expires idle sessions.", "The cache does not expire idle sessions."),
+        ("The cache expires idle sessions.", "The cache never expires idle sessions."),
+        ("The worker retries timed out requests.", "The worker doesn't retry timed out "
+                                                   "requests."),
+        ("The job can lock the orders table.", "The job cannot lock the orders table."),
+        ("Run the migration before the deploy.", "Do not run the migration before the "
+                                                 "deploy."),
+        ("The export runs with a lock.", "The export runs without a lock."),
+        ("The cache warmer is cached.", "The cache warmer is not cached."),
+        ("Avoid the staging database for load tests.", "Use the staging database for load "
+                                                       "tests."),
+        ("The migration succeeded.", "The migration failed."),
+        ("Deploying on Friday is allowed.", "Deploying on Friday is forbidden."),
+    ],
+)
+def test_every_flip_of_shared_content_is_vetoed(a: str, b: str) -> None:
+    assert merge_veto(MergeText(a), MergeText(b)) == ("negation",)
+    assert merge_veto(MergeText(b), MergeText(a)) == ("negation",)
+
+
+def test_a_flip_stated_beside_an_agreeing_sentence_is_vetoed() -> None:
+    """The negating side uses the governed word elsewhere, about something else: the
+    clause it negates is still one the other side states and it does not."""
+    a = MergeText("Storage is encrypted.", "The audit log is encrypted at rest. The "
+                                           "backups are encrypted at rest.")
+    b = MergeText("Storage is encrypted.", "The audit log is encrypted at rest. The "
+                                           "backups are not encrypted at rest.")
+    assert merge_veto(a, b) == merge_veto(b, a) == ("negation",)
+
+
+def test_a_side_holding_both_readings_flips_nothing() -> None:
+    both = MergeText("The cache is warm.", "Sometimes the cache is not warm.")
+    assert merge_veto(both, both) == ()
+    assert merge_veto(both, MergeText("The cache is warm.")) == ()
+
+
+def test_term_stems_join_the_forms_of_a_word() -> None:
+    assert {term_stem(w) for w in ("expire", "expires", "expired", "expiring")} == {"expir"}
+    assert {term_stem(w) for w in ("retry", "retries", "retried")} == {"retry"}
+    assert term_stem("uses") == "use" and term_stem("use") == "use"
+    assert term_stem("v2.1") == "v2.1" and term_stem("api") == "api"
 
 
 def test_numeric_tokens_include_versions_and_dates() -> None:

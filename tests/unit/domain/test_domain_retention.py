@@ -13,6 +13,7 @@ from memhtml.domain.errors import InvalidProfile
 from memhtml.domain.retention import (
     DEFAULT_IMPORTANCE,
     HALF_LIVES_DAYS,
+    NEUTRAL_RECENCY,
     SIGNAL_NAMES,
     WEIGHT_PROFILES,
     RetentionInput,
@@ -22,11 +23,14 @@ from memhtml.domain.retention import (
     composite_score,
     compute_signals,
     half_life_for,
+    in_grace,
     profile_weight_sum,
     recency_signal,
+    retention_verdict,
     score_retention,
     weight_profile,
 )
+from memhtml.domain.thresholds import EVICT_THRESHOLD, RETENTION_GRACE_DAYS
 
 BASE = RetentionInput(
     memory_type="semantic",
@@ -57,11 +61,51 @@ def test_every_profile_sums_to_exactly_one(memory_type: MemoryType) -> None:
     assert profile_weight_sum(WEIGHT_PROFILES[memory_type]) == 1.0
 
 
-def test_procedural_and_task_never_decay_with_age() -> None:
+def test_procedural_and_task_read_a_neutral_recency_at_every_age() -> None:
     assert half_life_for("procedural") is None
     assert half_life_for("task") is None
-    assert recency_signal("procedural", 10_000.0) == 1.0
-    assert WEIGHT_PROFILES["procedural"].recency == 0.0
+    assert NEUTRAL_RECENCY == 0.5
+    for age in (-3.0, 0.0, 1.0, 10_000.0, math.inf, math.nan):
+        assert recency_signal("procedural", age) == NEUTRAL_RECENCY
+        assert recency_signal("task", age) == NEUTRAL_RECENCY
+    # The signal counts: a null half-life is not a zero weight.
+    assert WEIGHT_PROFILES["procedural"].recency > 0.0
+
+
+@pytest.mark.parametrize("memory_type", MEMORY_TYPES)
+def test_a_memory_written_a_minute_ago_scores_above_the_evict_band(
+        memory_type: MemoryType) -> None:
+    """Nothing read, linked or corroborated yet, confidence as written: a fresh
+    procedure used to score exactly 0.30, the band's edge."""
+    fresh = RetentionInput(memory_type, 0.0007, 0, 1.0, 0, 0, 0, 0, None, 0)
+    assert score_retention(fresh).score > EVICT_THRESHOLD
+    assert score_retention(RetentionInput("procedural", 0, 0, 1.0, 0, 0, 0, 0, None, 0)
+                           ).score == 0.35
+
+
+def test_the_grace_period_is_an_age_below_the_setting() -> None:
+    assert RETENTION_GRACE_DAYS == 30.0
+    assert in_grace(29.999)
+    assert not in_grace(30.0)
+    assert not in_grace(400.0)
+    assert in_grace(-2.0)
+    assert in_grace(math.nan)
+    assert not in_grace(0.0, grace_days=0.0)
+    assert in_grace(4.0, grace_days=5.0)
+
+
+def test_the_verdict_withholds_only_the_young_evict_band() -> None:
+    evict = score_retention(replace(BASE, memory_type="episodic", age_days=400.0,
+                                    confidence=0.0, importance=1))
+    keep = score_retention(replace(BASE, access_count=10, confidence=1.0, importance=10,
+                                   graph_rank=1.0, max_graph_rank=1.0, bridge_count=5,
+                                   reinforcement_count=5))
+    assert (evict.band, keep.band) == ("evict", "keep")
+    assert retention_verdict(evict, 31.0) == "archive"
+    assert retention_verdict(evict, 3.0) == "graced"
+    assert retention_verdict(evict, math.nan) == "graced"
+    assert retention_verdict(evict, 3.0, grace_days=0.0) == "archive"
+    assert retention_verdict(keep, 400.0) == "kept"
 
 
 @pytest.mark.parametrize("memory_type", [t for t in MEMORY_TYPES if HALF_LIVES_DAYS[t] is not None])

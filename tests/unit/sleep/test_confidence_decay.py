@@ -51,10 +51,11 @@ class Repo:
     def version(self, sha: str | None = None) -> HeadVersion:
         return ok(load_head(self.git, sha or self.main()))
 
-    def env(self, sha: str | None = None, state: StatePlane | None = None) -> PhaseEnv:
+    def env(self, sha: str | None = None, state: StatePlane | None = None,
+            stamp: datetime = RUN_AT) -> PhaseEnv:
         at = sha or self.main()
         version = self.version(at)
-        return PhaseEnv(phase="confidence-decay", run_id="2026-11-29", stamp=RUN_AT, base=at,
+        return PhaseEnv(phase="confidence-decay", run_id="2026-11-29", stamp=stamp, base=at,
                         base_version=version, version=version, git=self.git,
                         state=state or self.state, budget=TaskBudget(), dry_run=False)
 
@@ -67,10 +68,18 @@ class Repo:
         return ok(self.git.commit("refs/heads/main", self.main(), [change], message, AUTHOR,
                                   stamp + timedelta(hours=5)))
 
-    def land(self, result: PhaseResult) -> str:
+    def land(self, result: PhaseResult, at: datetime = RUN_AT) -> str:
         (commit,) = result.commits
         return ok(self.git.commit("refs/heads/main", self.main(), list(commit.changes),
-                                  commit.subject, AUTHOR, RUN_AT))
+                                  commit.subject, AUTHOR, at))
+
+    def night(self, run_id: str, stamp: datetime) -> PhaseResult:
+        """One run at ``stamp`` as a merge leaves it on main: its decay, then its report."""
+        result = run(self.env(stamp=stamp))
+        if result.commits:
+            self.land(result, stamp)
+        self.merged_run(run_id, stamp)
+        return result
 
 
 def repo(tmp_path: Path) -> Repo:
@@ -91,7 +100,11 @@ def stored(r: Repo, sha: str, path: str) -> str | None:
     return read_meta(record.html, "memhtml-confidence")
 
 
-def test_with_no_merged_run_every_stated_confidence_takes_one_step(tmp_path: Path) -> None:
+DAY = timedelta(days=1)
+
+
+def test_with_no_merged_run_each_file_owes_the_whole_days_since_it_was_written(
+        tmp_path: Path) -> None:
     r = repo(tmp_path)
     high = r.write("high", 0.9)
     low = r.write("low", 0.21)
@@ -100,9 +113,11 @@ def test_with_no_merged_run_every_stated_confidence_takes_one_step(tmp_path: Pat
     silent = r.write("silent", None)
     task = r.write("task", 0.9, memory_type="task")
     base = r.main()
-    result = run(r.env())
+    first = WRITTEN + DAY + timedelta(hours=1)
+    result = run(r.env(stamp=first))
     assert dict(result.counts) == {"scanned": 5, "no_confidence": 1, "reinforced": 0,
-                                   "at_floor": 2, "decayed": 2, "last_run": None}
+                                   "at_floor": 2, "not_due": 0, "decayed": 2, "steps": 2,
+                                   "last_run": None}
     (commit,) = result.commits
     assert [c.path for c in commit.changes] == [high, low]
     tip = r.land(result)
@@ -111,6 +126,32 @@ def test_with_no_merged_run_every_stated_confidence_takes_one_step(tmp_path: Pat
     # The task, the files at or under the floor and the silent one are untouched.
     assert ok(r.git.changed_paths(base, tip)) == (high, low)
     assert {floor, under, silent, task}.isdisjoint(ok(r.git.changed_paths(base, tip)))
+    # Once that run is merged, two more days owe two steps, from the stored value.
+    r.merged_run("2026-05-02", first)
+    again = run(r.env(stamp=WRITTEN + 3 * DAY + timedelta(hours=1)))
+    assert [c.path for c in again.commits[0].changes] == [high]
+    assert (again.counts["steps"], again.counts["last_run"]) == (2, "2026-05-02")
+    assert stored(r, r.land(again), high) == "0.70"
+
+
+def test_a_memory_written_today_owes_nothing(tmp_path: Path) -> None:
+    """Night one on a fresh store: no whole day has passed, so nothing is rewritten
+    (counting runs decayed it a step the minute after it was written)."""
+    r = repo(tmp_path)
+    r.write("fresh", 0.9)
+    r.write("other", 1.0)
+    result = run(r.env(stamp=WRITTEN + DAY - timedelta(seconds=1)))
+    assert result.commits == ()
+    assert (result.counts["not_due"], result.counts["decayed"]) == (2, 0)
+
+
+def test_a_whole_years_silence_reaches_the_floor_in_one_run(tmp_path: Path) -> None:
+    r = repo(tmp_path)
+    path = r.write("old", 0.9)
+    result = run(r.env(stamp=WRITTEN + 365 * DAY))
+    tip = r.land(result)
+    assert stored(r, tip, path) == "0.20"
+    assert result.counts["steps"] == 365
 
 
 def test_only_the_confidence_line_changes(tmp_path: Path) -> None:
@@ -118,7 +159,7 @@ def test_only_the_confidence_line_changes(tmp_path: Path) -> None:
     path = r.write("high", 0.9)
     before = r.version().get(path)
     assert before is not None
-    (commit,) = run(r.env()).commits
+    (commit,) = run(r.env(stamp=WRITTEN + DAY)).commits
     (change,) = commit.changes
     assert change.data is not None
     after = change.data.decode()
@@ -128,6 +169,27 @@ def test_only_the_confidence_line_changes(tmp_path: Path) -> None:
     assert added == ['<meta name="memhtml-confidence" content="0.83">']
     # memhtml-updated is not restamped: retention reads recency from it.
     assert read_meta(after, "memhtml-updated") == read_meta(before.html, "memhtml-updated")
+
+
+def test_three_runs_in_a_day_decay_as_much_as_one(tmp_path: Path) -> None:
+    """The same files, one store curated three times on day 6 and one curated once
+    at its end: the same commits' worth of decay, the very same stored values."""
+    values = {"a": 0.9, "b": 0.57, "c": 0.21, "d": 1.0}
+    stores = [repo(tmp_path / "thrice"), repo(tmp_path / "once")]
+    for r in stores:
+        for name, confidence in values.items():
+            r.write(name, confidence)
+        r.night("2026-05-03", WRITTEN + 2 * DAY + timedelta(hours=3))
+    thrice, once = stores
+    for n, hour in enumerate((1, 9, 23)):
+        thrice.night(f"2026-05-07{'-' + str(n + 1) if n else ''}",
+                     WRITTEN + 5 * DAY + timedelta(hours=hour))
+    once.night("2026-05-07", WRITTEN + 5 * DAY + timedelta(hours=23))
+    for name in values:
+        path = f"areas/notes/{name}.html"
+        assert stored(thrice, thrice.main(), path) == stored(once, once.main(), path)
+    # Five whole days since it was written: 0.90, 0.83, 0.76, 0.70, 0.65, 0.60.
+    assert stored(once, once.main(), "areas/notes/a.html") == "0.60"
 
 
 def test_an_archived_file_is_not_rewritten(tmp_path: Path) -> None:
@@ -163,13 +225,22 @@ def test_reads_and_new_supports_since_the_last_run_reinforce(tmp_path: Path) -> 
          .replace("The old-source claim holds.", "The old-source claim still holds.")).encode(),
     )], "edit", AUTHOR, LAST_RUN_AT + timedelta(days=4)))
 
-    result = run(r.env())
+    # A day after the last read: the read file owes nothing, the supported one is
+    # forgiven, the rest owe the days since the last run.
+    stamp = LAST_RUN_AT + timedelta(days=3, hours=12)
+    result = run(r.env(stamp=stamp))
     assert result.counts["last_run"] == "2026-11-01"
     assert result.counts["reinforced"] == 2
     (commit,) = result.commits
     rewritten = {c.path for c in commit.changes}
     assert read_after not in rewritten and supported not in rewritten
     assert {read_before, old_support, untouched} <= rewritten
+    # Four whole days of its grid (noon to noon) ended since the run: 0.90 to 0.65.
+    assert stored(r, r.land(result), untouched) == "0.65"
+    # Days later the read file owes the whole days since its read, not since the run.
+    later = run(r.env(stamp=LAST_RUN_AT + timedelta(days=5, hours=1)))
+    assert read_after in {c.path for c in later.commits[0].changes}
+    assert stored(r, r.land(later), read_after) == "0.76"
 
 
 def test_the_window_starts_at_the_newest_merged_run(tmp_path: Path) -> None:
@@ -208,16 +279,15 @@ def test_nightly_steps_reach_the_floor_exactly_and_then_stop(tmp_path: Path) -> 
     r = repo(tmp_path)
     path = r.write("note", 0.9)
     seen = []
-    for _ in range(40):
-        result = run(r.env())
+    for day in range(1, 41):
+        result = r.night(f"2026-05-{day:02d}x", WRITTEN + day * DAY + timedelta(hours=3))
         if not result.commits:
             break
-        tip = r.land(result)
-        seen.append(stored(r, tip, path))
+        seen.append(stored(r, r.main(), path))
     assert len(seen) == 25
     assert seen[-1] == "0.20"
     assert r.version().get(path).confidence == CONFIDENCE_FLOOR  # type: ignore[union-attr]
-    assert run(r.env()).counts["at_floor"] == 1
+    assert run(r.env(stamp=WRITTEN + 60 * DAY)).counts["at_floor"] == 1
 
 
 def test_an_unreadable_access_log_fails_the_phase(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,11 +20,14 @@ import numpy.typing as npt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from returns.io import IOFailure, IOResult
 from tests.unit.sleep.sleep_support import AUTHOR, ok
 
 from memhtml.adapters.clock import ManualClock
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.memory_git import InMemoryGit
 from memhtml.adapters.memory_state import InMemoryState
+from memhtml.contracts.errors import GitError, GitFailure
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import PathChange, VectorSpace
@@ -38,6 +42,7 @@ from memhtml.eval.planted import (
     synthetic_docs,
 )
 from memhtml.head import HeadVersion, VectorCache, cache_from, load_head, vector_text_of
+from memhtml.sleep.neighbours import tied_paths
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget
 from memhtml.sleep.phases.dedup_merge import (
     DETECTOR,
@@ -168,6 +173,77 @@ def test_exact_duplicates_fold_into_the_oldest(tmp_path: Path) -> None:
     assert_folded(after, first, second)
     assert_folded(after, first, third)
     assert after.get(other) is not None
+
+
+def test_a_tie_on_the_created_second_keeps_the_file_committed_first(tmp_path: Path) -> None:
+    """Two copies written in one second: the later commit holds the smaller path, which
+    used to keep. The keeper is the file that reached the branch first."""
+    r = repo(tmp_path)
+    r.clock.advance(60)
+    claim, body = "The deploy window opens at nine.", ("Seen on every deploy.",)
+    for path in ("areas/notes/zz-first.html", "areas/notes/aa-second.html"):
+        landed = ok(write(r.store, WriteInput(title="Deploy window", claim=claim, body=body,
+                                              path=path)))
+        assert landed.primary == path
+    version = r.version()
+    first, second = version.get("areas/notes/zz-first.html"), version.get(
+        "areas/notes/aa-second.html")
+    assert first is not None and second is not None
+    assert first.created_at == second.created_at
+    result = r.run()
+    assert result.counts["folded"] == 1 and result.warnings == ()
+    assert_folded(r.version(r.land(result)), first.path, second.path)
+
+
+def test_ties_settled_by_history_are_looked_up_only_for_tied_paths(tmp_path: Path) -> None:
+    """Stamps that do not tie never reach git; a tie inside one commit (an import)
+    goes to the path."""
+    r = repo(tmp_path)
+    one = r.write("areas/notes/b-one.html", "The canteen closes at three.")
+    r.write("areas/notes/c-two.html", "The canteen closes at three.")
+    version = r.version()
+    assert tied_paths(version) == ()
+    record = version.get(one)
+    assert record is not None
+    copy = record.html.encode()
+    r.raw([PathChange("areas/notes/z-import.html", copy),
+           PathChange("areas/notes/a-import.html", copy)])
+    assert tied_paths(r.version()) == ("areas/notes/a-import.html", one,
+                                       "areas/notes/z-import.html")
+    after = r.version(r.land(r.run()))
+    # b-one, committed before both imports, keeps all three.
+    for dropped in ("areas/notes/a-import.html", "areas/notes/z-import.html",
+                    "areas/notes/c-two.html"):
+        assert_folded(after, one, dropped)
+
+
+class NoHistory(InMemoryGit):
+    """A repository whose history walk fails (a damaged pack, say)."""
+
+    def arrivals(self, ref: str, paths: Collection[str]
+                 ) -> IOResult[Mapping[str, int], GitError]:
+        return IOFailure(GitFailure("arrivals", "pack unreadable"))
+
+
+def test_an_unreadable_history_leaves_ties_to_the_path_and_says_so() -> None:
+    git = NoHistory(bare=True)
+    clock = ManualClock(WRITTEN)
+    store = Store(StoreDeps(git=git, clock=clock, author=AUTHOR))
+    ok(init_store(store.deps))
+    for path in ("areas/notes/zz-first.html", "areas/notes/aa-second.html"):
+        ok(write(store, WriteInput(title="Deploy window", claim="The window opens at nine.",
+                                   path=path)))
+    sha = ok(git.resolve("main"))
+    version = ok(load_head(git, sha))
+    env = PhaseEnv(phase="dedup-merge", run_id="2026-11-29", stamp=STAMP, base=sha,
+                   base_version=version, version=version, git=git, state=InMemoryState(),
+                   budget=TaskBudget(), dry_run=False)
+    result = ok(dedup_merge(env))
+    assert result.counts["folded"] == 1
+    (warning,) = result.warnings
+    assert "pack unreadable" in warning and "smaller path" in warning
+    moved = {c.path for c in result.commits[0].changes if c.data is None}
+    assert moved == {"areas/notes/zz-first.html"}
 
 
 def test_frame_key_twins_fold_with_no_vector_plane(tmp_path: Path) -> None:

@@ -4,8 +4,11 @@ touched, a taken archive path a counted refusal)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import math
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
+import pytest
 from returns.io import IOResult
 from tests.unit.sleep.sleep_support import (
     RUN_DAY,
@@ -18,10 +21,14 @@ from tests.unit.sleep.sleep_support import (
 
 from memhtml.contracts.record import Link
 from memhtml.contracts.services import PathChange
-from memhtml.domain.thresholds import DEFAULT_CONFIDENCE
+from memhtml.domain.retention import SIGNAL_NAMES, score_retention
+from memhtml.domain.thresholds import DEFAULT_CONFIDENCE, RETENTION_GRACE_DAYS
+from memhtml.sleep.ledger import RETENTION_SIGNALS, read_ledger
 from memhtml.sleep.phase import MinedEdge, PhaseEnv, PhaseFault, PhaseResult, TaskBudget
 from memhtml.sleep.phases.retention_triage import (
     age_days,
+    created_age_days,
+    created_ages,
     moment,
     retention_inputs,
     retention_triage,
@@ -59,15 +66,19 @@ def corpus() -> World:
     return w
 
 
-def env_for(w: World, mined: tuple[MinedEdge, ...] | None = None) -> PhaseEnv:
+def env_for(w: World, mined: tuple[MinedEdge, ...] | None = None,
+            stamp: datetime = STAMP, grace: float = RETENTION_GRACE_DAYS) -> PhaseEnv:
     version = ok(w.store.head())
-    return PhaseEnv(phase="retention-triage", run_id=RUN_DAY, stamp=STAMP, base=w.main(),
+    return PhaseEnv(phase="retention-triage", run_id=RUN_DAY, stamp=stamp, base=w.main(),
                     base_version=version, version=version, git=w.git, state=w.state,
-                    budget=TaskBudget(), dry_run=False, mined=mined)
+                    budget=TaskBudget(), dry_run=False, mined=mined,
+                    retention_grace_days=grace)
 
 
-def run(w: World, mined: tuple[MinedEdge, ...] | None = None) -> PhaseResult:
-    done: IOResult[PhaseResult, PhaseFault] = retention_triage(env_for(w, mined))
+def run(w: World, mined: tuple[MinedEdge, ...] | None = None, stamp: datetime = STAMP,
+        grace: float = RETENTION_GRACE_DAYS) -> PhaseResult:
+    done: IOResult[PhaseResult, PhaseFault] = retention_triage(
+        env_for(w, mined, stamp, grace))
     return ok(done)
 
 
@@ -126,10 +137,13 @@ def test_the_bands_of_the_corpus() -> None:
     w = corpus()
     version = ok(w.store.head())
     accesses = ok(w.state.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))
-    judged = triage(retention_inputs(version, accesses, None, STAMP))
+    judged = triage(retention_inputs(version, accesses, None, STAMP),
+                    created_ages(version, STAMP))
     assert judged.bands[HUB] == "keep"
     assert judged.evict == STALE
     assert all(judged.bands[p] == "compress" for p in SUPPORTERS)
+    # Bands alone (no ages, as compress reads them) never name a path to archive.
+    assert triage(retention_inputs(version, accesses, None, STAMP)).evict == ()
 
 
 def test_the_evict_band_is_archived_in_one_commit() -> None:
@@ -137,7 +151,7 @@ def test_the_evict_band_is_archived_in_one_commit() -> None:
     assert BROKEN in {s.path for s in ok(w.store.head()).skipped_files}
     result = run(w)
     assert dict(result.counts) == {"scored": 9, "keep": 1, "compress": 5, "evict": 3,
-                                   "archived": 3, "refused": 0}
+                                   "graced": 0, "archived": 3, "refused": 0}
     (commit,) = result.commits
     w.raw(list(commit.changes))
     after = ok(w.store.head())
@@ -193,4 +207,85 @@ def test_a_store_without_links_still_evicts() -> None:
     accesses = ok(w.state.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))
     inputs = retention_inputs(version, accesses, None, STAMP)
     assert {raw.graph_rank for raw in inputs.values()} == {0.0}
-    assert triage(inputs).evict == STALE
+    assert triage(inputs, created_ages(version, STAMP)).evict == STALE
+
+
+def young_world(days: float) -> World:
+    """The stale diary entries of ``corpus``, written ``days`` before the run."""
+    w = blank_world()
+    for n, path in enumerate(STALE, start=1):
+        put_memory(w, path, n, memory_type="episodic", confidence=0.2, importance=1)
+    w.clock.advance(days * 86_400)
+    return w
+
+
+def test_created_ages_read_the_write_stamp_and_an_unreadable_one_is_young() -> None:
+    w = young_world(0)
+    record = ok(w.store.head()).get(STALE[0])
+    assert record is not None
+    written = moment(record.created_at)
+    assert written is not None
+    assert created_age_days(record, written + timedelta(days=3)) == 3.0
+    assert created_age_days(record, written - timedelta(days=1)) == -1.0
+    assert math.isnan(created_age_days(replace(record, created_at="soon"), STAMP))
+
+
+@pytest.mark.parametrize(("grace", "archived"), [(RETENTION_GRACE_DAYS, 0), (10.0, 3),
+                                                  (0.0, 3)])
+def test_the_evict_band_inside_the_grace_period_is_kept(grace: float, archived: int) -> None:
+    """Twenty days old: evicted by score, kept by the default thirty days of grace,
+    archived under a ten-day or no grace period."""
+    w = young_world(0)
+    record = ok(w.store.head()).get(STALE[0])
+    assert record is not None
+    written = moment(record.created_at)
+    assert written is not None
+    result = run(w, stamp=written + timedelta(days=20), grace=grace)
+    assert (result.counts["evict"], result.counts["archived"]) == (3, archived)
+    assert result.counts["graced"] == 3 - archived
+    assert len(result.commits) == (1 if archived else 0)
+    assert len(result.marks) == archived
+
+
+def test_the_grace_period_ends_on_its_last_second() -> None:
+    w = young_world(0)
+    record = ok(w.store.head()).get(STALE[-1])
+    assert record is not None
+    written = moment(record.created_at)
+    assert written is not None
+    grace = timedelta(days=RETENTION_GRACE_DAYS)
+    before = run(w, stamp=written + grace - timedelta(seconds=1))
+    assert STALE[-1] not in {c.path for commit in before.commits for c in commit.changes}
+    at = run(w, stamp=written + grace)
+    assert STALE[-1] in {c.path for commit in at.commits for c in commit.changes}
+
+
+def test_each_archived_file_carries_its_figures() -> None:
+    """The score, the band and the eight signals of every archived file, in the
+    ledger's decision record and in the commit's body: what a review says why from."""
+    w = corpus()
+    version = ok(w.store.head())
+    accesses = ok(w.state.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))
+    inputs = retention_inputs(version, accesses, None, STAMP)
+    result = run(w)
+    assert RETENTION_SIGNALS == SIGNAL_NAMES
+    records = {str(mark.get("path")): mark for mark in result.marks}
+    assert sorted(records) == list(STALE)
+    (commit,) = result.commits
+    for path in STALE:
+        mark = records[path]
+        scored = score_retention(inputs[path])
+        assert mark.kind == "retention-archived"
+        assert (mark.get("rule"), mark.get("band"), mark.get("score")) == (
+            "evict-band", "evict", scored.score)
+        for name, value in zip(SIGNAL_NAMES, scored.signals.values(), strict=True):
+            assert mark.get(name) == round(value, 4)
+        age = mark.get("created_age_days")
+        assert isinstance(age, float) and age >= RETENTION_GRACE_DAYS
+        assert mark.get("grace_days") == RETENTION_GRACE_DAYS
+        assert f"{path}: archived from the evict band: score {scored.score:g} (recency " \
+            in commit.body
+    # Read back as the ledger holds them: decisions, never pending marks.
+    lines = "".join(mark.line() + "\n" for mark in result.marks).encode()
+    ledger = read_ledger(lines)
+    assert ledger.marks == () and ledger.decisions == result.marks

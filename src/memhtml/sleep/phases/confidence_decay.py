@@ -1,26 +1,36 @@
 """Phase 7, confidence-decay: ``memhtml-confidence`` lowered in every file nothing
-reinforced since the last merged run. One commit.
+reinforced, one step per whole day nothing did. One commit.
 
-A claim nobody has read and nothing new supports since the last night the store was
-curated is weaker evidence than it was, and retention-triage (which runs after this
-phase) should score it that way. So each such file's stated confidence takes one step
-toward the floor (``domain.decay.decayed_stored``: a tenth of the remaining distance,
-rounded down to the two decimals the file keeps, never past the floor).
+A claim nobody has read and nothing new supports is weaker evidence the longer that
+lasts, and retention-triage (which runs after this phase) should score it that way.
+So each such file's stated confidence takes one step toward the floor
+(``domain.decay.decayed_stored``: a tenth of the remaining distance, rounded down to
+the two decimals the file keeps, never past the floor) for every whole day
+(``DECAY_PERIOD``) of its own decay clock that ended since decay was last applied:
+``domain.decay.decay_steps``.
 
-Reinforced, and so left alone, is a file that since the last merged run
+Decay is counted in time, not in runs. Counting runs decayed a store curated three
+times a day three times as fast as one curated daily, and on a store's first night
+stepped a file written a minute ago exactly as far as one written a year ago. Counted
+in whole days, three runs in one day step a file as far as one run, and since every
+step is taken from the value the file stores, it lands on the very same confidence.
 
-- was read: the state plane's access log holds a ``read`` of its path at or after
-  that run's stamp (the moment it read the corpus), or
-- gained an inbound ``supports`` link: an active, non-task memory now links
-  ``supports`` to it and did not at that run's tip (a memory written since counts,
-  as does a link an earlier phase of this run promoted).
-
-The last merged run is the newest run whose report main held when this run was cut,
-as ``sleep plan`` finds it: its stamp comes from the report commit's
-``Memhtml-Stamp`` trailer (the commit's time if the trailer is missing). A store
-with no merged run has no window for anything to be new in, so every eligible file is
-un-reinforced: the first night decays each stated confidence one step, which is the
-baseline later nights measure against.
+- **The clock's origin** is the file's ``memhtml-created``, or its last read in the
+  access log when that is later: a read restarts the clock.
+- **The last application** is the last merged run, the newest run whose report main
+  held when this run was cut, as ``sleep plan`` finds it: its stamp comes from the
+  report commit's ``Memhtml-Stamp`` trailer (the commit's time if the trailer is
+  missing). That run applied the days that had ended by its stamp, so this one owes
+  only the days that ended since. A store with no merged run owes every whole day
+  since each file's origin. A run that was thrown away applied nothing, and is not
+  counted: its branch never reached main. A merged run whose decay did not run (not
+  selected, or failed) is counted all the same: the days that ended before it are
+  forgiven, never charged twice.
+- **A new inbound ``supports``** reinforces too: an active, non-task memory now links
+  ``supports`` to the file and did not at the last merged run's tip (a memory
+  written since counts, as does a link an earlier phase of this run promoted). When
+  it came is not recorded, so the file is left alone this run (the days since the
+  last run are forgiven).
 
 Left out: tasks (their confidence is not evidence of anything), archived files,
 files the head skipped (never touched), and a file stating no confidence (it is not
@@ -31,8 +41,10 @@ whole corpus look fresh. The rewrite is ``format.set_meta`` on the text the head
 holds, so every other byte of the file stays as written.
 
 Counts: ``scanned`` (eligible files), and a partition of them: ``no_confidence``,
-``reinforced``, ``at_floor`` (nothing to lower), ``decayed`` (rewritten). ``last_run``
-names the run the window starts at (null: none).
+``reinforced`` (a new ``supports``, or a read since the last run with no whole day
+since it), ``at_floor`` (nothing to lower), ``not_due`` (no whole day ended since the
+last application), ``decayed`` (rewritten); ``steps`` (the steps the rewrites took,
+together). ``last_run`` names the run the window starts at (null: none).
 """
 
 from __future__ import annotations
@@ -46,12 +58,14 @@ from returns.io import IOResult, IOSuccess
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import AccessCount, GitService, PathChange, Signature, TreeEntry
-from memhtml.domain.decay import decayed_stored
+from memhtml.domain.decay import decay_steps, decayed_stored, stored_after
 from memhtml.format import read_links, set_meta
 from memhtml.head import HeadVersion, is_active
+from memhtml.sleep.contract import LOG_START
 from memhtml.sleep.history import LastRun, RunLookup
 from memhtml.sleep.history import last_merged_run as merged_run
 from memhtml.sleep.phase import Counts, PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
+from memhtml.sleep.phases.retention_triage import moment
 from memhtml.store.errors import describe
 
 CONFIDENCE_META = "memhtml-confidence"
@@ -133,31 +147,59 @@ def _new_supports(env: PhaseEnv, last: LastRun, tip: str) -> IOResult[frozenset[
     return changed.bind(sources)
 
 
-def _read_since(env: PhaseEnv, last: LastRun) -> IOResult[frozenset[str], PhaseFault]:
+def _last_reads(env: PhaseEnv) -> IOResult[Mapping[str, datetime], PhaseFault]:
+    """Each path's latest read in the whole access log."""
     read: IOResult[Mapping[str, AccessCount], PhaseFault] = env.state.access_counts(
-        last.stamp, "read"
+        LOG_START, "read"
     ).alt(
         lambda error: PhaseFault(
             f"the state plane's access log cannot be read, so reinforcement cannot be told "
             f"apart: {error.reason}"
         )
     )
-    return read.map(lambda counts: frozenset(p for p, c in counts.items() if c.count > 0))
+    return read.map(lambda counts: {p: c.last for p, c in counts.items() if c.count > 0})
 
 
-def reinforced_paths(env: PhaseEnv) -> IOResult[tuple[RunLookup, frozenset[str]], PhaseFault]:
-    """The last merged run and the paths reinforced since it (none without a run)."""
+@dataclass(frozen=True, slots=True)
+class Reinforcement:
+    """What reinforced the corpus: the last merged run (where the owed days start),
+    each path's latest read, and the paths newly supported since that run."""
+
+    last: LastRun | None
+    last_read: Mapping[str, datetime]
+    supported: frozenset[str]
+    notes: tuple[str, ...] = ()
+    """What the search for the last run passed over, and why (a run stamped in the
+    future, a report no run's commit wrote)."""
+
+    def origin(self, record: MemoryRecord) -> datetime | None:
+        """Where the file's decay clock starts: its creation, or its last read when
+        later. None when the creation stamp cannot be read (then nothing is owed)."""
+        created = moment(record.created_at)
+        if created is None:
+            return None
+        read = self.last_read.get(record.path)
+        return created if read is None or read <= created else read
+
+    def read_since_last_run(self, path: str) -> bool:
+        read = self.last_read.get(path)
+        return read is not None and (self.last is None or read >= self.last.stamp)
+
+
+def reinforcement(env: PhaseEnv) -> IOResult[Reinforcement, PhaseFault]:
+    """The last merged run, the latest reads, and the paths newly supported since."""
     tip = env.version.sha
-    if tip is None:
-        return IOSuccess((RunLookup(None), frozenset()))
 
-    def since(found: RunLookup) -> IOResult[tuple[RunLookup, frozenset[str]], PhaseFault]:
+    def since(found: RunLookup) -> IOResult[Reinforcement, PhaseFault]:
         last = found.last
-        if last is None:
-            return IOSuccess((found, frozenset()))
-        return _read_since(env, last).bind(
-            lambda read: _new_supports(env, last, tip).map(lambda linked: (found, read | linked))
-        )
+
+        def linked(reads: Mapping[str, datetime]) -> IOResult[Reinforcement, PhaseFault]:
+            if last is None or tip is None:
+                return IOSuccess(Reinforcement(last, reads, frozenset(), found.notes))
+            return _new_supports(env, last, tip).map(
+                lambda supported: Reinforcement(last, reads, supported, found.notes))
+
+        return _last_reads(env).bind(linked)
 
     return last_merged_run(env.git, env.base, env.stamp, env.committer).bind(since)
 
@@ -171,36 +213,49 @@ class DecaySweep:
     no_confidence: int
     reinforced: int
     at_floor: int
+    not_due: int
+    steps: int
     warnings: tuple[str, ...]
 
 
-def sweep(version: HeadVersion, reinforced: frozenset[str]) -> DecaySweep:
+def sweep(version: HeadVersion, found: Reinforcement, stamp: datetime) -> DecaySweep:
     """Every eligible record, in path order: its decayed confidence written, or why not."""
     changes: list[PathChange] = []
     warnings: list[str] = []
-    scanned = no_confidence = kept = at_floor = 0
+    scanned = no_confidence = kept = at_floor = not_due = steps = 0
+    applied = None if found.last is None else found.last.stamp
     for record in sorted((r for r in version.records() if is_eligible(r)), key=lambda r: r.path):
         scanned += 1
         if record.confidence is None:
             no_confidence += 1
             continue
-        if record.path in reinforced:
+        if record.path in found.supported:
             kept += 1
             continue
-        after = decayed_stored(record.confidence)
-        if after is None:
+        if decayed_stored(record.confidence) is None:
             at_floor += 1
+            continue
+        origin = found.origin(record)
+        owed = 0 if origin is None else decay_steps(origin, applied, stamp)
+        after = stored_after(record.confidence, owed)
+        if after is None:
+            if found.read_since_last_run(record.path):
+                kept += 1
+            else:
+                not_due += 1
             continue
         html = set_meta(record.html, CONFIDENCE_META, f"{after:.2f}")
         if html == record.html:
             warnings.append(f"{record.path}: {CONFIDENCE_META} could not be rewritten; "
                             "left as written")  # fmt: skip
             continue
+        steps += owed
         changes.append(PathChange(record.path, html.encode("utf-8")))
-    return DecaySweep(tuple(changes), scanned, no_confidence, kept, at_floor, tuple(warnings))
+    return DecaySweep(tuple(changes), scanned, no_confidence, kept, at_floor, not_due, steps,
+                      tuple(warnings))
 
 
-def _result(found: RunLookup, done: DecaySweep) -> PhaseResult:
+def _result(found: Reinforcement, done: DecaySweep) -> PhaseResult:
     last = found.last
     warnings = (*found.notes, *done.warnings)
     counts: Counts = {
@@ -208,7 +263,9 @@ def _result(found: RunLookup, done: DecaySweep) -> PhaseResult:
         "no_confidence": done.no_confidence,
         "reinforced": done.reinforced,
         "at_floor": done.at_floor,
+        "not_due": done.not_due,
         "decayed": len(done.changes),
+        "steps": done.steps,
         "last_run": None if last is None else last.run_id,
     }
     if not done.changes:
@@ -218,12 +275,13 @@ def _result(found: RunLookup, done: DecaySweep) -> PhaseResult:
         f"confidence decayed in {len(done.changes)} unreinforced file(s)",
         done.changes,
         f"Nothing read or newly supported ({since}); each stated confidence took one "
-        "step toward the floor.",
+        "step toward the floor per whole day nothing reinforced it since decay was last "
+        "applied (or since it was written or last read).",
     )
     return PhaseResult(counts=counts, commits=(commit,), warnings=warnings)
 
 
 def confidence_decay(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
-    return reinforced_paths(env).map(
-        lambda found: _result(found[0], sweep(env.version, found[1]))
+    return reinforcement(env).map(
+        lambda found: _result(found, sweep(env.version, found, env.stamp))
     )

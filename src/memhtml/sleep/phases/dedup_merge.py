@@ -9,6 +9,12 @@ archives half of.
 tasks are never folded (two open tasks with one body are two pieces of work), archived
 files are history, and a file the head could not parse is not a record, so it is never
 read or moved. A member's offset in that order is what makes the older file the keeper.
+Two members created in the same second are ordered by which was committed first: the
+phase asks git how long each tied path has been on the branch (``GitService.arrivals``,
+the first-parent history of the version it reads) and hands that to the order
+(``domain.merge.keeper_key``), so the newer of two same-second files never keeps on
+the strength of a smaller name. Only tied paths are looked up; a history that cannot
+be read leaves the ties to the path, with a warning.
 
 **Proposals**, from three sources in this order:
 
@@ -106,10 +112,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
-from returns.io import IOResult
+from returns.io import IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import PathRefused
+from memhtml.contracts.errors import GitError, PathRefused
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import LanguageModel
@@ -136,7 +142,13 @@ from memhtml.domain.thresholds import (
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, pack_groups, run_packed
 from memhtml.sleep.budget import BudgetedModel
-from memhtml.sleep.neighbours import Neighbour, Neighbours, corpus_order, scan_neighbours
+from memhtml.sleep.neighbours import (
+    Neighbour,
+    Neighbours,
+    corpus_order,
+    scan_neighbours,
+    tied_paths,
+)
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult, TaskBudget
 from memhtml.sleep.tasks import (
     Finding,
@@ -253,9 +265,11 @@ def twin_pairs(records: Sequence[MemoryRecord], cache: VetoCache | None = None
 
 
 def propose(version: HeadVersion, vectors: VectorCache | None,
-            cache: VetoCache | None = None) -> Proposed:
-    """The corpus's members and the pairs offered to the merge filter."""
-    records = corpus_order(version)
+            cache: VetoCache | None = None, arrivals: Mapping[str, int] | None = None
+            ) -> Proposed:
+    """The corpus's members and the pairs offered to the merge filter. ``arrivals``: how
+    long each path whose creation stamp ties another's has been on the branch."""
+    records = corpus_order(version, arrivals)
     scan = None if vectors is None else scan_neighbours(
         records, vectors, floor=NEAR_DUPLICATE_THRESHOLD, k=MINED_NEIGHBOURS, strict=True)
     return _propose(records, scan, cache)
@@ -456,13 +470,50 @@ def _decide(env: PhaseEnv, proposed: Proposed, cache: VetoCache,
         lambda error: PhaseFault(describe(error)))
 
 
+@dataclass(frozen=True, slots=True)
+class KeeperHistory:
+    """How long each path whose creation stamp ties another's has been on the branch,
+    and why it is empty when the history could not be read."""
+
+    arrivals: Mapping[str, int]
+    warnings: tuple[str, ...] = ()
+
+
+def keeper_history(env: PhaseEnv) -> IOResult[KeeperHistory, PhaseFault]:
+    """``GitService.arrivals`` for the members whose stamps tie, at the version the
+    phase reads. A failed read is no failed phase: the ties then go to the path, as
+    they did before the history was read, and a warning says so."""
+    tied = tied_paths(env.version)
+    if not tied:
+        return IOSuccess(KeeperHistory({}))
+    read: IOResult[Mapping[str, int], GitError] = env.git.arrivals(
+        env.version.sha or env.base, tied)
+    return read.map(KeeperHistory).lash(lambda error: IOSuccess(KeeperHistory({}, (
+        f"{len(tied)} members share a creation second with another and the branch's "
+        f"history could not be read ({describe(error)}): their ties went to the "
+        "smaller path",))))
+
+
+def _noted(found: KeeperHistory, done: PhaseResult) -> PhaseResult:
+    if not found.warnings:
+        return done
+    return replace(done, warnings=(*found.warnings, *done.warnings))
+
+
 def dedup_merge(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     """The phase body (see the module docstring): the deterministic floor, and with a
     model bound the model's groups offered before it."""
-    if env.model is not None:
-        return _with_model(env, env.model)
-    cache = VetoCache()
-    return IOResult.from_result(_decide(env, propose(env.version, env.vectors, cache), cache))
+
+    def decided(found: KeeperHistory) -> IOResult[PhaseResult, PhaseFault]:
+        if env.model is not None:
+            return _with_model(env, env.model, found.arrivals).map(
+                lambda done: _noted(found, done))
+        cache = VetoCache()
+        proposed = propose(env.version, env.vectors, cache, found.arrivals)
+        return IOResult.from_result(_decide(env, proposed, cache)).map(
+            lambda done: _noted(found, done))
+
+    return keeper_history(env).bind(decided)
 
 
 # --------------------------------------------------------------------------- with a model
@@ -646,11 +697,12 @@ class Candidates:
 
 
 def candidates(version: HeadVersion, vectors: VectorCache | None,
-               cache: VetoCache | None = None) -> Candidates:
+               cache: VetoCache | None = None, arrivals: Mapping[str, int] | None = None
+               ) -> Candidates:
     """One scan at the recall floor serves both: its pairs strictly above the merge
     cosine are the deterministic ones (each member's best neighbours above 0.92 are the
     head of its best above 0.86), and all of them feed the components."""
-    records = corpus_order(version)
+    records = corpus_order(version, arrivals)
     recall = None if vectors is None else scan_neighbours(
         records, vectors, floor=DEDUP_RECALL_FLOOR, k=MINED_NEIGHBOURS)
     merge_scan = None if recall is None else replace(
@@ -681,9 +733,11 @@ def _model_kinds(proposed: Proposed, groups: Sequence[Sequence[CorpusMember]]) -
     return replace(proposed, kinds={**kinds, **proposed.kinds})
 
 
-def _with_model(env: PhaseEnv, model: LanguageModel) -> IOResult[PhaseResult, PhaseFault]:
+def _with_model(env: PhaseEnv, model: LanguageModel,
+                arrivals: Mapping[str, int] | None = None
+                ) -> IOResult[PhaseResult, PhaseFault]:
     cache = VetoCache()
-    found = candidates(env.version, env.vectors, cache)
+    found = candidates(env.version, env.vectors, cache, arrivals)
     counts = found.components.counts()
     if env.dry_run:
         would = len(pack_groups(found.rows, DEDUP_MEMBERS_PER_CALL))

@@ -24,13 +24,24 @@ Why tasks are never scored: recency and use dominate the score, so a task nobody
 touched for a month scores at the floor, and it is the task most likely still owed.
 
 The evict band is archived in one commit through ``archive_many_step``, which rewrites
-every href to each archived file. A path whose archive path is already taken this
+every href to each archived file, except a memory younger than the grace period
+(``env.retention_grace_days``, the store setting ``retention_grace_days``, 30 days
+from its ``memhtml-created`` by default): it keeps its place whatever it scores
+(counted ``graced``). A memory written this month has had no time to be read, linked
+or corroborated, which is most of what the score weighs, so without the grace night
+one archived every fresh procedure. A path whose archive path is already taken this
 year is refused and counted, not a failed phase. A file the head could not parse is
 not a record, so it is never scored or moved.
+
+Why each file was archived is recorded with it: the commit's body names every archived
+path with its score, its band and its eight signals, and the phase adds one
+``retention-archived`` decision record per archived file to the run's ledger (in the
+same commit), carrying the same figures as data (see ``sleep.ledger``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,10 +55,20 @@ from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import AccessCount
 from memhtml.domain.graph import Edge, analyze_graph
-from memhtml.domain.retention import Band, RetentionInput, score_retention
-from memhtml.domain.thresholds import DEFAULT_CONFIDENCE
+from memhtml.domain.retention import (
+    SCORE_PRECISION,
+    SIGNAL_NAMES,
+    Band,
+    RetentionInput,
+    RetentionScore,
+    Verdict,
+    retention_verdict,
+    score_retention,
+)
+from memhtml.domain.thresholds import DEFAULT_CONFIDENCE, RETENTION_GRACE_DAYS
 from memhtml.head import HeadVersion, IndexedView
 from memhtml.sleep.contract import LOG_START
+from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import MinedEdge, PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import StoreError, describe
 from memhtml.store.plan import Plan, archive_many_step
@@ -56,11 +77,20 @@ AUTHORED_STRENGTH: Final = 1.0
 """A file-borne edge's strength. A mined edge carries its cosine (at most 1), so where
 both join a pair the authored one wins the fold to the maximum."""
 SECONDS_PER_DAY: Final = 86_400.0
+_INSTANT_LENGTH: Final = len("2026-01-01T00:00:00Z")
 
 
 def moment(text: str) -> datetime | None:
     """A format datetime (``YYYY-MM-DD`` or ``YYYY-MM-DDTHH:MM:SSZ``) as a UTC instant;
     a date reads as its midnight."""
+    if len(text) == _INSTANT_LENGTH and text[10] == "T" and text.endswith("Z") \
+            and text[:4].isdigit():
+        # The write stamps' form, read for every memory of a night by retention and by
+        # decay: ``fromisoformat`` parses it several times faster than ``strptime``.
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:
+            return None
     for form in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d"):
         try:
             return datetime.strptime(text, form).replace(tzinfo=UTC)
@@ -81,6 +111,22 @@ def age_days(record: MemoryRecord, stamp: datetime) -> float:
     if at is None:
         return 0.0
     return max(0.0, (stamp - at).total_seconds() / SECONDS_PER_DAY)
+
+
+def created_age_days(record: MemoryRecord, stamp: datetime) -> float:
+    """Days from the record's ``memhtml-created`` to the stamp, which the grace period
+    reads; NaN when it cannot be read (and so inside any grace period), negative when
+    it lies after the stamp (inside it too)."""
+    at = moment(record.created_at)
+    if at is None:
+        return math.nan
+    return (stamp - at).total_seconds() / SECONDS_PER_DAY
+
+
+def created_ages(view: IndexedView, stamp: datetime) -> Mapping[str, float]:
+    """``created_age_days`` of every scored memory, by path."""
+    return MappingProxyType({r.path: created_age_days(r, stamp)
+                             for r in view.records() if is_scored(r)})
 
 
 def graph_edges(records: Mapping[str, MemoryRecord],
@@ -139,52 +185,111 @@ def retention_inputs(view: IndexedView, accesses: Mapping[str, AccessCount],
 
 @dataclass(frozen=True, slots=True)
 class Triage:
-    """Each scored path's band, and the evict band in path order."""
+    """Each scored path's score (its band and signals inside), its created age and the
+    verdict the grace period leaves; the paths to archive in path order."""
 
-    bands: Mapping[str, Band]
+    scores: Mapping[str, RetentionScore]
+    ages: Mapping[str, float]
+    verdicts: Mapping[str, Verdict]
+    grace_days: float
+
+    @property
+    def bands(self) -> Mapping[str, Band]:
+        return MappingProxyType({path: s.band for path, s in self.scores.items()})
 
     @property
     def evict(self) -> tuple[str, ...]:
-        return tuple(sorted(p for p, band in self.bands.items() if band == "evict"))
+        """The paths to archive: the evict band outside the grace period."""
+        return tuple(sorted(p for p, verdict in self.verdicts.items() if verdict == "archive"))
 
     def count(self, band: Band) -> int:
-        return sum(1 for b in self.bands.values() if b == band)
+        return sum(1 for s in self.scores.values() if s.band == band)
+
+    @property
+    def graced(self) -> int:
+        return sum(1 for v in self.verdicts.values() if v == "graced")
 
 
-def triage(inputs: Mapping[str, RetentionInput]) -> Triage:
-    return Triage(MappingProxyType({path: score_retention(raw).band
-                                    for path, raw in inputs.items()}))
+def triage(inputs: Mapping[str, RetentionInput], ages: Mapping[str, float] | None = None,
+           grace_days: float = RETENTION_GRACE_DAYS) -> Triage:
+    """Score every input and decide what to archive. A path with no age in ``ages``
+    (or no ``ages`` at all) has an unknown age, so it is inside the grace period and
+    never archived: a caller that only wants the bands cannot archive by omission."""
+    scores = {path: score_retention(raw) for path, raw in inputs.items()}
+    known = ages or {}
+    created = {path: known.get(path, math.nan) for path in scores}
+    return Triage(
+        MappingProxyType(scores), MappingProxyType(created),
+        MappingProxyType({path: retention_verdict(scored, created[path], grace_days)
+                          for path, scored in scores.items()}),
+        grace_days)
+
+
+def _figure(value: float) -> float:
+    return round(value, SCORE_PRECISION)
+
+
+def decision_record(path: str, judged: Triage) -> PendingMark:
+    """The ledger's ``retention-archived`` record of one archived path: its score, its
+    band, its eight signals and the age that put it past the grace period."""
+    scored = judged.scores[path]
+    signals = dict(zip(SIGNAL_NAMES, scored.signals.values(), strict=True))
+    return PendingMark.of(
+        "retention-archived", path=path, rule="evict-band", score=scored.score,
+        band=scored.band, created_age_days=_figure(judged.ages[path]),
+        grace_days=judged.grace_days,
+        **{name: _figure(value) for name, value in signals.items()})
+
+
+def explained(path: str, judged: Triage) -> str:
+    """One commit-body line: why ``path`` was archived, in figures."""
+    scored = judged.scores[path]
+    signals = ", ".join(f"{name} {_figure(value):g}" for name, value in
+                        zip(SIGNAL_NAMES, scored.signals.values(), strict=True))
+    return (f"{path}: archived from the {scored.band} band: score {scored.score:g} "
+            f"({signals}); created {_figure(judged.ages[path]):g} days ago, past the "
+            f"{judged.grace_days:g}-day grace period")
 
 
 def _result(version: HeadVersion, now: str, judged: Triage
             ) -> Result[PhaseResult, StoreError]:
-    def answer(plan: Plan, archived: int, refused: tuple[tuple[str, str], ...]
+    def answer(plan: Plan, archived: tuple[str, ...], refused: tuple[tuple[str, str], ...]
                ) -> PhaseResult:
         changes, _ = plan.changes()
-        counts = {"scored": len(judged.bands), "keep": judged.count("keep"),
+        counts = {"scored": len(judged.scores), "keep": judged.count("keep"),
                   "compress": judged.count("compress"), "evict": judged.count("evict"),
-                  "archived": archived, "refused": len(refused)}
+                  "graced": judged.graced, "archived": len(archived),
+                  "refused": len(refused)}
         warnings = tuple(f"{path} not archived: {why}" for path, why in refused)
         if not changes:
             return PhaseResult(counts=counts, warnings=warnings)
-        body = (f"scored {counts['scored']}: keep {counts['keep']}, compress "
-                f"{counts['compress']}, evict {counts['evict']}")
-        return PhaseResult(counts=counts, warnings=warnings, commits=(PhaseCommit(
-            f"{archived} memor{'y' if archived == 1 else 'ies'} archived from the evict band",
-            changes, body),))
+        body = "\n".join((
+            f"scored {counts['scored']}: keep {counts['keep']}, compress "
+            f"{counts['compress']}, evict {counts['evict']} (of which {counts['graced']} "
+            f"younger than the {judged.grace_days:g}-day grace period, kept)",
+            *(explained(path, judged) for path in archived)))
+        n = len(archived)
+        return PhaseResult(
+            counts=counts, warnings=warnings,
+            marks=tuple(decision_record(path, judged) for path in archived),
+            commits=(PhaseCommit(
+                f"{n} memor{'y' if n == 1 else 'ies'} archived from the evict band",
+                changes, body),))
 
     start = Plan.start(version, now)
     if not judged.evict:
-        return Success(answer(start, 0, ()))
+        return Success(answer(start, (), ()))
     return archive_many_step(start, judged.evict).map(
-        lambda done: answer(done.plan, len(done.archived), done.refused))
+        lambda done: answer(done.plan, tuple(path for path, _ in done.archived),
+                            done.refused))
 
 
 def retention_triage(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     version = env.version
 
     def scored(accesses: Mapping[str, AccessCount]) -> IOResult[PhaseResult, PhaseFault]:
-        judged = triage(retention_inputs(version, accesses, env.mined, env.stamp))
+        judged = triage(retention_inputs(version, accesses, env.mined, env.stamp),
+                        created_ages(version, env.stamp), env.retention_grace_days)
         done: Result[PhaseResult, PhaseFault] = _result(version, env.now, judged).alt(
             lambda error: PhaseFault(describe(error)))
         return IOResult.from_result(done)
