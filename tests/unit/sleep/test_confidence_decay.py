@@ -181,9 +181,10 @@ def test_three_runs_in_a_day_decay_as_much_as_one(tmp_path: Path) -> None:
             r.write(name, confidence)
         r.night("2026-05-03", WRITTEN + 2 * DAY + timedelta(hours=3))
     thrice, once = stores
-    for n, hour in enumerate((1, 9, 23)):
-        thrice.night(f"2026-05-07{'-' + str(n + 1) if n else ''}",
-                     WRITTEN + 5 * DAY + timedelta(hours=hour))
+    # A run id names its stamp's day (the history read holds it to that): 13:00 and
+    # 21:00 on May 6, 11:00 on May 7.
+    for run_id, hour in (("2026-05-06", 1), ("2026-05-06-2", 9), ("2026-05-07", 23)):
+        thrice.night(run_id, WRITTEN + 5 * DAY + timedelta(hours=hour))
     once.night("2026-05-07", WRITTEN + 5 * DAY + timedelta(hours=23))
     for name in values:
         path = f"areas/notes/{name}.html"
@@ -262,7 +263,8 @@ def test_a_forged_or_future_run_does_not_move_the_window(tmp_path: Path) -> None
     r.merged_run("2026-11-01", LAST_RUN_AT)
     ok(r.state.append_access(read, LAST_RUN_AT + timedelta(days=2), "read"))
     # A report file by a plain commit, and a run commit stamped in 2099: neither is the
-    # last run, so the read after 2026-11-01 still reinforces.
+    # last run, so the days since 2026-11-01 (since the read, for the file read) are
+    # owed; a window started in 2099 would owe none.
     ok(r.git.commit("refs/heads/main", r.main(), [PathChange(
         ".memhtml/sleep/2099-01-02.html", b"<p>forged</p>")], "a file", AUTHOR, RUN_AT))
     r.merged_run("2099-01-01", datetime(2099, 1, 1, tzinfo=UTC))
@@ -271,7 +273,7 @@ def test_a_forged_or_future_run_does_not_move_the_window(tmp_path: Path) -> None
     assert len(found.notes) == 2 and any("2099-01-02.html" in n for n in found.notes)
     result = run(r.env())
     assert result.counts["last_run"] == "2026-11-01"
-    assert result.counts["reinforced"] == 1
+    assert result.counts["decayed"] == 2 and result.counts["not_due"] == 0
     assert any("future" in w for w in result.warnings), result.warnings
 
 
@@ -280,7 +282,8 @@ def test_nightly_steps_reach_the_floor_exactly_and_then_stop(tmp_path: Path) -> 
     path = r.write("note", 0.9)
     seen = []
     for day in range(1, 41):
-        result = r.night(f"2026-05-{day:02d}x", WRITTEN + day * DAY + timedelta(hours=3))
+        at = WRITTEN + day * DAY + timedelta(hours=3)
+        result = r.night(at.strftime("%Y-%m-%d"), at)
         if not result.commits:
             break
         seen.append(stored(r, r.main(), path))
