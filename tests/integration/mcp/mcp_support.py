@@ -8,6 +8,7 @@ client sees on the wire. The store is a real repository made with the store libr
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -64,6 +65,16 @@ def outside_store(root: Path) -> Store:
                            state_dir=None, worktree=root))
 
 
+def server_environment() -> dict[str, str]:
+    """The SDK's default environment for a server process, with this process's
+    ``PYTHONPATH``: the server then imports the memhtml under test (a source tree
+    named on the path), not only an installed one."""
+    env = get_default_environment()
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
 @asynccontextmanager
 async def served(root: Path, env: dict[str, str] | None = None
                  ) -> AsyncIterator[ClientSession]:
@@ -72,8 +83,7 @@ async def served(root: Path, env: dict[str, str] | None = None
     to the SDK's default environment for the server."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memhtml.mcp", "--store", str(root)],
-        cwd=str(root.parent), env=None if env is None else {**get_default_environment(),
-                                                            **env},
+        cwd=str(root.parent), env={**server_environment(), **(env or {})},
     )
     with (root.parent / "server.log").open("w", encoding="utf-8") as log:
         async with stdio_client(params, errlog=log) as (read, write), \
