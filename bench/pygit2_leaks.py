@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import pygit2
@@ -252,7 +253,7 @@ def main() -> None:
         print(measure(options.one, options.calls))
         return
     names = options.names or list(cases())
-    print(f"pygit2 {pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION}), "
+    print(f"pygit2 {version('pygit2')} (libgit2 {pygit2.LIBGIT2_VERSION}), "
           f"{options.calls:,} calls a case, a fresh name each call")
     for name in names:
         done = subprocess.run([sys.executable, "-m", "bench.pygit2_leaks", "--one", name,

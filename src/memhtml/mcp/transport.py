@@ -134,21 +134,37 @@ def claimed_stdin() -> Iterator[BinaryIO]:
     restored after. The duplicate is never closed: a worker thread may still be
     blocked reading it when serving ends (the SDK keeps its own open for the same
     reason)."""
-    if sys.platform == "win32":  # no fcntl; the SDK's own fallback serves in place
+    private = _diverted_stdin()
+    if private is None:  # no descriptors to move (Windows, a closed fd 0): in place
         yield sys.stdin.buffer
         return
-    import fcntl
-
-    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
-    try:
-        os.dup2(null, 0)
-    finally:
-        os.close(null)
     try:
         yield os.fdopen(private, "rb", closefd=False)
     finally:
         os.dup2(private, 0)
+
+
+def _diverted_stdin() -> int | None:
+    """A private duplicate of fd 0, with fd 0 then pointed at the null device; None
+    (and fd 0 as it was) when either step cannot be taken."""
+    if sys.platform == "win32":
+        return None
+    import fcntl
+
+    try:
+        private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:
+        return None
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+        finally:
+            os.close(null)
+    except OSError:
+        os.close(private)
+        return None
+    return private
 
 
 class _Unowned(io.TextIOWrapper):

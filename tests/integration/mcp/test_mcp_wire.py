@@ -92,7 +92,7 @@ _members = st.sampled_from(["jsonrpc", "id", "method", "params", "result", "erro
 @st.composite
 def _broken_requests(draw: st.DrawFn) -> dict[str, Any]:
     """A valid request with one member dropped or given a value of another kind."""
-    request = dict(draw(_requests))
+    request: dict[str, Any] = dict(draw(_requests))
     member = draw(_members)
     if draw(st.booleans()):
         request.pop(member, None)
