@@ -27,6 +27,8 @@ bench:
     {{python}} -m bench.persistent
     {{python}} -m bench.langdetect
     {{python}} -m bench.mcp
+    {{python}} -m bench.mcp_soak
+    {{python}} -m bench.pygit2_leaks
     {{python}} -m bench.sleep
     {{python}} -m bench.sleep_planted
     {{python}} -m bench.sleep_model

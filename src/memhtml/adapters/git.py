@@ -38,6 +38,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
+from memhtml.adapters.git_names import entry_at, reference, tree_entry
 from memhtml.adapters.git_remote import git_environment
 from memhtml.adapters.tree_edit import edited_tree, tree_delta
 from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
@@ -584,11 +585,8 @@ def _dead_owner(lock: Path) -> bool:
 
 
 def _entry_at(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    return (obj.id, obj.filemode)
+    obj = entry_at(tree, path)
+    return None if obj is None else (obj.id, obj.filemode)
 
 
 def _is_file(entry: tuple[pygit2.Oid, int] | None) -> bool:
@@ -640,12 +638,13 @@ class PygitService:
         """The branch HEAD names (short form; None when HEAD is detached) and whether
         that branch is unborn (no commit yet)."""
         try:
-            target = self._repo.references["HEAD"].target
+            head = reference(self._repo, "HEAD")
         except _CONVERTED:
             return None, False
+        target = None if head is None else head.target
         if not isinstance(target, str) or not target.startswith("refs/heads/"):
             return None, False
-        return target.removeprefix("refs/heads/"), self._repo.references.get(target) is None
+        return target.removeprefix("refs/heads/"), reference(self._repo, target) is None
 
     def point_head(self, branch: str) -> IOResult[None, GitError]:
         """Make HEAD name ``branch`` (``git symbolic-ref HEAD refs/heads/<branch>``);
@@ -1117,7 +1116,7 @@ class PygitService:
         # memhtml names branches, so a branch wins over a tag of the same name.
         branch = f"refs/heads/{rev}"
         if pygit2.reference_is_valid_name(branch):
-            found = self._repo.references.get(branch)
+            found = reference(self._repo, branch)
             if found is not None:
                 return self._repo.get(found.resolve().target)
         return self._repo.revparse_single(rev)
@@ -1154,28 +1153,14 @@ class PygitService:
     @staticmethod
     def _entries(commit: pygit2.Commit, paths: Sequence[str]) -> tuple[TreeEntry, ...]:
         # Each directory is resolved once: a by-path lookup would re-read and re-parse
-        # a large parent tree for every path asked about.
+        # a large parent tree for every path asked about. Names are found by index
+        # (``git_names``): pygit2 keeps every name a tree is asked about by name.
         trees: dict[str, pygit2.Tree | None] = {"": commit.tree}
-
-        def tree_at(directory: str) -> pygit2.Tree | None:
-            if directory in trees:
-                return trees[directory]
-            parent_dir, _, name = directory.rpartition("/")
-            parent = tree_at(parent_dir)
-            found: pygit2.Tree | None = None
-            if parent is not None and name in parent:
-                obj = parent[name]
-                found = obj if isinstance(obj, pygit2.Tree) else None
-            trees[directory] = found
-            return found
-
         entries: list[TreeEntry] = []
         for path in paths:
             directory, _, name = path.rpartition("/")
-            tree = tree_at(directory)
-            if tree is None or name not in tree:
-                continue
-            obj = tree[name]
+            tree = PygitService._tree_at(trees, directory)
+            obj = None if tree is None else tree_entry(tree, name)
             if isinstance(obj, pygit2.Blob):
                 entries.append(TreeEntry(path, str(obj.id), obj.filemode))
         return tuple(sorted(entries, key=lambda entry: entry.path))
@@ -1183,31 +1168,33 @@ class PygitService:
     @staticmethod
     def _names_in(commit: pygit2.Commit, directories: Sequence[str]
                   ) -> dict[str, tuple[str, ...]]:
-        # Each tree on the way is found by walking its parent's entries, never by a
-        # lookup of a name that may be missing: pygit2 1.21 leaks on those.
+        # Each tree on the way is found by index, never by a lookup of a name:
+        # pygit2 1.21 keeps every name it is asked about (see git_names).
         trees: dict[str, pygit2.Tree | None] = {"": commit.tree}
-
-        def tree_at(directory: str) -> pygit2.Tree | None:
-            if directory in trees:
-                return trees[directory]
-            parent_dir, _, name = directory.rpartition("/")
-            parent = tree_at(parent_dir) if name else None
-            found: pygit2.Tree | None = None
-            for obj in parent if parent is not None else ():
-                if obj.name == name:
-                    found = obj if isinstance(obj, pygit2.Tree) else None
-                    break
-            trees[directory] = found
-            return found
-
         listed: dict[str, tuple[str, ...]] = {}
         for directory in directories:
-            tree = tree_at(directory)
+            tree = PygitService._tree_at(trees, directory)
             if tree is not None:
                 listed[directory] = tuple(sorted(
                     f"{obj.name}/" if isinstance(obj, pygit2.Tree) else str(obj.name)
                     for obj in tree))
         return listed
+
+    @staticmethod
+    def _tree_at(trees: dict[str, pygit2.Tree | None], directory: str) -> pygit2.Tree | None:
+        """The tree at ``directory``, from ``trees`` (the root under "") or resolved
+        from its nearest known ancestor down, each level kept in ``trees``."""
+        missing: list[str] = []
+        known = directory
+        while known not in trees:
+            missing.append(known)
+            known = known.rpartition("/")[0]
+        tree = trees[known]
+        for folder in reversed(missing):
+            found = None if tree is None else tree_entry(tree, folder.rpartition("/")[2])
+            tree = found if isinstance(found, pygit2.Tree) else None
+            trees[folder] = tree
+        return tree
 
     def _read_blobs(self, blob_ids: Sequence[str]) -> Result[Mapping[str, bytes], GitError]:
         read = self._repo.odb.read
@@ -1330,14 +1317,14 @@ class PygitService:
         for _ in range(_SYMREF_DEPTH):
             if not pygit2.reference_is_valid_name(name):
                 return Failure(GitFailure("commit", f"not a valid ref name: {ref!r}"))
-            found = self._repo.references.get(name)
+            found = reference(self._repo, name)
             if found is None or found.type != ReferenceType.SYMBOLIC:
                 return Success(name)
             name = str(found.target)
         return Failure(GitFailure("commit", f"symbolic ref chain too deep at {ref!r}"))
 
     def _ref_target(self, name: str) -> str | None:
-        found = self._repo.references.get(name)
+        found = reference(self._repo, name)
         return None if found is None else str(found.target)
 
     def _commit_changes(

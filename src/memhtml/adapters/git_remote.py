@@ -45,6 +45,7 @@ from pathlib import Path
 import pygit2
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.adapters.git_names import reference
 from memhtml.contracts.errors import (
     GitFailure,
     NotFound,
@@ -293,7 +294,7 @@ class GitRemotes:
 
     def _read_tracking(self, tracking: str) -> IOResult[str | None, RemoteError]:
         try:
-            found = self._repo().references.get(tracking)
+            found = reference(self._repo(), tracking)
             return IOSuccess(None if found is None else str(found.peel(pygit2.Commit).id))
         except (pygit2.GitError, ValueError, OSError) as exc:
             return IOFailure(GitFailure("fetch", f"{tracking}: {exc}"))
@@ -303,11 +304,11 @@ class GitRemotes:
         """Point the tracking ref at ``sha`` (None: remove it, the remote has no such
         branch): it records what the remote was last seen to hold."""
         try:
-            references = self._repo().references
+            repo = self._repo()
             if sha is not None:
-                references.create(tracking, sha, force=True)
-            elif tracking in references:
-                references.delete(tracking)
+                repo.references.create(tracking, sha, force=True)
+            elif (found := reference(repo, tracking)) is not None:
+                found.delete()
         except (pygit2.GitError, ValueError, OSError) as exc:
             return IOFailure(GitFailure(operation, f"{tracking}: {exc}"))
         return IOSuccess(None)

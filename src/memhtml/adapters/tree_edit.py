@@ -3,10 +3,10 @@
 Reading the parent's whole tree into an index and writing every tree back costs a
 commit time in proportion to the store (0.85 s at 100,000 memories, most of a cold
 write), for a commit that changes a file or two. Here each touched directory is a
-``_Dir`` over the parent's subtree: names are looked up in that tree (a search in
-libgit2), the edits are kept beside it, and only the touched directories are written,
-each through a ``TreeBuilder`` seeded with its old entries; every other subtree is
-reused by id.
+``_Dir`` over the parent's subtree: names are looked up in that tree (a binary search
+by index, ``git_names``), the edits are kept beside it, and only the touched
+directories are written, each through a ``TreeBuilder`` seeded with its old entries
+(less those removed); every other subtree is reused by id.
 
 The result is the index route's for any tree git itself writes (a law over generated
 trees and changes checks the ids): changes apply in order, a later one to a path
@@ -28,6 +28,7 @@ from pygit2.enums import ObjectType
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
+from memhtml.adapters.git_names import tree_entry, tree_without
 from memhtml.contracts.errors import GitError, GitFailure
 from memhtml.contracts.services import (
     FILE_MODE_BLOB,
@@ -75,9 +76,9 @@ class _Dir:
         """What ``name`` holds now; a directory is opened for editing (and kept)."""
         if name in self.edits:
             return self.edits[name]
-        if self.base is None or name not in self.base:
+        found = None if self.base is None else tree_entry(self.base, name)
+        if found is None:
             return None
-        found = self.base[name]
         if found.type == ObjectType.TREE:
             tree = repo.get(found.id)
             if not isinstance(tree, pygit2.Tree):
@@ -185,24 +186,31 @@ def _written(repo: pygit2.Repository, folder: _Dir,
         return None
     if not folder.edits and folder.base is not None:
         return folder.base.id
-    builder = repo.TreeBuilder(folder.base) if folder.base is not None else repo.TreeBuilder()
+    # An entry leaves by a rewrite of the base without it (``git_names``): pygit2's
+    # TreeBuilder.remove keeps every name it is given. Insertions go through the
+    # builder, whose insert does not.
+    inserted: list[tuple[str, pygit2.Oid, int]] = []
+    removed: list[str] = []
     for name, entry in folder.edits.items():
         if isinstance(entry, _Dir):
             sub = written[id(entry)]
             if sub is None:
-                _remove(builder, name)
+                removed.append(name)
             else:
-                builder.insert(name, sub, _TREE_MODE)
+                inserted.append((name, sub, _TREE_MODE))
         elif entry is None:
-            _remove(builder, name)
+            removed.append(name)
         else:
-            builder.insert(name, entry.oid, entry.mode)
+            inserted.append((name, entry.oid, entry.mode))
+    base = folder.base
+    if base is not None and removed:
+        base = tree_without(repo, base, removed)
+        if not inserted:
+            return base.id
+    builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+    for name, oid, mode in inserted:
+        builder.insert(name, oid, mode)
     return builder.write()
-
-
-def _remove(builder: pygit2.TreeBuilder, name: str) -> None:
-    if builder.get(name) is not None:
-        builder.remove(name)
 
 
 WALKED_ENTRIES = 256

@@ -59,6 +59,19 @@ class UnknownArgument:
 
 
 @dataclass(frozen=True, slots=True)
+class UnknownTool:
+    """A call named a tool this server does not have."""
+
+    name: str
+    valid: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        """The line ``compose.explain`` shows for it."""
+        return unknown_tool_message(self)
+
+
+@dataclass(frozen=True, slots=True)
 class InvalidArguments:
     """A call's arguments did not validate: one plain line per problem."""
 
@@ -104,6 +117,14 @@ def unknown_message(error: UnknownArgument) -> str:
     return (f"{error.tool} has no argument{plural} {_quoted(error.names)}{hint}. Valid "
             f"arguments: {', '.join(error.valid) or 'none'}. Nothing was done; call again "
             "with these names.")
+
+
+def unknown_tool_message(error: UnknownTool) -> str:
+    close = (difflib.get_close_matches(error.name, error.valid, n=1, cutoff=0.7)
+             if len(error.name) <= _NAME_SHOWN else [])
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return (f"there is no tool {_shown_name(error.name)}{hint}. Tools: "
+            f"{', '.join(error.valid) or 'none'}. Nothing was done.")
 
 
 def invalid_message(error: InvalidArguments) -> str:

@@ -16,17 +16,24 @@ looking. Run it from the CLI.
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, cast
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.stdio import stdio_server
+from mcp.types import CallToolResult, InputRequiredResult
 
-from memhtml.compose import Services, sync_policy
+from memhtml.compose import Services, error_code, explain, sync_policy
+from memhtml.mcp.arguments import UnknownTool, tool_error
 from memhtml.mcp.gate import StoreGate
 from memhtml.mcp.syncing import ServerSync
 from memhtml.mcp.tools import tools_for
+from memhtml.mcp.transport import CheckedLines, claimed_stdin, text_lines
 
 SERVER_NAME = "memhtml"
 INSTRUCTIONS = (
@@ -45,11 +52,42 @@ def _version() -> str:
         return "0"
 
 
-def _server(gate: StoreGate) -> MCPServer[Any]:
-    return MCPServer(
-        name=SERVER_NAME, title="memhtml memory", instructions=INSTRUCTIONS,
-        version=_version(), log_level="WARNING", tools=tools_for(gate),
-    )
+class MemoryServer(MCPServer[Any]):
+    """The SDK's server with two answers it leaves out: a call to a tool that does not
+    exist is a tool error with its code (``ERR_UNKNOWN_TOOL``), like every other
+    refusal, and a stdin line that is not a message gets its JSON-RPC error
+    (``memhtml.mcp.transport``) rather than silence."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        super().__init__(name=SERVER_NAME, title="memhtml memory", instructions=INSTRUCTIONS,
+                         version=_version(), log_level="WARNING", tools=tools)
+        self._tool_names = tuple(tool.name for tool in tools)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None
+                        ) -> CallToolResult | InputRequiredResult:
+        if name not in self._tool_names:
+            wrong = UnknownTool(name, self._tool_names)
+            return tool_error(error_code(wrong), explain(wrong))
+        return await super().call_tool(name, arguments, context)
+
+    async def run_stdio_async(self) -> None:
+        """Serve on stdin and stdout as the SDK does, through ``CheckedLines``. The
+        low-level server is the SDK's own attribute: the SDK offers no public way to
+        run an ``MCPServer`` over given streams."""
+        with claimed_stdin() as stdin:
+            checked = CheckedLines(text_lines(stdin))
+            # The SDK's reader only iterates over stdin's lines; CheckedLines does that.
+            async with stdio_server(stdin=cast("anyio.AsyncFile[str]", checked)) as (
+                    read_stream, write_stream):
+                checked.answer_on(write_stream)
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(read_stream, write_stream,
+                                   lowlevel.create_initialization_options())
+
+
+def _server(gate: StoreGate) -> MemoryServer:
+    return MemoryServer(tools_for(gate))
 
 
 def _gate(services: Services) -> StoreGate:
@@ -62,7 +100,7 @@ def _gate(services: Services) -> StoreGate:
     return StoreGate(services, ServerSync(services, remote, seconds))
 
 
-def build_server(services: Services) -> MCPServer[Any]:
+def build_server(services: Services) -> MemoryServer:
     """An MCP server over the store ``services`` open, every tool registered, not yet
     running."""
     return _server(_gate(services))
@@ -71,12 +109,23 @@ def build_server(services: Services) -> MCPServer[Any]:
 def serve(services: Services) -> None:
     """Serve the store ``services`` open over stdio until the client disconnects; a
     write still waiting to be pushed is pushed then."""
+    # The console entry switches the cyclic collector off, which suits a command
+    # that exits in a second; a server lives for days, and every reference cycle a
+    # call leaves (a closure, an exception's traceback, the SDK's task objects) would
+    # stay. So it is on here, and what the warm load built is frozen out of its
+    # passes: the head is the largest thing the process holds and makes no cycles.
+    gc.enable()
     gate = _gate(services)
     server = _server(gate)
+
+    def warm() -> None:
+        gate.warm()
+        gc.freeze()
+
     # Parse the head beside the handshake rather than before it: a large store takes
     # a second or two to load cold, and a client waits on initialize with a timeout.
     # Tool calls queue on the gate's lock until the head is warm.
-    threading.Thread(target=gate.warm, name="memhtml-warm", daemon=True).start()
+    threading.Thread(target=warm, name="memhtml-warm", daemon=True).start()
     settings = services.settings
     shared = f", syncing through {settings.sync_remote}" if settings.sync_remote else ""
     print(f"memhtml mcp: serving {settings.store} ({settings.branch}){shared}",

@@ -65,18 +65,25 @@ def outside_store(root: Path) -> Store:
                            state_dir=None, worktree=root))
 
 
+def server_environment() -> dict[str, str]:
+    """The SDK's default environment for a server process, with this process's
+    ``PYTHONPATH``: the server then imports the memhtml under test (a source tree
+    named on the path), not only an installed one."""
+    env = get_default_environment()
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
 @asynccontextmanager
 async def served(root: Path, env: dict[str, str] | None = None
                  ) -> AsyncIterator[ClientSession]:
     """A client session with a server process serving ``root``; stderr goes to a log
     beside the store, which a failing test can be read against. ``env`` adds variables
     to the SDK's default environment for the server."""
-    # The SDK hands the server only a few variables; PYTHONPATH goes along, so the
-    # server imports the code under test, as the test process does.
-    inherited = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memhtml.mcp", "--store", str(root)],
-        cwd=str(root.parent), env={**get_default_environment(), **inherited, **(env or {})},
+        cwd=str(root.parent), env={**server_environment(), **(env or {})},
     )
     with (root.parent / "server.log").open("w", encoding="utf-8") as log:
         async with stdio_client(params, errlog=log) as (read, write), \
