@@ -38,6 +38,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
+from memhtml.adapters.git_arrivals import first_parent_arrivals
 from memhtml.adapters.git_names import entry_at, reference, tree_entry
 from memhtml.adapters.git_remote import git_environment
 from memhtml.adapters.tree_edit import edited_tree, tree_delta
@@ -45,6 +46,7 @@ from memhtml.contracts.errors import GitError, GitFailure, NotFound, RefMoved
 from memhtml.contracts.local_files import create_exclusive, read_regular
 from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.services import (
+    Arrival,
     CommitInfo,
     FileStat,
     IndexUpdate,
@@ -589,15 +591,6 @@ def _entry_at(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
     return None if obj is None else (obj.id, obj.filemode)
 
 
-def _is_file(entry: tuple[pygit2.Oid, int] | None) -> bool:
-    return entry is not None and entry[1] != FileMode.TREE
-
-
-_ARRIVALS_LOOKUPS = 32
-"""Paths ``arrivals`` still has to place above which one tree diff a step is cheaper than
-a lookup per path."""
-
-
 _INDEX_READS = 6
 _INDEX_READ_PAUSE_S = 0.005
 """Attempts at reading git's index while another process replaces it, and the pause
@@ -736,7 +729,20 @@ class PygitService:
     def arrivals(self, ref: str, paths: Collection[str]
                  ) -> IOResult[Mapping[str, int], GitError]:
         return _guarded("arrivals", lambda: self._commit(ref).map(
-            lambda tip: self._arrivals(tip, paths)))
+            lambda tip: {path: arrival.steps for path, arrival in
+                         first_parent_arrivals(self._repo, tip, paths).items()}))
+
+    def arrived(self, ref: str, paths: Collection[str],
+                follow: Collection[tuple[str, str]] = ()
+                ) -> IOResult[Mapping[str, Arrival], GitError]:
+        wanted = frozenset(follow)
+
+        def is_move(commit: pygit2.Commit) -> bool:
+            return any(pair in wanted for pair in parse_trailers(commit.message))
+
+        return _guarded("arrived", lambda: self._commit(ref).map(
+            lambda tip: first_parent_arrivals(self._repo, tip, paths,
+                                              is_move if wanted else None)))
 
     # -- writing ---------------------------------------------------------------------
 
@@ -1283,30 +1289,6 @@ class PygitService:
                 if len(touching) >= limit:
                     break
         return Success(tuple(touching))
-
-    def _arrivals(self, tip: pygit2.Commit, paths: Collection[str]) -> Mapping[str, int]:
-        """``arrivals`` from a commit: down the first-parent chain, each step asking the
-        parent's tree for the paths not yet placed, one lookup each while they are few
-        and by one tree diff per step (which skips every unchanged directory) when they
-        are many, so a bulk import's thousands of paths cost one diff a commit."""
-        remaining = {p for p in paths if _is_file(_entry_at(tip.tree, p))}
-        placed: dict[str, int] = {}
-        commit, depth = tip, 0
-        while remaining:
-            if not commit.parent_ids:
-                placed.update(dict.fromkeys(remaining, depth))
-                break
-            parent = commit.parents[0]
-            if len(remaining) > _ARRIVALS_LOOKUPS:
-                changed = remaining.intersection(
-                    tree_delta(self._repo, parent.tree, commit.tree))
-            else:
-                changed = remaining
-            arrived = {p for p in changed if not _is_file(_entry_at(parent.tree, p))}
-            placed.update(dict.fromkeys(arrived, depth))
-            remaining -= arrived
-            commit, depth = parent, depth + 1
-        return placed
 
     def _direct_ref(self, ref: str) -> Result[str, GitError]:
         """The full name of the direct ref ``ref`` ends at, following symbolic refs.

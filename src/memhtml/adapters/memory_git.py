@@ -29,6 +29,7 @@ from memhtml.contracts.services import (
     FILE_MODE_BLOB,
     FILE_MODE_EXECUTABLE,
     FILE_MODE_LINK,
+    Arrival,
     CommitInfo,
     IndexUpdate,
     PathChange,
@@ -585,23 +586,60 @@ class InMemoryGit:
 
     @_operation("arrivals")
     def arrivals(self, ref: str, paths: Collection[str]) -> Mapping[str, int]:
-        sha = self._peel(ref)
-        remaining = {p for p in paths if p in self._tree_of(sha)}
-        placed: dict[str, int] = {}
-        depth = 0
-        while remaining:
-            parents = self._commits[sha].parents
-            if not parents:
-                placed.update(dict.fromkeys(remaining, depth))
-                break
-            held = self._tree_of(parents[0])
-            arrived = {p for p in remaining if p not in held}
-            placed.update(dict.fromkeys(arrived, depth))
-            remaining -= arrived
-            sha, depth = parents[0], depth + 1
-        return placed
+        return {path: arrival.steps
+                for path, arrival in self._arrived(self._peel(ref), paths, None).items()}
+
+    @_operation("arrived")
+    def arrived(self, ref: str, paths: Collection[str],
+                follow: Collection[tuple[str, str]] = ()) -> Mapping[str, Arrival]:
+        return self._arrived(self._peel(ref), paths, frozenset(follow) or None)
 
     # -- internals ------------------------------------------------------------------------
+
+    def _arrived(self, sha: str, paths: Collection[str],
+                 follow: frozenset[tuple[str, str]] | None) -> dict[str, Arrival]:
+        """Down the first-parent chain until the parent lacks each path (see
+        ``GitService.arrived``); a move is followed to the one path the commit deleted
+        holding the same blob, when it brought no other copy of it."""
+        held = self._tree_of(sha)
+        waiting = {path: path for path in paths if path in held}
+        placed: dict[str, Arrival] = {}
+        steps = 0
+        while waiting:
+            commit = self._commits[sha]
+            tree = self._trees[commit.tree]
+            before = self._tree_of(commit.parents[0]) if commit.parents else {}
+            came = [name for name in waiting if name not in before]
+            moved: dict[str, str] = {}
+            if came and commit.parents and follow is not None and any(
+                    pair in follow for pair in parse_trailers(commit.message)):
+                moved = self._moved_from(before, tree, came, waiting)
+            for name in came:
+                asked = waiting.pop(name)
+                if name in moved:
+                    waiting[moved[name]] = asked
+                else:
+                    placed[asked] = Arrival(steps, sha, self._committed_at(sha), name)
+            if not commit.parents:
+                break
+            sha, steps = commit.parents[0], steps + 1
+        return placed
+
+    @staticmethod
+    def _moved_from(before: _Flat, after: _Flat, came: list[str],
+                    waiting: Mapping[str, str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name in came:
+            blob = after[name][1]
+            sources = [p for p, entry in before.items() if p not in after and entry[1] == blob]
+            copies = [p for p, entry in after.items() if p not in before and entry[1] == blob]
+            if len(sources) == 1 and copies == [name] and sources[0] not in waiting:
+                out[name] = sources[0]
+        return out
+
+    def _committed_at(self, sha: str) -> datetime:
+        commit = self._commits[sha]
+        return datetime.fromtimestamp(commit.time, timezone(timedelta(minutes=commit.offset)))
 
     def _info(self, sha: str) -> CommitInfo:
         commit = self._commits[sha]

@@ -122,6 +122,23 @@ class CommitInfo:
     """None only where a caller built the value by hand; both repositories fill it."""
 
 
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """When a path came onto a branch, as the branch's first-parent history says.
+
+    ``commit`` is the first-parent commit that brought it (the newest whose first
+    parent lacks it; a root commit holding it counts), ``steps`` how many first-parent
+    steps back from the ref that is, and ``at`` its committer time: when the branch
+    took it, which a person's author date (an import, a rebase, a backdated note) does
+    not say. ``came_as`` is the path it arrived under: the asked path itself, or the
+    earlier path of a move the caller asked to follow."""
+
+    steps: int
+    commit: str
+    at: datetime
+    came_as: str
+
+
 class GitService(Protocol):
     """The git operations memhtml needs, all against one repository."""
 
@@ -337,6 +354,22 @@ class GitService(Protocol):
         that brought it (the newest whose first parent lacks it; a root commit holding
         it counts), 0 when ``ref`` itself did. More steps: committed earlier. A path
         ``ref`` does not hold is absent. The walk stops once every path is placed."""
+        ...
+
+    def arrived(self, ref: str, paths: Collection[str],
+                follow: Collection[tuple[str, str]] = ()
+                ) -> IOResult[Mapping[str, Arrival], GitError]:
+        """``arrivals`` with each commit and its committer time: for each of ``paths``
+        that ``ref``'s tree holds as a file, the ``Arrival`` that brought it.
+
+        ``follow`` names trailers (key and value, exactly) that mark a commit as a
+        move: where such a commit brought a path and deleted exactly one other path
+        holding the very same blob (and brought no other path with it), the path keeps
+        the arrival of the one it was moved from, followed back as far as the moves
+        go. A move that also changed the file's bytes, or one among identical copies,
+        is not followed: the path counts from the move. The walk reads only the
+        directories the paths still to place lie in, so a commit elsewhere costs one
+        tree comparison at the top."""
         ...
 
 

@@ -15,7 +15,8 @@ every night moves an unreinforced file down at least one hundredth until it sits
 exactly on the floor, and no night takes it past.
 
 Decay is counted in time, not in runs: one step per whole ``DECAY_PERIOD`` (a day)
-that nothing reinforced the file (``decay_steps``). The periods are whole periods of
+that the file spent in the store with nothing reinforcing it (``decay_steps``, from
+``decay_origin``). The periods are whole periods of
 the file's own grid (its clock's origin, plus one day, plus two, ...), and a run owes
 only those that ended since the last run that applied decay. Counted so, the steps of
 successive runs telescope: runs at any instants owe, together, exactly the periods
@@ -149,9 +150,27 @@ def periods_between(origin: datetime, until: datetime) -> int:
     return (until - origin) // DECAY_PERIOD
 
 
+def decay_origin(created: datetime | None, arrived: datetime | None,
+                 read: datetime | None) -> datetime | None:
+    """Where a file's decay clock starts: the latest of when it was written
+    (``created``), when it came onto the store's branch (``arrived``) and its last read.
+
+    Decay models time a memory spends in the store unreinforced. A note written two
+    years before it was imported spent those years where nothing could read or
+    corroborate it, so they are not owed: counting from ``created`` alone decayed every
+    imported file by its whole age on its first night. ``None`` when ``created``
+    cannot be read: then nothing is owed, as an unknown age must never be what lowers
+    a claim. An unknown arrival or read just does not move the origin.
+    """
+    if created is None:
+        return None
+    return max(t for t in (created, arrived, read) if t is not None)
+
+
 def decay_steps(origin: datetime, applied_at: datetime | None, now: datetime) -> int:
     """The steps a run at ``now`` owes a file whose decay clock started at ``origin``
-    (its creation, or the last thing that reinforced it), when decay was last applied
+    (``decay_origin``: its creation, its arrival in the store, or the last thing that
+    reinforced it, whichever is latest), when decay was last applied
     by a run at ``applied_at`` (None: never).
 
     The file owes the whole periods of its own grid that end after ``applied_at`` and

@@ -319,14 +319,30 @@ def score_retention(raw: RetentionInput) -> RetentionScore:
     return RetentionScore(score=score, band=band_for(score), signals=signals)
 
 
-Verdict: TypeAlias = Literal["archive", "graced", "kept"]
+Verdict: TypeAlias = Literal["archive", "graced", "protected", "kept"]
 """What retention-triage does with a scored memory: archive it (the evict band, past
 the grace period), leave it because it is young (``graced``: in the evict band, inside
-the grace period), or leave it because it scored above the band (``kept``)."""
+the grace period), leave it because it is of a protected kind (``protected``: in the
+evict band, but a person's file, which other memories link to by name), or leave it
+because it scored above the band (``kept``)."""
+
+
+def grace_age_days(created_age_days: float, arrived_age_days: float | None = None) -> float:
+    """The age the grace period reads: days since the later of the memory's creation
+    and its arrival in the store (``arrived_age_days``; None when not known, and then
+    the creation alone). A note written two years ago and imported today is a day old
+    here: it has had no more time than a fresh one to be read, linked or corroborated.
+    NaN (inside any grace period) when the creation cannot be read."""
+    if math.isnan(created_age_days):
+        return math.nan
+    if arrived_age_days is None or math.isnan(arrived_age_days):
+        return created_age_days
+    return min(created_age_days, arrived_age_days)
 
 
 def in_grace(created_age_days: float, grace_days: float = RETENTION_GRACE_DAYS) -> bool:
-    """Whether a memory created ``created_age_days`` ago is inside the grace period.
+    """Whether a memory ``created_age_days`` old (``grace_age_days``) is inside the
+    grace period.
 
     An age that cannot be read (NaN) or lies in the future (a clock ahead of the
     run's) is inside it: an unknown age must never be what archives a memory.
@@ -335,12 +351,16 @@ def in_grace(created_age_days: float, grace_days: float = RETENTION_GRACE_DAYS) 
 
 
 def retention_verdict(scored: RetentionScore, created_age_days: float,
-                      grace_days: float = RETENTION_GRACE_DAYS) -> Verdict:
-    """The evict band archives, except a memory younger than the grace period.
+                      grace_days: float = RETENTION_GRACE_DAYS,
+                      protected: bool = False) -> Verdict:
+    """The evict band archives, except a memory of a protected kind or one younger
+    than the grace period (``created_age_days``, as ``grace_age_days`` reads it).
 
-    The score is left as it is (the record of why shows the band a young memory
-    sits in); only the action is withheld.
+    The score is left as it is (the record of why shows the band such a memory sits
+    in); only the action is withheld.
     """
     if scored.band != "evict":
         return "kept"
+    if protected:
+        return "protected"
     return "graced" if in_grace(created_age_days, grace_days) else "archive"

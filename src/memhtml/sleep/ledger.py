@@ -33,9 +33,11 @@ counts them.
 - ``retention-archived`` ``{"path", "rule", "score", "band", "created_age_days",
   "grace_days", and one field per retention signal: "recency", "access_frequency",
   "confidence", "pagerank", "bridge_importance", "reinforcement", "importance",
-  "contested_status"}``: a memory retention-triage archived. ``rule`` is
-  ``evict-band``; ``path`` the memory's path before the move; the signals are each
-  in [0, 1], rounded to four places, and ``score`` is their weighted sum as banded.
+  "contested_status"}``, and ``"arrived_age_days"`` when known: a memory
+  retention-triage archived. ``rule`` is ``evict-band``; ``path`` the memory's path
+  before the move; the signals are each in [0, 1], rounded to four places, and
+  ``score`` is their weighted sum as banded; the grace period read the smaller of the
+  two ages (days since created, days since it came onto the branch).
 
 A line that does not parse (not JSON, not an object, an unknown kind, a field missing
 or of the wrong type) is counted and skipped, never fatal.
@@ -78,6 +80,12 @@ _FIELDS: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
                            **dict.fromkeys(RETENTION_SIGNALS, (int, float))},
 }
 """The fields each kind must carry, and their JSON types (a bool is not an int here)."""
+
+_OPTIONAL: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
+    "retention-archived": {"arrived_age_days": (int, float)},
+}
+"""Fields a kind may carry, kept when well typed: a record written before the field
+existed still reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +143,9 @@ def parse_line(line: str) -> PendingMark | None:
     wanted = _FIELDS[chosen]
     if any(not _well_typed(data.get(name), types) for name, types in wanted.items()):
         return None
-    return PendingMark(chosen, tuple(sorted((name, data[name]) for name in wanted)))
+    extra = {name for name, types in _OPTIONAL.get(chosen, {}).items()
+             if name in data and _well_typed(data[name], types)}
+    return PendingMark(chosen, tuple(sorted((name, data[name]) for name in {*wanted, *extra})))
 
 
 def read_ledger(data: bytes | None) -> Ledger:

@@ -30,6 +30,7 @@ from memhtml.contracts.services import (
 from memhtml.contracts.transcripts import TranscriptSource
 from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT, RETENTION_GRACE_DAYS
 from memhtml.head import HeadVersion, VectorCache
+from memhtml.sleep.arrivals import ArrivalBook
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import PhaseStatus, SleepPhase, stamp_text
 from memhtml.sleep.deps import VectorStore
@@ -167,6 +168,14 @@ class PhaseEnv:
     """Digests of the detected tasks a person closed through a door, read from the
     base's history by the runner (``tasks.dismissed_digests``); a finding among them
     is not opened again."""
+    arrivals: ArrivalBook | None = None
+    """When each memory of the base came onto the branch (``sleep.arrivals``), read once
+    a run by the first phase that asks; None (an environment built by hand): the phase
+    reads its own."""
+
+    def arrival_book(self) -> ArrivalBook:
+        """The run's arrivals, or a book of this environment's own."""
+        return self.arrivals or ArrivalBook(self.git, self.base, self.base_version)
 
     @property
     def now(self) -> str:

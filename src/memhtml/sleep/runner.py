@@ -35,6 +35,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from memhtml.contracts.errors import GitFailure, NotFound
 from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.head import HeadVersion, VectorCache, advance_head
+from memhtml.sleep.arrivals import ArrivalBook
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import (
     HARD_PREREQUISITES,
@@ -158,6 +159,9 @@ class RunContext:
     dismissed: frozenset[str] = frozenset()
     """The detected tasks a person closed, read from the base's history once per
     invocation (``execute``) and handed to every phase that mints tasks."""
+    arrivals: ArrivalBook | None = None
+    """When each memory of the base came onto the branch, read once per invocation by
+    the first phase that asks (``sleep.arrivals``)."""
 
 
 @dataclass(frozen=True)
@@ -282,7 +286,9 @@ def execute(ctx: RunContext, start: HeadVersion) -> IOResult[RunReport, SleepErr
     history first: a function of the base and the stamp, so a resume reads the same."""
     closed: IOResult[frozenset[str], SleepError] = dismissed_digests(
         ctx.deps.git, ctx.base, ctx.base_version, ctx.stamp, ctx.deps.author)
-    return closed.bind(lambda found: _execute(replace(ctx, dismissed=found), start))
+    return closed.bind(lambda found: _execute(replace(
+        ctx, dismissed=found, arrivals=ArrivalBook(ctx.deps.git, ctx.base, ctx.base_version)),
+        start))
 
 
 def _execute(ctx: RunContext, start: HeadVersion) -> IOResult[RunReport, SleepError]:
@@ -447,7 +453,7 @@ def _env(ctx: RunContext, progress: _Progress, phase: SleepPhase) -> PhaseEnv:
         earlier=progress.records, branch=ctx.branch, worktree=deps.worktree is not None,
         mined=progress.mined, model=deps.model, calls=ctx.calls, deep=ctx.deep,
         lateral=progress.lateral, transcripts=deps.transcripts, committer=deps.author,
-        dismissed=ctx.dismissed,
+        dismissed=ctx.dismissed, arrivals=ctx.arrivals,
     )
 
 

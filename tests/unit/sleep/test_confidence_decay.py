@@ -117,7 +117,7 @@ def test_with_no_merged_run_each_file_owes_the_whole_days_since_it_was_written(
     result = run(r.env(stamp=first))
     assert dict(result.counts) == {"scanned": 5, "no_confidence": 1, "reinforced": 0,
                                    "at_floor": 2, "not_due": 0, "decayed": 2, "steps": 2,
-                                   "last_run": None}
+                                   "from_arrival": 0, "last_run": None}
     (commit,) = result.commits
     assert [c.path for c in commit.changes] == [high, low]
     tip = r.land(result)

@@ -151,7 +151,8 @@ def test_the_evict_band_is_archived_in_one_commit() -> None:
     assert BROKEN in {s.path for s in ok(w.store.head()).skipped_files}
     result = run(w)
     assert dict(result.counts) == {"scored": 9, "keep": 1, "compress": 5, "evict": 3,
-                                   "graced": 0, "archived": 3, "refused": 0}
+                                   "graced": 0, "protected": 0, "archived": 3,
+                                   "refused": 0}
     (commit,) = result.commits
     w.raw(list(commit.changes))
     after = ok(w.store.head())

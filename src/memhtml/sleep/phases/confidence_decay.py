@@ -15,8 +15,12 @@ stepped a file written a minute ago exactly as far as one written a year ago. Co
 in whole days, three runs in one day step a file as far as one run, and since every
 step is taken from the value the file stores, it lands on the very same confidence.
 
-- **The clock's origin** is the file's ``memhtml-created``, or its last read in the
-  access log when that is later: a read restarts the clock.
+- **The clock's origin** is the latest of the file's ``memhtml-created``, its arrival
+  on the store's branch (``sleep.arrivals``: the committer time of the first-parent
+  commit that brought it) and its last read in the access log
+  (``domain.decay.decay_origin``). A read restarts the clock; the arrival keeps the
+  years a note spent before memhtml held it (an import, a clone, a file committed by
+  hand) from being charged on its first night, since nothing could reinforce it then.
 - **The last application** is the last merged run, the newest run whose report main
   held when this run was cut, as ``sleep plan`` finds it: its stamp comes from the
   report commit's ``Memhtml-Stamp`` trailer (the commit's time if the trailer is
@@ -44,7 +48,9 @@ Counts: ``scanned`` (eligible files), and a partition of them: ``no_confidence``
 ``reinforced`` (a new ``supports``, or a read since the last run with no whole day
 since it), ``at_floor`` (nothing to lower), ``not_due`` (no whole day ended since the
 last application), ``decayed`` (rewritten); ``steps`` (the steps the rewrites took,
-together). ``last_run`` names the run the window starts at (null: none).
+together); ``from_arrival`` (scanned files whose clock starts at their arrival, later
+than both their creation and their last read). ``last_run`` names the run the window
+starts at (null: none).
 """
 
 from __future__ import annotations
@@ -57,10 +63,18 @@ from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import AccessCount, GitService, PathChange, Signature, TreeEntry
-from memhtml.domain.decay import decay_steps, decayed_stored, stored_after
+from memhtml.contracts.services import (
+    AccessCount,
+    Arrival,
+    GitService,
+    PathChange,
+    Signature,
+    TreeEntry,
+)
+from memhtml.domain.decay import decay_origin, decay_steps, decayed_stored, stored_after
 from memhtml.format import read_links, set_meta
 from memhtml.head import HeadVersion, is_active
+from memhtml.sleep.arrivals import arrived_at
 from memhtml.sleep.contract import LOG_START
 from memhtml.sleep.history import LastRun, RunLookup
 from memhtml.sleep.history import last_merged_run as merged_run
@@ -163,7 +177,9 @@ def _last_reads(env: PhaseEnv) -> IOResult[Mapping[str, datetime], PhaseFault]:
 @dataclass(frozen=True, slots=True)
 class Reinforcement:
     """What reinforced the corpus: the last merged run (where the owed days start),
-    each path's latest read, and the paths newly supported since that run."""
+    each path's latest read, and the paths newly supported since that run; and when
+    each memory came onto the branch (``arrivals``, with the run's ``stamp`` for a
+    path the base does not hold)."""
 
     last: LastRun | None
     last_read: Mapping[str, datetime]
@@ -171,15 +187,31 @@ class Reinforcement:
     notes: tuple[str, ...] = ()
     """What the search for the last run passed over, and why (a run stamped in the
     future, a report no run's commit wrote)."""
+    arrivals: Mapping[str, Arrival] | None = None
+    """None: not read (every file counts from its creation or read, as if it arrived
+    when it was written)."""
+    stamp: datetime | None = None
+
+    def arrived(self, path: str) -> datetime | None:
+        if self.arrivals is None or self.stamp is None:
+            return None
+        return arrived_at(self.arrivals, path, self.stamp)
 
     def origin(self, record: MemoryRecord) -> datetime | None:
-        """Where the file's decay clock starts: its creation, or its last read when
-        later. None when the creation stamp cannot be read (then nothing is owed)."""
+        """Where the file's decay clock starts (``decay_origin``): the latest of its
+        creation, its arrival and its last read. None when the creation stamp cannot
+        be read (then nothing is owed)."""
+        return decay_origin(moment(record.created_at), self.arrived(record.path),
+                            self.last_read.get(record.path))
+
+    def from_arrival(self, record: MemoryRecord) -> bool:
+        """Whether the file's clock starts at its arrival, after its creation and its
+        last read."""
+        arrived = self.arrived(record.path)
         created = moment(record.created_at)
-        if created is None:
-            return None
         read = self.last_read.get(record.path)
-        return created if read is None or read <= created else read
+        return (arrived is not None and created is not None and arrived > created
+                and (read is None or arrived > read))
 
     def read_since_last_run(self, path: str) -> bool:
         read = self.last_read.get(path)
@@ -187,21 +219,30 @@ class Reinforcement:
 
 
 def reinforcement(env: PhaseEnv) -> IOResult[Reinforcement, PhaseFault]:
-    """The last merged run, the latest reads, and the paths newly supported since."""
+    """The last merged run, the latest reads, the paths newly supported since, and
+    each memory's arrival on the branch."""
     tip = env.version.sha
 
-    def since(found: RunLookup) -> IOResult[Reinforcement, PhaseFault]:
+    def since(found: RunLookup, arrivals: Mapping[str, Arrival]
+              ) -> IOResult[Reinforcement, PhaseFault]:
         last = found.last
 
         def linked(reads: Mapping[str, datetime]) -> IOResult[Reinforcement, PhaseFault]:
             if last is None or tip is None:
-                return IOSuccess(Reinforcement(last, reads, frozenset(), found.notes))
+                return IOSuccess(Reinforcement(last, reads, frozenset(), found.notes,
+                                               arrivals, env.stamp))
             return _new_supports(env, last, tip).map(
-                lambda supported: Reinforcement(last, reads, supported, found.notes))
+                lambda supported: Reinforcement(last, reads, supported, found.notes,
+                                                arrivals, env.stamp))
 
         return _last_reads(env).bind(linked)
 
-    return last_merged_run(env.git, env.base, env.stamp, env.committer).bind(since)
+    arrived: IOResult[Mapping[str, Arrival], PhaseFault] = env.arrival_book().read().alt(
+        lambda reason: PhaseFault(
+            f"git could not say when each memory came onto the branch: {reason}"))
+    return arrived.bind(lambda arrivals: last_merged_run(
+        env.git, env.base, env.stamp, env.committer).bind(
+            lambda found: since(found, arrivals)))
 
 
 @dataclass(frozen=True)
@@ -216,16 +257,18 @@ class DecaySweep:
     not_due: int
     steps: int
     warnings: tuple[str, ...]
+    from_arrival: int = 0
 
 
 def sweep(version: HeadVersion, found: Reinforcement, stamp: datetime) -> DecaySweep:
     """Every eligible record, in path order: its decayed confidence written, or why not."""
     changes: list[PathChange] = []
     warnings: list[str] = []
-    scanned = no_confidence = kept = at_floor = not_due = steps = 0
+    scanned = no_confidence = kept = at_floor = not_due = steps = arrived = 0
     applied = None if found.last is None else found.last.stamp
     for record in sorted((r for r in version.records() if is_eligible(r)), key=lambda r: r.path):
         scanned += 1
+        arrived += found.from_arrival(record)
         if record.confidence is None:
             no_confidence += 1
             continue
@@ -252,7 +295,7 @@ def sweep(version: HeadVersion, found: Reinforcement, stamp: datetime) -> DecayS
         steps += owed
         changes.append(PathChange(record.path, html.encode("utf-8")))
     return DecaySweep(tuple(changes), scanned, no_confidence, kept, at_floor, not_due, steps,
-                      tuple(warnings))
+                      tuple(warnings), arrived)
 
 
 def _result(found: Reinforcement, done: DecaySweep) -> PhaseResult:
@@ -266,6 +309,7 @@ def _result(found: Reinforcement, done: DecaySweep) -> PhaseResult:
         "not_due": done.not_due,
         "decayed": len(done.changes),
         "steps": done.steps,
+        "from_arrival": done.from_arrival,
         "last_run": None if last is None else last.run_id,
     }
     if not done.changes:
@@ -276,7 +320,7 @@ def _result(found: Reinforcement, done: DecaySweep) -> PhaseResult:
         done.changes,
         f"Nothing read or newly supported ({since}); each stated confidence took one "
         "step toward the floor per whole day nothing reinforced it since decay was last "
-        "applied (or since it was written or last read).",
+        "applied (or since it was written, came onto the branch, or was last read).",
     )
     return PhaseResult(counts=counts, commits=(commit,), warnings=warnings)
 

@@ -24,26 +24,39 @@ Why tasks are never scored: recency and use dominate the score, so a task nobody
 touched for a month scores at the floor, and it is the task most likely still owed.
 
 The evict band is archived in one commit through ``archive_many_step``, which rewrites
-every href to each archived file, except a memory younger than the grace period
-(``env.retention_grace_days``, the store setting ``retention_grace_days``, 30 days
-from its ``memhtml-created`` by default): it keeps its place whatever it scores
-(counted ``graced``). A memory written this month has had no time to be read, linked
-or corroborated, which is most of what the score weighs, so without the grace night
-one archived every fresh procedure. A path whose archive path is already taken this
-year is refused and counted, not a failed phase. A file the head could not parse is
-not a record, so it is never scored or moved.
+every href to each archived file, except:
+
+- a memory younger than the grace period (``env.retention_grace_days``, the store
+  setting ``retention_grace_days``, 30 days by default), counted from the later of its
+  ``memhtml-created`` and its arrival on the store's branch (``sleep.arrivals``: the
+  committer time of the first-parent commit that brought it): it keeps its place
+  whatever it scores (counted ``graced``). A memory new to this store has had no time
+  to be read, linked or corroborated, which is most of what the score weighs, so
+  without the grace night one archived every fresh procedure; counted from
+  ``memhtml-created`` alone, it archived a third of two years of notes imported that
+  day, whose frontmatter dates are old;
+- a person's file (a memory under ``resources/people/``, where person-links finds
+  and mints them), counted ``protected``: memories link to it ``about_person``, it
+  carries a person's aliases, and archiving it breaks every such link's meaning while
+  saving nothing. It is still scored, and its band recorded. Tasks are never scored.
+
+A path whose archive path is already taken this year is refused and counted, not a
+failed phase. A file the head could not parse is not a record, so it is never scored
+or moved.
 
 Why each file was archived is recorded with it: the commit's body names every archived
-path with its score, its band and its eight signals, and the phase adds one
+path with its score, its band, its eight signals and its ages, and the phase adds one
 ``retention-archived`` decision record per archived file to the run's ledger (in the
-same commit), carrying the same figures as data (see ``sleep.ledger``).
+same commit), carrying the same figures as data (see ``sleep.ledger``; beside
+``created_age_days`` the record gives ``arrived_age_days``, the days since the file
+came onto the branch: the grace period read the smaller).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Final
@@ -53,7 +66,7 @@ from returns.result import Result, Success
 
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import AccessCount
+from memhtml.contracts.services import AccessCount, Arrival
 from memhtml.domain.graph import Edge, analyze_graph
 from memhtml.domain.retention import (
     SCORE_PRECISION,
@@ -62,15 +75,18 @@ from memhtml.domain.retention import (
     RetentionInput,
     RetentionScore,
     Verdict,
+    grace_age_days,
     retention_verdict,
     score_retention,
 )
 from memhtml.domain.thresholds import DEFAULT_CONFIDENCE, RETENTION_GRACE_DAYS
 from memhtml.head import HeadVersion, IndexedView
+from memhtml.sleep.arrivals import arrived_at
 from memhtml.sleep.contract import LOG_START
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import MinedEdge, PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import StoreError, describe
+from memhtml.store.layout import PEOPLE
 from memhtml.store.plan import Plan, archive_many_step
 
 AUTHORED_STRENGTH: Final = 1.0
@@ -129,6 +145,26 @@ def created_ages(view: IndexedView, stamp: datetime) -> Mapping[str, float]:
                              for r in view.records() if is_scored(r)})
 
 
+def arrived_ages(view: IndexedView, arrivals: Mapping[str, Arrival], stamp: datetime
+                 ) -> Mapping[str, float]:
+    """Days since each scored memory came onto the branch (``sleep.arrivals``; 0 for a
+    path this run brought), by path."""
+    return MappingProxyType({
+        r.path: (stamp - arrived_at(arrivals, r.path, stamp)).total_seconds() / SECONDS_PER_DAY
+        for r in view.records() if is_scored(r)})
+
+
+def is_protected(record: MemoryRecord) -> bool:
+    """A kind retention never archives, whatever it scores: a person's file. (Tasks
+    are never scored at all.)"""
+    return record.path.startswith(PEOPLE)
+
+
+def protected_paths(view: IndexedView) -> frozenset[str]:
+    """The scored memories of a protected kind."""
+    return frozenset(r.path for r in view.records() if is_scored(r) and is_protected(r))
+
+
 def graph_edges(records: Mapping[str, MemoryRecord],
                  mined: tuple[MinedEdge, ...] | None) -> list[Edge]:
     """The graph retention scores over (and compress groups by): file-borne links
@@ -185,13 +221,16 @@ def retention_inputs(view: IndexedView, accesses: Mapping[str, AccessCount],
 
 @dataclass(frozen=True, slots=True)
 class Triage:
-    """Each scored path's score (its band and signals inside), its created age and the
-    verdict the grace period leaves; the paths to archive in path order."""
+    """Each scored path's score (its band and signals inside), the age the grace
+    period read (``grace_age_days``), the days since it came onto the branch, and the
+    verdict; the paths to archive in path order."""
 
     scores: Mapping[str, RetentionScore]
     ages: Mapping[str, float]
     verdicts: Mapping[str, Verdict]
     grace_days: float
+    arrived: Mapping[str, float] = field(default_factory=dict)
+    created: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def bands(self) -> Mapping[str, Band]:
@@ -209,20 +248,32 @@ class Triage:
     def graced(self) -> int:
         return sum(1 for v in self.verdicts.values() if v == "graced")
 
+    @property
+    def protected(self) -> int:
+        return sum(1 for v in self.verdicts.values() if v == "protected")
+
 
 def triage(inputs: Mapping[str, RetentionInput], ages: Mapping[str, float] | None = None,
-           grace_days: float = RETENTION_GRACE_DAYS) -> Triage:
-    """Score every input and decide what to archive. A path with no age in ``ages``
-    (or no ``ages`` at all) has an unknown age, so it is inside the grace period and
-    never archived: a caller that only wants the bands cannot archive by omission."""
+           grace_days: float = RETENTION_GRACE_DAYS, arrived: Mapping[str, float] | None = None,
+           protected: frozenset[str] = frozenset()) -> Triage:
+    """Score every input and decide what to archive. ``ages`` are days since creation,
+    ``arrived`` days since each path came onto the branch; the grace period reads the
+    younger (``grace_age_days``). A path with no age in ``ages`` (or no ``ages`` at all)
+    has an unknown age, so it is inside the grace period and never archived: a caller
+    that only wants the bands cannot archive by omission. A path in ``protected`` is
+    never archived."""
     scores = {path: score_retention(raw) for path, raw in inputs.items()}
     known = ages or {}
-    created = {path: known.get(path, math.nan) for path in scores}
+    came = arrived or {}
+    grace = {path: grace_age_days(known.get(path, math.nan), came.get(path))
+             for path in scores}
     return Triage(
-        MappingProxyType(scores), MappingProxyType(created),
-        MappingProxyType({path: retention_verdict(scored, created[path], grace_days)
+        MappingProxyType(scores), MappingProxyType(grace),
+        MappingProxyType({path: retention_verdict(scored, grace[path], grace_days,
+                                                  path in protected)
                           for path, scored in scores.items()}),
-        grace_days)
+        grace_days, MappingProxyType({p: came[p] for p in scores if p in came}),
+        MappingProxyType({p: known.get(p, math.nan) for p in scores}))
 
 
 def _figure(value: float) -> float:
@@ -234,10 +285,12 @@ def decision_record(path: str, judged: Triage) -> PendingMark:
     band, its eight signals and the age that put it past the grace period."""
     scored = judged.scores[path]
     signals = dict(zip(SIGNAL_NAMES, scored.signals.values(), strict=True))
+    arrived = judged.arrived.get(path)
+    more = {} if arrived is None else {"arrived_age_days": _figure(arrived)}
     return PendingMark.of(
         "retention-archived", path=path, rule="evict-band", score=scored.score,
-        band=scored.band, created_age_days=_figure(judged.ages[path]),
-        grace_days=judged.grace_days,
+        band=scored.band, created_age_days=_figure(judged.created.get(path, judged.ages[path])),
+        grace_days=judged.grace_days, **more,
         **{name: _figure(value) for name, value in signals.items()})
 
 
@@ -246,8 +299,11 @@ def explained(path: str, judged: Triage) -> str:
     scored = judged.scores[path]
     signals = ", ".join(f"{name} {_figure(value):g}" for name, value in
                         zip(SIGNAL_NAMES, scored.signals.values(), strict=True))
+    created = judged.created.get(path, judged.ages[path])
+    arrived = judged.arrived.get(path)
+    held = "" if arrived is None else f", on this branch for {_figure(arrived):g}"
     return (f"{path}: archived from the {scored.band} band: score {scored.score:g} "
-            f"({signals}); created {_figure(judged.ages[path]):g} days ago, past the "
+            f"({signals}); created {_figure(created):g} days ago{held}, past the "
             f"{judged.grace_days:g}-day grace period")
 
 
@@ -258,15 +314,16 @@ def _result(version: HeadVersion, now: str, judged: Triage
         changes, _ = plan.changes()
         counts = {"scored": len(judged.scores), "keep": judged.count("keep"),
                   "compress": judged.count("compress"), "evict": judged.count("evict"),
-                  "graced": judged.graced, "archived": len(archived),
-                  "refused": len(refused)}
+                  "graced": judged.graced, "protected": judged.protected,
+                  "archived": len(archived), "refused": len(refused)}
         warnings = tuple(f"{path} not archived: {why}" for path, why in refused)
         if not changes:
             return PhaseResult(counts=counts, warnings=warnings)
         body = "\n".join((
             f"scored {counts['scored']}: keep {counts['keep']}, compress "
             f"{counts['compress']}, evict {counts['evict']} (of which {counts['graced']} "
-            f"younger than the {judged.grace_days:g}-day grace period, kept)",
+            f"younger than the {judged.grace_days:g}-day grace period and "
+            f"{counts['protected']} person files, kept)",
             *(explained(path, judged) for path in archived)))
         n = len(archived)
         return PhaseResult(
@@ -287,14 +344,21 @@ def _result(version: HeadVersion, now: str, judged: Triage
 def retention_triage(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     version = env.version
 
-    def scored(accesses: Mapping[str, AccessCount]) -> IOResult[PhaseResult, PhaseFault]:
+    def scored(accesses: Mapping[str, AccessCount], arrivals: Mapping[str, Arrival]
+               ) -> IOResult[PhaseResult, PhaseFault]:
         judged = triage(retention_inputs(version, accesses, env.mined, env.stamp),
-                        created_ages(version, env.stamp), env.retention_grace_days)
+                        created_ages(version, env.stamp), env.retention_grace_days,
+                        arrived_ages(version, arrivals, env.stamp), protected_paths(version))
         done: Result[PhaseResult, PhaseFault] = _result(version, env.now, judged).alt(
             lambda error: PhaseFault(describe(error)))
         return IOResult.from_result(done)
 
+    arrived: IOResult[Mapping[str, Arrival], PhaseFault] = env.arrival_book().read().alt(
+        lambda reason: PhaseFault(
+            f"git could not say when each memory came onto the branch, so no age can be "
+            f"read for the grace period: {reason}"))
     read: IOResult[Mapping[str, AccessCount], PhaseFault] = env.state.access_counts(
         LOG_START, "read").alt(lambda error: PhaseFault(
             f"the state plane's access log cannot be read: {error.reason}"))
-    return read.bind(scored)
+    return arrived.bind(lambda arrivals: read.bind(
+        lambda accesses: scored(accesses, arrivals)))
