@@ -3,8 +3,9 @@
 Two kinds of setting, because a store is a git repository that people clone and
 pull, and whatever it carries is untrusted input:
 
-- **store settings** (``embedder``, ``embed_model``, the vector ones) describe the
-  corpus and may travel with it, committed in ``<store>/.memhtml/config.toml``;
+- **store settings** (``embedder``, ``embed_model``, the vector ones,
+  ``sleep_archive_share``) describe the corpus and may travel with it, committed in
+  ``<store>/.memhtml/config.toml``;
 - **local settings** (``branch``, ``embed_url``, ``embed_key_env``, ``author_name``,
   ``author_email``, the ``llm*`` and ``sync*`` keys and ``transcripts_dir``) choose where
   this clone writes, send data off this machine, pick what of it is read, name a secret
@@ -94,6 +95,11 @@ class Settings:
     vector_coverage_floor: str = field(default="0.95", metadata=_STORE)
     """Store setting: below this share of memories holding a vector, a sleep run's
     preflight warns (below 0.5 it refuses). A number in [0.5, 1]."""
+    sleep_archive_share: str = field(default="0.1", metadata=_STORE)
+    """Store setting: the most of the live memories one sleep run may archive with
+    nothing standing for them (no keeper, no canonical) before ``sleep merge`` refuses
+    it, naming each. A number in [0, 1]; a store that means to forget more in one night
+    raises it."""
     llm: str = field(default="none", metadata=_LOCAL)
     """Local setting: the language model a sleep run's model phases ask: ``none``,
     ``openai`` (chat completions, also what local servers speak) or ``anthropic`` (the

@@ -37,8 +37,11 @@ def head_gate(base: HeadVersion, tip: HeadVersion) -> GateVerdict:
         "mrr_before": report.mrr_before, "mrr": report.mrr, "floor": report.floor,
         "inversions_before": report.inversions_before,
         "inversions": len(report.inversions), "added": report.added,
-        "removed": report.removed,
-    })
+        "removed": report.removed, "unfound": list(report.unfound),
+        "followed": report.followed, "forgotten": report.forgotten,
+    }, tuple(f"{path}: the base found it; neither it nor a memory standing for it is "
+             f"in the top {report.k} of its own title or claim now"
+             for path in report.unfound))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,19 @@ def coverage_floor(text: str) -> Result[float, SettingsError]:
     return Success(value)
 
 
+def archive_share(text: str) -> Result[float, SettingsError]:
+    """The ``sleep_archive_share`` setting as a share in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        return Failure(SettingsError(
+            f"sleep_archive_share must be a number from 0 to 1 (0.1 is a tenth of the live "
+            f"memories), not {text!r}"))
+    return Success(value)
+
+
 def transcripts_source(value: str | None) -> Result[TranscriptSource | None, SettingsError]:
     """The transcripts directory the ``transcripts_dir`` setting names (None: unset).
 
@@ -130,8 +146,8 @@ def _embedder(services: Services) -> tuple[DocumentEmbedder | None, str | None]:
 def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = None
                ) -> Result[SleepDeps, SettingsError]:
     """The run's dependencies over these services and the gate the caller picked; a
-    store with no state plane, a floor that is not a number, or a relative
-    ``transcripts_dir`` is refused."""
+    store with no state plane, a floor or an archive share that is not a number in
+    its range, or a relative ``transcripts_dir`` is refused."""
     state = services.state
     if state is None:
         return Failure(SettingsError("this store has no state plane (.git/memhtml/state.db); "
@@ -141,19 +157,21 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
         return Failure(services.language_model_error)
     embedder, problem = _embedder(services)
 
-    def built(floor: float, transcripts: TranscriptSource | None) -> SleepDeps:
+    def built(floor: float, share: float, transcripts: TranscriptSource | None) -> SleepDeps:
         deps = SleepDeps(
             git=services.git, clock=services.clock, author=services.agent, state=state,
             gate=gate, main=services.settings.branch, embedder=embedder,
             embedder_name=services.embedder_name, embedder_problem=problem,
             model=services.language_model, transcripts=transcripts,
             vectors=FileVectors(services.vectors), coverage_floor=floor,
+            archive_share=share,
             state_dir=services.state_dir, worktree=services.worktree,
             git_dir=services.git_dir, recover_blob=blob_reader(services.git))
         return deps if progress is None else replace(deps, progress=progress)
 
     settings = services.settings
     return coverage_floor(settings.vector_coverage_floor).bind(
-        lambda floor: transcripts_source(settings.transcripts_dir).map(
-            lambda transcripts: built(floor, transcripts)))
+        lambda floor: archive_share(settings.sleep_archive_share).bind(
+            lambda share: transcripts_source(settings.transcripts_dir).map(
+                lambda transcripts: built(floor, share, transcripts))))
 

@@ -35,7 +35,7 @@ from memhtml.contracts.services import (
     VectorSpace,
 )
 from memhtml.contracts.transcripts import TranscriptSource
-from memhtml.domain.thresholds import VECTOR_COVERAGE_FLOOR
+from memhtml.domain.thresholds import ARCHIVE_SHARE, VECTOR_COVERAGE_FLOOR
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.store.deps import StoreDeps
 
@@ -47,6 +47,8 @@ class GateVerdict:
     passed: bool
     summary: str
     detail: Mapping[str, object] = field(default_factory=dict)
+    violations: tuple[str, ...] = ()
+    """One line per target the gate lost, for a refusal's list."""
 
 
 Gate = Callable[[HeadVersion, HeadVersion], GateVerdict]
@@ -106,6 +108,9 @@ class SleepDeps:
     """Why the configured embedder cannot be used on this machine (preflight refuses)."""
     vectors: VectorStore | None = None
     coverage_floor: float = VECTOR_COVERAGE_FLOOR
+    archive_share: float = ARCHIVE_SHARE
+    """The most of the base's live memories a run may archive with nothing standing
+    for them before merge refuses it (``sleep.loss``)."""
     state_dir: Path | None = None
     """This clone's state directory, for the snapshot a cold load starts from."""
     worktree: Path | None = None

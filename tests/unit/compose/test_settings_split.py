@@ -88,8 +88,8 @@ def refused(store: Path, env: dict[str, str]) -> SettingsError:
 def test_the_kinds_cover_every_setting_once() -> None:
     from dataclasses import fields
 
-    assert sorted(STORE_KEYS) == ["embed_model", "embedder", "vector_coverage_floor",
-                                  "vector_weight"]
+    assert sorted(STORE_KEYS) == ["embed_model", "embedder", "sleep_archive_share",
+                                  "vector_coverage_floor", "vector_weight"]
     assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "branch", "embed_key_env",
                                   "embed_url",
                                   "llm", "llm_extra_body", "llm_key_env", "llm_model",
