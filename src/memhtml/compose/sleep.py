@@ -3,7 +3,8 @@
 ``memhtml.sleep`` takes its gate as a parameter and has no default, so the gate a merge
 runs behind is chosen here, visibly: ``head_gate``, the head's own gate
 (``gate_heads``) over the store's own records at the run's base and tip, lexical and
-deterministic, needing no embedder, network or credential.
+deterministic, needing no embedder, network or credential, passing a run that loses
+no memory its base found.
 """
 
 from __future__ import annotations
@@ -28,11 +29,20 @@ from memhtml.sleep.deps import Gate, GateVerdict, PhaseProgress, SleepDeps, Vect
 
 
 def head_gate(base: HeadVersion, tip: HeadVersion) -> GateVerdict:
-    """``gate_heads`` over the two versions, as the verdict merge reads."""
+    """``gate_heads`` over the two versions, as the verdict merge reads. A merge is
+    refused for loss, not for rank drift: it passes when every memory the base found
+    is still found (itself, where the run moved it, or its keeper), whatever the MRR
+    did, since a recorded retitle or a new canonical moves ranks inside the top k
+    without losing anything (docs/design.md, "The merge gate sees loss"). The MRR and
+    the inversions ride along in the detail."""
     from memhtml.head import describe_head_gate_failure, gate_heads
 
     report = gate_heads(base, tip)
-    return GateVerdict(report.passed, describe_head_gate_failure(report), {
+    passed = not report.unfound
+    summary = (describe_head_gate_failure(report) if not passed else
+               f"head gate: {report.probes} probes; every memory the base found is found "
+               f"(MRR {report.mrr_before:.4f} -> {report.mrr:.4f})")
+    return GateVerdict(passed, summary, {
         "mode": report.mode, "probes": report.probes, "k": report.k,
         "mrr_before": report.mrr_before, "mrr": report.mrr, "floor": report.floor,
         "inversions_before": report.inversions_before,
