@@ -16,6 +16,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from memhtml.contracts.services import PathChange
+from memhtml.sleep.contract import TRAILER_BASE, TRAILER_PHASE, TRAILER_RUN
 from memhtml.sleep.merge import merge_run
 from memhtml.sleep.runner import run_sleep
 from memhtml.store import archive
@@ -61,9 +62,13 @@ def test_a_merge_beside_writers_lands_exactly_or_names_every_shared_path(
     report = ok(run_sleep(w.deps()))
     if run_edits:
         tip = ok(w.git.resolve(BRANCH))
+        # Carrying the run's trailers, as a phase's commit does: a claim only a phase
+        # may rewrite (a hand commit's rewrite is refused as unrecorded).
         ok(w.git.commit(BRANCH, tip, [edited(w, tip, n, "as the run saw it")
                                       for n in sorted(run_edits)],
-                        "a phase's edit", w.store.deps.author, w.clock.now()))
+                        f"a phase's edit\n\n{TRAILER_RUN}: {RUN_DAY}\n"
+                        f"{TRAILER_PHASE}: integrity\n{TRAILER_BASE}: {report.base_sha}\n",
+                        w.store.deps.author, w.clock.now()))
     for i, op in enumerate(writers):
         writer(w, op, i)
     base, tip, main = report.base_sha, ok(w.git.resolve(BRANCH)), w.main()

@@ -140,8 +140,10 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
 @eval_app.command(name="gate")
 def eval_gate(base: str, landed: str, /, *, probes: int | None = None,
               common: Common = _COMMON) -> int:
-    """Run the head gate between two commits of the store: the same probes searched at
-    both, MRR and inversions compared. Exits 1 when the gate fails; --json then answers
+    """Run the head gate between two commits of the store: the base's memories probed
+    by their titles and claims at both, MRR and inversions compared, and every memory
+    the base found looked for at the landed commit (itself, where it moved, or the
+    keeper that superseded it). Exits 1 when the gate fails; --json then answers
     the failure (code ERR_DISCRIMINATION_FAILED) with the whole report under "report".
 
     Parameters
@@ -193,6 +195,9 @@ def _gate_failed(report: HeadGateReport, lines: list[str]) -> Reply:
     if len(report.inversions) > report.inversions_before:
         violations.append(f"inversions grew from {report.inversions_before} to "
                           f"{len(report.inversions)}")
+    violations += [f"{path}: the base found it; neither it nor a memory standing for it is "
+                   f"in the top {report.k} of its own title or claim now"
+                   for path in report.unfound]
     message = explain(failed)
     payload = failure_payload(error_code(failed), message, tuple(violations), report=report)
     return Reply(payload, "\n".join(lines), EXIT_FAILED, notes=(f"error: {message}",))

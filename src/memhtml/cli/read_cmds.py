@@ -280,7 +280,8 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
 
 
 def log(path: str, /, *, limit: int = 20, common: Common = _COMMON) -> int:
-    """The commits that touched a memory, newest first.
+    """The commits that touched a memory, newest first. A path whose memory was moved
+    or archived says where it is now (its history goes on there).
 
     Parameters
     ----------
@@ -290,14 +291,22 @@ def log(path: str, /, *, limit: int = 20, common: Common = _COMMON) -> int:
         How many commits at most.
     """
     from memhtml import store as doors
+    from memhtml.store.errors import Archived, describe
 
     def body() -> Reply:
         _, store = open_common(common)
         commits = store_value(doors.log(store, path, limit))
+        went = store_value(doors.whereabouts(store, path))
         rows = [{"commit": c.sha, "time": c.time, "author": c.author.name,
                  "subject": c.message.splitlines()[0] if c.message else ""} for c in commits]
         text = "\n".join(f"{c.sha[:10]} {c.time:%Y-%m-%d %H:%M} {r['subject']}"
                          for c, r in zip(commits, rows, strict=True)) or "no commits"
-        return Reply({"path": path, "commits": rows}, text)
+        payload: dict[str, object] = {"path": path, "commits": rows}
+        if went is not None:
+            now = went.archived_at if isinstance(went, Archived) else went.moved_to
+            payload["now_at"] = now
+            payload["went"] = "archived" if isinstance(went, Archived) else "moved"
+            text += f"\n{describe(went)}"
+        return Reply(payload, text)
 
     return respond(common.json, body)

@@ -265,8 +265,11 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
     """Fast-forward main onto a reviewed run, or, when writers moved main meanwhile by
     commits touching none of the run's paths, land it as a merge commit on main's tip.
     Refused, moving nothing, when a path conflicts (each named), a memory would be lost,
-    or the head gate fails; then bring the checkout up to date and apply the run's
-    pending marks. Exits 1 on a refusal.
+    a title or claim changed that no phase of the run decided, the run archives more
+    than sleep_archive_share of the live memories with nothing standing for them, or
+    the head gate fails (a memory the base found is found no more, neither itself, nor
+    where the run moved it, nor its keeper); then bring the checkout up to date and
+    apply the run's pending marks. Exits 1 on a refusal.
 
     Parameters
     ----------
@@ -290,8 +293,10 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
             notes.append(f"warning: marks not applied: {outcome.marks_failed}")
         notes += [f"note: {path} has local changes in the checkout; left as it is"
                   for path in outcome.kept]
-        notes += [f"note: {path}: links into a memory the other side archived now point at "
-                  "its archive path" for path in outcome.followed]
+        notes += [f"note: {path}: links into a memory the other side archived or moved now "
+                  "point at where it went" for path in outcome.followed]
+        notes += [f"note: {old} moved to {new}; kept as the same memory"
+                  for old, new in outcome.moved]
         if outcome.checkout_pending:
             notes.append("note: git's index lock kept the checkout from following; the next "
                          "memhtml command brings it up to date")
@@ -318,7 +323,7 @@ def _merge_refused(outcome: MergeOutcome) -> Reply:
     fields = jsonable(outcome)
     payload = {**(fields if isinstance(fields, dict) else {}),
                **failure_payload(merge_refusal_code(outcome.refusal), text,
-                                 outcome.lost or outcome.conflicts)}
+                                 outcome.lost or outcome.conflicts or outcome.violations)}
     return Reply(payload, text, EXIT_FAILED)
 
 

@@ -3,8 +3,9 @@
 Two kinds of setting, because a store is a git repository that people clone and
 pull, and whatever it carries is untrusted input:
 
-- **store settings** (``embedder``, ``embed_model``, the vector ones) describe the
-  corpus and may travel with it, committed in ``<store>/.memhtml/config.toml``;
+- **store settings** (``embedder``, ``embed_model``, the vector ones,
+  ``sleep_archive_share``) describe the corpus and may travel with it, committed in
+  ``<store>/.memhtml/config.toml``;
 - **local settings** (``branch``, ``embed_url``, ``embed_key_env``, ``author_name``,
   ``author_email``, the ``llm*`` and ``sync*`` keys and ``transcripts_dir``) choose where
   this clone writes, send data off this machine, pick what of it is read, name a secret
@@ -98,6 +99,11 @@ class Settings:
     """Store setting: days from a memory's ``memhtml-created`` during which a sleep
     run's retention-triage never archives it, whatever it scores. A number of days, 0
     or more (0: no grace); anything else refuses the run, which then archives nothing."""
+    sleep_archive_share: str = field(default="0.1", metadata=_STORE)
+    """Store setting: the most of the live memories one sleep run may archive with
+    nothing standing for them (no keeper, no canonical) before ``sleep merge`` refuses
+    it, naming each. A number in [0, 1]; a store that means to forget more in one night
+    raises it."""
     llm: str = field(default="none", metadata=_LOCAL)
     """Local setting: the language model a sleep run's model phases ask: ``none``,
     ``openai`` (chat completions, also what local servers speak) or ``anthropic`` (the

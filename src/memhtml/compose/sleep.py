@@ -3,7 +3,8 @@
 ``memhtml.sleep`` takes its gate as a parameter and has no default, so the gate a merge
 runs behind is chosen here, visibly: ``head_gate``, the head's own gate
 (``gate_heads``) over the store's own records at the run's base and tip, lexical and
-deterministic, needing no embedder, network or credential.
+deterministic, needing no embedder, network or credential, passing a run that loses
+no memory its base found.
 """
 
 from __future__ import annotations
@@ -28,17 +29,29 @@ from memhtml.sleep.deps import Gate, GateVerdict, PhaseProgress, SleepDeps, Vect
 
 
 def head_gate(base: HeadVersion, tip: HeadVersion) -> GateVerdict:
-    """``gate_heads`` over the two versions, as the verdict merge reads."""
+    """``gate_heads`` over the two versions, as the verdict merge reads. A merge is
+    refused for loss, not for rank drift: it passes when every memory the base found
+    is still found (itself, where the run moved it, or its keeper), whatever the MRR
+    did, since a recorded retitle or a new canonical moves ranks inside the top k
+    without losing anything (docs/design.md, "The merge gate sees loss"). The MRR and
+    the inversions ride along in the detail."""
     from memhtml.head import describe_head_gate_failure, gate_heads
 
     report = gate_heads(base, tip)
-    return GateVerdict(report.passed, describe_head_gate_failure(report), {
+    passed = not report.unfound
+    summary = (describe_head_gate_failure(report) if not passed else
+               f"head gate: {report.probes} probes; every memory the base found is found "
+               f"(MRR {report.mrr_before:.4f} -> {report.mrr:.4f})")
+    return GateVerdict(passed, summary, {
         "mode": report.mode, "probes": report.probes, "k": report.k,
         "mrr_before": report.mrr_before, "mrr": report.mrr, "floor": report.floor,
         "inversions_before": report.inversions_before,
         "inversions": len(report.inversions), "added": report.added,
-        "removed": report.removed,
-    })
+        "removed": report.removed, "unfound": list(report.unfound),
+        "followed": report.followed, "forgotten": report.forgotten,
+    }, tuple(f"{path}: the base found it; neither it nor a memory standing for it is "
+             f"in the top {report.k} of its own title or claim now"
+             for path in report.unfound))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +117,19 @@ def grace_days(text: str) -> Result[float, SettingsError]:
     return Success(value)
 
 
+def archive_share(text: str) -> Result[float, SettingsError]:
+    """The ``sleep_archive_share`` setting as a share in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        return Failure(SettingsError(
+            f"sleep_archive_share must be a number from 0 to 1 (0.1 is a tenth of the live "
+            f"memories), not {text!r}"))
+    return Success(value)
+
+
 def transcripts_source(value: str | None) -> Result[TranscriptSource | None, SettingsError]:
     """The transcripts directory the ``transcripts_dir`` setting names (None: unset).
 
@@ -145,8 +171,8 @@ def _embedder(services: Services) -> tuple[DocumentEmbedder | None, str | None]:
 def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = None
                ) -> Result[SleepDeps, SettingsError]:
     """The run's dependencies over these services and the gate the caller picked; a
-    store with no state plane, a floor or grace period that is not a usable number, or a
-    relative ``transcripts_dir`` is refused."""
+    store with no state plane, a floor, grace period or archive share that is not a
+    number in its range, or a relative ``transcripts_dir`` is refused."""
     state = services.state
     if state is None:
         return Failure(SettingsError("this store has no state plane (.git/memhtml/state.db); "
@@ -156,8 +182,8 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
         return Failure(services.language_model_error)
     embedder, problem = _embedder(services)
 
-    def built(floor: float, grace: float, transcripts: TranscriptSource | None
-              ) -> SleepDeps:
+    def built(floor: float, grace: float, share: float,
+              transcripts: TranscriptSource | None) -> SleepDeps:
         deps = SleepDeps(
             git=services.git, clock=services.clock, author=services.agent, state=state,
             gate=gate, main=services.settings.branch, embedder=embedder,
@@ -165,6 +191,7 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
             model=services.language_model, transcripts=transcripts,
             vectors=FileVectors(services.vectors), coverage_floor=floor,
             retention_grace_days=grace,
+            archive_share=share,
             state_dir=services.state_dir, worktree=services.worktree,
             git_dir=services.git_dir, recover_blob=blob_reader(services.git))
         return deps if progress is None else replace(deps, progress=progress)
@@ -172,6 +199,7 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
     settings = services.settings
     return coverage_floor(settings.vector_coverage_floor).bind(
         lambda floor: grace_days(settings.retention_grace_days).bind(
-            lambda grace: transcripts_source(settings.transcripts_dir).map(
-                lambda transcripts: built(floor, grace, transcripts))))
+            lambda grace: archive_share(settings.sleep_archive_share).bind(
+                lambda share: transcripts_source(settings.transcripts_dir).map(
+                    lambda transcripts: built(floor, grace, share, transcripts)))))
 

@@ -37,6 +37,16 @@ def to_document_path(tree_path: str) -> str:
     return tree_path if tree_path.startswith("/") else "/" + tree_path
 
 
+def original_of_archived(path: str) -> str | None:
+    """The original path an archive path (``archive/<YYYY>/<path>``) was made from, or
+    None for a live path. Here because the head (which follows a memory into the
+    archive) and the store (which makes archive paths) both read it."""
+    parts = path.split("/", 2)
+    if len(parts) == 3 and parts[0] == "archive" and parts[1].isdigit():
+        return parts[2]
+    return None
+
+
 def check_tree_path(path: str) -> Result[str, PathRefused]:
     """Accept a relative, slash-separated path that stays inside the store.
 

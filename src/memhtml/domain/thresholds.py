@@ -10,6 +10,14 @@ from __future__ import annotations
 
 from typing import Final
 
+# --- the merge gate -------------------------------------------------------------
+
+ARCHIVE_SHARE: Final = 0.10
+"""The most of a base's live memories a run may archive with nothing standing for
+them before merge refuses it (the ``sleep_archive_share`` store setting's default):
+forgetting is what retention is for, a night that forgets a tenth of a store at once
+is what a person must look at first."""
+
 # --- dedup-merge ---------------------------------------------------------------
 
 NEAR_DUPLICATE_THRESHOLD: Final = 0.92

@@ -1,19 +1,28 @@
 """The head gate: does the version being landed still find what its base found?
 
-It is stated over two versions of the same corpus, never over a fixture. Probes
-are a seeded sample of the records active in *both* versions, each queried by its
-own title; ``search_head`` is scored at the base and at the landed version with
-the same probes, so the two MRRs differ only by what the landing changed. A
-record the landing adds has no base rank to compare and is probed next time; a
-record it archives leaves the sample, and the probe of the record it was folded
-into measures whether the fold helped. Everything is deterministic and needs no
-embedder: the sample is a function of the seed and the paths.
+It is stated over two versions of the same corpus, never over a fixture. Probes come
+from the *base*: a seeded sample of its active records, and every active record the
+landing changed (moved, folded, rewritten or edited), each queried by its own title
+and by its claim as the base held them. ``search_head`` is scored at the base and at
+the landed version with the same queries, so the two MRRs differ only by what the
+landing changed. At the landed version a probe's target is what stands for it there
+(``head.succession``): the record itself, where it was moved, or the keeper whose
+supersession absorbed it. A record the landing adds has no base rank to compare and
+is probed next time; one it archived with nothing standing for it was forgotten (the
+caller bounds how much may be), and is not scored.
+
+The spec drew its probes from the records active in *both* versions, queried by the
+landed title. That cannot see loss: a landing that archives half the corpus leaves
+only survivors to probe, and one that rewrites a title answers its own new query.
+Everything is deterministic and needs no embedder: the sample is a function of the
+seed and the paths.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -22,16 +31,22 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import is_active
 from memhtml.head.search import SearchHeadInput, search_head
+from memhtml.head.succession import Succession
 
 HEAD_GATE_PROBES = 200
+"""Unchanged records sampled as targets; every record the landing changed is a
+target besides."""
 HEAD_GATE_K = 10
 HEAD_GATE_TOLERANCE = 0.02
 """Room for a landing that archives a near-duplicate and so nudges BM25's document
 frequencies; a drop past it means the landing made the corpus harder to search."""
 HEAD_GATE_SEED = 1
 INVERSIONS_SHOWN = 5
+UNFOUND_SHOWN = 5
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
+
+ProbeKind = Literal["title", "claim"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +59,18 @@ class HeadGateOptions:
 
 @dataclass(frozen=True, slots=True)
 class HeadGateProbe:
+    """One query for one base record (``path``): its title or its claim."""
+
     path: str
     query: str
+    kind: ProbeKind = "title"
 
 
 @dataclass(frozen=True, slots=True)
 class HeadGateInversion:
-    """``fell-out``: the target is not in the top k. ``superseded-outranks``: a record
-    the target supersedes ranks above it (or is in the top k while it is not)."""
+    """``fell-out``: the target (or what stands for it) is not in the top k.
+    ``superseded-outranks``: a record the target supersedes ranks above it (or is in
+    the top k while it is not)."""
 
     kind: Literal["fell-out", "superseded-outranks"]
     path: str
@@ -67,6 +86,9 @@ class HeadGateResult:
     query: str
     rank_before: int | None
     rank_after: int | None
+    found_as: str | None = None
+    """The path that stands for the target at the landed version, when it is not the
+    target's own (a move, a keeper); None when it is, or when nothing does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +116,13 @@ class HeadGateReport:
     removed: int
     passed: bool
     results: tuple[HeadGateResult, ...] = field(repr=False)
+    unfound: tuple[str, ...] = ()
+    """Targets some probe found at the base that no probe finds at the landed version,
+    neither themselves nor what stands for them: each a refusal on its own."""
+    followed: int = 0
+    """Targets found through what stands for them at another path (moved, folded)."""
+    forgotten: int = 0
+    """Base records archived with nothing standing for them (not probed)."""
 
 
 def probe_query_for(record: MemoryRecord) -> str:
@@ -104,43 +133,83 @@ def probe_query_for(record: MemoryRecord) -> str:
     return first or record.claim
 
 
+def probe_queries_for(record: MemoryRecord) -> tuple[tuple[ProbeKind, str], ...]:
+    """A record's probes: its title, and its claim when it says something else (the
+    claim alone, or the title's fallback, for a record with no title)."""
+    title, claim = record.title.strip(), " ".join(record.claim.split())
+    found: list[tuple[ProbeKind, str]] = []
+    if title:
+        found.append(("title", record.title))
+    if claim and claim.casefold() != title.casefold():
+        found.append(("claim", claim))
+    if not found:
+        query = probe_query_for(record)
+        if query.strip():
+            found.append(("title", query))
+    return tuple(found)
+
+
 def _active_paths(view: HeadView) -> set[str]:
     return {r.path for r in view.records() if is_active(r)}
 
 
-def probes_for(base: HeadView, landed: HeadView, count: int, seed: int) -> list[HeadGateProbe]:
-    """The first ``count`` records active in both versions, ordered by the first eight
-    hex digits of ``sha1(f"{seed}:{path}")`` with the path breaking ties."""
-    common = _active_paths(base) & _active_paths(landed)
+def _changed(record: MemoryRecord, landed: HeadView) -> bool:
+    held = landed.get(record.path)
+    return (held is None or not is_active(held) or held.title != record.title
+            or held.claim != record.claim or held.content_hash != record.content_hash)
+
+
+def probes_for(base: HeadView, landed: HeadView, count: int, seed: int,
+               succession: Succession | None = None) -> list[HeadGateProbe]:
+    """The probes of every base record the landing changed that something still
+    stands for, then of the first ``count`` unchanged ones ordered by the first eight
+    hex digits of ``sha1(f"{seed}:{path}")`` with the path breaking ties; each record
+    queried by its title and its claim as the base holds them."""
+    follow = succession or Succession.of(base, landed)
 
     def key(path: str) -> tuple[str, str]:
         digest = hashlib.sha1(f"{seed}:{path}".encode(), usedforsecurity=False).hexdigest()
         return digest[:8], path
 
-    chosen = sorted(common, key=key)[: max(count, 0)]
-    probes: list[HeadGateProbe] = []
-    for path in chosen:
-        record = landed.get(path)
-        if record is not None:
-            probes.append(HeadGateProbe(path, probe_query_for(record)))
-    return probes
+    changed: list[MemoryRecord] = []
+    unchanged: list[MemoryRecord] = []
+    for record in base.records():
+        if not is_active(record):
+            continue
+        if not _changed(record, landed):
+            unchanged.append(record)
+        elif follow.successor(record.path) is not None:
+            changed.append(record)
+    chosen = sorted(changed, key=lambda r: key(r.path)) + sorted(
+        unchanged, key=lambda r: key(r.path))[: max(count, 0)]
+    return [HeadGateProbe(record.path, query, kind) for record in chosen
+            for kind, query in probe_queries_for(record)]
 
 
-def score_probes(view: HeadView, probes: list[HeadGateProbe], k: int) -> Scored:
-    """Rank every probe's target at one version, lexically, with no vectors."""
+def _identity(path: str) -> str | None:
+    return path
+
+
+def score_probes(view: HeadView, probes: list[HeadGateProbe], k: int,
+                 stand_for: Callable[[str], str | None] = _identity) -> Scored:
+    """Rank every probe's target at one version, lexically, with no vectors: the
+    record ``stand_for`` names for it there (itself, at the base)."""
     ranks: list[int | None] = []
     inversions: list[HeadGateInversion] = []
     total = 0.0
     for probe in probes:
+        target_path = stand_for(probe.path)
         hits = search_head(view, SearchHeadInput(probe.query, limit=k))
         positions = {hit.path: i for i, hit in enumerate(hits, start=1)}
-        rank = positions.get(probe.path)
+        rank = None if target_path is None else positions.get(target_path)
         ranks.append(rank)
         if rank is None:
-            inversions.append(HeadGateInversion("fell-out", probe.path, probe.query))
+            inversions.append(HeadGateInversion("fell-out", probe.path, probe.query,
+                                                target_path if target_path != probe.path
+                                                else None))
         else:
             total += 1.0 / rank
-        target = view.get(probe.path)
+        target = None if target_path is None else view.get(target_path)
         superseded = (
             sorted({to_tree_path(link.href) for link in target.links if link.rel == "supersedes"})
             if target is not None
@@ -157,18 +226,33 @@ def score_probes(view: HeadView, probes: list[HeadGateProbe], k: int) -> Scored:
     return Scored(tuple(ranks), mrr, tuple(inversions))
 
 
+def _unfound(probes: list[HeadGateProbe], before: Scored, after: Scored) -> tuple[str, ...]:
+    found_before: set[str] = set()
+    found_after: set[str] = set()
+    for probe, was, now in zip(probes, before.ranks, after.ranks, strict=True):
+        if was is not None:
+            found_before.add(probe.path)
+        if now is not None:
+            found_after.add(probe.path)
+    return tuple(sorted(found_before - found_after))
+
+
 def gate_heads(
     base: HeadView, landed: HeadView, options: HeadGateOptions | None = None
 ) -> HeadGateReport:
     """Score the same probes at both versions. Passes when the landed MRR reaches the
-    floor (base MRR minus tolerance, clamped at 0) and inversions did not grow.
-    Pure; never raises for any pair of views."""
+    floor (base MRR minus tolerance, clamped at 0), inversions did not grow, and no
+    target the base found is lost to search (``unfound``). Pure; never raises for any
+    pair of views."""
     opts = options or HeadGateOptions()
-    probes = probes_for(base, landed, opts.probes, opts.seed)
+    succession = Succession.of(base, landed)
+    probes = probes_for(base, landed, opts.probes, opts.seed, succession)
     before = score_probes(base, probes, opts.k)
-    after = score_probes(landed, probes, opts.k)
+    after = score_probes(landed, probes, opts.k, succession.successor)
     floor = round(max(0.0, before.mrr - opts.tolerance), 4)
     base_active, landed_active = _active_paths(base), _active_paths(landed)
+    unfound = _unfound(probes, before, after)
+    standing = {p.path: succession.successor(p.path) for p in probes}
     return HeadGateReport(
         mode="head",
         base=base.sha,
@@ -184,11 +268,16 @@ def gate_heads(
         inversions=after.inversions,
         added=len(landed_active - base_active),
         removed=len(base_active - landed_active),
-        passed=after.mrr >= floor and len(after.inversions) <= len(before.inversions),
+        passed=(after.mrr >= floor and len(after.inversions) <= len(before.inversions)
+                and not unfound),
         results=tuple(
-            HeadGateResult(p.path, p.query, rb, ra)
+            HeadGateResult(p.path, p.query, rb, ra,
+                           None if standing[p.path] == p.path else standing[p.path])
             for p, rb, ra in zip(probes, before.ranks, after.ranks, strict=True)
         ),
+        unfound=unfound,
+        followed=len({p.path for p in probes if standing[p.path] not in (None, p.path)}),
+        forgotten=sum(1 for path in base_active if succession.forgotten(path)),
     )
 
 
@@ -199,8 +288,8 @@ def _describe(inversion: HeadGateInversion) -> str:
 
 
 def describe_head_gate_failure(report: HeadGateReport) -> str:
-    """One line: the probe count, then the MRR shortfall and the inversion growth
-    (up to five inversions named), or ``passed``."""
+    """One line: the probe count, then the MRR shortfall, the inversion growth (up to
+    five inversions named) and the targets lost to search (up to five), or ``passed``."""
     parts = [f"head gate: {report.probes} probes"]
     if report.mrr < report.floor:
         parts.append(
@@ -212,6 +301,14 @@ def describe_head_gate_failure(report: HeadGateReport) -> str:
         suffix = f" and {more} more" if more > 0 else ""
         parts.append(
             f"inversions {report.inversions_before} -> {len(report.inversions)}: {shown}{suffix}"
+        )
+    if report.unfound:
+        shown = ", ".join(report.unfound[:UNFOUND_SHOWN])
+        more = len(report.unfound) - UNFOUND_SHOWN
+        suffix = f" and {more} more" if more > 0 else ""
+        parts.append(
+            f"{len(report.unfound)} memory(ies) the base found are found no more, neither "
+            f"themselves nor a memory standing for them: {shown}{suffix}"
         )
     if len(parts) == 1:
         parts.append("passed")

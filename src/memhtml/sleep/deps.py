@@ -35,7 +35,11 @@ from memhtml.contracts.services import (
     VectorSpace,
 )
 from memhtml.contracts.transcripts import TranscriptSource
-from memhtml.domain.thresholds import RETENTION_GRACE_DAYS, VECTOR_COVERAGE_FLOOR
+from memhtml.domain.thresholds import (
+    ARCHIVE_SHARE,
+    RETENTION_GRACE_DAYS,
+    VECTOR_COVERAGE_FLOOR,
+)
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.store.deps import StoreDeps
 
@@ -47,6 +51,8 @@ class GateVerdict:
     passed: bool
     summary: str
     detail: Mapping[str, object] = field(default_factory=dict)
+    violations: tuple[str, ...] = ()
+    """One line per target the gate lost, for a refusal's list."""
 
 
 Gate = Callable[[HeadVersion, HeadVersion], GateVerdict]
@@ -109,6 +115,9 @@ class SleepDeps:
     retention_grace_days: float = RETENTION_GRACE_DAYS
     """Days from creation during which retention-triage archives nothing (the store
     setting ``retention_grace_days``)."""
+    archive_share: float = ARCHIVE_SHARE
+    """The most of the base's live memories a run may archive with nothing standing
+    for them before merge refuses it (``sleep.loss``)."""
     state_dir: Path | None = None
     """This clone's state directory, for the snapshot a cold load starts from."""
     worktree: Path | None = None

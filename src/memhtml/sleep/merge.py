@@ -12,12 +12,17 @@ Refusals, each decided before anything moves, and each applying no mark:
   ``MERGE_ATTEMPTS`` attempts;
 - ``conflict``: main moved, and what landed there collides with the run (``replay``:
   a path both changed, or a link that would dangle); every such path is named;
-- ``lost``: a memory of the base is neither active at the tip nor present at
-  ``archive/<YYYY>/<path>``, or an archived one is gone. The gate cannot see this: it
-  probes memories active in both versions, so deleting or breaking half of its probe
-  targets still passes it;
+- ``lost``: a memory of the base is neither active at the tip (at its path, or at
+  the path the run moved it to: ``head.succession``) nor present at
+  ``archive/<YYYY>/<path>``, or an archived one is gone. A deleted or broken file has
+  no text left to search, so only this check names it;
+- ``unrecorded``: a title or claim of a base memory changed by a commit that is not a
+  decision of one of the run's phases (``sleep.loss``), each named with its commit;
+- ``over-archived``: the run archives more of the base's live memories with nothing
+  standing for them than ``SleepDeps.archive_share`` allows, each named;
 - ``gate-failed``: the gate the caller passed (``SleepDeps.gate``; none by default)
-  says the tip searches worse than the base.
+  says the tip searches worse than the base, or finds no more a memory the base
+  found (neither itself nor where it moved nor its keeper).
 
 When main is where the run was cut, it is fast-forwarded. When writers moved it, the
 run is replayed (``_replayed``): a merge commit on main's tip whose second parent is the
@@ -52,7 +57,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import RefMoved, StateError
 from memhtml.contracts.services import CounterKey, CounterKind, TreeEntry
-from memhtml.head import HeadVersion, advance_head, is_active
+from memhtml.head import HeadVersion, Succession, advance_head, is_active
 from memhtml.sleep.contract import (
     MERGE_OP,
     TRAILER_BASE,
@@ -66,6 +71,7 @@ from memhtml.sleep.deps import GateVerdict, SleepDeps
 from memhtml.sleep.errors import RunNotFound, SleepError, describe_sleep_error
 from memhtml.sleep.history import RunHistory, read_history
 from memhtml.sleep.ledger import Ledger, PendingMark, read_ledger
+from memhtml.sleep.loss import Unrecorded, attribute, over_archived, rewrites, unrecorded_reason
 from memhtml.sleep.replay import Clash, Replay, Sides, clash, links_clash, replay, shown
 from memhtml.sleep.runner import versions_at
 from memhtml.store.checkout import (
@@ -83,7 +89,7 @@ from memhtml.store.landing import Draft, Landed, land, moved_steps
 from memhtml.store.layout import original_of_archived
 
 Refusal: TypeAlias = Literal["no-run", "empty", "main-advanced", "conflict", "gate-failed",
-                             "lost"]
+                             "lost", "unrecorded", "over-archived"]
 LOST_SHOWN = 20
 MERGE_ATTEMPTS: Final = 16
 """Derivations of a replay before a merge that keeps losing the race to writers gives
@@ -126,20 +132,29 @@ class MergeOutcome:
     attempts: int = 0
     """Derivations a replay took (each further one: a writer moved main first)."""
     followed: tuple[str, ...] = ()
-    """Files whose links into a memory the other side archived now point at its
-    archive path."""
+    """Files whose links into a memory the other side archived or moved now point at
+    where it went."""
+    moved: tuple[tuple[str, str], ...] = ()
+    """(old path, new path) of every memory the run moved, kept as what it was."""
+    violations: tuple[str, ...] = ()
+    """One line per memory an ``unrecorded``, ``over-archived`` or ``gate-failed``
+    refusal names."""
 
 
-def lost_memories(base: HeadVersion, tip: HeadVersion) -> tuple[str, ...]:
+def lost_memories(base: HeadVersion, tip: HeadVersion,
+                  succession: Succession | None = None) -> tuple[str, ...]:
     """Base memories the tip no longer holds: an active one neither active at the tip
-    nor archived there, an archived one gone. Sorted."""
+    (at its path, or where it was moved) nor archived there, an archived one gone.
+    Sorted."""
+    moves = (succession or Succession.of(base, tip)).moves
     archived = {original for path in tip.paths()
                 if (original := original_of_archived(path)) is not None}
     lost: list[str] = []
     for record in base.records():
         held = tip.get(record.path)
         if is_active(record):
-            if (held is not None and is_active(held)) or record.path in archived:
+            if ((held is not None and is_active(held)) or record.path in archived
+                    or record.path in moves):
                 continue
         elif held is not None or record.path in archived:
             continue
@@ -149,9 +164,42 @@ def lost_memories(base: HeadVersion, tip: HeadVersion) -> tuple[str, ...]:
 
 def _refused(history: RunHistory, main: str, refusal: Refusal, reason: str, *,
              gate: GateVerdict | None = None, lost: tuple[str, ...] = (),
-             conflicts: tuple[str, ...] = (), attempts: int = 0) -> MergeOutcome:
+             conflicts: tuple[str, ...] = (), attempts: int = 0,
+             violations: tuple[str, ...] = ()) -> MergeOutcome:
     return MergeOutcome(history.run_id, False, refusal, reason, history.base, history.tip,
-                        main, gate=gate, lost=lost, conflicts=conflicts, attempts=attempts)
+                        main, gate=gate, lost=lost, conflicts=conflicts, attempts=attempts,
+                        violations=violations)
+
+
+def _over_refusal(deps: SleepDeps, history: RunHistory, main: str, base: HeadVersion,
+                  succession: Succession, attempts: int = 0) -> MergeOutcome | None:
+    """``over-archived`` when the run forgets more of ``base`` (what it lands on) than
+    its share allows, else None."""
+    over = over_archived(base, succession, deps.archive_share)
+    if over is None:
+        return None
+    return _refused(history, main, "over-archived", over.reason(history.run_id),
+                    violations=over.paths, attempts=attempts)
+
+
+def _gate_refused(history: RunHistory, main: str, verdict: GateVerdict, attempts: int = 0
+                  ) -> MergeOutcome:
+    return _refused(history, main, "gate-failed",
+                    f"{verdict.summary}. Review the run (memhtml sleep review "
+                    f"{history.run_id}); a run that loses what its base found cannot land: "
+                    f"memhtml sleep abort {history.run_id} drops it",
+                    gate=verdict, violations=verdict.violations, attempts=attempts)
+
+
+def _unrecorded(deps: SleepDeps, history: RunHistory, base: HeadVersion, tip: HeadVersion
+                ) -> IOResult[tuple[Unrecorded, ...], SleepError]:
+    return attribute(deps, history, rewrites(base, Succession.of(base, tip)))
+
+
+def _unrecorded_refusal(history: RunHistory, main: str, found: tuple[Unrecorded, ...],
+                        attempts: int = 0) -> MergeOutcome:
+    return _refused(history, main, "unrecorded", unrecorded_reason(history.run_id, found),
+                    violations=tuple(u.line() for u in found), attempts=attempts)
 
 
 def merge_run(deps: SleepDeps, run_id: str) -> IOResult[MergeOutcome, SleepError]:
@@ -189,18 +237,28 @@ def merge_run(deps: SleepDeps, run_id: str) -> IOResult[MergeOutcome, SleepError
 
     def judged(history: RunHistory, main: str, base: HeadVersion, tip: HeadVersion
                ) -> IOResult[MergeOutcome, SleepError]:
-        lost = lost_memories(base, tip)
+        succession = Succession.of(base, tip)
+        lost = lost_memories(base, tip, succession)
         if lost:
             shown = ", ".join(lost[:LOST_SHOWN]) + (" ..." if len(lost) > LOST_SHOWN else "")
             return IOSuccess(_refused(
                 history, main, "lost",
                 f"{len(lost)} memory(ies) of the base are neither active at the tip nor "
                 f"archived there: {shown}", lost=lost))
+        return _unrecorded(deps, history, base, tip).bind(
+            lambda found: IOSuccess(_unrecorded_refusal(history, main, found)) if found
+            else gated(history, main, base, tip, succession))
+
+    def gated(history: RunHistory, main: str, base: HeadVersion, tip: HeadVersion,
+              succession: Succession) -> IOResult[MergeOutcome, SleepError]:
+        refused = _over_refusal(deps, history, main, base, succession)
+        if refused is not None:
+            return IOSuccess(refused)
         verdict = deps.gate(base, tip)
         if not verdict.passed:
-            return IOSuccess(_refused(history, main, "gate-failed", verdict.summary,
-                                      gate=verdict))
-        return _fast_forward(deps, history, main, verdict)
+            return IOSuccess(_gate_refused(history, main, verdict))
+        return _fast_forward(deps, history, main, verdict, tuple(sorted(
+            succession.moves.items())))
 
     def missing(error: SleepError) -> IOResult[MergeOutcome, SleepError]:
         if isinstance(error, RunNotFound):
@@ -225,7 +283,11 @@ class _Replaying:
     refused: MergeOutcome | None = None
     onto: str | None = None
     followed: tuple[str, ...] = ()
+    moved: tuple[tuple[str, str], ...] = ()
     attempts: int = 0
+    unrecorded: tuple[Unrecorded, ...] = ()
+    """The run's rewrites no phase decided, read once before the first derivation (the
+    run's own commits do not change between derivations) and refused in their turn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,8 +336,15 @@ def _replayed(deps: SleepDeps, history: RunHistory, main: str
         found: IOResult[tuple[HeadVersion, ...], SleepError] = versions_at(
             deps, history.base, history.tip, main)
         return _run_side(deps, history).bind(lambda side: found.bind(
-            lambda versions: _land_replay(deps, history, main, side, versions[0],
-                                          versions[1], _Replaying(versions[2]))))
+            lambda versions: recorded(side, versions)))
+
+    def recorded(side: _RunSide, versions: tuple[HeadVersion, ...]
+                 ) -> IOResult[MergeOutcome, SleepError]:
+        # What the run rewrote is the same whatever main it lands on: the replay
+        # lays the run's paths as its tip holds them.
+        return _unrecorded(deps, history, versions[0], versions[1]).bind(
+            lambda found: _land_replay(deps, history, main, side, versions[0], versions[1],
+                                       _Replaying(versions[2], unrecorded=found)))
 
     return holds.bind(started)
 
@@ -349,18 +418,24 @@ def _land_replay(deps: SleepDeps, history: RunHistory, main: str, side: _RunSide
         if isinstance(made, Clash):
             return refuse(_refused(history, now, made.kind, made.reason,
                                    conflicts=made.paths, attempts=state.attempts))
-        lost = lost_memories(sides.main, made.version)
+        succession = Succession.of(sides.main, made.version)
+        lost = lost_memories(sides.main, made.version, succession)
         if lost:
             return refuse(_refused(
                 history, now, "lost", f"{len(lost)} memory(ies) of {deps.main} would be "
                 f"neither active nor archived once the run landed: {shown(lost)}",
                 lost=lost, attempts=state.attempts))
+        if state.unrecorded:
+            return refuse(_unrecorded_refusal(history, now, state.unrecorded, state.attempts))
+        over = _over_refusal(deps, history, now, sides.main, succession, state.attempts)
+        if over is not None:
+            return refuse(over)
         if state.verdict is None:
             state.verdict = deps.gate(sides.main, made.version)
         if not state.verdict.passed:
-            return refuse(_refused(history, now, "gate-failed", state.verdict.summary,
-                                   gate=state.verdict, attempts=state.attempts))
+            return refuse(_gate_refused(history, now, state.verdict, state.attempts))
         state.onto, state.followed = now, made.followed
+        state.moved = tuple(sorted(succession.moves.items()))
         before = {c.path: (held.get(c.path) if c.path not in side.paths
                            else side.blobs.get(side.at_base[c.path] or "")) for c in made.changes}
         commits = f"{deps.main} moved past the run's base {history.base[:10]} to {now[:10]}"
@@ -390,7 +465,7 @@ def _land_replay(deps: SleepDeps, history: RunHistory, main: str, side: _RunSide
                    f"the run's base {history.base[:10]} by commits touching none of its paths",
             gate=state.verdict, merge_commit=done.commit, replayed_onto=state.onto,
             synced=synced, kept=done.unsynced, checkout_pending=done.pending,
-            attempts=state.attempts, followed=state.followed))
+            attempts=state.attempts, followed=state.followed, moved=state.moved))
 
     def lost_race(error: SleepError) -> IOResult[MergeOutcome, SleepError]:
         if state.refused is not None:
@@ -420,12 +495,13 @@ def _steps(deps: SleepDeps, base: str, tip: str) -> IOResult[tuple[PathStep, ...
     return found
 
 
-def _fast_forward(deps: SleepDeps, history: RunHistory, main: str, verdict: GateVerdict
+def _fast_forward(deps: SleepDeps, history: RunHistory, main: str, verdict: GateVerdict,
+                  moved: tuple[tuple[str, str], ...] = ()
                   ) -> IOResult[MergeOutcome, SleepError]:
     main_deps = deps.main_deps()
     git_dir, worktree = main_deps.checkout_git_dir, main_deps.worktree
     outcome = MergeOutcome(history.run_id, True, base=history.base, tip=history.tip,
-                           main_before=main, fast_forwarded=True, gate=verdict)
+                           main_before=main, fast_forwarded=True, gate=verdict, moved=moved)
 
     def moved_or_refused(journal: Journal | None) -> IOResult[MergeOutcome, SleepError]:
         swapped: IOResult[None, SleepError] = deps.git.move_ref(

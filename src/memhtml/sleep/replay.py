@@ -17,8 +17,10 @@ What collides, decided here (``clash``):
   decayed twice, a counter read twice); the run is cut again instead;
 - a link in a file one side changed into a memory the other side removed: followed to
   the archive path when the other side archived it (as the archive door rewrites
-  inbound links), a conflict naming both files when it was removed some other way
-  (moved, deleted), since no path can be derived for it.
+  inbound links), or to the new path when it moved it (the same article under another
+  path: ``head.succession``, as the move door rewrites inbound links), a conflict
+  naming both files when it was removed some other way (deleted), since no path can
+  be derived for it.
 
 What is not counted is what the run read. A run reads the whole corpus to decide
 (neighbours, communities, ranks), so a read set would make every write a conflict.
@@ -36,7 +38,7 @@ from typing import Literal, TypeAlias
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import PathChange, TreeEntry
-from memhtml.head import HeadVersion, is_candidate_path, record_from
+from memhtml.head import HeadVersion, is_candidate_path, moved_paths, record_from
 from memhtml.head.indexes import replace_paths
 from memhtml.sleep.contract import SLEEP_DIR
 from memhtml.store.layout import original_of_archived
@@ -104,11 +106,17 @@ def _removed(base: HeadVersion, side: HeadVersion, paths: Iterable[str]) -> froz
     return frozenset(p for p in paths if base.get(p) is not None and side.get(p) is None)
 
 
-def _archived(side: HeadVersion, paths: Iterable[str], removed: frozenset[str]
-              ) -> dict[str, str]:
-    """Removed path -> the archive path this side moved it to."""
-    return {original: p for p in sorted(paths)
-            if (original := original_of_archived(p)) in removed and side.get(p) is not None}
+def _homes(base: HeadVersion, side: HeadVersion, paths: Iterable[str],
+           removed: frozenset[str]) -> dict[str, str]:
+    """Removed path -> where this side put it: the archive path it moved it to, or the
+    path it moved it to among its own changes."""
+    changed = frozenset(paths)
+    homes = {original: p for p in sorted(changed)
+             if (original := original_of_archived(p)) in removed and side.get(p) is not None}
+    for old, new in sorted(moved_paths(base, side).items()):
+        if old in removed and old not in homes and new in changed:
+            homes[old] = new
+    return homes
 
 
 def _targets(record: MemoryRecord) -> frozenset[str]:
@@ -122,13 +130,13 @@ def _targets(record: MemoryRecord) -> frozenset[str]:
 @dataclass(frozen=True, slots=True)
 class _Follow:
     moves: dict[str, dict[str, str]]
-    """File -> {href as written or as a document path: the archive path's href}."""
+    """File -> {href as written or as a document path: the href of where it went}."""
     broken: tuple[str, ...]
-    """``file -> target`` lines for links into a memory removed without an archive."""
+    """``file -> target`` lines for links into a memory removed with nowhere to go."""
 
 
 def _follow(changed: Iterable[str], own: HeadVersion, removed: frozenset[str],
-            archived: Mapping[str, str]) -> _Follow:
+            homes: Mapping[str, str]) -> _Follow:
     """Links in ``own``'s changed files into what the other side removed."""
     moves: dict[str, dict[str, str]] = {}
     broken: list[str] = []
@@ -137,7 +145,7 @@ def _follow(changed: Iterable[str], own: HeadVersion, removed: frozenset[str],
         if record is None:
             continue
         for target in sorted(_targets(record) & removed):
-            to = archived.get(target)
+            to = homes.get(target)
             if to is None:
                 broken.append(f"{path} -> {target}")
                 continue
@@ -149,18 +157,20 @@ def _follow(changed: Iterable[str], own: HeadVersion, removed: frozenset[str],
 
 def links_clash(sides: Sides, main: str) -> tuple[Clash | None, dict[str, dict[str, str]]]:
     """Links that would dangle once both sides stand: a conflict for a memory removed
-    without an archive path; otherwise, per file, the hrefs to point at the archive."""
+    with no archive path and no new path; otherwise, per file, the hrefs to point at
+    where it went."""
     run_removed = _removed(sides.base, sides.tip, sides.run_paths)
     main_removed = _removed(sides.base, sides.main, sides.main_paths)
     writers = _follow(sides.main_paths, sides.main, run_removed,
-                      _archived(sides.tip, sides.run_paths, run_removed))
+                      _homes(sides.base, sides.tip, sides.run_paths, run_removed))
     run = _follow(sides.run_paths, sides.tip, main_removed,
-                  _archived(sides.main, sides.main_paths, main_removed))
+                  _homes(sides.base, sides.main, sides.main_paths, main_removed))
     broken = (*writers.broken, *run.broken)
     if broken:
         files = tuple(sorted({line.split(" -> ", 1)[0] for line in broken}))
         return Clash("conflict", f"{len(broken)} link(s) would point at a memory the other "
-                     f"side moved or removed: {shown(broken)}; run sleep again", files), {}
+                     f"side removed with nowhere to follow it: {shown(broken)}; run sleep "
+                     "again", files), {}
     return None, {**writers.moves, **run.moves}
 
 
@@ -188,7 +198,7 @@ def replay(sides: Sides, run_bytes: Mapping[str, TreeEntry | None],
         rewritten = rewrite_hrefs(text.decode("utf-8", "replace"), moved)
         parsed = record_from(rewritten, path).value_or(None)
         if parsed is None or _targets(parsed) & {to_tree_path(k) for k in moved}:
-            return Clash("conflict", f"{path}: its links into an archived memory could not "
+            return Clash("conflict", f"{path}: its links into a memory archived or moved could not "
                          "be followed", (path,))
         contents[path] = rewritten.encode("utf-8")
         followed[path] = parsed

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         related,
         search,
         status,
+        whereabouts,
     )
     from memhtml.store.recovery import Recovered, finish_checkout
     from memhtml.store.session import Store
@@ -115,6 +116,7 @@ _EXPORTS = {
     "unique_path": "layout",
     "unlabel": "doors",
     "unlink": "doors",
+    "whereabouts": "reads",
     "write": "doors",
 }
 
@@ -174,5 +176,6 @@ __all__ = [
     "unique_path",
     "unlabel",
     "unlink",
+    "whereabouts",
     "write",
 ]

@@ -45,6 +45,20 @@ class Archived:
 
 
 @dataclass(frozen=True, slots=True)
+class Moved:
+    """A path that holds no memory because the one there was moved (a person's
+    ``memhtml move``, a sleep run filing an inbox note): where it went, and the commit
+    that moved it, so a reader follows it instead of concluding it never existed."""
+
+    path: str
+    moved_to: str
+    """Where the memory is read now (tree form): where it was moved, or the archive
+    path it reached afterwards."""
+    commit: str
+    """The commit that moved it from ``path``."""
+
+
+@dataclass(frozen=True, slots=True)
 class UncommittedEdits:
     """A write would change paths the person has edited in the checkout and not
     committed; their next ``git commit -a`` would undo it, so nothing was written."""
@@ -106,7 +120,7 @@ def describe_frontmatter(error: FrontmatterRefused) -> str:
 StoreError: TypeAlias = (
     InvalidMemory | PathRefused | GitFailure | RefMoved | NotFound | OverlayRefused | Refused
     | UncommittedEdits | MergeInProgress
-    | Archived
+    | Archived | Moved
 )
 
 
@@ -158,6 +172,9 @@ def describe(error: StoreError) -> str:
             when = f" on {on[:10]}" if on else ""
             later = f"; {by.lstrip('/')} superseded it" if by else ""
             return f"{path} was archived at {archived_at}{when}{later}; read it there"
+        case Moved(path=path, moved_to=to, commit=commit):
+            return (f"{path} was moved to {to} (commit {commit[:10]}); read it there "
+                    f"(memhtml log {to} goes on with its history)")
         case UncommittedEdits(paths=paths, violations=violations):
             return _listed(f"nothing was written: {len(paths)} path(s) it would change have "
                            "uncommitted edits in the checkout, which a git commit -a would "

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from returns.io import IOResult, IOSuccess, impure_safe
 
 from memhtml.contracts.paths import is_reserved_name, path_key
+from memhtml.contracts.paths import original_of_archived as _original_of_archived
 from memhtml.contracts.services import GitService, PathChange, TreeEntry
 from memhtml.contracts.view import HeadView
 from memhtml.store.deps import StoreDeps
@@ -114,11 +115,9 @@ def archive_path(path: str, year: int | str) -> str:
 
 
 def original_of_archived(path: str) -> str | None:
-    """The original path an archive path was made from, or None for a live path."""
-    parts = path.split("/", 2)
-    if len(parts) == 3 and parts[0] + "/" == ARCHIVE and parts[1].isdigit():
-        return parts[2]
-    return None
+    """The original path an archive path was made from, or None for a live path (the
+    rule is ``contracts.paths``', which the head reads too)."""
+    return _original_of_archived(path)
 
 
 def slug_of(title: str) -> str:

@@ -28,7 +28,8 @@ from memhtml.head import (
 )
 from memhtml.head.version import SkippedFile
 from memhtml.store.archived import archived_copy, archived_error
-from memhtml.store.errors import Refused, StoreError
+from memhtml.store.errors import Archived, Moved, Refused, StoreError
+from memhtml.store.moved import moved_from
 from memhtml.store.paths import tree_path
 from memhtml.store.session import Store
 from memhtml.store.stamps import now_stamp
@@ -45,6 +46,7 @@ __all__ = [
     "related",
     "search",
     "status",
+    "whereabouts",
 ]
 
 Tier = Literal["all", "gist", "summary", "details"]
@@ -70,7 +72,8 @@ def version_of(store: Store, at: str | None) -> IOResult[HeadVersion, StoreError
     return store.head() if at is None else store.version_at(at)
 
 
-def _record(version: HeadVersion, path: str) -> IOResult[MemoryRecord, StoreError]:
+def _record(store: Store, version: HeadVersion, path: str, at: str | None
+            ) -> IOResult[MemoryRecord, StoreError]:
     def look(tree: str) -> IOResult[MemoryRecord, StoreError]:
         record = version.get(tree)
         if record is not None:
@@ -79,12 +82,38 @@ def _record(version: HeadVersion, path: str) -> IOResult[MemoryRecord, StoreErro
             if skipped.path == tree:
                 return IOFailure(NotFound(f"memory {tree} (the file is not a memory: "
                                           f"{skipped.reason})"))
-        moved = archived_copy(version.records(), tree)
-        if moved is not None:
-            return IOFailure(archived_error(tree, moved))
-        return IOFailure(NotFound(f"memory {tree}"))
+        return whereabouts_in(store, version, tree, at).bind(
+            lambda went: IOFailure(went or NotFound(f"memory {tree}")))
 
     return IOResult.from_result(tree_path(path)).bind(look)
+
+
+def whereabouts_in(store: Store, version: HeadVersion, tree: str, at: str | None
+                   ) -> IOResult[Archived | Moved | None, StoreError]:
+    """Where the memory once at ``tree`` is, when ``version`` holds nothing there: its
+    archive (``store.archived``), else where a commit moved it (``store.moved``), else
+    None. The history is read only when the version alone cannot say."""
+    copy = archived_copy(version.records(), tree)
+    if copy is not None:
+        return IOSuccess(archived_error(tree, copy))
+    if version.sha is None:
+        return IOSuccess(None)
+    found: IOResult[Moved | None, StoreError] = moved_from(store.deps.git, version,
+                                                          version.sha, tree)
+    return found
+
+
+def whereabouts(store: Store, path: str, at: str | None = None
+                ) -> IOResult[Archived | Moved | None, StoreError]:
+    """Where the memory once at ``path`` went (archived, moved), or None when the path
+    holds a memory now, or never held one that went anywhere."""
+    def look(version: HeadVersion, tree: str) -> IOResult[Archived | Moved | None, StoreError]:
+        if version.get(tree) is not None:
+            return IOSuccess(None)
+        return whereabouts_in(store, version, tree, at)
+
+    return IOResult.from_result(tree_path(path)).bind(
+        lambda tree: version_of(store, at).bind(lambda version: look(version, tree)))
 
 
 def tier_text(record: MemoryRecord, tier: Tier) -> str:
@@ -141,7 +170,8 @@ def read(store: Store, path: str, tier: str = DEFAULT_TIER, at: str | None = Non
          ) -> IOResult[str, StoreError]:
     """One memory's text at a tier (``TIERS``); ``summary`` unless told, in the CLI
     and the MCP server alike. An archived memory reads at its archive path; its old
-    path answers ``Archived``, saying where it went."""
+    path answers ``Archived``, saying where it went; the old path of a moved one
+    answers ``Moved``, saying where it is now."""
     if tier not in TIERS:
         return IOFailure(Refused(f"{tier!r} is not a tier ({', '.join(TIERS)})"))
     chosen: Tier = tier
@@ -153,7 +183,7 @@ def read(store: Store, path: str, tier: str = DEFAULT_TIER, at: str | None = Non
             store.deps.note_access(record.path)
         return tier_text(record, chosen)
 
-    return version_of(store, at).bind(lambda v: _record(v, path)).map(answered)
+    return version_of(store, at).bind(lambda v: _record(store, v, path, at)).map(answered)
 
 
 def search(
@@ -234,7 +264,8 @@ def related_of(version: HeadVersion, record: MemoryRecord) -> Related:
 def related(store: Store, path: str, at: str | None = None) -> IOResult[Related, StoreError]:
     """A memory's outbound edges (and whether each target exists) and inbound edges."""
     return version_of(store, at).bind(
-        lambda version: _record(version, path).map(lambda r: related_of(version, r)))
+        lambda version: _record(store, version, path, at).map(
+            lambda r: related_of(version, r)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,11 @@ one rule of the ranking:
   come back.
 * a handful of hand-made vectors for the vector arm, including a record no query
   token reaches.
+
+The gate's landings: a near-duplicate archived with nothing standing for it
+(forgotten, not probed), decoys that bury titles, a superseded record rewritten to
+outrank its superseder, the near-duplicate folded into its twin (its probes find the
+keeper), and five titles and claims rewritten to one word (lost to their own queries).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from memhtml.adapters.git import PygitService
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import PathChange
 from memhtml.contracts.view import HeadView
+from memhtml.format import set_meta
 from memhtml.head import (
     HeadGateOptions,
     HeadGateReport,
@@ -262,10 +268,14 @@ def report_json(report: HeadGateReport) -> dict[str, object]:
         ],
         "added": report.added,
         "removed": report.removed,
+        "unfound": list(report.unfound),
+        "followed": report.followed,
+        "forgotten": report.forgotten,
         "passed": report.passed,
         "line": describe_head_gate_failure(report),
         "results": [
-            {"path": r.path, "query": r.query, "before": r.rank_before, "after": r.rank_after}
+            {"path": r.path, "query": r.query, "before": r.rank_before, "after": r.rank_after,
+             "found_as": r.found_as}
             for r in report.results
         ],
     }
@@ -329,7 +339,7 @@ def build_golden(tmp: Path) -> dict[str, object]:
     near_dup = "areas/infra/cache-policy.html"
     fold_sha = _land(git, "fold", base_sha, {
         near_dup: None,
-        "archive/2026/infra/cache-policy.html": archived(files[near_dup]),
+        "archive/2026/areas/infra/cache-policy.html": archived(files[near_dup]),
     })
     folded = run(load_head(git, fold_sha))
     # (b) decoys that bury many titles: fails on the MRR floor and on fell-out.
@@ -350,12 +360,29 @@ def build_golden(tmp: Path) -> dict[str, object]:
                          at=OLD),
     })
     inverted = run(load_head(git, inverted_sha))
+    # (d) the near-duplicate folded into its twin: the archived copy names its keeper,
+    # and the probes of the folded record find the keeper instead.
+    keeper = "areas/infra/cache.html"
+    kept_sha = _land(git, "keeper", base_sha, {
+        near_dup: None,
+        "archive/2026/areas/infra/cache-policy.html": set_meta(
+            archived(files[near_dup]), "memhtml-superseded-by", "/" + keeper),
+    })
+    kept = run(load_head(git, kept_sha))
+    # (e) five titles and claims rewritten to one word: each is lost to its own
+    # queries, whatever the rewritten records now answer.
+    rewritten = sorted(p for p in files if p.startswith("areas/infra/"))[:5]
+    qqq_sha = _land(git, "qqq", base_sha, {
+        path: memory_with("qqq", "qqq.") for path in rewritten})
+    qqq = run(load_head(git, qqq_sha))
     out["gates"] = {
         "archive-near-duplicate": report_json(gate_heads(base, folded, options)),
         "decoys-bury-titles": report_json(gate_heads(base, decoyed, options)),
         # A wider tolerance, so the line names the inversion growth alone.
         "superseded-outranks": report_json(
             gate_heads(superseding, inverted, HeadGateOptions(tolerance=0.05))),
+        "fold-into-keeper": report_json(gate_heads(base, kept, options)),
+        "rewritten-titles": report_json(gate_heads(base, qqq, options)),
     }
     return out
 

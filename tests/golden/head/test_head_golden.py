@@ -49,7 +49,8 @@ def test_search_matches_golden(actual: dict[str, Any], expected: dict[str, Any],
 
 
 @pytest.mark.parametrize("name", ["archive-near-duplicate", "decoys-bury-titles",
-                                  "superseded-outranks"])
+                                  "superseded-outranks", "fold-into-keeper",
+                                  "rewritten-titles"])
 def test_gate_matches_golden(actual: dict[str, Any], expected: dict[str, Any],
                              name: str) -> None:
     assert actual["gates"][name] == expected["gates"][name]
@@ -150,6 +151,25 @@ def test_gate_outcomes(actual: dict[str, Any]) -> None:
     assert sup["mrr"] >= sup["floor"]
     assert [i["kind"] for i in sup["inversions"]] == ["superseded-outranks"]
     assert "MRR" not in sup["line"]
+
+
+def test_the_gate_probes_the_base_and_follows_keepers(actual: dict[str, Any]) -> None:
+    gates = actual["gates"]
+    # Archived with nothing standing for it: forgotten, and not probed.
+    fold = gates["archive-near-duplicate"]
+    assert fold["forgotten"] == 1 and fold["unfound"] == []
+    assert "areas/infra/cache-policy.html" not in {r["path"] for r in fold["results"]}
+    # Folded into a keeper: both its probes find the keeper where it used to be found.
+    kept = gates["fold-into-keeper"]
+    assert kept["passed"] and kept["followed"] == 1 and kept["forgotten"] == 0
+    folded = [r for r in kept["results"] if r["path"] == "areas/infra/cache-policy.html"]
+    assert [r["found_as"] for r in folded] == ["areas/infra/cache.html"] * 2
+    assert all(r["after"] is not None for r in folded)
+    # Rewritten to one word: probed by what the base said, so each is lost by name.
+    qqq = gates["rewritten-titles"]
+    assert not qqq["passed"] and len(qqq["unfound"]) == 5
+    assert "found no more" in qqq["line"]
+    assert {r["query"] for r in qqq["results"]}.isdisjoint({"qqq", "qqq."})
 
 
 def test_expected_file_is_where_regen_writes_it() -> None:

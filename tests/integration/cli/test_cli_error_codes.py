@@ -159,6 +159,8 @@ def test_merge_refusals_have_codes() -> None:
     assert merge_refusal_code("main-advanced") == "ERR_MERGE_MAIN_ADVANCED"
     assert merge_refusal_code("lost") == "ERR_MERGE_LOST"
     assert merge_refusal_code("conflict") == "ERR_MERGE_CONFLICT"
+    assert merge_refusal_code("unrecorded") == "ERR_MERGE_UNRECORDED"
+    assert merge_refusal_code("over-archived") == "ERR_MERGE_OVER_ARCHIVED"
 
 
 def crowd(root: Path, titles: list[str], copies: int) -> Path:
@@ -193,7 +195,8 @@ def test_a_failing_gate_is_head_gate_failed(store: Path, tmp_path: Path,
     assert failed["code"] == "ERR_DISCRIMINATION_FAILED"
     assert failed["code"] == error_code(HeadGateFailed.__new__(HeadGateFailed))
     assert report["passed"] is False and report["base"] == base
-    assert str(failed["error"]).startswith("head gate failed: 2 probes; MRR"), failed
+    # Two memories, each probed by its title and by its claim.
+    assert str(failed["error"]).startswith("head gate failed: 4 probes; MRR"), failed
     assert any("below the floor" in str(v) for v in answer["violations"]), answer
     assert {i["kind"] for i in report["inversions"]} == {"fell-out"}
     code, out, err = call_text(capsys, "eval", "gate", base, "main", *s)

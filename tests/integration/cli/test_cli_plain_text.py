@@ -164,6 +164,40 @@ def test_an_archived_path_says_where_it_went_and_a_missing_one_that_it_never_was
     assert "archived" not in answer["error"]
 
 
+def test_a_moved_path_says_where_it_went_in_read_and_log(
+        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(capsys, store, "--title", "Tea", "--claim", "Tea is on floor three.")
+    code, answer = run(capsys, store, "move", path, "areas/kitchen/")
+    assert code == 0
+    first = "areas/kitchen/" + path.rsplit("/", 1)[-1]
+    moved = git_log(store)[0].split()[0]
+    code, answer = run(capsys, store, "read", path)
+    assert code == 1 and answer["code"] == "ERR_MOVED", answer
+    assert answer["error"].startswith(f"{path} was moved to {first} (commit {moved[:10]})")
+    # Moved again: the old path follows it to where it is now, naming the first move.
+    code, _ = run(capsys, store, "move", first, "areas/pantry/tea.html")
+    assert code == 0
+    code, answer = run(capsys, store, "read", path)
+    assert answer["error"].startswith(f"{path} was moved to areas/pantry/tea.html "
+                                      f"(commit {moved[:10]})"), answer
+    code, answer = run(capsys, store, "log", path)
+    assert code == 0 and (answer["went"], answer["now_at"]) == ("moved", "areas/pantry/tea.html")
+    assert answer["commits"][0]["commit"] == moved
+    code, out, _ = call_text(capsys, "log", path, "--store", str(store))
+    assert code == 0 and out.rstrip("\n").endswith("memhtml log areas/pantry/tea.html goes on "
+                                                    "with its history)"), out
+    # Archived where it stands now: the old path names the archive.
+    code, answer = run(capsys, store, "archive", "areas/pantry/tea.html")
+    assert code == 0
+    [went] = answer["archived"]
+    code, answer = run(capsys, store, "read", path)
+    assert code == 1 and answer["code"] == "ERR_MOVED"
+    assert f"was moved to {went['archived_at']}" in answer["error"]
+    # A path that held nothing still never was.
+    code, answer = run(capsys, store, "log", "areas/inbox/never-written.html")
+    assert code == 0 and "now_at" not in answer and answer["commits"] == []
+
+
 def test_a_corrected_path_names_its_successor(
         store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old = write(capsys, store, "--title", "Deploy day", "--claim", "Deploys are on Tuesdays.")

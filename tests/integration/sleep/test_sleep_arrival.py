@@ -187,11 +187,14 @@ def _confidence(root: Path, path: str) -> str | None:
 
 
 def test_files_in_the_store_for_months_still_decay_and_are_archived(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Committed 90 days ago (written 400 days ago): the clock starts at the commit,
     so each file owes the 90 whole days since, not 400; the forgettable episodes are
     archived, the one moved today by ``memhtml move`` too (it keeps its arrival), while
     the person's file stays (``protected``) and the task is never touched."""
+    # What retention picks is the subject here, not the archive share merge allows.
+    monkeypatch.setenv("MEMHTML_SLEEP_ARCHIVE_SHARE", "1")
     root = tmp_path / "store"
     s = _new_store(root, capsys)
     now = datetime.now(UTC).replace(microsecond=0)
@@ -250,11 +253,14 @@ def test_the_commit_date_counts_not_the_author_date(
 
 
 def test_the_demo_keeps_its_people_and_owes_no_more_than_its_history_says(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The demo writes each example at its own date, so its history says the memories
     have been in the store since then; the first night may archive old ones, but
     never a person's file, and no file is stepped further than the whole days since
     it came onto the branch."""
+    # What retention picks is the subject here, not the archive share merge allows.
+    monkeypatch.setenv("MEMHTML_SLEEP_ARCHIVE_SHARE", "1")
     root = tmp_path / "demo"
     code, _ = call(capsys, "demo", "--dir", str(root), "--json")
     assert code == 0

@@ -4,6 +4,7 @@ no network and no model; and the same run byte for byte under two hash seeds."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,8 @@ def store(demo: Path, tmp_path: Path) -> Path:
     return root
 
 
-def test_plan_run_review_merge_on_the_demo(store: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_run_review_merge_on_the_demo(store: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     s = ("--store", str(store), "--json")
     code, plan = call(capsys, "sleep", "plan", *s)
     assert code == 0 and plan["verdict"] == "would-change" and plan["checkout_matches"]
@@ -67,6 +68,13 @@ def test_plan_run_review_merge_on_the_demo(store: Path,
     assert code == 0
     assert {f["path"]: f["change"] for f in review["files"]}[report_path(run_id)] == "created"
 
+    # The demo's history dates its examples weeks back and records no reads, so its
+    # first night archives about a third of them: more than the default archive share,
+    # so merge refuses, naming each, and a person who agrees raises the share.
+    code, refused = call(capsys, "sleep", "merge", run_id, *s)
+    assert code != 0 and refused["code"] == "ERR_MERGE_OVER_ARCHIVED", refused
+    assert git_cli(store, "rev-parse", "main").strip() == main
+    monkeypatch.setenv("MEMHTML_SLEEP_ARCHIVE_SHARE", "0.5")
     code, merged = call(capsys, "sleep", "merge", run_id, *s)
     assert code == 0 and merged["merged"] and merged["fast_forwarded"], merged
     assert (merged["marks_pending"], merged["marks_applied"]) == (0, 0)
@@ -109,7 +117,9 @@ def test_an_unknown_phase_is_a_usage_error(store: Path,
 
 
 def test_a_write_during_the_run_is_kept_and_the_run_lands_beside_it(
-        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMHTML_SLEEP_ARCHIVE_SHARE", "0.5")  # the demo's night one
     s = ("--store", str(store), "--json")
     code, report = call(capsys, "sleep", "run", *s)
     assert code == 0
@@ -169,7 +179,9 @@ def test_a_changed_checkout_file_is_kept_through_merge(store: Path) -> None:
     held = {e.path for e in value_of(deps_at(store).git.list_tree(report.head_sha))}
     mine = next(p for p in touched if p.startswith("areas/") and p in held)
     (store / mine).write_text("my own edit\n", encoding="utf-8")
-    outcome = value_of(merge_run(deps_at(store), RUN_ID))
+    # The demo's first night archives past the default share; the merge's checkout
+    # handling is what is tested here.
+    outcome = value_of(merge_run(replace(deps_at(store), archive_share=0.5), RUN_ID))
     assert outcome.merged, outcome
     assert mine in outcome.kept
     assert (store / mine).read_text(encoding="utf-8") == "my own edit\n"

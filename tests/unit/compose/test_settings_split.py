@@ -89,6 +89,7 @@ def test_the_kinds_cover_every_setting_once() -> None:
     from dataclasses import fields
 
     assert sorted(STORE_KEYS) == ["embed_model", "embedder", "retention_grace_days",
+                                  "sleep_archive_share",
                                   "vector_coverage_floor", "vector_weight"]
     assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "branch", "embed_key_env",
                                   "embed_url",

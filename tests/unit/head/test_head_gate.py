@@ -1,4 +1,5 @@
-"""The head gate's parts: probe queries, the seeded sample, scoring and the one-line account."""
+"""The head gate's parts: probe queries from the base, the seeded sample, what stands for
+a moved or folded target, scoring and the one-line account."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 
 from tests.property.head_support import archived, memory, memory_with, record_at
 
+from memhtml.format import set_meta
 from memhtml.head import (
     HEAD_GATE_K,
     HEAD_GATE_PROBES,
@@ -19,6 +21,7 @@ from memhtml.head import (
     HeadVersion,
     describe_head_gate_failure,
     gate_heads,
+    probe_queries_for,
     probe_query_for,
     probes_for,
     score_probes,
@@ -49,12 +52,13 @@ def _version(names: list[str], sha: str = "s") -> HeadVersion:
         sha)
 
 
-def test_probes_are_a_seeded_sample_of_records_active_in_both() -> None:
+def test_probes_are_a_seeded_sample_of_the_base_records() -> None:
     names = [f"m{i}" for i in range(12)]
     base = _version(names + ["only-base"])
     landed = version_from_records(
         [r for r in base.records() if r.path not in {"areas/m0.html", "areas/only-base.html"}]
-        + [record_at("archive/areas/m0.html", archived(memory("Title m0", "Claim about m0.")))]
+        + [record_at("archive/2026/areas/m0.html",
+                     archived(memory("Title m0", "Claim about m0.")))]
         + [record_at("areas/only-landed.html", memory("New", "A new claim."))],
         "l")
     common = [f"areas/{n}.html" for n in names[1:]]
@@ -64,18 +68,66 @@ def test_probes_are_a_seeded_sample_of_records_active_in_both() -> None:
 
     for seed in (1, 7):
         probes = probes_for(base, landed, 5, seed)
-        assert [p.path for p in probes] == sorted(common, key=lambda p: key(seed, p))[:5]
-        assert all(p.query == f"Title {p.path[6:-5]}" for p in probes)
-    assert len(probes_for(base, landed, 100, 1)) == len(common)
+        targets = list(dict.fromkeys(p.path for p in probes))
+        assert targets == sorted(common, key=lambda p: key(seed, p))[:5]
+        # Each target by its title, then by its claim, as the base holds them.
+        assert [(p.kind, p.query) for p in probes[:2]] == [
+            ("title", f"Title {targets[0][6:-5]}"), ("claim", f"Claim about {targets[0][6:-5]}.")]
+    # Archived with nothing standing for it (m0), or gone (only-base): not probed;
+    # added (only-landed): no base rank to compare.
+    assert len(probes_for(base, landed, 100, 1)) == 2 * len(common)
     assert probes_for(base, landed, 0, 1) == []
     assert probes_for(base, landed, 5, 1) != probes_for(base, landed, 5, 2)
 
 
-def test_probe_query_comes_from_the_landed_record() -> None:
+def test_probe_queries_come_from_the_base_record() -> None:
     base = _version(["a"])
     landed = version_from_records(
         [record_at("areas/a.html", memory("Renamed title", "Claim about a."))], "l")
-    assert probes_for(base, landed, 10, 1) == [HeadGateProbe("areas/a.html", "Renamed title")]
+    # Changed by the landing: probed whatever the sample size, by what the base said.
+    assert probes_for(base, landed, 0, 1) == [
+        HeadGateProbe("areas/a.html", "Title a", "title"),
+        HeadGateProbe("areas/a.html", "Claim about a.", "claim")]
+
+
+def test_a_claim_that_repeats_the_title_is_one_probe() -> None:
+    record = record_at("a.html", memory("Deploy window", "Deploy  window"))
+    assert probe_queries_for(record) == (("title", "Deploy window"),)
+    untitled = dataclasses.replace(record, title="", claim="First. Second.")
+    assert probe_queries_for(untitled) == (("claim", "First. Second."),)
+
+
+def test_a_moved_or_folded_target_is_found_as_what_stands_for_it() -> None:
+    window = memory("Deploy window", "Deploys stop at sixteen hundred.")
+    cache = memory("Cache eviction", "The edge cache drops stale entries.")
+    queue = memory("Queue backpressure", "Workers pause when memory runs high.")
+    base = version_from_records([record_at("areas/inbox/window.html", window),
+                                 record_at("areas/cache.html", cache),
+                                 record_at("areas/queue.html", queue)], "s")
+    moved = record_at("areas/ops/window.html", window)
+    folded = record_at("archive/2026/areas/cache.html", set_meta(
+        archived(cache), "memhtml-superseded-by", "/areas/queue.html"))
+    keeper = record_at("areas/queue.html", memory(
+        "Queue backpressure", "Workers pause when memory runs high.",
+        "The edge cache drops stale entries, so cache eviction frees memory."))
+    report = gate_heads(base, version_from_records([moved, folded, keeper], "l"))
+    assert report.passed and report.unfound == () and report.followed == 2, report
+    found = {(r.path, r.found_as) for r in report.results}
+    assert found == {("areas/inbox/window.html", "areas/ops/window.html"),
+                     ("areas/cache.html", "areas/queue.html"), ("areas/queue.html", None)}
+    # A keeper that does not say what it absorbed is no home for its probes.
+    stranger = record_at("areas/queue.html", queue)
+    lost = gate_heads(base, version_from_records([moved, folded, stranger], "l"))
+    assert not lost.passed and lost.unfound == ("areas/cache.html",)
+    assert "1 memory(ies) the base found are found no more" in describe_head_gate_failure(lost)
+
+
+def test_archived_into_nothing_is_forgotten_not_probed() -> None:
+    base = _version(["a", "b"])
+    gone = record_at("archive/2026/areas/a.html", archived(memory("Title a", "Claim about a.")))
+    report = gate_heads(base, version_from_records([gone, *list(base.records())[1:]], "l"))
+    assert report.passed and report.forgotten == 1
+    assert {r.path for r in report.results} == {"areas/b.html"}
 
 
 def test_score_probes_ranks_and_mrr() -> None:
@@ -131,7 +183,7 @@ def test_added_and_removed_counts() -> None:
     base = _version(["a", "b", "c"])
     landed = _version(["b", "c", "d", "e"], "l")
     report = gate_heads(base, landed)
-    assert (report.added, report.removed, report.probes) == (2, 1, 2)
+    assert (report.added, report.removed, report.probes) == (2, 1, 4)
     assert (report.base, report.landed, report.mode) == ("s", "l", "head")
 
 
@@ -141,13 +193,15 @@ def test_describe_names_five_inversions_and_counts_the_rest() -> None:
     # A sharper decoy per title pushes every target to second place, out of a top 1.
     landed = version_from_records(
         list(base.records())
-        + [record_at(f"areas/decoy-{n}.html", memory(f"Title {n}", f"Title {n} title {n}."))
+        + [record_at(f"areas/decoy-{n}.html", memory(
+            f"Title {n}", f"Title {n} title {n}, claim about {n} claim about {n}."))
            for n in names], "l")
     report = gate_heads(base, landed, HeadGateOptions(k=1))
     assert not report.passed
     line = describe_head_gate_failure(report)
-    assert line.startswith("head gate: 8 probes; MRR 0.0000 below floor 0.9800 (base 1.0000)")
-    assert "inversions 0 -> 8: fell-out " in line
+    assert line.startswith("head gate: 16 probes; MRR 0.0000 below floor 0.9800 (base 1.0000)")
+    assert "inversions 0 -> 16: fell-out " in line
     assert line.count("fell-out") == 5
+    assert "and 11 more; 8 memory(ies) the base found are found no more" in line
     assert line.endswith(" and 3 more")
     assert HeadGateFailed(report).reason == line

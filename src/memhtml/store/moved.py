@@ -1,0 +1,141 @@
+"""Where a memory went when its path holds nothing and no archive names it: moved.
+
+An archive keeps the original path below ``archive/<YYYY>/``, so ``store.archived``
+finds it in the version alone. A move (``memhtml move``, a sleep run's placement, a
+person's ``git mv``) leaves no such trace in the tree: the record of it is the commit.
+So the failure path of a read asks the history, as ``git log --follow`` would but by
+the memory's own identity rather than by similarity: the newest commit that touched
+the path; if that commit removed it, the path it added holding the same article (the
+content hash, which reads the article only, and a move rewrites links in the head,
+never the article; the title too for an article with no claim), the same file name
+first, then the smallest path. From there the memory is followed on, at most
+``MOVE_HOPS`` moves, to where the version at hand holds it: live, or archived there.
+A path removed in any other way (deleted, or rewritten past recognition while moved)
+has moved nowhere, and the read says the memory is not there.
+
+Only the failure path pays for this, and it costs the commits the walk reads back to
+the one that touched the path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from returns.io import IOResult, IOSuccess
+
+from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.services import CommitInfo, GitService, TreeEntry
+from memhtml.head import HeadVersion, is_active, is_archived_path, is_candidate_path, record_from
+from memhtml.store.archived import archived_copy
+from memhtml.store.errors import Moved, StoreError
+
+MOVE_HOPS: Final = 8
+"""Moves followed at most from one path: each costs a walk of the history."""
+
+
+def _identity(record: MemoryRecord) -> tuple[str, str]:
+    return record.content_hash, "" if record.claim.strip() else record.title
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _records(git: GitService, entries: tuple[TreeEntry, ...]
+             ) -> IOResult[dict[str, MemoryRecord], StoreError]:
+    ids = {e.path: e.blob_id for e in entries if not e.is_symlink}
+    blobs: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(
+        sorted(set(ids.values())))
+
+    def parsed(got: Mapping[str, bytes]) -> dict[str, MemoryRecord]:
+        out: dict[str, MemoryRecord] = {}
+        for path, blob in sorted(ids.items()):
+            data = got.get(blob)
+            record = None if data is None else record_from(
+                data.decode("utf-8", "replace"), path).value_or(None)
+            if record is not None:
+                out[path] = record
+        return out
+
+    return blobs.map(parsed)
+
+
+def moved_in(git: GitService, commit: CommitInfo, path: str
+             ) -> IOResult[str | None, StoreError]:
+    """The path ``commit`` moved the memory at ``path`` to, or None when it did not
+    move it (it did not remove ``path``, or added nothing holding the same article)."""
+    if not commit.parents:
+        return IOSuccess(None)
+    parent = commit.parents[0]
+    before: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(parent, [path])
+    after: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(commit.sha, [path])
+
+    def removed(was: tuple[TreeEntry, ...], now: tuple[TreeEntry, ...]
+                ) -> IOResult[str | None, StoreError]:
+        if not was or now:
+            return IOSuccess(None)
+        changed: IOResult[tuple[str, ...], StoreError] = git.changed_paths(parent, commit.sha)
+        return changed.bind(lambda paths: added(was, sorted(
+            p for p in paths if p != path and is_candidate_path(p)
+            and not is_archived_path(p))))
+
+    def added(was: tuple[TreeEntry, ...], paths: list[str]) -> IOResult[str | None, StoreError]:
+        if not paths:
+            return IOSuccess(None)
+        old: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(parent, paths)
+        new: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(commit.sha, paths)
+
+        def fresh(held: tuple[TreeEntry, ...], made: tuple[TreeEntry, ...]
+                  ) -> tuple[TreeEntry, ...]:
+            there = {e.path for e in held}
+            return (*was, *(e for e in made if e.path not in there))
+
+        return old.bind(lambda held: new.bind(lambda made: _records(
+            git, fresh(held, made)).map(lambda records: _chosen(records, path))))
+
+    return before.bind(lambda was: after.bind(lambda now: removed(was, now)))
+
+
+def _chosen(records: Mapping[str, MemoryRecord], path: str) -> str | None:
+    record = records.get(path)
+    if record is None:
+        return None
+    same = sorted(p for p, r in records.items()
+                  if p != path and is_active(r) and _identity(r) == _identity(record))
+    named = [p for p in same if _name(p) == _name(path)]
+    chosen = named or same
+    return chosen[0] if chosen else None
+
+
+def moved_from(git: GitService, version: HeadVersion, rev: str, tree: str
+               ) -> IOResult[Moved | None, StoreError]:
+    """Where the memory last held at ``tree`` is now, as ``version`` (read at ``rev``)
+    holds it, when a commit moved it away; None when no move explains the empty path."""
+
+    def hop(path: str, first: str | None, n: int) -> IOResult[Moved | None, StoreError]:
+        touching: IOResult[tuple[CommitInfo, ...], StoreError] = git.commits_touching(
+            rev, path, 1)
+        return touching.bind(lambda found: step(path, found, first, n))
+
+    def step(path: str, found: tuple[CommitInfo, ...], first: str | None, n: int
+             ) -> IOResult[Moved | None, StoreError]:
+        if not found:
+            return IOSuccess(None)
+        commit = found[0]
+        return moved_in(git, commit, path).bind(
+            lambda to: IOSuccess(None) if to is None
+            else landed(to, first or commit.sha, n))
+
+    def landed(to: str, first: str, n: int) -> IOResult[Moved | None, StoreError]:
+        held = version.get(to)
+        if held is not None and is_active(held):
+            return IOSuccess(Moved(tree, to, first))
+        copy = archived_copy(version.records(), to) if held is None else held
+        if copy is not None and copy.archived:
+            return IOSuccess(Moved(tree, copy.path, first))
+        if held is None and n + 1 < MOVE_HOPS:
+            return hop(to, first, n + 1)
+        return IOSuccess(None)
+
+    return hop(tree, None, 0)
