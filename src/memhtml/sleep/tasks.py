@@ -69,7 +69,7 @@ from memhtml.head import IndexedView
 from memhtml.sleep.phase import TaskBudget
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
-from memhtml.store.layout import ARCHIVE, TASKS, original_of_archived, slug_of
+from memhtml.store.layout import ARCHIVE, TASKS, archive_rank, original_of_archived, slug_of
 from memhtml.store.plan import Plan, task_status_step, write_step
 
 SLEEP_AUTHOR: Final = "agent:sleep"
@@ -426,8 +426,9 @@ def _door_close(info: CommitInfo, stamp: datetime, committer: Signature | None) 
 
 
 def _archive_year(path: str) -> int:
-    """The year an archive path names (``archive/<YYYY>/...``)."""
-    return int(path[len(ARCHIVE):].split("/", 1)[0])
+    """The year an archive path names (``archive/<YYYY>/...``, ``archive/<YYYY>-2/...``)."""
+    rank = archive_rank(path)
+    return rank[0] if rank is not None else int(path[len(ARCHIVE):].split("/", 1)[0])
 
 
 def open_tasks(view: IndexedView, detector: str) -> tuple[MemoryRecord, ...]:

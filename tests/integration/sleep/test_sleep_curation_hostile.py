@@ -1,6 +1,6 @@
 """The curation phases with no model, fed what a careless or hostile person writes by
 hand: files that parse but say odd things, duplicates beside archived, task, linked
-and unreadable copies, archive paths already taken, detected tasks edited, closed or
+and unreadable copies, archive paths already held, detected tasks edited, closed or
 deleted by hand between nights.
 
 Each test builds its own store from one demo store made once per module, adds a
@@ -576,15 +576,22 @@ def test_an_archive_path_already_taken_is_a_counted_refusal(
     base = commit(store, env)
     report = night(capsys, store, "dedup-merge")
     done = counts(report, "dedup-merge")
-    assert (done["folded"], done["refused"]) == (1, 3), done
+    # An earlier archive of the same path only sends the fold to the year's next folder;
+    # a file that is not a memory (junk, a link) holding the name refuses it.
+    assert (done["folded"], done["refused"]) == (2, 2), done
     warnings = phase(report, "dedup-merge")["warnings"]
-    assert len(warnings) == 3 and all("already taken" in w for w in warnings), warnings
+    assert len(warnings) == 2 and all("is a file that is not a memory" in w
+                                      for w in warnings), warnings
     tip = report["head_sha"]
     before, after = tree(store, base), tree(store, tip)
     for name in pairs:
         assert after[taken[name]] == before[taken[name]], name
+    for name in ("junk", "link"):
         assert after[f"areas/odd/{name}-b.html"] == before[f"areas/odd/{name}-b.html"]
         assert links(text(store, tip, f"areas/odd/{name}-a.html"), "supersedes") == []
+    assert "areas/odd/memory-b.html" not in after
+    assert links(text(store, tip, "areas/odd/memory-a.html"), "supersedes") == [
+        f"/archive/{YEAR}-2/areas/odd/memory-b.html"]
     assert links(text(store, tip, "areas/odd/fold-a.html"), "supersedes") == [
         f"/archive/{YEAR}/areas/odd/fold-b.html"]
     assert_nothing_lost(store, base, tip)
@@ -667,14 +674,16 @@ def test_retention_triage_counts_an_archive_path_already_taken(
     assert cli(capsys, "sleep", "abort", RUN_ID, "--store", str(store), "--json")[0] == 0
     occupied = evicted[0]
     target = occupied.removeprefix(f"archive/{YEAR}/")
-    put(store, occupied, memory("Another", "A different memory archived earlier.",
-                                status="archived"))
+    # A file that is not a memory holds the name (an earlier archive of the path would
+    # only send this one to the year's next folder).
+    put(store, occupied, b"not a memory at all \xff\n")
     base = commit(store, env)
     report = night(capsys, store, "dedup-merge", "retention-triage")
     done = counts(report, "retention-triage")
     assert (done["evict"], done["refused"], done["archived"]) == (
         len(evicted), 1, len(evicted) - 1), done
-    assert any("already taken" in w for w in phase(report, "retention-triage")["warnings"])
+    assert any("is a file that is not a memory" in w
+               for w in phase(report, "retention-triage")["warnings"])
     tip = report["head_sha"]
     assert tree(store, tip)[occupied] == tree(store, base)[occupied]
     assert tree(store, tip)[target] == tree(store, base)[target]
