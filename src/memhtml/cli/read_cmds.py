@@ -295,7 +295,8 @@ def log(path: str, /, *, limit: int = 20, common: Common = _COMMON) -> int:
         _, store = open_common(common)
         commits = store_value(doors.log(store, path, limit))
         rows = [{"commit": c.sha, "time": c.time, "author": c.author.name,
-                 "subject": c.message.splitlines()[0] if c.message else ""} for c in commits]
+                 "subject": c.message.splitlines()[0] if c.message else "",
+                 "ops": list(doors.commit_ops(c))} for c in commits]
         text = "\n".join(f"{c.sha[:10]} {c.time:%Y-%m-%d %H:%M} {r['subject']}"
                          for c, r in zip(commits, rows, strict=True)) or "no commits"
         return Reply({"path": path, "commits": rows}, text)
