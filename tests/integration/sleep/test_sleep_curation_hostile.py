@@ -830,10 +830,14 @@ def test_a_recurring_finding_can_close_its_task_again(
     assert_nothing_lost(store, base, report["head_sha"])
     done = counts(report, "dedup-merge")
     assert (done["tasks_closed"], done["tasks_blocked"]) == (1, 0), done
-    # Its first close took this year's archive path: the second is made where it stands.
+    # Its first close took this year's archive path: the second goes to the year's next
+    # archive folder, and the first stays where it is.
     tip = report["head_sha"]
-    assert detected(store, tip) == [path]
-    assert '<meta name="memhtml-task-status" content="done">' in text(store, tip, path)
+    assert detected(store, tip) == []
+    after = tree(store, tip)
+    assert f"archive/{YEAR}/{path}" in after
+    assert '<meta name="memhtml-task-status" content="done">' in text(
+        store, tip, f"archive/{YEAR}-2/{path}")
 
 
 # == confidence-decay ========================================================================
@@ -948,8 +952,9 @@ def test_validity_bounds_in_odd_but_valid_forms(
             f"Bound {name}", f"The {name} memory has a validity bound.",
             metas=stated + ([("memhtml-reprieves", count)] if count else [])))
     occupied = f"archive/{YEAR}/areas/bounds/taken.html"
-    put(store, occupied, memory("Another", "A different memory archived earlier.",
-                                status="archived"))
+    # A file that is not a memory holds the name (an earlier archive of the path would
+    # only send this one to the year's next folder).
+    put(store, occupied, b"not a memory at all \xff\n")
     task = "areas/tasks/lapsed-task.html"
     put(store, task, memory("Lapsed task", "A task whose validity lapsed.", kind="task",
                             metas=[("memhtml-valid-until", "2026-01-01")]))
