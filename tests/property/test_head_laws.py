@@ -16,7 +16,17 @@ from hypothesis import strategies as st
 from returns.result import Success
 
 from memhtml.adapters.git import PygitService
-from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
+from memhtml.contracts.ops import (
+    Archive,
+    Label,
+    LinkOp,
+    Move,
+    OverlayOp,
+    Put,
+    Unarchive,
+    Unlabel,
+    UnlinkOp,
+)
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.vocabulary import MemoryStatus
 from memhtml.format import add_link, add_meta, remove_link, remove_meta, set_meta
@@ -342,6 +352,9 @@ def _ops_to_tree(tree: dict[str, str], op: OverlayOp) -> None:
             tree[path] = remove_meta(tree[path], "memhtml-entity", entity)
         case Move(path=path, to=to):
             tree[to] = tree.pop(path)
+        case Unarchive(path=path, to=to, html=html):
+            del tree[path]
+            tree[to] = html
         case _ as never:
             assert_never(never)
 
@@ -352,8 +365,19 @@ def op_lists(draw: st.DrawFn) -> list[OverlayOp]:
     ops: list[OverlayOp] = []
     for i in range(draw(st.integers(1, 6))):
         live = sorted(p for p in tree if not p.startswith("archive/"))
-        kind = draw(st.sampled_from(["put", "archive", "link", "label", "move", "unlink"]))
-        if kind == "put" or not live:
+        gone = sorted(p for p in tree if p.startswith("archive/"))
+        kind = draw(st.sampled_from(["put", "archive", "link", "label", "move", "unlink",
+                                     "unarchive"]))
+        if kind == "unarchive" and gone:
+            path = draw(st.sampled_from(gone))
+            back = path.removeprefix("archive/2026/")
+            if back not in tree:
+                ops.append(Unarchive(path, back, memory("Back", "back again.")))
+                tree.discard(path)
+                tree.add(back)
+                continue
+            kind = "put"
+        if kind in ("put", "unarchive") or not live:
             path = f"areas/new{i}.html"
             ops.append(Put(path, memory(f"New {i}", draw(sentence) + ".")))
             tree.add(path)

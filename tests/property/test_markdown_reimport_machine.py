@@ -22,9 +22,8 @@ note. After every import:
 The machine runs on ``InMemoryGit`` (which passes the contract suite the pygit2
 adapter passes) with the import's own planning, history reading and landing
 (``markdown_run``), the same calls the command makes; a smaller run uses a real
-repository. A deleted note is not restored here, since archiving one path twice in
-a year is refused by the archive door whoever asks; the restore is covered through
-the command line (``test_markdown_reimport_decisions``).
+repository. A deleted note is not restored here; the restore is covered through the
+command line (``test_markdown_reimport_decisions``).
 """
 
 from __future__ import annotations

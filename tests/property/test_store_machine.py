@@ -1,7 +1,8 @@
 """The store against a dict: random door calls, then tree, head and model must agree.
 
 The model knows only what each door promises (which paths hold which claims,
-statuses, entities and edges, and where archives and moves send inbound hrefs),
+statuses, entities and edges, and where archives, restores and moves send inbound
+hrefs; a second archive of one path in the year takes the year's next folder),
 so a door that loses a write, leaves an href dangling or commits a refused
 change shows up as a disagreement after the step that did it.
 
@@ -36,12 +37,14 @@ from memhtml.store import (
     label,
     link,
     move,
+    restore,
     task_add,
     task_status,
     unlabel,
     unlink,
     write,
 )
+from memhtml.store.layout import archive_rank, original_of_archived
 from tests.integration.store.store_support import make_memory_store, make_store, ok
 
 YEAR = "2026"
@@ -110,8 +113,16 @@ class StoreMachine(RuleBasedStateMachine):
             superseded = new_href if m.superseded_by == old_href else m.superseded_by
             self.model[path] = replace(m, links=links, superseded_by=superseded)
 
+    def archive_to(self, path: str) -> str:
+        """Where an archive of ``path`` goes: this year's folder, or its next ordinal
+        while an earlier archive of the same path holds the name."""
+        ordinal = 1
+        while archive_path(path, YEAR, ordinal) in self.model:
+            ordinal += 1
+        return archive_path(path, YEAR, ordinal)
+
     def archive_model(self, path: str, superseded_by: str | None = None) -> str:
-        to = archive_path(path, YEAR)
+        to = self.archive_to(path)
         self.rewrite(path, to)
         m = self.model.pop(path)
         self.model[to] = replace(m, status="archived",
@@ -158,12 +169,8 @@ class StoreMachine(RuleBasedStateMachine):
     def correct_memory(self, data: st.DataObject, claim: str) -> None:
         path = data.draw(st.sampled_from(self.active()))
         old = self.model[path]
-        before = self.tip()
         result = correct(self.store, path, WriteInput(title=old.title, claim=claim))
-        to = archive_path(path, YEAR)
-        if to in self.model:
-            self.refused(result, before)
-            return
+        to = self.archive_to(path)
         landed = self.landed(result)
         new = landed.primary
         assert new is not None
@@ -177,13 +184,36 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def archive_memory(self, data: st.DataObject) -> None:
         path = data.draw(st.sampled_from(self.active()))
+        self.landed(archive(self.store, path))
+        self.archive_model(path)
+
+    @precondition(lambda self: any(m.status == "archived" for m in self.model.values()))
+    @rule(data=st.data(), by_original=st.booleans())
+    def restore_memory(self, data: st.DataObject, by_original: bool) -> None:
+        """The archive's inverse: back at the original path (named, or the archive path
+        given), status active, no supersession, hrefs pointed back and ``supersedes``
+        edges to it dropped; refused while the original path holds a memory."""
+        copy = data.draw(st.sampled_from(sorted(
+            p for p, m in self.model.items() if m.status == "archived")))
+        original = original_of_archived(copy)
+        assert original is not None
+        if by_original:
+            copy = max((p for p, m in self.model.items()
+                        if m.status == "archived" and original_of_archived(p) == original),
+                       key=lambda p: (archive_rank(p) or (0, 0), p))
         before = self.tip()
-        result = archive(self.store, path)
-        if archive_path(path, YEAR) in self.model:
+        result = restore(self.store, original if by_original else copy)
+        if original in self.model:
             self.refused(result, before)
             return
         self.landed(result)
-        self.archive_model(path)
+        href = _doc(copy)
+        for path, m in list(self.model.items()):
+            if path != copy:
+                self.model[path] = replace(m, links=m.links - {("supersedes", href)})
+        self.rewrite(copy, original)
+        self.model[original] = replace(self.model.pop(copy), status="active",
+                                       superseded_by=None)
 
     @precondition(lambda self: bool(self.model))
     @rule(data=st.data(), rel=st.sampled_from(RELS))
@@ -250,11 +280,7 @@ class StoreMachine(RuleBasedStateMachine):
     def set_task_status(self, data: st.DataObject, status: str) -> None:
         path = data.draw(st.sampled_from(sorted(
             p for p, m in self.model.items() if m.memory_type == "task" and m.status == "active")))
-        before = self.tip()
         result = task_status(self.store, path, status)
-        if status == "done" and archive_path(path, YEAR) in self.model:
-            self.refused(result, before)
-            return
         self.landed(result)
         self.model[path] = replace(self.model[path], task_status=status)
         if status == "done":

@@ -124,9 +124,9 @@ def open_cli_init(common: Common, root: Path, branch: str = "") -> Services:
 
 def finish_interrupted_writes(services: Services) -> None:
     """Before anything else: finish writes an earlier process left half done (killed
-    after its commit landed, or kept from the index by git's lock), and restore a
+    after its commit landed, or kept from the index by git's lock), and write back a
     write that a person's commit made from a stale index undid, so nothing landed is
-    lost to a plain ``git commit``."""
+    lost to a plain ``git commit``; a person's own undo of one is kept, and said."""
     from returns.io import IOSuccess
 
     from memhtml.cli.output import print_err
@@ -140,9 +140,14 @@ def finish_interrupted_writes(services: Services) -> None:
         print_err(f"note: brought the checkout up to date for {len(done.synced)} path(s) an "
                   f"earlier write left behind: {', '.join(done.synced)}")
     if done.restored:
-        print_err(f"note: restored {len(done.restored)} path(s) that commit "
+        print_err(f"note: wrote back {len(done.restored)} path(s) that commit "
                   f"{', '.join(sha[:10] for sha in done.reverted_by)} (made from a stale git "
                   f"index) had undone: {', '.join(done.restored)}")
+    if done.kept:
+        commits = ", ".join(sha[:10] for sha in dict.fromkeys(done.kept_by))
+        print_err(f"note: kept {len(done.kept)} path(s) that your commit {commits} put back "
+                  f"as they were before a memhtml write: {', '.join(done.kept)} (git revert "
+                  f"{commits} brings the write back)")
     if problem:
         print_err(f"note: could not check the checkout for interrupted writes: {problem}")
 

@@ -45,10 +45,24 @@ def roles(landed: Landed) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
     return tuple(p for p in new if p is not None), tuple(moves)
 
 
+def restored_from(landed: Landed) -> str | None:
+    """The archive path a ``restore`` brought its memory back from, read off the
+    commit's paths; None for any other commit, and for a restored deletion."""
+    from memhtml.store.layout import original_of_archived
+
+    subject = landed.message.splitlines()[0] if landed.message else ""
+    if _op(subject) != "restore" or landed.primary is None:
+        return None
+    return next((path for path in landed.paths
+                 if path != landed.primary and original_of_archived(path) == landed.primary),
+                None)
+
+
 def landed_reply(landed: Landed, nothing: str = "nothing to commit") -> Reply:
     """The reply for a door's commit (or for a door that had nothing to change)."""
     subject = landed.message.splitlines()[0] if landed.message else ""
     new, moves = roles(landed)
+    source = restored_from(landed)
     payload = {
         "ok": True,
         "commit": landed.commit or None,
@@ -58,15 +72,19 @@ def landed_reply(landed: Landed, nothing: str = "nothing to commit") -> Reply:
         "path": landed.primary,
         "new": list(new),
         "archived": [{"path": old, "archived_at": to} for old, to in moves],
+        "restored_from": source,
         "unsynced": list(landed.unsynced),
         "pending": landed.pending,
         "off_branch": landed.off_branch,
     }
     if not landed.paths:
         return Reply(payload, f"{nothing} (at {landed.commit[:10] or 'an unborn branch'})")
-    named = {*new, *(p for move in moves for p in move)}
+    named = {*new, *(p for move in moves for p in move), *((source,) if source else ())}
     lines = [f"{landed.commit[:10]} {subject}"]
-    lines += [f"  new: {path}" for path in new]
+    if source is not None:
+        lines += [f"  restored: {source} -> {landed.primary}"]
+    else:
+        lines += [f"  new: {path}" for path in new]
     lines += [f"  archived: {old} -> {to}" for old, to in moves]
     lines += [f"  {path}" for path in landed.paths if path not in named]
     notes = tuple(f"note: {path} has local changes in the checkout; left as it is"

@@ -298,7 +298,8 @@ def log(path: str, /, *, limit: int = 20, common: Common = _COMMON) -> int:
         commits = store_value(doors.log(store, path, limit))
         went = store_value(doors.whereabouts(store, path))
         rows = [{"commit": c.sha, "time": c.time, "author": c.author.name,
-                 "subject": c.message.splitlines()[0] if c.message else ""} for c in commits]
+                 "subject": c.message.splitlines()[0] if c.message else "",
+                 "ops": list(doors.commit_ops(c))} for c in commits]
         text = "\n".join(f"{c.sha[:10]} {c.time:%Y-%m-%d %H:%M} {r['subject']}"
                          for c, r in zip(commits, rows, strict=True)) or "no commits"
         payload: dict[str, object] = {"path": path, "commits": rows}

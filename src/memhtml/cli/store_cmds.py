@@ -208,15 +208,19 @@ def move(path: str, to: str, /, *, common: Common = _COMMON) -> int:
 
 
 def restore(path: str, /, *, at: str | None = None, common: Common = _COMMON) -> int:
-    """Put back a deleted memory (git rm, or a deletion another clone's sync brought
-    in) as a new commit: the last version the branch held, or the one at --at.
+    """Bring a memory back live as one commit. An archived one returns to its original
+    path, status active, every link to it pointed back; a deleted one (git rm, or a
+    deletion another clone's sync brought in) is put back as the branch last held it,
+    or as --at holds it. A live memory is refused.
 
     Parameters
     ----------
     path
-        The deleted memory's path (sync names each one it took out).
+        The archive path, or the original path (its latest archive is taken), or a
+        deleted memory's path (sync names each one it took out).
     at
-        Restore the version this commit or ref holds instead of the last one.
+        For a deleted memory: restore the version this commit or ref holds instead of
+        the last one.
     """
     from memhtml import store as doors
 

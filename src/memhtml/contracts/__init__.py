@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         Move,
         OverlayOp,
         Put,
+        Unarchive,
         Unlabel,
         UnlinkOp,
     )
@@ -115,6 +116,7 @@ _EXPORTS = {
     "TASK_STATUSES": "vocabulary",
     "TaskStatus": "vocabulary",
     "TreeEntry": "services",
+    "Unarchive": "ops",
     "Unlabel": "ops",
     "UnlinkOp": "ops",
     "VIOLATION_SEPARATOR": "errors",
@@ -178,6 +180,7 @@ __all__ = [
     "Signature",
     "TaskStatus",
     "TreeEntry",
+    "Unarchive",
     "Unlabel",
     "UnlinkOp",
     "Vector",

@@ -70,4 +70,14 @@ class Move:
     to: str
 
 
-OverlayOp: TypeAlias = Put | Archive | LinkOp | UnlinkOp | Label | Unlabel | Move
+@dataclass(frozen=True, slots=True)
+class Unarchive:
+    """Remove the archived ``path`` and insert ``html`` at the live path ``to``: the
+    archive op's inverse, which ``memhtml restore`` applies."""
+
+    path: str
+    to: str
+    html: str
+
+
+OverlayOp: TypeAlias = Put | Archive | LinkOp | UnlinkOp | Label | Unlabel | Move | Unarchive

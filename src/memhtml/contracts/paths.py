@@ -17,6 +17,7 @@ also be one of the files that travel with a store under ``.memhtml/``.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Collection
 
@@ -37,12 +38,19 @@ def to_document_path(tree_path: str) -> str:
     return tree_path if tree_path.startswith("/") else "/" + tree_path
 
 
+ARCHIVE_FOLDER = re.compile(r"([0-9]+)(?:-([2-9]|[1-9][0-9]+))?")
+"""An archive path's year folder: ``2026``, or ``2026-2`` for that year's second
+archive of one original path (``-1`` is never written: the first is the bare year)."""
+
+
 def original_of_archived(path: str) -> str | None:
-    """The original path an archive path (``archive/<YYYY>/<path>``) was made from, or
-    None for a live path. Here because the head (which follows a memory into the
-    archive) and the store (which makes archive paths) both read it."""
+    """The original path an archive path (``archive/<YYYY>/<path>``, or
+    ``archive/<YYYY>-<n>/<path>`` for a year's later archive of one path) was made
+    from, or None for a live path. Here because the head (which follows a memory into
+    the archive) and the store (which makes archive paths) both read it."""
     parts = path.split("/", 2)
-    if len(parts) == 3 and parts[0] == "archive" and parts[1].isdigit():
+    if len(parts) == 3 and parts[0] == "archive" and parts[2] \
+            and ARCHIVE_FOLDER.fullmatch(parts[1]) is not None:
         return parts[2]
     return None
 

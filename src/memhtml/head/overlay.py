@@ -15,7 +15,17 @@ from typing import assert_never
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.errors import InvalidMemory, OverlayError, OverlayRefused
-from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
+from memhtml.contracts.ops import (
+    Archive,
+    Label,
+    LinkOp,
+    Move,
+    OverlayOp,
+    Put,
+    Unarchive,
+    Unlabel,
+    UnlinkOp,
+)
 from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
@@ -34,7 +44,7 @@ def is_entity(value: str) -> bool:
 
 
 _OP_NAMES = {Put: "put", Archive: "archive", LinkOp: "link", UnlinkOp: "unlink", Label: "label",
-             Unlabel: "unlabel", Move: "move"}
+             Unlabel: "unlabel", Move: "move", Unarchive: "unarchive"}
 
 
 def _refuse(op: OverlayOp, reason: str) -> Failure[OverlayRefused]:
@@ -119,6 +129,16 @@ def apply_op(indexes: Indexes, op: OverlayOp) -> Result[Indexes, OverlayError]:
                 return _reparse(remove_record(indexes, path), r.html, to)
 
             return _held(indexes, op).bind(move)
+        case Unarchive(path=path, to=to, html=html):
+            if not is_archived_path(path):
+                return _refuse(op, "only an archived memory is brought back live")
+            if is_archived_path(to):
+                return _refuse(op, f"restore destination {to!r} is under archive/")
+            if to in indexes.records:
+                return _refuse(op, f"{to!r} already holds a memory")
+            return _held(indexes, op).bind(
+                lambda _r: _reparse(remove_record(indexes, path), html, to)
+            )
         case _ as never:
             assert_never(never)
 

@@ -36,6 +36,7 @@ from memhtml.mcp.params import (
     LABEL_MAX,
     PATH_MAX,
     QUERY_MAX,
+    REF_MAX,
     AtArg,
     BodyArg,
     BodyHtmlArg,
@@ -79,6 +80,7 @@ from memhtml.store import (
     link,
     read,
     related,
+    restore,
     task_add,
     task_list,
     task_status,
@@ -93,7 +95,7 @@ Tier = Literal["gist", "summary", "details", "all"]
 TOOL_NAMES: tuple[str, ...] = (
     "memory_write", "memory_search", "memory_read", "memory_related", "memory_correct",
     "memory_archive", "memory_link", "memory_label", "task_add", "task_status", "task_list",
-    "memory_status", "memory_recent", "memory_context", "memory_list",
+    "memory_status", "memory_recent", "memory_context", "memory_list", "memory_restore",
 )
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -104,7 +106,8 @@ ADD = ToolAnnotations(destructive_hint=False, open_world_hint=False)
 """A new file at a fresh path each call: nothing is overwritten, and a repeat writes twice
 (``memory_write`` declines a claim a live memory already holds, unless told otherwise)."""
 ADD_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-"""An edge, an entity or a task status: setting it again changes nothing."""
+"""An edge, an entity or a task status: setting it again changes nothing. A restore too:
+a second call finds the memory live and is refused, committing nothing."""
 REPLACE = ToolAnnotations(destructive_hint=True, open_world_hint=False)
 """Takes a memory out of the live set. It stays in git history and under archive/, but
 search stops finding it, which is what a client should ask a person about."""
@@ -376,6 +379,17 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         """Retire a memory that no longer holds and has no replacement; it leaves
         search."""
         return _landed(gate.run(lambda store: archive(store, path)), path, archived=path)
+
+    @tool("memory_restore", title="Restore a memory", annotations=ADD_ONCE)
+    def memory_restore(
+        path: Annotated[str, Field(max_length=PATH_MAX, description=(
+            "Its archive path, or its original path (the latest archive of it)."))],
+        at: Annotated[str | None, Field(max_length=REF_MAX, description=(
+            "For a deleted memory: the commit whose version to put back."))] = None,
+    ) -> Annotated[Out, Committed]:
+        """Bring an archived (or deleted) memory back live at its original path, links
+        to it pointed back, one commit. Refused for a live one."""
+        return _landed(gate.run(lambda store: restore(store, path, at)))
 
     @tool("memory_link", title="Link two memories", annotations=ADD_ONCE)
     def memory_link(

@@ -33,7 +33,8 @@ What makes the queue usable rather than noise:
 - **A person's close stands.** A detected task a person marked done (so archived)
   is not opened again while its finding stands (counted as ``dismissed``). A task the
   sweep closed is opened again when its finding comes back; if the sweep then closes
-  it a second time the same year, whose archive path its first close took, it is
+  it a second time the same year, its archive goes to the year's next folder
+  (``archive/<YYYY>-2/``); where a file that is not a memory holds the name, it is
   marked done where it stands, and opened again from there.
 - **A close is an act, not a file.** What counts as a person's close is read from the
   branch's history (``dismissed_digests``): the commit that moved the task under
@@ -69,7 +70,7 @@ from memhtml.head import IndexedView
 from memhtml.sleep.phase import TaskBudget
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
-from memhtml.store.layout import ARCHIVE, TASKS, original_of_archived, slug_of
+from memhtml.store.layout import ARCHIVE, TASKS, archive_rank, original_of_archived, slug_of
 from memhtml.store.plan import Plan, task_status_step, write_step
 
 SLEEP_AUTHOR: Final = "agent:sleep"
@@ -220,9 +221,10 @@ def _live_detected(view: IndexedView) -> dict[str, MemoryRecord]:
 
 def _archived_detected(view: IndexedView) -> dict[str, MemoryRecord]:
     """Digest -> the newest archived copy of a detected task (``archive/<YYYY>/...``,
-    the latest year)."""
+    the latest year, and in it the latest ordinal: ``archive/<YYYY>-2/``)."""
     out: dict[str, MemoryRecord] = {}
-    for path in sorted(view.indexes.records.keys(), reverse=True):
+    for path in sorted(view.indexes.records.keys(),
+                       key=lambda p: (archive_rank(p) or (0, 0), p), reverse=True):
         original = original_of_archived(path)
         digest = None if original is None else digest_of_path(original)
         record = view.get(path)
@@ -426,8 +428,9 @@ def _door_close(info: CommitInfo, stamp: datetime, committer: Signature | None) 
 
 
 def _archive_year(path: str) -> int:
-    """The year an archive path names (``archive/<YYYY>/...``)."""
-    return int(path[len(ARCHIVE):].split("/", 1)[0])
+    """The year an archive path names (``archive/<YYYY>/...``, ``archive/<YYYY>-2/...``)."""
+    rank = archive_rank(path)
+    return rank[0] if rank is not None else int(path[len(ARCHIVE):].split("/", 1)[0])
 
 
 def open_tasks(view: IndexedView, detector: str) -> tuple[MemoryRecord, ...]:
@@ -446,8 +449,8 @@ def close_stale(plan: Plan, detector: str, produced: frozenset[str], judged_all:
     """Mark done (and archive) each open task of ``detector`` whose finding is not in
     ``produced``, the canonical findings it made tonight; nothing unless
     ``judged_all``, the caller's word that tonight read the detector's whole
-    candidate set. A close the store refuses (its archive path taken this year) is
-    counted as blocked and the rest go on."""
+    candidate set. A close the store refuses (its archive path held by a file that is
+    not a memory) is counted as blocked and the rest go on."""
     if not judged_all:
         return Success((plan, TaskCounts()))
     live = frozenset(finding_digest(detector, finding) for finding in produced)
@@ -472,8 +475,8 @@ def close_stale(plan: Plan, detector: str, produced: frozenset[str], judged_all:
 
 def _swept(plan: Plan, record: MemoryRecord) -> Result[Plan, StoreError]:
     """``record`` closed by the sweep: tagged, marked done and archived; marked done
-    where it stands when its archive path is taken (the sweep closed it once already
-    this year, and the finding came back)."""
+    where it stands when the archive refuses it (a file that is not a memory holds its
+    archive path)."""
     tagged = add_meta(record.html, "memhtml-tag", SWEPT_TAG)
 
     def closed(marked: Plan) -> Result[Plan, StoreError]:

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
         status,
         whereabouts,
     )
-    from memhtml.store.recovery import Recovered, finish_checkout
+    from memhtml.store.recovery import Recovered, commit_ops, finish_checkout
     from memhtml.store.session import Store
     from memhtml.store.tasks import TaskRow
 
@@ -76,6 +76,7 @@ _EXPORTS = {
     "Behind": "checkout",
     "checkout_behind": "checkout",
     "finish_checkout": "recovery",
+    "commit_ops": "recovery",
     "Recovered": "recovery",
     "fix_behind": "checkout",
     "Finding": "checks",
@@ -152,6 +153,7 @@ __all__ = [
     "archive_path",
     "batch",
     "checkout_behind",
+    "commit_ops",
     "correct",
     "describe",
     "doctor",

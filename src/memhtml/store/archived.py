@@ -13,20 +13,22 @@ from collections.abc import Iterable
 
 from memhtml.contracts.record import MemoryRecord
 from memhtml.store.errors import Archived
-from memhtml.store.layout import original_of_archived
+from memhtml.store.layout import archive_rank, original_of_archived
 
 
 def archived_copy(records: Iterable[MemoryRecord], tree: str) -> MemoryRecord | None:
     """The latest archived memory whose original path was ``tree``, or None.
 
     A path may have been archived more than once (a memory archived, another written
-    at the same path and archived a later year): the newest archive wins, by the
-    ``memhtml-archived`` stamp and then by the archive path."""
+    at the same path and archived later, that year or a later one): the newest archive
+    wins, by the ``memhtml-archived`` stamp, then by the archive folder's year and
+    ordinal (``archive/2026-2/`` is 2026's second), then by the archive path."""
     found = [record for record in records
              if record.archived and original_of_archived(record.path) == tree]
     if not found:
         return None
-    return max(found, key=lambda record: (record.archived_at or "", record.path))
+    return max(found, key=lambda record: (record.archived_at or "",
+                                          archive_rank(record.path) or (0, 0), record.path))
 
 
 def archived_error(tree: str, record: MemoryRecord) -> Archived:
@@ -36,7 +38,17 @@ def archived_error(tree: str, record: MemoryRecord) -> Archived:
 
 def archived_refusal(tree: str, record: MemoryRecord) -> str:
     """Why a door that changes live memories refuses ``tree``, whose memory was archived
-    to ``record``: where it went, and that only a live memory is changed."""
+    to ``record``: where it went, that only a live memory is changed, and the one
+    command that brings it back live."""
     when = f" on {record.archived_at[:10]}" if record.archived_at else ""
     return (f"{tree} was archived at {record.path}{when}; only a live memory can be "
-            "changed (write a new one, or read the archived one there)")
+            f"changed: memhtml restore {tree} brings it back live first (or write a new "
+            "one)")
+
+
+def archived_path_refusal(path: str) -> str:
+    """Why a door that changes live memories refuses the archive path ``path`` itself."""
+    original = original_of_archived(path)
+    back = f" at {original}" if original is not None else ""
+    return (f"{path} is archived; only a live memory can be changed: memhtml restore "
+            f"{path} brings it back live{back} first")

@@ -106,6 +106,12 @@ class Journal:
     merge_parent: str | None = None
     """Set for a merge (``memhtml sync``): the commit's second parent, so the write is
     recognised by both of its parents when the process died before marking it landed."""
+    received: tuple[str, ...] | None = ()
+    """The paths whose index entry bringing the checkout up to date set to the write's
+    blobs (every follow adds to it; a checkout on another branch counts as all of
+    them). A path never there is one the person's index never held as written, which
+    is what tells a commit from a stale index (``recovery``). None: a mark an earlier
+    release wrote, read as all of them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +127,8 @@ class Synced:
     off_branch: bool = False
     """The checkout has another branch (or a detached HEAD) checked out, so none of it
     was ours to touch; no path is a person's change for that reason."""
+    indexed: tuple[str, ...] = ()
+    """Paths whose index entry was set to the branch's blob."""
 
 
 def pending_dir(git_dir: Path) -> Path:
@@ -135,6 +143,7 @@ def _journal_body(journal: Journal) -> str:
         "ref": journal.ref, "parent": journal.parent, "commit": journal.commit,
         "at": journal.at, "synced": journal.synced, "target": journal.target,
         "merge_parent": journal.merge_parent,
+        "received": None if journal.received is None else list(journal.received),
         "steps": [[s.path, s.before, s.after] for s in journal.steps],
     })
 
@@ -172,7 +181,9 @@ def mark_landed(journal: Journal, commit: str, done: Synced) -> IOResult[Journal
     """The mark of a write that has landed as ``commit``, with what bringing the
     checkout up to date did (``done``). Failing to rewrite it only leaves the older
     mark, from which the same is found again."""
-    landed = replace(journal, commit=commit, synced=done.index_updated)
+    received = (tuple(s.path for s in journal.steps) if done.off_branch or journal.received is None
+                else tuple(sorted({*journal.received, *done.indexed})))
+    landed = replace(journal, commit=commit, synced=done.index_updated, received=received)
     return _put_journal(landed).lash(lambda _: IOSuccess(journal))
 
 
@@ -208,7 +219,8 @@ def read_journals(git_dir: Path) -> tuple[Journal, ...]:
             found.append(Journal(file, str(data["ref"]), steps, _blob(data.get("parent")),
                                  _blob(data.get("commit")), float(data.get("at", 0.0)),
                                  data.get("synced") is True, _blob(data.get("target")),
-                                 _blob(data.get("merge_parent"))))
+                                 _blob(data.get("merge_parent")),
+                                 _received(data.get("received", None))))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return tuple(found)
@@ -230,6 +242,12 @@ def sweep_temporaries(git_dir: Path, now: float) -> None:
 
 def _blob(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _received(value: object) -> tuple[str, ...] | None:
+    if not isinstance(value, list):
+        return None
+    return tuple(str(path) for path in value)
 
 
 def _mtime(path: Path) -> int:
@@ -434,7 +452,8 @@ def _stat_of(worktree: Path, path: str) -> FileStat | None:
 def _joined(a: Synced, b: Synced) -> Synced:
     """What two rounds did, together."""
     return Synced(tuple(sorted({*a.paths, *b.paths})), tuple(sorted({*a.kept, *b.kept})),
-                  a.index_updated and b.index_updated)
+                  a.index_updated and b.index_updated,
+                  indexed=tuple(sorted({*a.indexed, *b.indexed})))
 
 
 def _round(git: GitService, worktree: Path, steps: Sequence[PathStep],
@@ -483,7 +502,7 @@ def _round(git: GitService, worktree: Path, steps: Sequence[PathStep],
         def indexed(done: tuple[str, ...]) -> tuple[Synced, _Written]:
             skipped = {u.path for u in updates} - set(done)
             return Synced(tuple(sorted(moved | set(done))), tuple(sorted(kept | skipped)),
-                          True), written
+                          True, indexed=tuple(sorted(done))), written
 
         updated: IOResult[tuple[Synced, _Written], StoreError] = git.update_index(
             updates).map(indexed)

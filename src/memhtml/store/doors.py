@@ -29,7 +29,7 @@ from returns.result import Failure, Result, Success
 from memhtml.contracts.record import Link
 from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.contracts.vocabulary import TaskStatus, is_task_status
-from memhtml.head import HeadVersion, is_candidate_path
+from memhtml.head import HeadVersion, is_archived_path, is_candidate_path
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import (
     BArchive,
@@ -51,12 +51,14 @@ from memhtml.store.plan import (
     Plan,
     Step,
     archive_step,
+    archived_source,
     correct_step,
     label_step,
     link_step,
     move_step,
     restore_step,
     task_status_step,
+    unarchive_step,
     unlabel_step,
     unlink_step,
     write_step,
@@ -282,14 +284,26 @@ def move(store: Store, path: str, to: str) -> IOResult[Landed, StoreError]:
 
 
 def restore(store: Store, path: str, at: str | None = None) -> IOResult[Landed, StoreError]:
-    """Put back a memory deleted from the branch (a person's ``git rm``, or another
-    clone's deletion a sync brought in) as a new commit: the last version the branch
-    held, or the one at the commit ``at`` names."""
-    def found(tree: str) -> IOResult[Landed, StoreError]:
+    """Bring a memory back live as one new commit.
+
+    An archived one (``path`` its archive path, or the original path, whose latest
+    archive is then taken) goes back to its original path, status active, every link
+    to the archive path pointed back (``unarchive_step``). One deleted from the branch
+    (a person's ``git rm``, or another clone's deletion a sync brought in) is put back
+    as the last version the branch held, or the one at the commit ``at`` names. A path
+    that holds a live memory is refused: there is nothing to restore."""
+    def deleted(tree: str) -> IOResult[Landed, StoreError]:
         return last_version(store, tree, at).bind(lambda version: _run(store, _one(
             lambda plan: restore_step(plan, tree, version[1], version[0]))))
 
-    return IOResult.from_result(memory_path(path)).bind(found)
+    def route(tree: str, base: HeadVersion) -> IOResult[Landed, StoreError]:
+        live = base.get(tree) is not None and not is_archived_path(tree)
+        if at is None and (live or archived_source(base, tree) is not None):
+            return _run(store, _one(lambda plan: unarchive_step(plan, tree)))
+        return deleted(tree)
+
+    return IOResult.from_result(memory_path(path)).bind(
+        lambda tree: store.head().bind(lambda base: route(tree, base)))
 
 
 def task_add(

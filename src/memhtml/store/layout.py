@@ -14,14 +14,14 @@ import json
 import re
 import tomllib
 import unicodedata
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from returns.io import IOResult, IOSuccess, impure_safe
 
-from memhtml.contracts.paths import is_reserved_name, path_key
+from memhtml.contracts.paths import ARCHIVE_FOLDER, is_reserved_name, path_key
 from memhtml.contracts.paths import original_of_archived as _original_of_archived
 from memhtml.contracts.services import GitService, PathChange, TreeEntry
 from memhtml.contracts.view import HeadView
@@ -109,14 +109,50 @@ _RESERVED_SLUGS = frozenset({"index"})
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
-def archive_path(path: str, year: int | str) -> str:
-    """``archive/<YYYY>/<original path>``: where ``path`` goes when archived in ``year``."""
-    return f"{ARCHIVE}{int(year):04d}/{path}"
+def archive_path(path: str, year: int | str, ordinal: int = 1) -> str:
+    """``archive/<YYYY>/<original path>``: where ``path`` goes when archived in ``year``.
+
+    ``ordinal`` counts the archives of one original path in one year: the second is
+    ``archive/<YYYY>-2/<original path>``, and so on (``free_archive_path``). The
+    original path stays whole below the year's folder, so ``original_of_archived``
+    reads it back from any of them."""
+    folder = f"{int(year):04d}" if ordinal <= 1 else f"{int(year):04d}-{ordinal}"
+    return f"{ARCHIVE}{folder}/{path}"
+
+
+def free_archive_path(path: str, year: int | str, taken: Callable[[str], bool]) -> str:
+    """The first of ``archive/<YYYY>/<path>``, ``archive/<YYYY>-2/<path>``, ... that
+    ``taken`` does not claim: where ``path`` is archived in ``year``.
+
+    A memory archived, then another written at its path (an explicit ``--path``, a
+    re-import, a restored deletion) and archived the same year, would otherwise find
+    the first copy's name taken. The ordinal goes on the year's folder, not the file's
+    name, so the archive path still ends in the original path whole: an href repaired
+    by computing where a memory went, ``read`` of the old path, ``restore`` and a
+    sync's merge all read the original back the one way."""
+    ordinal = 1
+    while taken(candidate := archive_path(path, year, ordinal)):
+        ordinal += 1
+    return candidate
+
+
+def archive_rank(path: str) -> tuple[int, int] | None:
+    """(year, ordinal) of an archive path (``archive/2026-2/x.html`` is (2026, 2)), or
+    None for a path that is not one: the later of two archives of one path ranks
+    higher."""
+    parts = path.split("/", 2)
+    if len(parts) != 3 or parts[0] + "/" != ARCHIVE or not parts[2]:
+        return None
+    found = ARCHIVE_FOLDER.fullmatch(parts[1])
+    if found is None:
+        return None
+    return int(found.group(1)), int(found.group(2) or 1)
 
 
 def original_of_archived(path: str) -> str | None:
-    """The original path an archive path was made from, or None for a live path (the
-    rule is ``contracts.paths``', which the head reads too)."""
+    """The original path an archive path (``archive/<YYYY>/<path>`` or
+    ``archive/<YYYY>-<n>/<path>``) was made from, or None for a live path (the rule is
+    ``contracts.paths``', which the head reads too)."""
     return _original_of_archived(path)
 
 

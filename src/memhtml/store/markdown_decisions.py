@@ -39,7 +39,7 @@ from typing import Literal
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.head.indexes import is_active
-from memhtml.store.layout import original_of_archived
+from memhtml.store.layout import archive_rank, original_of_archived
 from memhtml.store.markdown_history import ImportHistory, ImportNeeds, import_home
 
 SOURCE_FACET = "memhtml-source"
@@ -155,12 +155,13 @@ class Known:
 def _last(versions: list[MemoryRecord]) -> MemoryRecord:
     """The end of a note's archived versions: one no other version of the note
     supersedes (an import's correction archives the old version superseded by the new
-    one, which the person may have archived since), the newest by its archive stamp
-    and then path when several are."""
+    one, which the person may have archived since), the newest by its archive stamp,
+    then its archive folder's year and ordinal, then path when several are."""
     paths = {record.path for record in versions}
     ends = [record for record in versions if record.superseded_by is None
             or to_tree_path(record.superseded_by) not in paths]
-    return max(ends or versions, key=lambda r: (r.archived_at or "", r.path))
+    return max(ends or versions, key=lambda r: (r.archived_at or "",
+                                                archive_rank(r.path) or (0, 0), r.path))
 
 
 def digest_of(raw: bytes) -> str:

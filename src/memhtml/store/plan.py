@@ -22,7 +22,17 @@ from immutables import Map
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.errors import PathRefused
-from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
+from memhtml.contracts.ops import (
+    Archive,
+    Label,
+    LinkOp,
+    Move,
+    OverlayOp,
+    Put,
+    Unarchive,
+    Unlabel,
+    UnlinkOp,
+)
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import PathChange
@@ -38,12 +48,13 @@ from memhtml.format import (
     add_link,
     escape_text,
     remove_link,
+    remove_meta,
     render_template,
     set_meta,
 )
 from memhtml.head import HeadVersion, IndexedView, is_entity, with_overlay
 from memhtml.head.record import is_archived_path, record_from
-from memhtml.store.archived import archived_copy, archived_refusal
+from memhtml.store.archived import archived_copy, archived_path_refusal, archived_refusal
 from memhtml.store.deps import Detector
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
@@ -51,8 +62,9 @@ from memhtml.store.layout import (
     INBOX,
     SEEDED_DIRS,
     TASKS,
-    archive_path,
+    free_archive_path,
     normalize_directory,
+    original_of_archived,
     unique_path,
 )
 from memhtml.store.paths import (
@@ -204,7 +216,7 @@ def held(plan: Plan, path: str) -> Result[MemoryRecord, StoreError]:
 def _live(plan: Plan, path: str) -> Result[MemoryRecord, StoreError]:
     def active(record: MemoryRecord) -> Result[MemoryRecord, StoreError]:
         if record.archived or record.status == "archived":
-            return Failure(Refused(f"{record.path} is archived"))
+            return Failure(Refused(archived_path_refusal(record.path)))
         return Success(record)
 
     return held(plan, path).bind(active)
@@ -483,14 +495,25 @@ def _rewrite_hrefs(plan: Plan, old: str, new: str,
     return plan.apply_all(ops).bind(supersessions)
 
 
+def archive_target(plan: Plan, path: str) -> Result[str, StoreError]:
+    """Where ``path`` goes when the plan archives it: ``archive/<YYYY>/<path>``, or
+    the year's next ordinal folder while an earlier archive of the same path holds
+    the name (``layout.free_archive_path``). A name held by a file that is not a
+    memory is refused, as every door refuses to write where it cannot read: what
+    stands there is a person's, and archiving past it would hide it."""
+    to = free_archive_path(path, plan.year, lambda to: plan.view.get(to) is not None)
+    if to in plan.not_memories:
+        return Failure(Refused(f"{to} is a file that is not a memory "
+                               f"({plan.not_memories[to]}); {path} was not archived there"))
+    return Success(to)
+
+
 def _archive(plan: Plan, path: str, superseded_by: str | None,
              superseding: Superseding) -> Step:
     def archive(record: MemoryRecord) -> Step:
-        to = archive_path(record.path, plan.year)
-        if plan.view.get(to) is not None or to in plan.not_memories:
-            return Failure(Refused(f"{to} is already taken by an earlier archive of "
-                                   f"{record.path} this year"))
+        return archive_target(plan, record.path).bind(lambda to: archive_to(record, to))
 
+    def archive_to(record: MemoryRecord, to: str) -> Step:
         def moved(rewritten: Plan) -> Result[Plan, StoreError]:
             current = rewritten.view.get(record.path)
             if current is None:
@@ -558,7 +581,7 @@ class _Supersessions:
 
 
 def _counted(error: StoreError) -> bool:
-    """A refusal about the one path (taken, not live, not a memory, a bad path), which a
+    """A refusal about the one path (not live, not a memory, a bad path), which a
     bulk archive counts and moves past; anything else is the view breaking, and stops."""
     return isinstance(error, (Refused, PathRefused))
 
@@ -570,8 +593,8 @@ def archive_many_step(plan: Plan, paths: Iterable[str],
     supersession index built once instead of scanned per archive.
 
     The result is the plan ``archive_step`` applied one path at a time would make,
-    skipping the paths it refuses. A refused path (its archive path already taken this
-    year, or no live memory there) is listed with the reason and the rest go on; only
+    skipping the paths it refuses. A refused path (no live memory there, or a name that
+    is not a memory's) is listed with the reason and the rest go on; only
     an error that is not about the one path (the overlay refusing an edit) fails the
     step. ``superseded_by`` maps a path to the href stamped as its keeper.
     """
@@ -584,7 +607,8 @@ def archive_many_step(plan: Plan, paths: Iterable[str],
         match _archive(current, path, keeper, index.find):
             case Success(stepped):
                 moved = stepped.outcome.primary or path
-                to = archive_path(moved, current.year)
+                # The step just archived it there, so the name is found again.
+                to = archive_target(current, moved).value_or("")
                 holders = index.holders.get(to_document_path(moved), set())
                 index.refresh(stepped.plan.view, [*holders, moved, to])
                 current = stepped.plan
@@ -605,7 +629,9 @@ def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
     """A new memory superseding ``path``, which is archived in the same plan."""
 
     def correct(record: MemoryRecord) -> Step:
-        to = archive_path(record.path, plan.year)
+        return archive_target(plan, record.path).bind(lambda to: correct_to(record, to))
+
+    def correct_to(record: MemoryRecord, to: str) -> Step:
         folder = data.directory
         if folder is None and data.path is None:
             folder = record.path.rsplit("/", 1)[0] + "/" if "/" in record.path else ""
@@ -717,8 +743,9 @@ def restore_step(plan: Plan, path: str, html: str, source: str) -> Step:
                                    f"({plan.not_memories[tree]}); it is left alone"))
         moved = None if is_archived_path(tree) else archived_copy(plan.view.records(), tree)
         if moved is not None:
-            return Failure(Refused(f"{tree} was archived at {moved.path}, not deleted; "
-                                   "read it there (or write a new memory)"))
+            return Failure(Refused(f"{tree} was archived at {moved.path}, not deleted: "
+                                   f"memhtml restore {tree} (without --at) brings that one "
+                                   "back live"))
         return Success(tree)
 
     def put(tree: str) -> Step:
@@ -728,6 +755,79 @@ def restore_step(plan: Plan, path: str, html: str, source: str) -> Step:
     names = _names(plan)
     return (memory_path(path).bind(free).bind(lambda tree: unshared(tree, names))
             .bind(put))
+
+
+def archived_source(view: IndexedView, tree: str) -> MemoryRecord | None:
+    """The archived memory ``memhtml restore`` brings back for ``tree``: the one at
+    ``tree`` when it is an archive path, else the latest archive of the original path
+    ``tree`` (the one ``read`` names); None when there is none (a deletion, then)."""
+    if is_archived_path(tree):
+        record = view.get(tree)
+        return record if record is not None and original_of_archived(tree) else None
+    return archived_copy(view.records(), tree)
+
+
+def unarchive_step(plan: Plan, path: str) -> Step:
+    """Bring an archived memory back live: the archive door's inverse.
+
+    ``path`` is the archive path or the original one (then its latest archive, as
+    ``read`` names it). The file goes back to its original path with status active,
+    its ``memhtml-archived`` and ``memhtml-superseded-by`` gone and
+    ``memhtml-updated`` stamped; every href to the archive path (an edge, another
+    memory's ``memhtml-superseded-by``) points back at the original, and a
+    ``supersedes`` edge to it is dropped: a memory back in the live set is not
+    replaced by another. Refused where a live memory is at ``path`` already (restoring
+    twice included), where the original path holds a memory or another file now, and
+    where its name twins another by case or Unicode normalization."""
+
+    def source(tree: str) -> Result[MemoryRecord, StoreError]:
+        held_now = plan.view.get(tree)
+        if held_now is not None and not is_archived_path(tree):
+            return Failure(Refused(f"{tree} holds a memory, live; there is nothing to "
+                                   "restore"))
+        record = archived_source(plan.view, tree)
+        if record is None:
+            return Failure(Refused(f"no archived memory at {tree} to restore"))
+        return Success(record)
+
+    def target(record: MemoryRecord) -> Result[str, StoreError]:
+        original = original_of_archived(record.path) or ""
+        if plan.view.get(original) is not None:
+            return Failure(Refused(
+                f"{original} holds another memory now, so {record.path} cannot go back "
+                f"there: move that one away first (memhtml move {original} TO), then "
+                "restore"))
+        if original in plan.not_memories:
+            return Failure(Refused(f"{original} is a file that is not a memory "
+                                   f"({plan.not_memories[original]}); {record.path} "
+                                   "cannot go back there"))
+        names = _names(plan, leaving=record.path)
+        return memory_path(original).bind(lambda tree: unshared(tree, names))
+
+    def back(record: MemoryRecord, original: str) -> Step:
+        old, new = to_document_path(record.path), to_document_path(original)
+        withdrawn = [Put(r.path, remove_link(r.html, "supersedes", old))
+                     for r in (plan.view.get(source) for source in plan.view.inbound(old))
+                     if r is not None and r.path != record.path
+                     and any(link.rel == "supersedes" and link.href == old for link in r.links)]
+
+        def moved(rewritten: Plan) -> Step:
+            current = rewritten.view.get(record.path)
+            if current is None:
+                return Failure(Refused(f"{record.path} vanished while rewriting its links"))
+            html = set_meta(current.html, "memhtml-status", "active")
+            html = remove_meta(html, "memhtml-archived")
+            html = remove_meta(html, "memhtml-superseded-by")
+            html = set_meta(html, "memhtml-updated", plan.now)
+            return rewritten.apply(Unarchive(record.path, original, html)).map(_done(
+                "restore", original, original, f"restored from {record.path}"))
+
+        return (plan.apply_all(withdrawn)
+                .bind(lambda unlinked: _rewrite_hrefs(unlinked, old, new))
+                .bind(moved))
+
+    return (tree_path(path).bind(source)
+            .bind(lambda record: target(record).bind(lambda original: back(record, original))))
 
 
 def task_status_step(plan: Plan, path: str, status: str, body: str | None = None) -> Step:

@@ -11,20 +11,35 @@ Every write leaves a mark (``checkout.Journal``) under ``<git-dir>/memhtml/pendi
   (the sleep merge, ``Journal.target``) landed when the branch holds its target.
 - **Landed**: the checkout is brought up to date (a lock kept it from following, or
   the process died first), and the write is watched for a while. A person's
-  ``git commit`` that read the index before the write landed commits that old index
-  on top of it and silently undoes it; git cannot know. When the branch holds a path
-  at its blob from before the write again, and the commit that put it back is not
-  memhtml's, the write is restored by a new commit that names the one it undoes.
-  The person's own changes in that commit are kept.
-- **Unless the person reverted it.** ``git revert`` names the commit it reverts
-  ("This reverts commit <sha>."): a commit undoing the write that names the write's
-  commit is the person's choice and stays. Any other commit that puts the old blob
-  back is restored, however the checkout looks by then: a stale-index commit leaves
-  the written file on disk, but tidying that file away (``git stash``,
-  ``git restore``, ``git reset --hard``) before the next command would make it look
-  like a chosen ``git rm`` or ``git checkout <old> -- path``, and a person's
-  ``git commit`` must never silently undo a write. Those two ways of undoing one
-  are written back; ``git revert`` or ``memhtml archive`` keep theirs.
+  ``git commit`` that read the index before the write reached it commits that old
+  index on top of the write and silently undoes it; git cannot know.
+- **Only a proven race is written back.** When the branch holds a path at its blob
+  from before the write again, and the commit that put it back is not memhtml's,
+  the path is written back (a ``rewrite-stale`` commit naming the one it undoes; the
+  rest of that commit stays) only when the checkout proves the commit was made from
+  an index that predated the write there:
+
+  1. the write never reached the index at that path (the mark records each path
+     whose index entry a follow set; a path left out is one the person's index never
+     held as written: the branch moved on before the checkout could follow, or git's
+     lock kept it out), or
+  2. the checkout still shows the write there, over an index as the commit left it:
+     the index entry holds the old blob (or none, as before) and the working-tree
+     file still holds the written one (or is absent, where the write removed it).
+     That is what committing an index read before the write leaves behind; a
+     ``git revert``, ``git rm``, ``git mv`` or ``git checkout <rev> -- path`` changes
+     the file along with the index and leaves nothing of the kind.
+
+  Anything else is the person's own undo and is kept, after a sleep merge or a
+  replay too (their commits write many paths; which of them a revert touches says
+  nothing about staleness): reported (``Recovered.kept``), never rewritten. A stale
+  commit whose evidence the person then tidied away (``git stash -u`` or
+  ``git clean`` of the written file) reads as chosen: the write stays in the
+  history, and ``git revert`` of the undoing commit, or ``memhtml restore PATH`` for
+  a deleted memory, brings it back. An undo made in the index alone, leaving the
+  written file on disk (``git rm --cached``, ``git reset <rev> -- path``), reads as a
+  stale index and is written back. ``git revert`` of the write names it ("This
+  reverts commit <sha>.") and is kept without looking further.
 - A mark is dropped once its write can no longer be undone that way unnoticed: when
   a later memhtml commit touched its paths, or ``WATCH_SECONDS`` after it landed.
 - **A sync settles what it brings.** Another clone's commits that a sync brings in
@@ -36,6 +51,7 @@ Every write leaves a mark (``checkout.Journal``) under ``<git-dir>/memhtml/pendi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
@@ -52,7 +68,9 @@ from memhtml.store.checkout import (
     Synced,
     bring_up_to_date,
     drop_journal,
+    file_blobs,
     mark_landed,
+    on_branch,
     read_journals,
     rewrite_journal,
     sweep_temporaries,
@@ -62,6 +80,11 @@ from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import Draft, land
 from memhtml.store.merge_driver import ensure_merge_driver
 
+REWRITE_STALE = "rewrite-stale"
+"""The op of the commit that writes back what a stale-index commit undid. Releases
+before this one recorded it as ``restore`` (subject ``memhtml restore: N path(s)
+undone by <sha>``), the name the ``restore`` door now has; ``is_stale_rewrite`` reads
+both."""
 WATCH_SECONDS = 3600.0
 """How long a landed write is watched for an undo by a commit made from a stale
 index: a person's ``git commit`` can sit in an editor after reading the index."""
@@ -80,10 +103,16 @@ class Recovered:
     """Paths a stale-index commit had undone, written back."""
     reverted_by: tuple[str, ...] = ()
     """The commits that undid them."""
+    kept: tuple[str, ...] = ()
+    """Paths a person's commit put back as they were before a memhtml write, kept as
+    theirs: nothing proves that commit was made from a stale index."""
+    kept_by: tuple[str, ...] = ()
+    """The commits that undid those."""
 
     def __add__(self, other: Recovered) -> Recovered:
         return Recovered(self.synced + other.synced, self.restored + other.restored,
-                         self.reverted_by + other.reverted_by)
+                         self.reverted_by + other.reverted_by, self.kept + other.kept,
+                         self.kept_by + other.kept_by)
 
 
 def finish_checkout(deps: StoreDeps) -> IOResult[Recovered, StoreError]:
@@ -260,8 +289,8 @@ def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError
 
 def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str]
            ) -> IOResult[Recovered, StoreError]:
-    """Restore the paths of ``journal`` a commit other than a ``git revert`` of the
-    write put back as they were."""
+    """Write back the paths of ``journal`` a commit made from a stale index put back as
+    they were (``_raced``); a person's own undo is kept, and said."""
     undone = [s for s in journal.steps if s.before != s.after and held.get(s.path) == s.before]
     if not undone:
         if all(held.get(s.path) != s.after for s in journal.steps):
@@ -273,16 +302,88 @@ def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str]
         if not commits or commits[0].message.startswith(MEMHTML_SUBJECT):
             # memhtml itself moved the path on (an archive, a move): not an undo.
             return drop_journal(journal).map(lambda _: Recovered())
-        reverter = commits[0]
-        if journal.commit is not None and _reverts(reverter.message, journal.commit):
-            # The person's own git revert of this write: kept.
-            return drop_journal(journal).map(lambda _: Recovered())
-        return _restore(deps, journal, [s.path for s in undone], reverter).bind(
-            lambda restored: drop_journal(journal).map(lambda _: restored))
+        undoer = commits[0]
+        if journal.commit is not None and _reverts(undoer.message, journal.commit):
+            # The person's own git revert of this write, in git's words: kept.
+            return drop_journal(journal).map(lambda _: _kept(undone, undoer))
+        return _raced(deps, journal, undone).bind(lambda raced: _settle_undo(
+            deps, journal, undone, raced, undoer))
 
     touching: IOResult[tuple[CommitInfo, ...], StoreError] = deps.git.commits_touching(
         deps.ref, undone[0].path, 1)
     return touching.bind(decide)
+
+
+def _kept(steps: Sequence[PathStep], undoer: CommitInfo) -> Recovered:
+    paths = tuple(s.path for s in steps)
+    return Recovered(kept=paths, kept_by=(undoer.sha,) if paths else ())
+
+
+def _settle_undo(deps: StoreDeps, journal: Journal, undone: Sequence[PathStep],
+                 raced: Collection[str], undoer: CommitInfo) -> IOResult[Recovered, StoreError]:
+    """Write back the raced paths, keep the rest as the person's, drop the mark."""
+    kept = _kept([s for s in undone if s.path not in raced], undoer)
+    written: IOResult[Recovered, StoreError] = (
+        _restore(deps, journal, [s.path for s in undone if s.path in raced], undoer)
+        if raced else IOSuccess(Recovered()))
+    return written.bind(lambda restored: drop_journal(journal).map(
+        lambda _: restored + kept))
+
+
+def _raced(deps: StoreDeps, journal: Journal, undone: Sequence[PathStep]
+           ) -> IOResult[frozenset[str], StoreError]:
+    """The paths of ``undone`` the checkout proves were undone by a commit of an index
+    that predated the write there: never brought into the index by a follow, or still
+    showing the write on disk over an index entry as the commit left it (see the
+    module's docstring). Read only when something was undone: the index entries and
+    the files of those paths."""
+    received = None if journal.received is None else frozenset(journal.received)
+    never = frozenset(s.path for s in undone if received is not None and s.path not in received)
+    rest = [s for s in undone if s.path not in never]
+    worktree = deps.worktree
+    if not rest or worktree is None:
+        return IOSuccess(never)
+    git = deps.git
+    paths = [s.path for s in rest]
+
+    def shown(index: Mapping[str, str], files: Mapping[str, str | bool | None]
+              ) -> frozenset[str]:
+        return never | {s.path for s in rest
+                        if index.get(s.path) == s.before and files.get(s.path, False) == s.after}
+
+    def look(tip: str | None) -> IOResult[frozenset[str], StoreError]:
+        if tip is None:
+            # Another branch is checked out: its index and files say nothing of ours.
+            return IOSuccess(never)
+        index: IOResult[Mapping[str, str], StoreError] = git.index_entries(paths)
+        return index.bind(lambda entries: file_blobs(
+            git, worktree, paths, {s.path: (s.after, s.before) for s in rest}).map(
+            lambda files: shown(entries, files)))
+
+    return on_branch(git, deps.ref).bind(look)
+
+
+def is_stale_rewrite(message: str) -> bool:
+    """Whether a commit message is the write-back of what a stale-index commit undid:
+    ``Memhtml-Op: rewrite-stale``, or as releases before it wrote it (op ``restore``,
+    subject ``memhtml restore: N path(s) undone by <sha>``), which the ``restore``
+    door's own commits (``memhtml restore: <path>``) never read as."""
+    lines = message.splitlines()
+    if f"Memhtml-Op: {REWRITE_STALE}" in lines:
+        return True
+    return bool(lines) and _OLD_STALE_SUBJECT.fullmatch(lines[0]) is not None
+
+
+def commit_ops(info: CommitInfo) -> tuple[str, ...]:
+    """The ops a commit records (its ``Memhtml-Op`` trailers, in order), with the
+    stale-index write-back of earlier releases read by its present name, so an old
+    ``restore`` of that kind is never taken for the ``restore`` door."""
+    if is_stale_rewrite(info.message):
+        return (REWRITE_STALE,)
+    return tuple(value for name, value in info.trailers if name.lower() == "memhtml-op")
+
+
+_OLD_STALE_SUBJECT = re.compile(r"memhtml restore: [0-9]+ path\(s\) undone by [0-9a-f]{4,40}")
 
 
 def _reverts(message: str, commit: str) -> bool:
@@ -326,11 +427,11 @@ def _restore_draft(deps: StoreDeps, tip: str, steps: Mapping[str, PathStep],
         before = {c.path: None if wanted[c.path].before is None
                   else blobs.get(wanted[c.path].before or "") for c in changes}
         return Draft(
-            parent=tip, changes=changes, ops=("restore",),
+            parent=tip, changes=changes, ops=(REWRITE_STALE,),
             subject=f"{len(changes)} path(s) undone by {reverter.sha[:10]}",
             body=(f"Commit {reverter.sha[:10]} ({reverter.author.name}) was made from an index "
                   "read before a memhtml write and put these paths back as they were; the "
-                  "write is restored, the rest of that commit is kept."),
+                  "write is written back, the rest of that commit is kept."),
             before=before)
 
     read: IOResult[Mapping[str, bytes], StoreError] = deps.git.read_blobs(blob_ids)

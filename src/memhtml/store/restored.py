@@ -5,7 +5,8 @@ still there. The last one is in the parent of the newest commit that touched the
 path (that commit is the deletion; a merge that dropped it counts, compared with
 its first parent, which is the side that still had it). ``--at REV`` names the
 version instead. Only a regular file is restored: a symbolic link or a directory at
-the path is not a memory.
+the path is not a memory. An archive path that ``memhtml restore`` emptied (its memory
+is live again at the original path) is not a deletion: there is nothing to put back.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.services import CommitInfo, TreeEntry
 from memhtml.store.errors import Refused, StoreError
+from memhtml.store.layout import original_of_archived
+from memhtml.store.recovery import commit_ops
 from memhtml.store.session import Store
 
 __all__ = ["last_version"]
@@ -37,6 +40,11 @@ def last_version(store: Store, tree: str, at: str | None = None
                                      "restore (memhtml log PATH lists the commits that "
                                      "touched a path)"))
         last = commits[0]
+        original = original_of_archived(tree)
+        if original is not None and "restore" in commit_ops(last):
+            return IOFailure(Refused(
+                f"{tree} was brought back live at {original} by commit {last.sha[:12]} "
+                "(memhtml restore): there is nothing to restore"))
 
         def held_then(entries: tuple[TreeEntry, ...]) -> IOResult[tuple[str, str], StoreError]:
             if entries:

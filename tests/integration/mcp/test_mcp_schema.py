@@ -14,12 +14,12 @@ from tests.integration.mcp.mcp_support import make_store, run
 TOOLS = {
     "memory_write", "memory_search", "memory_read", "memory_related", "memory_correct",
     "memory_archive", "memory_link", "memory_label", "task_add", "task_status", "task_list",
-    "memory_status", "memory_recent", "memory_context", "memory_list",
+    "memory_status", "memory_recent", "memory_context", "memory_list", "memory_restore",
 }
 READS = {"memory_search", "memory_read", "memory_related", "task_list", "memory_status",
          "memory_recent", "memory_context", "memory_list"}
 DESTRUCTIVE = {"memory_correct", "memory_archive"}
-IDEMPOTENT_WRITES = {"memory_link", "memory_label", "task_status"}
+IDEMPOTENT_WRITES = {"memory_link", "memory_label", "task_status", "memory_restore"}
 REQUIRED = {
     "memory_write": {"title", "claim"},
     "memory_search": {"query"},
@@ -36,6 +36,7 @@ REQUIRED = {
     "memory_recent": set(),
     "memory_context": {"path"},
     "memory_list": set(),
+    "memory_restore": {"path"},
 }
 SELF_EVIDENT = {"limit", "confidence", "importance", "author", "session_id"}
 """Arguments whose name and bounds say all there is: a description would only cost

@@ -221,10 +221,6 @@ def child(root: Path, k: int, env: dict[str, str], trace: Path, *tokens: str,
              "SLEEP_KILL_CLOCK": CLOCK}
     if busy:
         extra["SLEEP_KILL_BUSY"] = "1"
-        # The stand-in compress archives one memory more than the demo's night does,
-        # which is past the default archive share (6 of 50); what is killed here is
-        # the merge's writes, not its refusals.
-        extra["MEMHTML_SLEEP_ARCHIVE_SHARE"] = "0.2"
     done = subprocess.run([sys.executable, "-c", CHILD, *tokens, "--store", str(root)],
                           env={**env, **extra}, capture_output=True, text=True, timeout=120,
                           check=False, cwd=REPO)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,8 +23,40 @@ LINKED = "areas/checkout/sakura-auth-timeout-8s.html"
 PERSON = Signature("A Person", "person@example.org")
 
 
+SHARE_FOR_THE_DEMO = "0.5"
+"""The archive share the demo's first night needs (about a third of its live memories)."""
+
+
+def build_sleep_demo(root: Path) -> None:
+    """The demo store with ``sleep_archive_share`` raised to ``SHARE_FOR_THE_DEMO`` in a
+    person's committed ``.memhtml/config.toml``.
+
+    The demo dates its examples weeks back and records no reads, so its first night
+    archives about a third of them, past the default share, and merge refuses. Tests
+    whose subject is the run's frame, its kills or its merges (not how much retention
+    picks) use this copy; test_sleep_demo asserts the default's refusal on the plain
+    demo. The commit carries the demo's last date, so no history read sees it as new."""
+    from memhtml.cli.demo import build_demo
+
+    build_demo(root)
+    config = root / ".memhtml" / "config.toml"
+    config.write_text(f'sleep_archive_share = "{SHARE_FOR_THE_DEMO}"\n', encoding="utf-8")
+    when = git_cli(root, "log", "-1", "--format=%cI").strip()
+    git_cli(root, "add", "--", ".memhtml/config.toml")
+    subprocess.run(["git", "-c", "user.name=A Person", "-c", "user.email=person@example.org",
+                    "commit", "-q", "-m", "store: forget up to half in one night", "--",
+                    ".memhtml/config.toml"],
+                   cwd=root, check=True, capture_output=True, text=True,
+                   env={**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when})
+
+
 def services_at(root: Path, at: datetime = RUN_AT) -> Services:
-    return value_of(open_services(Settings(store=root), clock=FixedClock(at)))
+    share = Settings(store=root).sleep_archive_share
+    config = root / ".memhtml" / "config.toml"
+    if config.is_file():  # the settings a command would read, for build_sleep_demo's
+        share = str(tomllib.loads(config.read_text("utf-8")).get("sleep_archive_share", share))
+    return value_of(open_services(Settings(store=root, sleep_archive_share=share),
+                                  clock=FixedClock(at)))
 
 
 def deps_at(root: Path, at: datetime = RUN_AT) -> SleepDeps:

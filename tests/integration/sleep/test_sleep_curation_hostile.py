@@ -1,6 +1,6 @@
 """The curation phases with no model, fed what a careless or hostile person writes by
 hand: files that parse but say odd things, duplicates beside archived, task, linked
-and unreadable copies, archive paths already taken, detected tasks edited, closed or
+and unreadable copies, archive paths already held, detected tasks edited, closed or
 deleted by hand between nights.
 
 Each test builds its own store from one demo store made once per module, adds a
@@ -31,12 +31,16 @@ import pygit2
 import pytest
 
 from memhtml.adapters.clock import SystemClock
-from memhtml.cli.demo import build_demo
 from memhtml.eval.planted import ScriptedEmbedder
 from memhtml.format import parse_memory
 from tests.integration.cli.cli_support import call_text
 from tests.integration.sleep.planted_support import serve_embeddings
-from tests.integration.sleep.sleep_support import RUN_AT, RUN_ID, run_in_subprocess
+from tests.integration.sleep.sleep_support import (
+    RUN_AT,
+    RUN_ID,
+    build_sleep_demo,
+    run_in_subprocess,
+)
 from tests.integration.store.checkout_support import (
     PERSON,
     clean_environment,
@@ -55,7 +59,7 @@ _DETECTED = re.compile(r"areas/tasks/det-[0-9a-f]{12}-[^/]+\.html")
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("curation") / "store"
-    build_demo(root)
+    build_sleep_demo(root)
     return root
 
 
@@ -133,8 +137,11 @@ HAND_DATE = "2026-11-29T12:00:00Z"
 """Every hand commit's date, so two stores given the same files have the same commits."""
 
 
-def commit(root: Path, env: dict[str, str], message: str = "a person's own files") -> str:
-    dated = {**env, "GIT_AUTHOR_DATE": HAND_DATE, "GIT_COMMITTER_DATE": HAND_DATE}
+def commit(root: Path, env: dict[str, str], message: str = "a person's own files",
+           when: str = HAND_DATE) -> str:
+    """Everything in the checkout committed by a person at ``when``, which is also when
+    the files arrived on the branch (the day decay and grace count from)."""
+    dated = {**env, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
     git(root, dated, "add", "-A")
     git(root, dated, *PERSON, "commit", "-q", "-m", message)
     return git(root, dated, "rev-parse", "HEAD").stdout.strip()
@@ -576,15 +583,22 @@ def test_an_archive_path_already_taken_is_a_counted_refusal(
     base = commit(store, env)
     report = night(capsys, store, "dedup-merge")
     done = counts(report, "dedup-merge")
-    assert (done["folded"], done["refused"]) == (1, 3), done
+    # An earlier archive of the same path only sends the fold to the year's next folder;
+    # a file that is not a memory (junk, a link) holding the name refuses it.
+    assert (done["folded"], done["refused"]) == (2, 2), done
     warnings = phase(report, "dedup-merge")["warnings"]
-    assert len(warnings) == 3 and all("already taken" in w for w in warnings), warnings
+    assert len(warnings) == 2 and all("is a file that is not a memory" in w
+                                      for w in warnings), warnings
     tip = report["head_sha"]
     before, after = tree(store, base), tree(store, tip)
     for name in pairs:
         assert after[taken[name]] == before[taken[name]], name
+    for name in ("junk", "link"):
         assert after[f"areas/odd/{name}-b.html"] == before[f"areas/odd/{name}-b.html"]
         assert links(text(store, tip, f"areas/odd/{name}-a.html"), "supersedes") == []
+    assert "areas/odd/memory-b.html" not in after
+    assert links(text(store, tip, "areas/odd/memory-a.html"), "supersedes") == [
+        f"/archive/{YEAR}-2/areas/odd/memory-b.html"]
     assert links(text(store, tip, "areas/odd/fold-a.html"), "supersedes") == [
         f"/archive/{YEAR}/areas/odd/fold-b.html"]
     assert_nothing_lost(store, base, tip)
@@ -667,14 +681,16 @@ def test_retention_triage_counts_an_archive_path_already_taken(
     assert cli(capsys, "sleep", "abort", RUN_ID, "--store", str(store), "--json")[0] == 0
     occupied = evicted[0]
     target = occupied.removeprefix(f"archive/{YEAR}/")
-    put(store, occupied, memory("Another", "A different memory archived earlier.",
-                                status="archived"))
+    # A file that is not a memory holds the name (an earlier archive of the path would
+    # only send this one to the year's next folder).
+    put(store, occupied, b"not a memory at all \xff\n")
     base = commit(store, env)
     report = night(capsys, store, "dedup-merge", "retention-triage")
     done = counts(report, "retention-triage")
     assert (done["evict"], done["refused"], done["archived"]) == (
         len(evicted), 1, len(evicted) - 1), done
-    assert any("already taken" in w for w in phase(report, "retention-triage")["warnings"])
+    assert any("is a file that is not a memory" in w
+               for w in phase(report, "retention-triage")["warnings"])
     tip = report["head_sha"]
     assert tree(store, tip)[occupied] == tree(store, base)[occupied]
     assert tree(store, tip)[target] == tree(store, base)[target]
@@ -821,17 +837,22 @@ def test_a_recurring_finding_can_close_its_task_again(
     assert_nothing_lost(store, base, report["head_sha"])
     done = counts(report, "dedup-merge")
     assert (done["tasks_closed"], done["tasks_blocked"]) == (1, 0), done
-    # Its first close took this year's archive path: the second is made where it stands.
+    # Its first close took this year's archive path: the second goes to the year's next
+    # archive folder, and the first stays where it is.
     tip = report["head_sha"]
-    assert detected(store, tip) == [path]
-    assert '<meta name="memhtml-task-status" content="done">' in text(store, tip, path)
+    assert detected(store, tip) == []
+    after = tree(store, tip)
+    assert f"archive/{YEAR}/{path}" in after
+    assert '<meta name="memhtml-task-status" content="done">' in text(
+        store, tip, f"archive/{YEAR}-2/{path}")
 
 
 # == confidence-decay ========================================================================
 
 
 A_DAY_BEFORE = "2026-11-29T03:00:00Z"
-"""Written a day and an hour before the run: one whole day owed, so one decay step."""
+"""Written and committed a day and an hour before the run: one whole day owed, so one
+decay step (a memory's days count from its arrival on the branch)."""
 
 CONFIDENCES = {
     # stated -> stored after one unreinforced day
@@ -852,7 +873,7 @@ def test_confidence_values_at_the_edges(
     task = "areas/tasks/confident-task.html"
     put(store, task, memory("A confident task", "Finish the confident task.", kind="task",
                             metas=[("memhtml-confidence", "0.90")]))
-    base = commit(store, env)
+    base = commit(store, env, when=A_DAY_BEFORE)
     report = night(capsys, store, "confidence-decay")
     tip = report["head_sha"]
     for stated, path in paths.items():
@@ -874,7 +895,7 @@ def _decay_two_nights(store: Path, env: dict[str, str], capsys: pytest.CaptureFi
         put(store, f"areas/conf/{name}.html", memory(
             name.title(), f"The {name} memory holds.", created=A_DAY_BEFORE,
             metas=[("memhtml-confidence", "0.90")]))
-    commit(store, env)
+    commit(store, env, when=A_DAY_BEFORE)
     night(capsys, store, "confidence-decay", "report")
     merge(capsys, store)
     own = store / "areas/conf/self.html"
@@ -944,8 +965,9 @@ def test_validity_bounds_in_odd_but_valid_forms(
             f"Bound {name}", f"The {name} memory has a validity bound.",
             metas=stated + ([("memhtml-reprieves", count)] if count else [])))
     occupied = f"archive/{YEAR}/areas/bounds/taken.html"
-    put(store, occupied, memory("Another", "A different memory archived earlier.",
-                                status="archived"))
+    # A file that is not a memory holds the name (an earlier archive of the path would
+    # only send this one to the year's next folder).
+    put(store, occupied, b"not a memory at all \xff\n")
     task = "areas/tasks/lapsed-task.html"
     put(store, task, memory("Lapsed task", "A task whose validity lapsed.", kind="task",
                             metas=[("memhtml-valid-until", "2026-01-01")]))

@@ -17,10 +17,9 @@ from typing import Any
 import pygit2
 import pytest
 
-from memhtml.cli.demo import build_demo
 from memhtml.format import parse_memory, set_meta
 from memhtml.sleep.contract import report_path
-from tests.integration.sleep.sleep_support import RUN_ID
+from tests.integration.sleep.sleep_support import RUN_ID, build_sleep_demo
 from tests.integration.sleep.test_sleep_curation_hostile import (
     YEAR,
     Clock,
@@ -51,7 +50,7 @@ FORGED = "2099-01-01"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("history") / "store"
-    build_demo(root)
+    build_sleep_demo(root)
     return root
 
 

@@ -27,13 +27,19 @@ import pytest
 
 from memhtml.adapters.clock import SystemClock
 from memhtml.adapters.git import PygitService
-from memhtml.cli.demo import build_demo
 from memhtml.compose import value_of
 from memhtml.contracts.services import PathChange, Signature
 from memhtml.sleep.contract import branch_of, ledger_path
 from tests.integration.cli.cli_support import call, call_text, usage_code
 from tests.integration.sleep.kill_support import PlaneRows, child, rows_at
-from tests.integration.sleep.sleep_support import LINKED, RUN_AT, RUN_ID, dangle
+from tests.integration.sleep.sleep_support import (
+    LINKED,
+    RUN_AT,
+    RUN_ID,
+    SHARE_FOR_THE_DEMO,
+    build_sleep_demo,
+    dangle,
+)
 from tests.integration.store.checkout_support import (
     PERSON,
     checkout_findings,
@@ -58,7 +64,7 @@ LINKER = "areas/checkout/arc-payments-hardening.html"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("demo") / "store"
-    build_demo(root)
+    build_sleep_demo(root)
     dangle(root)
     return root
 
@@ -306,10 +312,12 @@ def test_a_run_on_an_unborn_store_refuses_and_creates_nothing(
 
 def test_a_run_and_merge_on_a_bare_repository(
         demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        env: dict[str, str]) -> None:
+        env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "store.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(demo), str(root)], check=True,
                    env=env)
+    # A bare repository has no checkout to read .memhtml/config.toml from.
+    monkeypatch.setenv("MEMHTML_SLEEP_ARCHIVE_SHARE", SHARE_FOR_THE_DEMO)
     main = refs(root)["refs/heads/main"]
     code, report = run(capsys, root)
     assert code == 0, report

@@ -45,7 +45,6 @@ from typing import Any
 import pygit2
 import pytest
 
-from memhtml.cli.demo import build_demo
 from memhtml.sleep.contract import branch_of, ledger_path
 from memhtml.sleep.ledger import read_ledger
 from tests.integration.sleep.kill_support import (
@@ -59,7 +58,7 @@ from tests.integration.sleep.kill_support import (
     fresh,
     plane_rows,
 )
-from tests.integration.sleep.sleep_support import LINKED, dangle
+from tests.integration.sleep.sleep_support import LINKED, build_sleep_demo, dangle
 from tests.integration.store.checkout_support import (
     LostWorkError,
     checkout_findings,
@@ -205,7 +204,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Path:
     root = tmp_path_factory.mktemp("prepared") / "store"
-    build_demo(root)
+    build_sleep_demo(root)
     dangle(root)
     for path in READS:
         done = memhtml(clean_env(home), "read", path, "--store", str(root))

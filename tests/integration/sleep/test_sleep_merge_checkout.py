@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from memhtml.cli.demo import build_demo
 from memhtml.compose import value_of
 from memhtml.sleep import merge as merge_module
 from memhtml.sleep.merge import merge_run
 from memhtml.sleep.runner import run_sleep
 from memhtml.store import finish_checkout
 from memhtml.store.checkout import read_journals
-from tests.integration.sleep.sleep_support import RUN_ID, dangle, deps_at, git_cli
+from tests.integration.sleep.sleep_support import RUN_ID, build_sleep_demo, dangle, deps_at, git_cli
 
 
 class Killed(BaseException):
@@ -26,7 +25,7 @@ class Killed(BaseException):
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("demo") / "store"
-    build_demo(root)
+    build_sleep_demo(root)
     dangle(root)
     return root
 

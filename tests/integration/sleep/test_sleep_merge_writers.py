@@ -23,8 +23,8 @@ from typing import Any
 import pygit2
 import pytest
 
-from memhtml.cli.demo import build_demo
 from memhtml.sleep.merge import MERGE_ATTEMPTS
+from tests.integration.sleep.sleep_support import build_sleep_demo
 from tests.integration.sleep.writer_support import read_acks
 from tests.integration.store.checkout_support import clean_env, memhtml
 
@@ -38,7 +38,7 @@ WAIT_SECONDS = 300
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("writers") / "store"
-    build_demo(root)
+    build_sleep_demo(root)
     return root
 
 

@@ -199,7 +199,7 @@ def test_a_commit_made_from_a_stale_index_is_undone_by_the_next_command(
     assert landed.primary in tree and "notes/mine.txt" in tree
     assert _status(root) == []
     subject = git_cli(root, "log", "-1", "--format=%s")
-    assert subject.startswith(f"memhtml restore: 1 path(s) undone by {person[:10]}")
+    assert subject.startswith(f"memhtml rewrite-stale: 1 path(s) undone by {person[:10]}")
     # Nothing more to do on the next command.
     assert ok(finish_checkout(store.deps)) == type(recovered)()
 

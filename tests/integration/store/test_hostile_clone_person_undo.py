@@ -1,14 +1,14 @@
-"""A person who reverts a memhtml write with ``git revert`` keeps it reverted; any other
-commit that puts a write's paths back as they were is undone in turn.
+"""A person who undoes a memhtml write with git keeps it undone; only a commit made from
+an index that predated the write is written back.
 
-The recovery step that runs before every command (``finish_checkout``) restores a
-write that a commit from a stale index put back. ``git revert`` says what it is: its
-message names the commit it reverts, so a revert of the write is the person's choice
-and stays. Nothing else can be told from a stale-index commit for sure: the written
-file it leaves on disk is gone again once the person tidies the "modified" file away
-(``git stash``, ``git restore``, ``git reset --hard``), which is what a chosen
-``git rm`` leaves too. A person's ``git commit`` must never silently undo a write, so
-those are written back, with a commit that names the one it undoes.
+The recovery step that runs before every command (``finish_checkout``) writes back a
+write that a commit from a stale index put back, and only that: the write never
+reached the person's index, or the checkout still shows it on disk over an index as
+the commit left it. ``git revert``, ``git rm``, ``git mv`` and ``git checkout <rev> --
+path`` change the files with the index, so they are the person's, and stay; the next
+command says it kept them. A stale commit whose written file the person then cleared
+away (``git stash -u``, ``git clean``) reads as chosen too: the write is still in the
+history, and ``git revert`` of that commit brings it back.
 """
 
 from __future__ import annotations
@@ -72,27 +72,71 @@ def test_a_git_revert_of_a_write_is_not_written_back(tmp_path: Path) -> None:
     assert porcelain(root, env) == []
 
 
-def test_a_git_rm_of_a_write_is_written_back_naming_the_commit(tmp_path: Path) -> None:
+def _note(root: Path, env: dict[str, str]) -> str:
+    """What the next command says on stderr, its tree checked to be unchanged."""
+    status = memhtml(env, "status", "--store", str(root))
+    assert status.returncode == 0, status.stderr
+    return status.stderr
+
+
+def test_a_git_rm_of_a_write_is_kept_and_said(tmp_path: Path) -> None:
     root, env, path = _store_with_one_write(tmp_path)
     git(root, env, "rm", "-q", "--", path)
     git(root, env, *PERSON, "commit", "-q", "-m", "drop the wrong kettle note")
     removed = _head(root, env)
 
-    assert path in _after_next_command(root, env), _log(root, env)
-    subject = git(root, env, "log", "-1", "--format=%s").stdout
-    assert subject.startswith(f"memhtml restore: 1 path(s) undone by {removed[:10]}")
+    note = _note(root, env)
+    assert path not in tree(root, env), _log(root, env)
+    assert _head(root, env) == removed
+    assert f"kept 1 path(s) that your commit {removed[:10]}" in note and path in note, note
+    assert _note(root, env) == "", "said once"
     assert porcelain(root, env) == []
+    # The memory is not lost: the deleted-memory door brings it back.
+    back = memhtml(env, "restore", path, "--store", str(root))
+    assert back.returncode == 0, back.stderr
+    assert path in tree(root, env)
 
 
-def test_a_label_checked_out_back_by_hand_is_written_back(tmp_path: Path) -> None:
+def test_a_label_checked_out_back_by_hand_is_kept(tmp_path: Path) -> None:
     root, env, path = _store_with_one_write(tmp_path)
+    before = tree(root, env)[path]
     labelled = memhtml(env, "label", path, "person:ines-marechal", "--store", str(root))
     assert labelled.returncode == 0, labelled.stderr
-    label = tree(root, env)[path]
     git(root, env, "checkout", "HEAD~1", "--", path)
     git(root, env, *PERSON, "commit", "-q", "-m", "no label on this one")
 
-    assert _after_next_command(root, env)[path] == label, _log(root, env)
+    assert _after_next_command(root, env)[path] == before, _log(root, env)
+    assert porcelain(root, env) == []
+
+
+def test_a_git_mv_of_a_write_is_kept(tmp_path: Path) -> None:
+    root, env, path = _store_with_one_write(tmp_path)
+    elsewhere = "areas/kitchen/kettle.html"
+    (root / "areas" / "kitchen").mkdir(parents=True)
+    git(root, env, "mv", path, elsewhere)
+    git(root, env, *PERSON, "commit", "-q", "-m", "the kettle lives in the kitchen")
+    moved = _head(root, env)
+
+    after = _after_next_command(root, env)
+    assert path not in after and elsewhere in after, _log(root, env)
+    assert _head(root, env) == moved
+    wrote = memhtml(env, "write", "--title", "Toaster", "--claim", "The toaster is new.",
+                    "--store", str(root))
+    assert wrote.returncode == 0, wrote.stderr
+    assert path not in tree(root, env) and elsewhere in tree(root, env), _log(root, env)
+    assert porcelain(root, env) == []
+
+
+def test_an_index_only_undo_that_leaves_the_write_on_disk_reads_as_stale(
+        tmp_path: Path) -> None:
+    """``git rm --cached`` leaves the written file on disk, untracked: exactly what a
+    commit of an index read before the write leaves. Written back (the documented
+    limit of the proof)."""
+    root, env, path = _store_with_one_write(tmp_path)
+    git(root, env, "rm", "-q", "--cached", "--", path)
+    git(root, env, *PERSON, "commit", "-q", "-m", "untrack it")
+    assert path in _after_next_command(root, env), _log(root, env)
+    assert porcelain(root, env) == []
 
 
 def test_a_revert_stays_with_the_branch_not_checked_out(tmp_path: Path) -> None:
@@ -139,13 +183,16 @@ def test_a_revert_of_an_archive_that_rewrote_links_keeps_every_path_undone(
     assert _head(root, env) == reverted
 
 
-@pytest.mark.parametrize("tidy", [(), ("stash", "-q", "-u"), ("clean", "-fq", "--", LADDER),
-                                  ("reset", "-q", "--hard")],
-                         ids=["left", "stash", "clean", "reset --hard"])
-def test_a_commit_from_a_stale_index_is_still_undone(tmp_path: Path,
-                                                     tidy: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(("tidy", "written_back"), [
+    ((), True), (("reset", "-q", "--hard"), True),
+    (("stash", "-q", "-u"), False), (("clean", "-fq", "--", LADDER), False),
+], ids=["left", "reset --hard", "stash", "clean"])
+def test_a_commit_from_a_stale_index_is_written_back_while_the_checkout_shows_it(
+        tmp_path: Path, tidy: tuple[str, ...], written_back: bool) -> None:
     """The person's commit carries the index from before the write; then they may tidy
-    the written file it left on disk away, taking it for a stray change."""
+    the written file it left on disk away. ``reset --hard`` leaves an untracked file
+    where it is, so the proof stands; ``stash -u`` and ``clean`` take it away, and the
+    commit is the person's from then on (said, and one ``git revert`` away)."""
     root, env, _ = _store_with_one_write(tmp_path)
     stale_index = (root / ".git" / "index").read_bytes()
     wrote = memhtml(env, "write", "--title", "Ladder", "--claim", "The ladder is in the shed.",
@@ -156,10 +203,22 @@ def test_a_commit_from_a_stale_index_is_still_undone(tmp_path: Path,
     (root / "notes" / "mine.txt").write_text("mine\n", encoding="utf-8")
     git(root, env, "add", "notes/mine.txt")
     git(root, env, *PERSON, "commit", "-q", "-m", "my notes")
+    stale = _head(root, env)
     assert LADDER not in tree(root, env)
     if tidy:
         git(root, env, *tidy)
 
-    after = _after_next_command(root, env)
-    assert LADDER in after and "notes/mine.txt" in after, _log(root, env)
+    note = _note(root, env)
+    after = tree(root, env)
+    assert "notes/mine.txt" in after
+    assert (LADDER in after) is written_back, _log(root, env)
+    if written_back:
+        subject = git(root, env, "log", "-1", "--format=%s").stdout
+        assert subject.startswith(f"memhtml rewrite-stale: 1 path(s) undone by {stale[:10]}")
+        assert "wrote back 1 path(s)" in note, note
+    else:
+        assert _head(root, env) == stale
+        assert f"git revert {stale[:10]}" in note, note
+        git(root, env, *PERSON, "revert", "--no-edit", stale)
+        assert LADDER in _after_next_command(root, env), _log(root, env)
     assert porcelain(root, env) == []

@@ -358,11 +358,15 @@ def test_restore_refuses_what_is_not_a_deleted_memory(
         shared: Shared, capsys: pytest.CaptureFixture[str]) -> None:
     store = str(shared.store)
     archived = _write(capsys, shared.store, "Old news")
+    written = tip(shared.store)
     _ok(capsys, "archive", archived, "--store", store)
     first = tip(shared.store)
+    assert written is not None
     cases = [
         ((shared.memory,), "holds a memory"),
-        ((archived,), "was archived at archive/"),
+        # Without --at an archived memory comes back live (test_cli_restore); a version
+        # of it from history is refused, naming the way.
+        ((archived, "--at", written), f"memhtml restore {archived} (without --at)"),
         (("areas/inbox/never.html",), "was never on main"),
         (("areas/inbox/../x.html",), "refused"),
         ((shared.memory, "--at", "no-such-rev"), "no-such-rev"),

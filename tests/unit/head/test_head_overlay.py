@@ -9,7 +9,17 @@ from returns.result import Failure, Success
 from tests.property.head_support import archived, memory, memory_with, record_at
 
 from memhtml.contracts.errors import InvalidMemory, OverlayRefused
-from memhtml.contracts.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
+from memhtml.contracts.ops import (
+    Archive,
+    Label,
+    LinkOp,
+    Move,
+    OverlayOp,
+    Put,
+    Unarchive,
+    Unlabel,
+    UnlinkOp,
+)
 from memhtml.contracts.vocabulary import EdgeRel
 from memhtml.head import HeadVersion, IndexedView, is_entity, version_from_records, with_overlay
 
@@ -87,6 +97,24 @@ def test_unlabel_of_an_entity_not_carried_is_refused() -> None:
 
 def test_move_of_an_archived_record_is_refused() -> None:
     _refused([Move(GONE, "areas/back.html")])
+
+
+@pytest.mark.parametrize(("path", "to", "words"), [
+    (LIVE, "areas/back.html", "only an archived memory"),
+    (GONE, "archive/2027/gone.html", "under archive/"),
+    (GONE, "areas/other.html", "already holds a memory"),
+    ("archive/2026/missing.html", "areas/missing.html", "no memory at this path"),
+])
+def test_unarchive_is_refused_unless_it_brings_an_archived_memory_to_a_free_live_path(
+        path: str, to: str, words: str) -> None:
+    assert words in _refused([Unarchive(path, to, memory("Back", "Back again."))]).reason
+
+
+def test_unarchive_moves_the_record_back_live() -> None:
+    view = _applied([Unarchive(GONE, "gone.html", memory("Gone", "A gone claim."))])
+    assert view.get(GONE) is None
+    back = view.get("gone.html")
+    assert back is not None and not back.archived and back.status == "active"
 
 
 def test_put_of_an_invalid_file_fails_with_its_violations() -> None:

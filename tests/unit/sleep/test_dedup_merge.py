@@ -385,25 +385,28 @@ def test_unreadable_files_are_never_touched(tmp_path: Path) -> None:
     assert_folded(after, kept, copy)
 
 
+TAKEN_BY = b"<!doctype html><p>not a memory</p>\n"
+"""What holds a fold's archive path in the refusal tests: a file that is not a memory
+(an earlier archive of the same path only sends the next to ``archive/<YYYY>-2/``)."""
+
+
 def test_a_taken_archive_path_is_a_counted_refusal(tmp_path: Path) -> None:
     r = repo(tmp_path)
     taken = "areas/notes/region-copy.html"
-    r.write(taken, "An earlier note, archived this year.")
-    ok(archive(r.store, taken))
+    r.raw([PathChange(f"archive/{STAMP.year}/{taken}", TAKEN_BY)])
     r.write("areas/notes/region.html", "The primary region is eu-west-1.")
     r.write(taken, "The primary region is eu-west-1.")
     result = r.run()
     counts = dict(result.counts)
     assert (counts["hash_twins"], counts["folded"], counts["refused"]) == (1, 0, 1)
     assert result.commits == ()
-    assert any(taken in w and "already taken" in w for w in result.warnings)
+    assert any(taken in w and "is a file that is not a memory" in w for w in result.warnings)
 
 
 def test_a_refused_archive_does_not_stop_the_other_folds(tmp_path: Path) -> None:
     r = repo(tmp_path)
     taken = "areas/notes/region-copy.html"
-    r.write(taken, "An earlier note, archived this year.")
-    ok(archive(r.store, taken))
+    r.raw([PathChange(f"archive/{STAMP.year}/{taken}", TAKEN_BY)])
     keeper = r.write("areas/notes/region.html", "The primary region is eu-west-1.")
     r.write(taken, "The primary region is eu-west-1.")
     first = r.write("areas/notes/zone.html", "The standby zone is b.")

@@ -124,7 +124,7 @@ def test_a_reprieved_memory_lapsing_again_spends_another_reprieve() -> None:
 
 def test_a_taken_archive_path_is_refused_and_counted() -> None:
     w = corpus()
-    w.raw([PathChange(f"archive/2026/{IDLE}", w.blob(w.main(), IDLE))])
+    w.raw([PathChange(f"archive/2026/{IDLE}", b"<!doctype html><p>not a memory</p>\n")])
     result = run(w)
     assert (result.counts["archived"], result.counts["refused"]) == (1, 1)
     assert result.warnings[0].startswith(f"{IDLE} not archived: ")

@@ -206,8 +206,8 @@ def test_a_close_whose_archive_path_is_taken_is_made_where_the_task_stands() -> 
     w = world()
     finding = vetoed()
     land(w, minted(w, [finding])[0])
-    data = w.blob(w.main(), task_path(finding))
-    w.raw([PathChange(f"archive/2026/{task_path(finding)}", data)])
+    w.raw([PathChange(f"archive/2026/{task_path(finding)}",
+                      b"<!doctype html><p>not a memory</p>\n")])
     after, counts = close_stale(Plan.start(head(w), NIGHT2), "dedup-merge", frozenset(),
                                 True).unwrap()
     # Closed where it stands: marked done and tagged as the sweep's close.

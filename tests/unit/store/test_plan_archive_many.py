@@ -52,7 +52,8 @@ def version(records: list[MemoryRecord], skipped: tuple[str, ...] = ()) -> HeadV
 @st.composite
 def stores(draw: st.DrawFn) -> tuple[HeadVersion, list[str], dict[str, str]]:
     """A few live memories linking each other, some superseded by others, a few old
-    archived ones superseded by live ones, maybe an archive path already taken; the
+    archived ones superseded by live ones, maybe an archive path an earlier archive or a
+    file that is not a memory holds; the
     paths to archive (repeats and strangers allowed) and a keeper for some."""
     n = draw(st.integers(2, 6))
     paths = [live(i) for i in range(n)]
@@ -99,13 +100,28 @@ def test_the_bulk_archive_is_archive_step_one_path_at_a_time(
     assert len(done.archived) + len(done.refused) == len(asked)
 
 
-def test_a_taken_archive_path_is_a_counted_refusal_and_the_rest_go_on() -> None:
+def test_an_earlier_archive_of_the_path_this_year_sends_it_to_the_next_folder() -> None:
     base = version([memory(live(0), 0), memory(live(1), 1, (Link("supports", doc(live(0))),)),
                     memory(f"archive/2026/{live(0)}", 9, archived=True)])
     done = archive_many_step(Plan.start(base, NOW), [live(0), live(1)]).unwrap()
+    assert done.archived == ((live(0), f"archive/2026-2/{live(0)}"),
+                             (live(1), f"archive/2026/{live(1)}"))
+    assert done.refused == ()
+    assert done.plan.view.get(f"archive/2026/{live(0)}") is not None, "the earlier one stays"
+    moved = done.plan.view.get(f"archive/2026-2/{live(1)}".replace(live(1), live(0)))
+    assert moved is not None and moved.claim == "Fact number 0 about the deploy window."
+    linking = done.plan.view.get(f"archive/2026/{live(1)}")
+    assert linking is not None
+    assert Link("supports", doc(f"archive/2026-2/{live(0)}")) in linking.links
+
+
+def test_a_file_that_is_not_a_memory_at_the_archive_path_is_a_counted_refusal() -> None:
+    base = version([memory(live(0), 0), memory(live(1), 1, (Link("supports", doc(live(0))),))],
+                   (f"archive/2026/{live(0)}",))
+    done = archive_many_step(Plan.start(base, NOW), [live(0), live(1)]).unwrap()
     assert done.archived == ((live(1), f"archive/2026/{live(1)}"),)
-    assert done.refused == ((live(0), f"archive/2026/{live(0)} is already taken by an earlier "
-                                      f"archive of {live(0)} this year"),)
+    assert done.refused == ((live(0), f"archive/2026/{live(0)} is a file that is not a memory "
+                                      f"(not a memory); {live(0)} was not archived there"),)
     assert done.outcome.body == "archived 1 to archive/2026/; refused 1"
     assert done.plan.view.get(live(0)) is not None
 
