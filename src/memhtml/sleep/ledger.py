@@ -17,10 +17,19 @@ and a ``kind``:
 - ``edge-promoted`` / ``entity-promoted`` ``{"key", "detections"}``: a corroborated
   promotion the run wrote. The counter itself is bumped at phase time (a discarded
   night still read the corpus); merge checks the plane holds at least that many
-  detections, so a plane that lost the row reads as a shortfall.
+  detections, so a plane that lost the row reads as a shortfall. Optionally
+  ``"since"`` (the base commit of the reading before) and ``"by"`` (the write, not a
+  sleep run's, that made this reading independent of it: ``sleep.readings``), and for
+  an entity merge ``"prompt"`` (the sha256 of the prompt the cluster was answered in),
+  so a promotion says what it rests on.
 - ``commitment-below-floor`` ``{"statement", "confidence", "session", "done"}``: a
   record, not a write: a commitment that scored below ``COMMITMENT_FLOOR``, kept so the
   floor's refusals can be reviewed. Merge applies it as nothing.
+- ``compress-refused`` ``{"path", "rule", "detail"}``: a record, not a write: a memory
+  compress would not fold whatever the model answered (an arc, a person's file,
+  something another phase of the run made or decided on, one side of a pair the veto
+  refuses or a person is asked about), with the rule that protected it and the
+  particulars in plain words. Merge applies it as nothing.
 
 A line that does not parse (not JSON, not an object, an unknown kind, a field missing
 or of the wrong type) is counted and skipped, never fatal.
@@ -35,8 +44,12 @@ from typing import Final, Literal, TypeAlias, get_args
 
 MarkKind: TypeAlias = Literal[
     "session-consolidated", "edge-promoted", "entity-promoted", "commitment-below-floor",
+    "compress-refused",
 ]
 MARK_KINDS: Final[tuple[MarkKind, ...]] = get_args(MarkKind)
+RECORD_KINDS: Final[tuple[MarkKind, ...]] = ("commitment-below-floor", "compress-refused")
+"""The kinds that record a decision rather than defer a write: merge applies them as
+nothing (and counts them applied, so pending and applied agree)."""
 
 MarkValue: TypeAlias = str | int | float | bool | None
 
@@ -46,8 +59,16 @@ _FIELDS: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
     "entity-promoted": {"key": (str,), "detections": (int,)},
     "commitment-below-floor": {"statement": (str,), "confidence": (int, float),
                                "session": (str,), "done": (bool,)},
+    "compress-refused": {"path": (str,), "rule": (str,), "detail": (str,)},
 }
 """The fields each kind must carry, and their JSON types (a bool is not an int here)."""
+
+_OPTIONAL: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
+    "edge-promoted": {"since": (str,), "by": (str,)},
+    "entity-promoted": {"since": (str,), "by": (str,), "prompt": (str,)},
+}
+"""Fields a kind may carry beside its required ones; a line without them still parses
+(an older run's), a line with one of the wrong type does not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +123,12 @@ def parse_line(line: str) -> PendingMark | None:
     wanted = _FIELDS[chosen]
     if any(not _well_typed(data.get(name), types) for name, types in wanted.items()):
         return None
-    return PendingMark(chosen, tuple(sorted((name, data[name]) for name in wanted)))
+    optional = _OPTIONAL.get(chosen, {})
+    if any(name in data and not _well_typed(data[name], types)
+           for name, types in optional.items()):
+        return None
+    names = [*wanted, *(name for name in optional if name in data)]
+    return PendingMark(chosen, tuple(sorted((name, data[name]) for name in names)))
 
 
 def read_ledger(data: bytes | None) -> Ledger:

@@ -115,6 +115,7 @@ PERSON_ENTITY = "person:laith-al-saadoon"
 """The one person of the corpus: person-links ties every file naming him to his
 profile, so a file naming him joins the one community the compress band holds."""
 CHANGE = "areas/field/gauge-visit.html"
+GAUGE_NOTE = "areas/field/gauge-sync-check.html"
 NOTIFY_ENTITY = "service:notify-hub"
 
 
@@ -161,6 +162,15 @@ def change_file(entities: Sequence[str] = ()) -> dict[str, bytes]:
     return {CHANGE: memory_file(CHANGE, "Gauge visit", "The east gauge was visited again.",
                                 ("Its housing was cleaned and its battery changed.",),
                                 RUN_AT + timedelta(hours=6), entities=tuple(entities))}
+
+
+def gauge_note() -> dict[str, bytes]:
+    """A note on the planted contradiction's subject (its entity), written between two
+    nights: a write that reaches the pair's neighbourhood."""
+    return {GAUGE_NOTE: memory_file(GAUGE_NOTE, "Gauge sync check",
+                                    "The gauge sync was checked by hand.",
+                                    ("Both cadences were looked at.",),
+                                    RUN_AT + timedelta(hours=7), entities=(CONTRA_ENTITY,))}
 
 
 def extra_files() -> dict[str, bytes]:
@@ -431,7 +441,15 @@ def test_a_contradiction_is_a_task_first_and_lands_in_both_files_over_a_changed_
     assert again.count("edge-typing", "contradicts_detected") == 1
     assert again.count("edge-typing", "contradicts_promoted") == 0
     merged(planted, store, first)
+    # A write far from the pair moves main, and is still no second reading of it.
     add_files(planted, store, change_file(), RUN_AT + timedelta(hours=6))
+    unmoved = night(planted, store, scripted(oracle), phases, days=1)
+    assert unmoved.report.base_sha != first.report.base_sha
+    assert unmoved.count("edge-typing", "contradicts_promoted") == 0
+    assert unmoved.count("edge-typing", "readings_unchanged") == 1
+    assert unmoved.count("edge-typing", "tasks_closed") == 0
+    # A write naming the pair's subject is.
+    add_files(planted, store, gauge_note(), RUN_AT + timedelta(hours=7))
 
     second = night(planted, store, scripted(oracle), phases, days=1)
     assert second.count("edge-typing", "contradicts_promoted") == 1
