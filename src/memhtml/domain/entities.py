@@ -264,8 +264,8 @@ def union_pairs(counts: Mapping[str, int], pairs: Iterable[NamePair], *,
     is the name with the most files, ties to the lexicographically smaller; with
     ``fullest`` (a person's names) the fullest name comes first (``name_fullness``:
     most words, then most letters), so a full name is never rewritten to a short form
-    of it (``laith``, ``l. al-saadoon``) however many files use the short one. Since either rule is a total order, the result does not depend on
-    pair order.
+    of it (``laith``, ``l. al-saadoon``) however many files use the short one. Since
+    either rule is a total order, the result does not depend on pair order.
     """
     parent: dict[str, str] = {}
 
