@@ -292,3 +292,13 @@ def test_a_file_a_person_wrote_is_never_folded(tmp_path: Path) -> None:
     assert result.counts["files_folded"] == 0
     after = r.version(r.land(result))
     assert held(after, "resources/people/laith-2.html").status == "active"
+
+
+def test_an_arc_filed_among_person_files_is_not_folded_as_one(tmp_path: Path) -> None:
+    r = repo(tmp_path)
+    r.write(PERSON, "person:laith-al-saadoon", author=SLEEP_AUTHOR)
+    r.write("resources/people/the-survey-story.html", "person:laith-al-saadoon",
+            memory_type="arc", author=SLEEP_AUTHOR)
+    found = find_people(r.version().records())
+    assert found.homes["laith-al-saadoon"] == PERSON
+    assert dict(found.minted) == {}

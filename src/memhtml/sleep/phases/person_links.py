@@ -22,7 +22,8 @@ superseded by the person's file, which links ``supersedes`` to the archive path.
 person's full name is never replaced by a short alias: the title of the file that
 stays is left as it is, and the fullest-titled minted file is the one that stays. A
 file a person wrote is never folded (``memhtml-author`` other than ``agent:sleep``):
-two profiles a person keeps for one name are theirs to merge.
+two profiles a person keeps for one name are theirs to merge; nor is anything but a
+``semantic`` file (an arc or a task another phase filed here is not a profile).
 
 Names are matched as ``domain.entities`` normalizes them (case and whitespace), the
 same reading entity-resolution, which runs just before, rewrites every value to;
@@ -86,6 +87,12 @@ class People:
     into its home, in path order."""
 
 
+def is_minted(record: MemoryRecord) -> bool:
+    """Whether a file is one this phase minted: a ``semantic`` memory by ``agent:sleep``.
+    An arc or a detected task another phase filed here is not a person's file to fold."""
+    return record.author == SLEEP_AUTHOR and record.memory_type == "semantic"
+
+
 def home_order(record: MemoryRecord) -> tuple[bool, int, int, str, str]:
     """The order a person's files are chosen in: one a person wrote first (oldest
     first), then minted ones titled with the fullest name (oldest first)."""
@@ -120,8 +127,7 @@ def find_people(records: Iterable[MemoryRecord]) -> People:
                 homes[name] = record
         if record.path.startswith(PEOPLE) and len(names) == 1:
             alone.setdefault(names[0], []).append(record)
-    folded = {name: tuple(r.path for r in files
-                          if r.author == SLEEP_AUTHOR and r.path != homes[name].path)
+    folded = {name: tuple(r.path for r in files if is_minted(r) and r.path != homes[name].path)
               for name, files in alone.items() if name in homes}
     return People(
         MappingProxyType({n: tuple(named[n]) for n in sorted(named)}),
