@@ -99,6 +99,16 @@ def test_a_resumed_promoting_run_is_told_again_and_counts_nothing(state: StatePl
     assert ok(state.detections(MERGE)) == 3
 
 
+def test_readings_are_the_counted_run_ids_in_the_order_counted(state: StatePlane) -> None:
+    assert ok(state.readings(PAIR)) == ()
+    for run in ("base:c", "base:a", "base:c", "base:b"):
+        ok(state.bump(PAIR, run, 2, AT))
+    ok(state.bump(MERGE, "base:z", 2, AT))
+    assert ok(state.readings(PAIR)) == ("base:c", "base:a", "base:b")
+    assert ok(state.readings(MERGE)) == ("base:z",)
+    assert ok(state.readings(CounterKey("entity", PAIR.key))) == ()
+
+
 @pytest.mark.parametrize("threshold", [1, 3])
 def test_the_threshold_is_the_callers(state: StatePlane, threshold: int) -> None:
     promoted = [ok(state.bump(PAIR, f"r{n}", threshold, AT)).promotes for n in range(1, 5)]
@@ -272,6 +282,7 @@ _OPS = st.one_of(
     st.tuples(st.just("access"), st.sampled_from(["x.html", "y.html"]), st.integers(0, 5)),
     st.tuples(st.just("counts"), st.integers(0, 6)),
     st.tuples(st.just("counters"), st.sampled_from(["edge", "entity"])),
+    st.tuples(st.just("readings"), st.sampled_from([PAIR, MERGE])),
     st.tuples(st.just("save_mined"), st.sampled_from("abcdef"), st.integers(0, 3)),
     st.tuples(st.just("mined"), st.sampled_from("abcdef")),
 )
@@ -291,6 +302,8 @@ def _apply(plane: StatePlane, op: tuple[object, ...]) -> object:
             return plane.access_counts(AT + timedelta(hours=hours)).map(dict)
         case ("counters", "edge" | "entity" as kind):
             return plane.counters(kind)
+        case ("readings", CounterKey() as key):
+            return plane.readings(key)
         case ("save_mined", str(commit), int(rows)):
             return plane.save_mined_edges(commit, BASIS, ROWS[:rows])
         case ("mined", str(commit)):

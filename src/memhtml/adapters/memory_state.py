@@ -90,6 +90,12 @@ class InMemoryState:
         self._up()
         return self._counters.get(counter, 0)
 
+    @state_operation("readings")
+    def readings(self, counter: CounterKey) -> tuple[str, ...]:
+        self._up()
+        counted = [(n, run) for (key, run), n in self._runs.items() if key == counter]
+        return tuple(run for _, run in sorted(counted))
+
     @state_operation("counters")
     def counters(self, kind: CounterKind) -> tuple[Counter, ...]:
         self._up()

@@ -314,6 +314,15 @@ class SqliteStatePlane:
                          "key = ?", (counter.kind, counter.key)).fetchone()
         return 0 if row is None else int(row[0])
 
+    @state_operation("readings")
+    def readings(self, counter: CounterKey) -> tuple[str, ...]:
+        db = self._reader()
+        if db is None:
+            return ()
+        rows = db.execute("SELECT run_id FROM corroboration_runs WHERE kind = ? AND key = ? "
+                          "ORDER BY detection, run_id", (counter.kind, counter.key)).fetchall()
+        return tuple(str(row[0]) for row in rows)
+
     @state_operation("counters")
     def counters(self, kind: CounterKind) -> tuple[Counter, ...]:
         db = self._reader()

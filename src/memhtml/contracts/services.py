@@ -567,6 +567,12 @@ class StatePlane(Protocol):
         """A counter's value; 0 for one never bumped."""
         ...
 
+    def readings(self, counter: CounterKey) -> IOResult[tuple[str, ...], StateError]:
+        """The run ids a counter counted, in the order it counted them (empty for one
+        never bumped): what a caller reads to judge whether a new detection is
+        independent of the ones before it."""
+        ...
+
     def counters(self, kind: CounterKind) -> IOResult[tuple[Counter, ...], StateError]:
         """Every counter of ``kind`` that has been bumped, sorted by key."""
         ...

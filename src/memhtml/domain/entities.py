@@ -228,19 +228,44 @@ def character_pairs(names: Iterable[str]) -> CharacterPairs:
     return CharacterPairs(tuple(sorted(auto)), tuple(sorted(review)), tuple(sorted(guarded)))
 
 
-def _outranks(name: str, other: str, counts: Mapping[str, int]) -> bool:
+_WORD: Final = re.compile(r"[^\W_]+")
+
+
+def name_words(name: str) -> int:
+    """How many words a name has (runs of letters and digits): ``laith al-saadoon``
+    has three, ``laith`` one."""
+    return len(_WORD.findall(name))
+
+
+def name_fullness(name: str) -> tuple[int, int]:
+    """How full a name is: its words, then its letters and digits, so ``laith
+    al-saadoon`` is fuller than ``laith`` and than ``l. al-saadoon``."""
+    words = _WORD.findall(name)
+    return len(words), sum(len(word) for word in words)
+
+
+def _outranks(name: str, other: str, counts: Mapping[str, int], fullest: bool = False
+              ) -> bool:
+    if fullest:
+        full, other_full = name_fullness(name), name_fullness(other)
+        if full != other_full:
+            return full > other_full
     weight, other_weight = counts.get(name, 0), counts.get(other, 0)
     return weight > other_weight or (weight == other_weight and name < other)
 
 
-def union_pairs(counts: Mapping[str, int], pairs: Iterable[NamePair]) -> Mapping[str, str]:
+def union_pairs(counts: Mapping[str, int], pairs: Iterable[NamePair], *,
+                fullest: bool = False) -> Mapping[str, str]:
     """One union-find over every merge source; returns alias to canonical, in alias order.
 
     The character pass, declared aliases and the model all feed this one call,
     so ``a~b`` from one source and ``b~c`` from another land in one cluster with
     one surviving name, and no two passes can disagree about it. The survivor
-    is the name with the most files, ties to the lexicographically smaller.
-    Since that rule is a total order, the result does not depend on pair order.
+    is the name with the most files, ties to the lexicographically smaller; with
+    ``fullest`` (a person's names) the fullest name comes first (``name_fullness``:
+    most words, then most letters), so a full name is never rewritten to a short form
+    of it (``laith``, ``l. al-saadoon``) however many files use the short one. Since
+    either rule is a total order, the result does not depend on pair order.
     """
     parent: dict[str, str] = {}
 
@@ -256,7 +281,7 @@ def union_pairs(counts: Mapping[str, int], pairs: Iterable[NamePair]) -> Mapping
         a, b = find(left), find(right)
         if a == b:
             continue
-        if _outranks(a, b, counts):
+        if _outranks(a, b, counts, fullest):
             parent[b] = a
         else:
             parent[a] = b
@@ -465,6 +490,8 @@ def resolve_names(
     raw_counts: Mapping[str, int],
     alias_groups: Iterable[Iterable[str]] = (),
     extra_pairs: Iterable[NamePair] = (),
+    *,
+    fullest: bool = False,
 ) -> Resolution:
     """Normalize, then union every merge source in one union-find.
 
@@ -473,7 +500,7 @@ def resolve_names(
     where model-proposed pairs that cleared their gates join; with none, this is
     the whole credential-free phase. A declared alias is a person's assertion of
     identity, so ``merge_guard`` does not apply to it; it applies to the character
-    pass only.
+    pass only. ``fullest`` picks survivors by words first (``union_pairs``).
     """
     names = normalize_names(raw_counts)
     character = character_pairs(names.counts)
@@ -481,7 +508,7 @@ def resolve_names(
         (frozenset(normalize_entity_name(n) for n in g) for g in alias_groups), names.counts
     )
     pairs = [*character.auto, *declared, *extra_pairs]
-    merged = union_pairs(names.counts, pairs)
+    merged = union_pairs(names.counts, pairs, fullest=fullest)
     reasons: dict[NamePair, ReviewReason] = dict.fromkeys(character.review, "band")
     for a, b in character.guarded:
         reasons[(a, b)] = merge_guard(a, b) or "band"

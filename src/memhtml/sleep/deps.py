@@ -177,6 +177,9 @@ class DryState:
     def detections(self, counter: CounterKey) -> IOResult[int, StateError]:
         return self._plane.detections(counter)
 
+    def readings(self, counter: CounterKey) -> IOResult[tuple[str, ...], StateError]:
+        return self._plane.readings(counter)
+
     def counters(self, kind: CounterKind) -> IOResult[tuple[Counter, ...], StateError]:
         return self._plane.counters(kind)
 

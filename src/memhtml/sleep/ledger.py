@@ -17,10 +17,19 @@ and a ``kind``:
 - ``edge-promoted`` / ``entity-promoted`` ``{"key", "detections"}``: a corroborated
   promotion the run wrote. The counter itself is bumped at phase time (a discarded
   night still read the corpus); merge checks the plane holds at least that many
-  detections, so a plane that lost the row reads as a shortfall.
+  detections, so a plane that lost the row reads as a shortfall. Optionally
+  ``"since"`` (the base commit of the reading before) and ``"by"`` (the write, not a
+  sleep run's, that made this reading independent of it: ``sleep.readings``), and for
+  an entity merge ``"prompt"`` (the sha256 of the prompt the cluster was answered in),
+  so a promotion says what it rests on.
 - ``commitment-below-floor`` ``{"statement", "confidence", "session", "done"}``: a
   record, not a write: a commitment that scored below ``COMMITMENT_FLOOR``, kept so the
   floor's refusals can be reviewed. Merge applies it as nothing.
+- ``compress-refused`` ``{"path", "rule", "detail"}``: a record, not a write: a memory
+  compress would not fold whatever the model answered (an arc, a person's file,
+  something another phase of the run made or decided on, one side of a pair the veto
+  refuses or a person is asked about), with the rule that protected it and the
+  particulars in plain words. Merge applies it as nothing.
 
 Beside the marks the ledger carries the run's *decision records*: why a phase did what
 it did to one file, with the figures it decided on, so a review or the report can say
@@ -52,12 +61,15 @@ from typing import Final, Literal, TypeAlias, get_args
 
 MarkKind: TypeAlias = Literal[
     "session-consolidated", "edge-promoted", "entity-promoted", "commitment-below-floor",
-    "retention-archived",
+    "retention-archived", "compress-refused",
 ]
 MARK_KINDS: Final[tuple[MarkKind, ...]] = get_args(MarkKind)
 DECISION_KINDS: Final[frozenset[MarkKind]] = frozenset({"retention-archived"})
 """Kinds that record a decision the run made, not a write it owes: read apart from the
 marks (``Ledger.decisions``), never applied or counted by a merge."""
+RECORD_KINDS: Final[tuple[MarkKind, ...]] = ("commitment-below-floor", "compress-refused")
+"""The kinds read among the marks that record a decision rather than defer a write:
+merge applies them as nothing (and counts them applied, so pending and applied agree)."""
 
 RETENTION_SIGNALS: Final[tuple[str, ...]] = (
     "recency", "access_frequency", "confidence", "pagerank", "bridge_importance",
@@ -78,14 +90,18 @@ _FIELDS: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
                            "band": (str,), "created_age_days": (int, float),
                            "grace_days": (int, float),
                            **dict.fromkeys(RETENTION_SIGNALS, (int, float))},
+    "compress-refused": {"path": (str,), "rule": (str,), "detail": (str,)},
 }
 """The fields each kind must carry, and their JSON types (a bool is not an int here)."""
 
 _OPTIONAL: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
     "retention-archived": {"arrived_age_days": (int, float)},
+    "edge-promoted": {"since": (str,), "by": (str,)},
+    "entity-promoted": {"since": (str,), "by": (str,), "prompt": (str,)},
 }
-"""Fields a kind may carry, kept when well typed: a record written before the field
-existed still reads."""
+"""Fields a kind may carry beside its required ones; a line without them still parses
+(a record written before the field existed), a line with one of the wrong type does
+not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +159,12 @@ def parse_line(line: str) -> PendingMark | None:
     wanted = _FIELDS[chosen]
     if any(not _well_typed(data.get(name), types) for name, types in wanted.items()):
         return None
-    extra = {name for name, types in _OPTIONAL.get(chosen, {}).items()
-             if name in data and _well_typed(data[name], types)}
-    return PendingMark(chosen, tuple(sorted((name, data[name]) for name in {*wanted, *extra})))
+    optional = _OPTIONAL.get(chosen, {})
+    if any(name in data and not _well_typed(data[name], types)
+           for name, types in optional.items()):
+        return None
+    names = [*wanted, *(name for name in optional if name in data)]
+    return PendingMark(chosen, tuple(sorted((name, data[name]) for name in names)))
 
 
 def read_ledger(data: bytes | None) -> Ledger:

@@ -70,7 +70,7 @@ from memhtml.sleep.contract import (
 from memhtml.sleep.deps import GateVerdict, SleepDeps
 from memhtml.sleep.errors import RunNotFound, SleepError, describe_sleep_error
 from memhtml.sleep.history import RunHistory, read_history
-from memhtml.sleep.ledger import Ledger, PendingMark, read_ledger
+from memhtml.sleep.ledger import RECORD_KINDS, Ledger, PendingMark, read_ledger
 from memhtml.sleep.loss import Unrecorded, attribute, over_archived, rewrites, unrecorded_reason
 from memhtml.sleep.replay import Clash, Replay, Sides, clash, links_clash, replay, shown
 from memhtml.sleep.runner import versions_at
@@ -606,7 +606,7 @@ def apply_ledger(deps: SleepDeps, run_id: str, ledger: Ledger) -> IOResult[_Appl
         start: IOResult[int, SleepError] = IOSuccess(0)
         return reduce(then, marks, start)
 
-    below = len(ledger.of_kind("commitment-below-floor"))
+    below = sum(len(ledger.of_kind(kind)) for kind in RECORD_KINDS)
     return consolidated().bind(lambda done: promoted().map(
         lambda more: _Applied(done + more + below, "; ".join(problems) or None)))
 

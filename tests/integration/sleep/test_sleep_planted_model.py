@@ -115,6 +115,7 @@ PERSON_ENTITY = "person:laith-al-saadoon"
 """The one person of the corpus: person-links ties every file naming him to his
 profile, so a file naming him joins the one community the compress band holds."""
 CHANGE = "areas/field/gauge-visit.html"
+GAUGE_NOTE = "areas/field/gauge-sync-check.html"
 NOTIFY_ENTITY = "service:notify-hub"
 
 
@@ -161,6 +162,15 @@ def change_file(entities: Sequence[str] = ()) -> dict[str, bytes]:
     return {CHANGE: memory_file(CHANGE, "Gauge visit", "The east gauge was visited again.",
                                 ("Its housing was cleaned and its battery changed.",),
                                 RUN_AT + timedelta(hours=6), entities=tuple(entities))}
+
+
+def gauge_note() -> dict[str, bytes]:
+    """A note on the planted contradiction's subject (its entity), written between two
+    nights: a write that reaches the pair's neighbourhood."""
+    return {GAUGE_NOTE: memory_file(GAUGE_NOTE, "Gauge sync check",
+                                    "The gauge sync was checked by hand.",
+                                    ("Both cadences were looked at.",),
+                                    RUN_AT + timedelta(hours=7), entities=(CONTRA_ENTITY,))}
 
 
 def extra_files() -> dict[str, bytes]:
@@ -225,6 +235,25 @@ def fresh(planted: Planted, tmp_path: Path, name: str = "store") -> Path:
 @pytest.fixture
 def store(planted: Planted, tmp_path: Path) -> Path:
     return fresh(planted, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def settled(planted: Planted, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The prepared store after one night with no model, merged. A first night's
+    entity-resolution and person-links decide on the person's files (relabelled,
+    linked), and compress never folds a memory another phase decided on that night;
+    on the next night they have nothing left to decide, and compress is offered the
+    person's community."""
+    root = tmp_path_factory.mktemp("settled") / "store"
+    shutil.copytree(planted.prepared, root, symlinks=True)
+    merged(planted, root, night(planted, root, None))
+    return root
+
+
+def settled_copy(settled: Path, tmp_path: Path, name: str = "settled") -> Path:
+    root = tmp_path / name
+    shutil.copytree(settled, root, symlinks=True)
+    return root
 
 
 def add_files(planted: Planted, root: Path, files: Mapping[str, bytes],
@@ -387,11 +416,13 @@ def _canon(absorbs: Sequence[str]) -> Canon:
 
 @pytest.mark.parametrize("stranger", ["m99", "areas/x.html"])
 def test_an_answer_naming_a_key_no_batch_offered_changes_nothing(
-        planted: Planted, tmp_path: Path, stranger: str) -> None:
+        planted: Planted, settled: Path, tmp_path: Path, stranger: str) -> None:
     canon = _canon(_laith_pair(planted))
-    quiet = night(planted, fresh(planted, tmp_path, "quiet"), scripted(planted.oracle(fold=())))
-    poisoned = night(planted, fresh(planted, tmp_path, "poisoned"),
-                     scripted(planted.oracle(canonicals=(canon,), stranger=stranger)))
+    quiet = night(planted, settled_copy(settled, tmp_path, "quiet"),
+                  scripted(planted.oracle(fold=())), days=1)
+    poisoned = night(planted, settled_copy(settled, tmp_path, "poisoned"),
+                     scripted(planted.oracle(canonicals=(canon,), stranger=stranger)),
+                     days=1)
     # Every memory file is byte for byte what a night of empty answers leaves.
     assert blobs(poisoned.tip) == blobs(quiet.tip)
     paraphrases = planted.corpus.manifest.of_kind("paraphrase")
@@ -431,7 +462,15 @@ def test_a_contradiction_is_a_task_first_and_lands_in_both_files_over_a_changed_
     assert again.count("edge-typing", "contradicts_detected") == 1
     assert again.count("edge-typing", "contradicts_promoted") == 0
     merged(planted, store, first)
+    # A write far from the pair moves main, and is still no second reading of it.
     add_files(planted, store, change_file(), RUN_AT + timedelta(hours=6))
+    unmoved = night(planted, store, scripted(oracle), phases, days=1)
+    assert unmoved.report.base_sha != first.report.base_sha
+    assert unmoved.count("edge-typing", "contradicts_promoted") == 0
+    assert unmoved.count("edge-typing", "readings_unchanged") == 1
+    assert unmoved.count("edge-typing", "tasks_closed") == 0
+    # A write naming the pair's subject is.
+    add_files(planted, store, gauge_note(), RUN_AT + timedelta(hours=7))
 
     second = night(planted, store, scripted(oracle), phases, days=1)
     assert second.count("edge-typing", "contradicts_promoted") == 1
@@ -492,12 +531,17 @@ def test_an_entity_cluster_promotes_on_a_changed_corpus_and_not_on_an_unchanged_
 
 
 def test_compress_never_archives_an_unnamed_member_or_a_dated_episode(
-        planted: Planted, store: Path) -> None:
-    add_files(planted, store, episode_file())
+        planted: Planted, settled: Path, tmp_path: Path) -> None:
+    store = settled_copy(settled, tmp_path)
+    add_files(planted, store, episode_file(), RUN_AT + timedelta(hours=1))
+    # The episode's person is linked on a night of its own: a file person-links links
+    # tonight is one compress leaves alone tonight.
+    merged(planted, store, night(planted, store, None, only("entity-resolution",
+                                                           "person-links")), days=1)
     first, second = _laith_pair(planted)
     canon = _canon((EPISODE, first, second))
     model = scripted(planted.oracle(canonicals=(canon,)))
-    done = night(planted, store, model)
+    done = night(planted, store, model, days=1)
     asked = [r for r in model.requests if r.tool_name == "write_canonicals"]
     assert len(asked) == 1
     oracle = planted.oracle()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from memhtml.domain.entities import (
@@ -16,7 +18,9 @@ from memhtml.domain.entities import (
     entity_centroids,
     lcs_length,
     merge_guard,
+    name_fullness,
     name_similarity,
+    name_words,
     nearest_centroids,
     normalize_entity_name,
     normalize_names,
@@ -121,6 +125,31 @@ def test_union_find_survivor_is_heaviest_then_smallest() -> None:
     counts = {"a": 1, "b": 5, "c": 5, "d": 2}
     merged = union_pairs(counts, [("a", "b"), ("c", "d"), ("b", "c")])
     assert dict(merged) == {"a": "b", "c": "b", "d": "b"}
+
+
+def test_a_persons_survivor_is_the_fullest_name_then_heaviest() -> None:
+    counts = {"laith": 9, "laith al-saadoon": 1, "l. al-saadoon": 3, "mira": 2}
+    pairs = [("laith", "laith al-saadoon"), ("l. al-saadoon", "laith")]
+    assert dict(union_pairs(counts, pairs, fullest=True)) == {
+        "l. al-saadoon": "laith al-saadoon", "laith": "laith al-saadoon"}
+    assert dict(union_pairs(counts, pairs)) == {
+        "l. al-saadoon": "laith", "laith al-saadoon": "laith"}
+    assert (name_words("laith al-saadoon"), name_words("l. al-saadoon"),
+            name_words("laith"), name_words("---")) == (3, 3, 1, 0)
+    assert name_fullness("laith al-saadoon") > name_fullness("l. al-saadoon")
+
+
+@given(st.permutations([("a b", "a"), ("a", "c d"), ("c d", "e f"), ("x", "a")]),
+       st.dictionaries(st.sampled_from(["a", "a b", "c d", "e f", "x"]),
+                       st.integers(1, 5)))
+def test_the_fullest_rule_is_a_total_order_so_pair_order_does_not_matter(
+        pairs: list[tuple[str, str]], counts: dict[str, int]) -> None:
+    merged = union_pairs(counts, pairs, fullest=True)
+    survivor = set(merged.values())
+    assert len(survivor) == 1
+    (name,) = survivor
+    assert name_fullness(name) == (2, 2)
+    assert merged == union_pairs(counts, sorted(pairs), fullest=True)
 
 
 def test_decompose_cluster_orients_by_weight_then_name() -> None:

@@ -345,3 +345,17 @@ def test_two_runs_send_the_same_bytes() -> None:
     run(corpus(LAUNCH, MOVE, TINY), second)
     assert len(first.sent) == 3
     assert first.sent == second.sent
+
+
+def test_an_arc_is_never_filed_among_person_files() -> None:
+    # The community's oldest member is a person's file: the arc goes beside the oldest
+    # note instead, where person-links will not read it as a person's profile.
+    w = blank_world()
+    paths = ("resources/people/launch-lead.html", *LAUNCH)
+    for n, path in enumerate(paths):
+        put(w, path, [Link("relates_to", to_document_path(p)) for p in paths[:n]])
+        w.clock.advance(60)  # the person's file is the oldest
+    w.clock.advance((STAMP - w.clock.now()).total_seconds())
+    after = land(w, run(w, ScriptedModel(respond=responder({"launch": "The launch"}))))
+    (arc,) = arcs_in(after)
+    assert arc.path.startswith("areas/launch/")

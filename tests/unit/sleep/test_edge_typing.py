@@ -354,6 +354,7 @@ def test_a_contradiction_is_a_task_first_and_linked_at_its_second_detection(
     answer = {(r.claims[a], r.claims[b]): ("contradicts", "b", 0.85)}
     state = InMemoryState()
 
+    first_base = r.main()
     night_one = r.run(responder(answer), mined=mined((a, b)), state=state)
     counts = dict(night_one.counts)
     assert (counts["contradicts_detected"], counts["contradicts_promoted"]) == (1, 0)
@@ -368,12 +369,26 @@ def test_a_contradiction_is_a_task_first_and_linked_at_its_second_detection(
         assert ok(state.detections(CounterKey("edge", key))) == 1
     assert set(changed(night_one)) == set(open_detected(r.land(night_one)))
 
-    r.write("areas/notes/c-other.html", "The canteen closes at three.")  # the corpus moves
+    # The corpus moves, but not near the pair: the next reading is the first again.
+    r.write("areas/notes/c-other.html", "The canteen closes at three.")
+    unmoved = r.run(responder(answer), mined=mined((a, b)), state=state, stamp=NEXT_NIGHT)
+    counts = dict(unmoved.counts)
+    assert (counts["contradicts_detected"], counts["contradicts_promoted"]) == (1, 0)
+    assert counts["readings_unchanged"] == 1 and counts["tasks_closed"] == 0
+    assert ok(state.detections(CounterKey("edge", key))) == 1
+    assert set(changed(unmoved)) == set(open_detected(r.version()))  # refreshed, kept
+
+    # A write one link away from the pair: a second, independent reading.
+    r.write("areas/notes/d-upload.html", "Uploads are checked at the gateway.",
+            links=(Link("relates_to", to_document_path(a)),))
+    by = r.main()
     night_two = r.run(responder(answer), mined=mined((a, b)), state=state, stamp=NEXT_NIGHT)
     counts = dict(night_two.counts)
     assert (counts["contradicts_detected"], counts["contradicts_promoted"]) == (1, 1)
-    assert counts["tasks_closed"] == 1
-    assert night_two.marks == (PendingMark.of("edge-promoted", key=key, detections=2),)
+    assert counts["tasks_closed"] == 1 and counts["readings_unchanged"] == 0
+    (mark,) = night_two.marks
+    assert mark == PendingMark.of("edge-promoted", key=key, detections=2, since=first_base,
+                                  by=by)
     before = r.version()
     after = r.land(night_two)
     assert links_of(after, a) == {("contradicts", to_document_path(b))}

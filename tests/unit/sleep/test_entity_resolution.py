@@ -69,9 +69,12 @@ class Repo:
         return phase_env(self.git, self.main(), stamp, budget)
 
     def land(self, result: PhaseResult, stamp: datetime = RUN_AT) -> str:
+        """The phase's commit on main, with a run's trailers, as a merged run lands it."""
         (commit,) = result.commits
+        message = (f"{commit.subject}\n\nMemhtml-Op: sleep\n"
+                   f"Memhtml-Run: {stamp.strftime('%Y-%m-%d')}\n")
         return ok(self.git.commit("refs/heads/main", self.main(), list(commit.changes),
-                                  commit.subject, AUTHOR, stamp))
+                                  message, AUTHOR, stamp))
 
     def raw(self, changes: list[PathChange]) -> str:
         return ok(self.git.commit("refs/heads/main", self.main(), changes, "hand edit",
@@ -228,16 +231,28 @@ def test_a_declared_alias_merges_on_the_first_night(tmp_path: Path) -> None:
     assert person is not None and person.aliases == ("Laith", "Laith Al-Saadoon")
 
 
-def test_the_survivor_is_the_most_named_spelling_even_against_a_person_file(
+def test_a_persons_full_name_survives_however_many_files_use_the_short_one(
         tmp_path: Path) -> None:
     r = repo(tmp_path)
     r.write(PERSON, "person:laith-al-saadoon", aliases=("Laith",))
     r.write("areas/notes/rota.html", "person:laith")
     r.write("areas/notes/ledger.html", "person:laith")
+    r.write("areas/notes/cache.html", "service:cache", "service:Cache-API")
+    after = r.version(r.land(run(r.env())))
+    # For a person, words first: the full name is every rewrite's target.
+    assert entities(after, PERSON) == ("person:laith-al-saadoon",)
+    assert entities(after, "areas/notes/rota.html") == ("person:laith-al-saadoon",)
+    assert entities(after, "areas/notes/ledger.html") == ("person:laith-al-saadoon",)
+
+
+def test_other_types_keep_the_most_named_spelling(tmp_path: Path) -> None:
+    r = repo(tmp_path)
+    r.write("areas/notes/a.html", "service:checkout-api")
+    r.write("areas/notes/b.html", "service:checkout api")
+    r.write("areas/notes/c.html", "service:checkout api")
     after = r.version(r.land(run(r.env())))
     # Weight, then name: the corpus's own counts choose, as every rewrite's target.
-    assert entities(after, PERSON) == ("person:laith",)
-    assert entities(after, "areas/notes/rota.html") == ("person:laith",)
+    assert entities(after, "areas/notes/a.html") == ("service:checkout api",)
 
 
 def test_a_second_run_changes_nothing_and_refreshes_its_tasks(tmp_path: Path) -> None:

@@ -125,16 +125,27 @@ def test_second_night_over_a_changed_corpus_merges_onto_the_corpus_survivor(
         tmp_path: Path) -> None:
     r = people(tmp_path)
     state = InMemoryState()
+    first_base = r.main()
     land(r, night(r, ScriptedModel(respond=clusters(LAITH)), state, "n1"))
+    # A write naming neither name is no new reading of them.
     r.write("areas/people/mira-2.html", "person:Mira")
     later = RUN_AT + timedelta(days=1)
-    second = night(r, ScriptedModel(respond=clusters(LAITH)), state, "n2", later)
+    unmoved = night(r, ScriptedModel(respond=clusters(LAITH)), state, "n2", later)
+    assert unmoved.counts["model_merges_waiting"] == 1
+    assert unmoved.counts["model_merges_unchanged"] == 1
+    assert ok(state.detections(LAITH_KEY)) == 1
+    # A write naming one of them is.
+    r.write("areas/people/laith-notes.html", "person:Laith")
+    by = r.main()
+    second = night(r, ScriptedModel(respond=clusters(LAITH)), state, "n3", later)
     assert second.counts["model_merges_applied"] == 1
     assert second.counts["model_merges_waiting"] == 0
     assert ok(state.detections(LAITH_KEY)) == 2
     (mark,) = second.marks
     assert mark.kind == "entity-promoted"
     assert mark.get("key") == LAITH_KEY.key and mark.get("detections") == 2
+    assert (mark.get("since"), mark.get("by")) == (first_base, by)
+    assert isinstance(mark.get("prompt"), str)
     land(r, second, later)
     after = r.version()
     # The model named "laith"; the corpus's heavier name survives.
@@ -149,7 +160,7 @@ def test_survivor_is_the_heaviest_whichever_canonical_the_model_names(tmp_path: 
         state = InMemoryState()
         ask = clusters((("laith", "laith al-saadoon"), canonical, 0.95))
         land(r, night(r, ScriptedModel(respond=ask), state, "n1"))
-        r.write("areas/people/other.html", "person:Other")
+        r.write("areas/people/other.html", "person:Laith Al-Saadoon")
         land(r, night(r, ScriptedModel(respond=ask), state, "n2"))
         assert entities(r.version(), SHORT) == ("person:laith al-saadoon",), canonical
 

@@ -64,3 +64,22 @@ def test_appending_in_any_order_keeps_each_line_once(marks: list[PendingMark]) -
     for mark in marks:
         data, _ = append_marks(data, [mark])
     assert read_ledger(data).marks == tuple(dict.fromkeys(marks))
+
+
+def test_a_promotion_may_say_what_it_rests_on_and_an_older_line_still_reads() -> None:
+    rests = PendingMark.of("entity-promoted", key="person|[]", detections=2, since="a" * 40,
+                           by="b" * 40, prompt="c" * 64)
+    assert parse_line(rests.line()) == rests
+    assert parse_line(PROMOTED.line()) == PROMOTED
+    wrong = '{"kind": "edge-promoted", "key": "k", "detections": 2, "since": 7}'
+    assert parse_line(wrong) is None
+    # A field no kind names is not carried (the line still reads).
+    extra = '{"kind": "edge-promoted", "key": "k", "detections": 2, "prompt": "x"}'
+    assert parse_line(extra) == PendingMark.of("edge-promoted", key="k", detections=2)
+
+
+def test_a_compress_refusal_is_a_record() -> None:
+    refused = PendingMark.of("compress-refused", path="resources/people/laith.html",
+                             rule="person-file", detail="a person's file")
+    assert parse_line(refused.line()) == refused
+    assert parse_line('{"kind": "compress-refused", "path": "x.html", "rule": "arc"}') is None

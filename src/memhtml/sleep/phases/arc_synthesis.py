@@ -31,7 +31,10 @@ changes nothing. A malformed writing call skips its own arc only.
 ``agent:sleep`` through the template (model text escaped), titled by the triage
 answer, carrying the covered members' entities, in the directory of the community's
 oldest member (the layout names no arc directory, and the oldest member is where the
-story started). Every covered member gains ``part_of`` the arc. Nothing is archived
+story started) that is not a person's file: ``resources/people/`` holds one file per
+person, and an arc there would be read as one by person-links (its entities may name a
+single person). A community of person files alone files its arc in the inbox. Every
+covered member gains ``part_of`` the arc. Nothing is archived
 or superseded: an arc summarises, it replaces nothing. An arc covering fewer than
 ``ARC_MIN_COVERED`` members is not written (``too_few``); a blank claim, or any store
 refusal of one of its steps, skips the whole arc (``refused``, with a warning).
@@ -91,6 +94,7 @@ from memhtml.sleep.phases.retention_triage import graph_edges, is_scored
 from memhtml.sleep.tasks import SLEEP_AUTHOR
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
+from memhtml.store.layout import INBOX, PEOPLE
 from memhtml.store.plan import Plan, link_step, write_step
 
 PHASE: Final = "arc-synthesis"
@@ -386,7 +390,8 @@ def _arc_steps(plan: Plan, choice: Choice, draft: Draft
     entities = tuple(sorted({e for r in covered for e in r.entities}))
     data = WriteInput(title=choice.title, claim=draft.claim, memory_type=ARC_TYPE,
                       body=draft.body, entities=entities, author=SLEEP_AUTHOR)
-    home = _directory(choice.community.members[0].path)
+    home = next((_directory(r.path) for r in choice.community.members
+                 if not r.path.startswith(PEOPLE)), INBOX)
     match write_step(plan, data, home):
         case Success(written):
             current, path = written.plan, written.outcome.primary or ""

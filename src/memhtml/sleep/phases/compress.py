@@ -47,8 +47,19 @@ A canonical is all or nothing: when the store refuses any of its steps (an archi
 already taken this year, a title the template refuses), none of it is written and it is
 counted ``refused`` with a warning.
 
+**What is never folded** (``sleep.protected``): before any batch is cut, a member of a
+group that is an arc, a person's file, a task, something an earlier phase of this run
+made or decided on, one side of a pair a person is asked about (an open dedup-merge or
+edge-typing task), or one side of a near-duplicate pair the merge veto refuses is taken
+out of the group (``protected``); a group left with one member is not asked about. A
+canonical the answer writes over two near duplicates the veto refuses, or over two
+memories linked ``contradicts``, is refused whole (``refused_protected``), whatever the
+model answered. Each such member is a ``compress-refused`` record in the run's ledger,
+with its rule and why, so the night says what it would not fold and not only how much.
+
 Counts: ``candidates``, ``communities``, ``canonicals``, ``archived``, ``episodes_kept``,
-``too_few``, ``refused``, ``capped``, ``lone``, ``without_community``, ``singletons``,
+``too_few``, ``refused``, ``refused_protected``, ``protected``, ``capped``, ``lone``,
+``without_community``, ``singletons``,
 and the kernel's ``batches``, ``calls``, ``failed_batches``, ``budget_skipped``,
 ``unknown_keys``; a dry run counts ``would_call`` and asks nothing.
 
@@ -107,6 +118,7 @@ from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import AccessCount
 from memhtml.contracts.vocabulary import DAY_FACET
 from memhtml.domain.graph import label_propagation
+from memhtml.domain.merge import VetoCache
 from memhtml.domain.thresholds import (
     COMPRESS_BATCH,
     COMPRESS_CALLS,
@@ -147,6 +159,7 @@ from memhtml.sleep.phases.retention_triage import (
     retention_inputs,
     triage,
 )
+from memhtml.sleep.protected import Protection, Refusal, distinct, protect, refuse_canonical
 from memhtml.sleep.tasks import SLEEP_AUTHOR
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
@@ -257,6 +270,8 @@ class Selection:
     entity_grouped: int = 0
     """Community-less candidates an entity grouped (before the cap)."""
     hubs_skipped: int = 0
+    protected: tuple[Refusal, ...] = ()
+    """Members taken out of their group, each with why (``sleep.protected``)."""
 
     @property
     def candidates(self) -> int:
@@ -366,10 +381,11 @@ def entity_groups(view: IndexedView, pending: Sequence[MemoryRecord]
 
 
 def select(corpus: Corpus, accesses: Mapping[str, AccessCount], stamp: datetime,
-           *, deep: bool = False) -> Selection:
+           *, deep: bool = False, protection: Protection | None = None) -> Selection:
     """The compress band's members with a community (and, when ``deep``, those an
     entity groups), grouped and ordered (module docstring), at most
-    ``COMPRESS_CANDIDATES`` of them."""
+    ``COMPRESS_CANDIDATES`` of them; a member ``protection`` refuses is taken out of
+    its group and listed."""
     view = corpus.view
     # Scored without the grouping band: it may group memories, never rank them.
     bands = triage(retention_inputs(view, accesses, corpus.mined, stamp)).bands
@@ -398,7 +414,18 @@ def select(corpus: Corpus, accesses: Mapping[str, AccessCount], stamp: datetime,
     singletons = capped = entities = 0
     room = COMPRESS_CANDIDATES
     ordered = named + [(ENTITY_GROUP + e, list(m)) for e, m in by_entity]
-    for n, (name, members) in enumerate(ordered):
+    refused: list[Refusal] = []
+    for n, (name, grouped_members) in enumerate(ordered):
+        members = grouped_members
+        if protection is not None and len(members) >= MIN_ABSORBED:
+            kept: list[MemoryRecord] = []
+            for record in members:
+                refusal = protection.refusal(record.path)
+                if refusal is None:
+                    kept.append(record)
+                else:
+                    refused.append(refusal)
+            members = kept
         if len(members) < MIN_ABSORBED:
             singletons += 1
             continue
@@ -411,7 +438,7 @@ def select(corpus: Corpus, accesses: Mapping[str, AccessCount], stamp: datetime,
         else:
             capped += len(taken)
     return Selection(tuple(groups), band, without, singletons, capped, entities,
-                     sum(len(m) for _, m in by_entity), hubs)
+                     sum(len(m) for _, m in by_entity), hubs, tuple(refused))
 
 
 def batches_of(selection: Selection) -> tuple[tuple[tuple[Candidate, ...], ...], int]:
@@ -438,6 +465,17 @@ class Tally:
     episodes_kept: int = 0
     too_few: int = 0
     refused: int = 0
+    refused_protected: int = 0
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What a canonical is checked against before it is written: the night's
+    protection and the vectors the near-duplicate cosine is read from."""
+
+    protection: Protection
+    vectors: VectorCache | None
+    veto: VetoCache
 
 
 def _is_refusal(error: StoreError) -> bool:
@@ -488,15 +526,23 @@ Wrote: TypeAlias = tuple[str, tuple[str, ...]]
 """One canonical written: its path and the members it absorbed, in batch order."""
 
 
-def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally
-                 ) -> Result[tuple[Plan, Tally, tuple[Wrote, ...], tuple[str, ...]],
-                             StoreError]:
-    """One batch's canonicals in answer order: (plan, tally, what each wrote, warnings).
-    A store refusal skips its canonical; any other store error stops the phase."""
+Applying: TypeAlias = tuple[Plan, Tally, tuple[Wrote, ...], tuple[str, ...],
+                            tuple[Refusal, ...]]
+"""One batch applied: the plan, the tally, what each canonical wrote, warnings, and the
+refusals of canonicals the guard refused."""
+
+
+def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally,
+                 guard: Guard | None = None) -> Result[Applying, StoreError]:
+    """One batch's canonicals in answer order. A canonical the guard refuses (a
+    protected member, two near duplicates the veto refuses, two memories linked
+    ``contradicts``) is skipped whole; a store refusal skips its canonical; any other
+    store error stops the phase."""
     current = plan
     taken: set[str] = set()
     wrote: list[Wrote] = []
     warnings: list[str] = []
+    refusals: list[Refusal] = []
     t = tally
     for canonical in canonicals:
         paths = [c.path for c in canonical.members]
@@ -513,6 +559,15 @@ def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally
             warnings.append(f"canonical {canonical.title!r} not written: it names a member "
                             "an earlier canonical of its answer absorbed")
             continue
+        why = () if guard is None else refuse_canonical(
+            [c.record for c in canonical.members if not c.episode], guard.protection,
+            guard.vectors, guard.veto)
+        if why:
+            t = _bump(t, refused_protected=1)
+            refusals += why
+            warnings.append(f"canonical {canonical.title!r} over {', '.join(paths)} not "
+                            f"written: {why[0].path} is {why[0].detail}")
+            continue
         match _write(current, canonical):
             case Success((after, path, archived, kept)):
                 current = after
@@ -525,13 +580,14 @@ def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally
                                 f"not written: {describe(error)}")
             case Failure(error):
                 return Failure(error)
-    return Success((current, t, tuple(wrote), tuple(warnings)))
+    return Success((current, t, tuple(wrote), tuple(warnings), tuple(refusals)))
 
 
 def _bump(t: Tally, *, canonicals: int = 0, archived: int = 0, episodes_kept: int = 0,
-          too_few: int = 0, refused: int = 0) -> Tally:
+          too_few: int = 0, refused: int = 0, refused_protected: int = 0) -> Tally:
     return Tally(t.canonicals + canonicals, t.archived + archived,
-                 t.episodes_kept + episodes_kept, t.too_few + too_few, t.refused + refused)
+                 t.episodes_kept + episodes_kept, t.too_few + too_few, t.refused + refused,
+                 t.refused_protected + refused_protected)
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -550,6 +606,8 @@ class Applied:
     commits: tuple[PhaseCommit, ...] = ()
     warnings: tuple[str, ...] = ()
     canonicals: tuple[str, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+    """Every member kept out or refused so far, each with why."""
 
     @classmethod
     def start(cls, env: PhaseEnv) -> Applied:
@@ -564,7 +622,8 @@ def _source(group: str) -> str:
 
 
 def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]],
-               applied: Applied, number: int = 1) -> Result[Applied, StoreError]:
+               applied: Applied, number: int = 1, guard: Guard | None = None
+               ) -> Result[Applied, StoreError]:
     """Each answered batch of pass ``number`` applied in order over ``applied``, one
     commit per batch that wrote anything, each landing on the one before."""
     plan, before, tally = applied.plan, applied.staged, applied.tally
@@ -572,13 +631,15 @@ def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]],
     commits: list[PhaseCommit] = list(applied.commits)
     warnings: list[str] = [*applied.warnings, *(label + line for line in run.failures())]
     written: list[str] = list(applied.canonicals)
+    refusals: list[Refusal] = list(applied.refusals)
     for outcome in run.answered:
         if not outcome.answer:
             continue
         start = tally
-        match apply_answer(plan, outcome.answer, tally):
-            case Success((plan, tally, wrote, warned)):
+        match apply_answer(plan, outcome.answer, tally, guard):
+            case Success((plan, tally, wrote, warned, refused)):
                 warnings += warned
+                refusals += refused
             case Failure(error):
                 return Failure(error)
         written += [path for path, _ in wrote]
@@ -597,11 +658,12 @@ def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]],
         body = "; ".join(f"{path} absorbs {', '.join(members)}" for path, members in wrote)
         commits.append(PhaseCommit(subject, changes, body))
     return Success(Applied(plan, before, tally, tuple(commits), tuple(warnings),
-                           tuple(written)))
+                           tuple(written), tuple(refusals)))
 
 
 def _counts(selection: Selection, lone: int, *, deep: bool) -> dict[str, int]:
     counts = {"band": selection.band, "candidates": selection.candidates,
+              "protected": len(selection.protected),
               "communities": len(selection.groups) - selection.entity_groups,
               "without_community": selection.without_community,
               "singletons": selection.singletons, "capped": selection.capped, "lone": lone}
@@ -681,16 +743,20 @@ def next_corpus(corpus: Corpus, view: IndexedView, fresh: Sequence[str],
 
 
 def _pass(env: PhaseEnv, asker: BudgetedModel, accesses: Mapping[str, AccessCount],
-          corpus: Corpus, night: Night) -> IOResult[Night, PhaseFault]:
+          corpus: Corpus, night: Night, protection: Protection, veto: VetoCache
+          ) -> IOResult[Night, PhaseFault]:
     """One pass over ``corpus``, and the next while this one folded (deep runs only)."""
     number = night.passes + 1
-    selection = select(corpus, accesses, env.stamp, deep=env.deep)
+    selection = select(corpus, accesses, env.stamp, deep=env.deep, protection=protection)
     batches, lone = batches_of(selection)
+    guard = Guard(protection, night.vectors, veto)
 
     def answered(run: BatchRun[Candidate, tuple[Canonical, ...]]
                  ) -> IOResult[Night, PhaseFault]:
+        start = replace(night.applied, refusals=(*night.applied.refusals,
+                                                 *selection.protected))
         done: Result[Applied, PhaseFault] = commits_of(
-            env, run, night.applied, number).alt(lambda error: PhaseFault(describe(error)))
+            env, run, start, number, guard).alt(lambda error: PhaseFault(describe(error)))
         return IOResult.from_result(done).bind(lambda applied: onward(run, applied))
 
     def onward(run: BatchRun[Candidate, tuple[Canonical, ...]], applied: Applied
@@ -709,7 +775,7 @@ def _pass(env: PhaseEnv, asker: BudgetedModel, accesses: Mapping[str, AccessCoun
         return _embed(env, night.vectors, records).bind(lambda got: _pass(
             env, asker, accesses, next_corpus(corpus, view, fresh, got[0]),
             Night(replace(applied, warnings=(*applied.warnings, *got[2])), counts, number,
-                  got[0], after.embedded + got[1])))
+                  got[0], after.embedded + got[1]), protection, veto))
 
     # The kernel never fails: every way a batch goes wrong is one of its outcomes.
     asked: IOResult[BatchRun[Candidate, tuple[Canonical, ...]], PhaseFault] = (
@@ -721,16 +787,21 @@ def _result(env: PhaseEnv, night: Night) -> PhaseResult:
     tally = night.applied.tally
     counts: dict[str, int] = dict(night.counts)
     kernel = {key: counts.pop(key) for key in KERNEL_COUNTS if key in counts}
+    refusals = distinct(night.applied.refusals)
     counts |= {"canonicals": tally.canonicals, "archived": tally.archived,
                "episodes_kept": tally.episodes_kept, "too_few": tally.too_few,
-               "refused": tally.refused, **kernel}
+               "refused": tally.refused, "refused_protected": tally.refused_protected,
+               "protected": len({r.path for r in refusals
+                                 if r.rule not in ("veto-pair", "contradicts")}),
+               **kernel}
+    marks = tuple(refusal.mark() for refusal in refusals)
     if not env.deep:
         return PhaseResult(counts=counts, commits=night.applied.commits,
-                           warnings=night.applied.warnings)
+                           warnings=night.applied.warnings, marks=marks)
     grown = night.vectors if night.embedded else None
     return PhaseResult(counts={**counts, "passes": night.passes},
                        commits=night.applied.commits, warnings=night.applied.warnings,
-                       vectors=grown, observed={"embedded": night.embedded})
+                       vectors=grown, observed={"embedded": night.embedded}, marks=marks)
 
 
 def compress(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
@@ -740,15 +811,19 @@ def compress(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     # Outside --deep the band is not read at all, whatever the run hands over.
     first = Corpus(env.version, env.mined, env.lateral if env.deep else None)
 
+    veto = VetoCache()
+    protection = protect(env.base_version, env.version, env.mined, veto)
+
     def selected(accesses: Mapping[str, AccessCount]) -> IOResult[PhaseResult, PhaseFault]:
         if env.dry_run:
-            selection = select(first, accesses, env.stamp, deep=env.deep)
+            selection = select(first, accesses, env.stamp, deep=env.deep,
+                               protection=protection)
             batches, lone = batches_of(selection)
             return IOSuccess(PhaseResult(counts={**_counts(selection, lone, deep=env.deep),
                                                  "would_call": len(batches)}))
         asker = BudgetedModel(model, env.calls.capped(COMPRESS_CALLS, name="compress's"))
         start = Night(Applied.start(env), {}, 0, env.vectors)
-        return _pass(env, asker, accesses, first, start).map(
+        return _pass(env, asker, accesses, first, start, protection, veto).map(
             lambda night: _result(env, night))
 
     read: IOResult[Mapping[str, AccessCount], PhaseFault] = env.state.access_counts(

@@ -32,18 +32,24 @@ Four stages, kept apart so the model never decides a write:
      subject's file alone (``caused_by`` in the effect, not the cause, or it would say
      the reverse of the answer). No second night is waited for: such an edge carries no
      retention penalty and a reviewer deletes it in one line;
-   - ``contradicts`` at or above the floor ignores the subject and bumps the pair's
-     ``edge`` counter once per base commit (``base:<sha>``, not the run id: a second
-     run over the commit an earlier run read, or a resume, rereads an unchanged corpus
-     and that is no new evidence); the bump's answer is the promotion decision (one
-     state-plane statement, so two racing runs cannot both read one detection and
-     both decline). At ``EDGE_TYPING_DETECTIONS`` or more it is linked from both files
-     and an ``edge-promoted`` mark is earned; below, it is a detected task measured by
-     its count. A promoted contradiction only asserts the conflict: nothing is
-     superseded, no ``memhtml-valid-until`` is closed, nothing is archived, since
-     picking the side that stands is for a person. With the night's promotions spent a
-     contradiction is not bumped at all, so the promotion its bump could earn is not
-     lost to the cap;
+   - ``contradicts`` at or above the floor ignores the subject and is a detection of
+     the pair's ``edge`` counter, counted only when it is an independent reading
+     (``sleep.readings``): the first, or one at a base commit some write that is not
+     a sleep run's own reached the pair's neighbourhood since the reading before
+     (``pair_neighbourhood``: the two files, every memory one authored link away from
+     either, and the holders of an entity either names that at most
+     ``ENTITY_HUB_CLAIMANTS`` memories claim). A reading of an unchanged neighbourhood
+     is not put to the counter (``readings_unchanged``); the pair keeps waiting as a
+     task. The bump's answer is the promotion decision (one state-plane statement, so
+     two racing runs cannot both read one detection and both decline). At
+     ``EDGE_TYPING_DETECTIONS`` or more it is linked from both files and an
+     ``edge-promoted`` mark is earned, naming the earlier reading's base (``since``)
+     and the write that made this reading independent (``by``); below, it is a
+     detected task measured by its count. A promoted contradiction only asserts the
+     conflict: nothing is superseded, no ``memhtml-valid-until`` is closed, nothing
+     is archived, since picking the side that stands is for a person. With the
+     night's promotions spent a contradiction is not bumped at all, so the promotion
+     its bump could earn is not lost to the cap;
    - ``none``, or any rel below the floor, writes nothing: the pair stays a mined
      ``relates_to``.
 
@@ -58,8 +64,10 @@ Counts: ``candidates`` (pairs offered), ``mined`` and ``shared_entity`` (per arm
 entity arm counting only pairs mining lacked), ``linked``, ``over_cap``, ``promoted``
 (directional links), ``contradicts_detected``, ``contradicts_promoted``,
 ``below_floor``, ``none``, ``capped``, ``unjudged`` (pairs an answered batch left
-out), ``refused`` (links the store refused), ``state_failed``, the kernel's counts and
-the detected tasks' ``tasks_*``.
+out), ``refused`` (links the store refused), ``state_failed``, ``readings_unchanged``
+(contradictions read again over a neighbourhood nobody changed), ``readings_unplaced``
+(an earlier reading that cannot be compared, warned), the kernel's counts and the
+detected tasks' ``tasks_*``.
 """
 
 from __future__ import annotations
@@ -76,7 +84,7 @@ from returns.result import Failure, Result, Success
 from memhtml.contracts.errors import PathRefused, StateError
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import CounterKey, Detection
+from memhtml.contracts.services import CounterKey
 from memhtml.domain.thresholds import (
     EDGE_CONFIDENCE_FLOOR,
     EDGE_PROMOTIONS_PER_NIGHT,
@@ -86,9 +94,10 @@ from memhtml.domain.thresholds import (
     EDGE_TYPING_DETECTIONS,
     EDGE_TYPING_K,
     EDGE_TYPING_PAIRS_PER_CALL,
+    ENTITY_HUB_CLAIMANTS,
     MINING_COSINE,
 )
-from memhtml.head import HeadVersion, VectorCache
+from memhtml.head import HeadVersion, IndexedView, VectorCache
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, run_batches, slice_batches
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.ledger import PendingMark
@@ -102,6 +111,7 @@ from memhtml.sleep.phase import (
     PhaseResult,
     without_model,
 )
+from memhtml.sleep.readings import Reading, Readings, evidence_fields
 from memhtml.sleep.tasks import (
     Finding,
     Measurement,
@@ -207,6 +217,26 @@ def _text(record: MemoryRecord) -> str:
 
 def _ordered(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a < b else (b, a)
+
+
+def pair_neighbourhood(version: IndexedView, a: str, b: str) -> frozenset[str]:
+    """The paths a write must reach for a second reading of the pair to be new: the
+    two files, every memory one authored link away from either (either way), and the
+    holders of each entity either names, unless more than ``ENTITY_HUB_CLAIMANTS``
+    memories claim it (the store's own name, an employer: sharing it says nothing
+    about this pair)."""
+    found = {a, b}
+    for path in (a, b):
+        record = version.get(path)
+        if record is None:
+            continue
+        found.update(to_tree_path(link.href.strip()) for link in record.links)
+        found.update(version.inbound(to_document_path(path)))
+        for entity in sorted(set(record.entities)):
+            holders = version.by_entity(entity)
+            if len(holders) <= ENTITY_HUB_CLAIMANTS:
+                found.update(holders)
+    return frozenset(found)
 
 
 def linked_pairs(version: HeadVersion) -> frozenset[tuple[str, str]]:
@@ -359,6 +389,8 @@ class Night:
     capped: int = 0
     refused: int = 0
     state_failed: int = 0
+    unchanged: int = 0
+    unplaced: int = 0
     findings: tuple[Finding, ...] = ()
     marks: tuple[PendingMark, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -423,13 +455,18 @@ def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".html")
 
 
-def _contradicts(night: Night, pair: Pair, detection: Detection
-                 ) -> Result[Night, PhaseFault]:
-    seen = replace(night, contradicts_detected=night.contradicts_detected + 1)
-    if detection.detections < EDGE_TYPING_DETECTIONS:
+def _contradicts(night: Night, pair: Pair, reading: Reading) -> Result[Night, PhaseFault]:
+    seen = replace(night, contradicts_detected=night.contradicts_detected + 1,
+                   unchanged=night.unchanged + reading.repeated,
+                   unplaced=night.unplaced + (reading.note is not None),
+                   warnings=(*night.warnings, *(() if reading.note is None
+                                                else (reading.note,))))
+    detection = reading.detection
+    if reading.refused or detection.detections < EDGE_TYPING_DETECTIONS:
         return Success(replace(seen, findings=(
             *seen.findings, contradiction_finding(pair, detection.detections))))
-    mark = PendingMark.of("edge-promoted", key=pair.key, detections=detection.detections)
+    mark = PendingMark.of("edge-promoted", key=pair.key, detections=detection.detections,
+                          **evidence_fields(reading))
     promoted = replace(seen, contradicts_promoted=seen.contradicts_promoted + 1,
                        marks=(*seen.marks, mark))
     return _promote(seen, ((pair.a, "contradicts", pair.b), (pair.b, "contradicts", pair.a)),
@@ -445,12 +482,8 @@ def _not_counted(night: Night, pair: Pair, error: StateError
                                      warnings=(*night.warnings, why))))
 
 
-def evidence_key(env: PhaseEnv) -> str:
-    """What a contradiction detection is counted once per: the corpus the run read."""
-    return f"base:{env.base}"
-
-
-def judge(env: PhaseEnv, night: Night, verdict: Verdict) -> IOResult[Night, PhaseFault]:
+def judge(env: PhaseEnv, readings: Readings, night: Night, verdict: Verdict
+          ) -> IOResult[Night, PhaseFault]:
     """One verdict applied to the night (stage 4)."""
     pair = verdict.pair
     if verdict.rel == "none":
@@ -462,9 +495,10 @@ def judge(env: PhaseEnv, night: Night, verdict: Verdict) -> IOResult[Night, Phas
     if verdict.rel == "contradicts":
         # The bump is the promotion decision: its answer, not a read before it, says
         # whether this run's detection is the one that links the pair.
-        bumped = env.state.bump(CounterKey("edge", pair.key), evidence_key(env),
-                                EDGE_TYPING_DETECTIONS, env.stamp)
-        return (bumped.map(partial(_contradicts, night, pair))
+        read = readings.read(CounterKey("edge", pair.key),
+                             pair_neighbourhood(env.version, pair.a, pair.b),
+                             EDGE_TYPING_DETECTIONS)
+        return (read.map(partial(_contradicts, night, pair))
                 .lash(partial(_not_counted, night, pair))
                 .bind(IOResult.from_result))
     subject, other = (pair.a, pair.b) if verdict.subject == "a" else (pair.b, pair.a)
@@ -475,7 +509,9 @@ def judge(env: PhaseEnv, night: Night, verdict: Verdict) -> IOResult[Night, Phas
 def promote_all(env: PhaseEnv, verdicts: Sequence[Verdict]) -> IOResult[Night, PhaseFault]:
     """Every verdict, in batch order, folded over an empty plan."""
     start: IOResult[Night, PhaseFault] = IOSuccess(Night(Plan.start(env.version, env.now)))
-    return reduce(lambda done, verdict: done.bind(partial(judge, env, verdict=verdict)),
+    readings = Readings(env.git, env.state, env.base, env.stamp)
+    return reduce(lambda done, verdict: done.bind(partial(judge, env, readings,
+                                                          verdict=verdict)),
                   verdicts, start)
 
 
@@ -520,7 +556,8 @@ def _result(found: Candidates, run: BatchRun[Pair, tuple[Verdict, ...]], night: 
         "contradicts_promoted": night.contradicts_promoted,
         "below_floor": night.below_floor, "none": night.none, "capped": night.capped,
         "unjudged": answered - judged, "refused": night.refused,
-        "state_failed": night.state_failed, **run.counts(), **tasks.as_counts(),
+        "state_failed": night.state_failed, "readings_unchanged": night.unchanged,
+        "readings_unplaced": night.unplaced, **run.counts(), **tasks.as_counts(),
     }
     warnings = (*run.failures(), *night.warnings, *tasks.warnings)
     changes, _ = plan.changes()

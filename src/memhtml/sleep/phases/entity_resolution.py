@@ -8,7 +8,10 @@ auto-merge overlap merge (unless the guard sees two siblings, ``postgres-14`` an
 ``postgres-15``), and the aliases a person file declares merge whatever their
 overlap. Then each file's values are rewritten to the surviving name: the survivor
 is labelled and the old value unlabelled, so a file already naming the survivor
-does not name it twice.
+does not name it twice. The survivor is the name most files use (then the smaller),
+except for a person: there the fullest name survives first (most words, then most
+letters), so ``Laith Al-Saadoon`` is never rewritten to ``Laith`` because more notes
+say ``Laith``; a person's full name is the one a reader must be able to find.
 
 Why a declared alias merges on the first night while the review band waits: a
 person file carrying ``memhtml-alias`` is someone's statement that two spellings are
@@ -41,26 +44,33 @@ characters cannot see: ``laith`` against ``laith al-saadoon`` scores 0.476):
   itself once is not trusted elsewhere) skips the batch.
 - *promotion, by code*: the model's canonical is used for nothing; the survivor comes
   from ``union_pairs`` over the corpus's own counts (most files, then the smaller
-  name), in the same union-find as the pre-pass's merges. A cluster below
+  name; for a person the fullest name first, so a full name is never rewritten to
+  its short form), in the same union-find as the pre-pass's merges. A cluster below
   ``ENTITY_CONFIDENCE_FLOOR`` is a review task. At or above it, its
   ``CounterKey("entity", "<type>|<sorted names>")`` is bumped, and it merges (with an
   ``entity-promoted`` mark) once the counter reaches ``ENTITY_PROMOTION_DETECTIONS``;
   before that it is a review task too. Model-found tasks count under
   ``review_candidates``.
 
-What makes a detection new: the bump's run key is the sha256 of the prompt the cluster
-was found in, not the run id. The same prompt bytes are the same question about the
-same corpus, so a second run over an unchanged corpus (or a resume) repeats the first
-detection and counts nothing, while any change to what the names' rows show (a file
-naming one of them, a title, a neighbour) makes the next reading new. One run asks each
-prompt once, so a detection is also counted at most once per run. This is narrower than
-the base tree: the night's own writes elsewhere (a decayed confidence, a report) are no
-new evidence about names.
+What makes a detection new (``sleep.readings``): a detection is a reading of the base
+commit the run was cut at, counted only when it is the first, or when since the reading
+before some commit that is not a sleep run's own changed a file of the cluster's
+neighbourhood, its *claimants* (``claimants``: every curated memory carrying one of its
+names, as the pre-pass reads them, a person's file among them). A run merged and
+followed by another with nobody writing in between read the same corpus twice: the
+first run's own archives and decay moved main, and that is no new evidence about
+names, so the second reading is not counted (``model_merges_unchanged``) and the
+cluster keeps waiting as a task. A second run over the same base (or a resume) is the
+same reading. A promotion's ``entity-promoted`` mark names the reading before
+(``since``), the write that made this one new (``by``) and the prompt's digest
+(``prompt``).
 
 Stale tasks are closed only when every batch was answered and every counter bumped.
 A dry run asks nothing: it reports the pre-pass and the calls it would make
 (``would_call``). Model counts: ``clusters``,
-``model_merges_applied``, ``model_merges_waiting``, ``state_failed`` and the kernel's
+``model_merges_applied``, ``model_merges_waiting`` (of which ``model_merges_unchanged``
+were read again over claimants nobody changed), ``readings_unplaced`` (an earlier
+reading that cannot be compared, warned), ``state_failed`` and the kernel's
 ``batches``, ``calls``, ``failed_batches``, ``budget_skipped``, ``unknown_keys``.
 """
 
@@ -83,7 +93,7 @@ from returns.result import Failure, Result, Success
 from memhtml.contracts.errors import StateError
 from memhtml.contracts.ops import Put
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import CounterKey, Detection, LanguageModel
+from memhtml.contracts.services import CounterKey, LanguageModel
 from memhtml.domain.entities import (
     AliasGroup,
     CentroidNeighbor,
@@ -126,6 +136,7 @@ from memhtml.sleep.phase import (
     PhaseResult,
     TaskBudget,
 )
+from memhtml.sleep.readings import Reading, Readings, evidence_fields
 from memhtml.sleep.tasks import (
     Finding,
     Measurement,
@@ -210,7 +221,8 @@ def resolve_entities(records: Sequence[MemoryRecord]) -> tuple[TypeResolution, .
     the person type only."""
     groups = person_alias_groups(records)
     return tuple(
-        TypeResolution(kind, resolve_names(raw, groups if kind == PERSON_TYPE else ()))
+        TypeResolution(kind, resolve_names(raw, groups if kind == PERSON_TYPE else (),
+                                           fullest=kind == PERSON_TYPE))
         for kind, raw in entity_counts(records).items()
     )
 
@@ -594,12 +606,9 @@ def _vectors_by_path(records: Iterable[MemoryRecord], vectors: VectorCache | Non
     return out
 
 
-def name_rows(records: Sequence[MemoryRecord], resolved: Sequence[TypeResolution],
-              vectors: VectorCache | None) -> tuple[tuple[NameRow, ...], ...]:
-    """Per type (in type order), the names the pre-pass leaves, sorted by normalized
-    name: each file's values read as the pre-pass rewrites them, so a name is shown
-    once with every file that will carry it. A type with fewer than two names has no
-    cluster to find and is left out."""
+def name_claims(records: Iterable[MemoryRecord], resolved: Sequence[TypeResolution]
+                ) -> tuple[EntityClaim, ...]:
+    """Each file's claim of each name, as the pre-pass rewrites it (its survivor)."""
     by_type = {r.entity_type: r for r in resolved}
     claims: list[EntityClaim] = []
     for record in records:
@@ -610,6 +619,26 @@ def name_rows(records: Sequence[MemoryRecord], resolved: Sequence[TypeResolution
             survivor = by_type[split[0]].survivor(split[1])
             if survivor is not None:
                 claims.append(EntityClaim(split[0], survivor, record.path, record.title))
+    return tuple(claims)
+
+
+def claimants(claims: Iterable[EntityClaim]) -> Mapping[tuple[str, str], frozenset[str]]:
+    """(type, name) -> the paths of the files claiming it: a cluster's neighbourhood,
+    the files a write must reach for the next reading of it to be new."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for claim in claims:
+        found.setdefault((claim.entity_type, claim.name), set()).add(claim.path)
+    return MappingProxyType({key: frozenset(paths) for key, paths in sorted(found.items())})
+
+
+def name_rows(records: Sequence[MemoryRecord], resolved: Sequence[TypeResolution],
+              vectors: VectorCache | None) -> tuple[tuple[NameRow, ...], ...]:
+    """Per type (in type order), the names the pre-pass leaves, sorted by normalized
+    name: each file's values read as the pre-pass rewrites them, so a name is shown
+    once with every file that will carry it. A type with fewer than two names has no
+    cluster to find and is left out."""
+    by_type = {r.entity_type: r for r in resolved}
+    claims = name_claims(records, resolved)
     centroids = entity_centroids(claims, _vectors_by_path(records, vectors))
     aliases: dict[str, set[str]] = {}
     person = by_type.get(PERSON_TYPE)
@@ -697,16 +726,21 @@ class Promotion:
     marks: tuple[PendingMark, ...] = ()
     applied: int = 0
     waiting: int = 0
+    unchanged: int = 0
+    unplaced: int = 0
     below_floor: int = 0
     state_failed: int = 0
     warnings: tuple[str, ...] = ()
 
-    def promote(self, cluster: Cluster, detections: int) -> Promotion:
+    def promote(self, cluster: Cluster, reading: Reading) -> Promotion:
         head, *rest = cluster.names
         pairs = dict(self.pairs)
         pairs[cluster.entity_type] = (*pairs.get(cluster.entity_type, ()),
                                       *((head, other) for other in rest))
-        mark = PendingMark.of("entity-promoted", key=cluster.key, detections=detections)
+        prompt = {"prompt": cluster.evidence} if cluster.evidence else {}
+        mark = PendingMark.of("entity-promoted", key=cluster.key,
+                              detections=reading.detection.detections, **prompt,
+                              **evidence_fields(reading))
         return replace(self, pairs=pairs, marks=(*self.marks, mark), applied=self.applied + 1)
 
 
@@ -736,21 +770,35 @@ def waiting_finding(cluster: Cluster, detections: int) -> Finding:
         evidence=Measurement("count", detections))
 
 
-def judge(env: PhaseEnv, done: Promotion, cluster: Cluster) -> IO[Promotion]:
-    """One cluster: below the floor a task; at or above it a detection counted, merged
-    at ``ENTITY_PROMOTION_DETECTIONS`` and a task before that. A counter the state
-    plane fails to bump loses tonight's detection (warned), never the phase."""
+def cluster_neighbourhood(cluster: Cluster,
+                          held: Mapping[tuple[str, str], frozenset[str]]) -> frozenset[str]:
+    """The claimants of every name in the cluster."""
+    return frozenset().union(*(held.get((cluster.entity_type, name), frozenset())
+                               for name in cluster.names))
+
+
+def judge(readings: Readings, held: Mapping[tuple[str, str], frozenset[str]],
+          done: Promotion, cluster: Cluster) -> IO[Promotion]:
+    """One cluster: below the floor a task; at or above it a detection, counted when it
+    is an independent reading of its claimants (``sleep.readings``), merged at
+    ``ENTITY_PROMOTION_DETECTIONS`` and a task before that. A counter the state plane
+    fails to bump loses tonight's detection (warned), never the phase."""
     if cluster.confidence < ENTITY_CONFIDENCE_FLOOR:
         return IO(replace(done, below_floor=done.below_floor + 1,
                           findings=(*done.findings, below_floor_finding(cluster))))
-    bumped = env.state.bump(CounterKey("entity", cluster.key), f"prompt:{cluster.evidence}",
-                            ENTITY_PROMOTION_DETECTIONS, env.stamp)
+    bumped = readings.read(CounterKey("entity", cluster.key),
+                           cluster_neighbourhood(cluster, held), ENTITY_PROMOTION_DETECTIONS)
 
-    def counted(detection: Detection) -> Promotion:
-        if detection.detections >= ENTITY_PROMOTION_DETECTIONS:
-            return done.promote(cluster, detection.detections)
-        return replace(done, waiting=done.waiting + 1, findings=(
-            *done.findings, waiting_finding(cluster, detection.detections)))
+    def counted(reading: Reading) -> Promotion:
+        detections = reading.detection.detections
+        if not reading.refused and detections >= ENTITY_PROMOTION_DETECTIONS:
+            return done.promote(cluster, reading)
+        return replace(done, waiting=done.waiting + 1,
+                       unchanged=done.unchanged + int(reading.repeated),
+                       unplaced=done.unplaced + int(reading.note is not None),
+                       warnings=(*done.warnings,
+                                 *(() if reading.note is None else (reading.note,))),
+                       findings=(*done.findings, waiting_finding(cluster, detections)))
 
     def lost(error: StateError) -> Promotion:
         why = f"{cluster.key}: detection not counted: {error.reason}"
@@ -761,10 +809,12 @@ def judge(env: PhaseEnv, done: Promotion, cluster: Cluster) -> IO[Promotion]:
         lambda got: counted(got.unwrap()) if is_successful(got) else lost(got.failure()))
 
 
-def promote_all(env: PhaseEnv, clusters: Sequence[Cluster]) -> IO[Promotion]:
+def promote_all(env: PhaseEnv, clusters: Sequence[Cluster],
+                held: Mapping[tuple[str, str], frozenset[str]]) -> IO[Promotion]:
+    readings = Readings(env.git, env.state, env.base, env.stamp)
     done: IO[Promotion] = IO(Promotion())
     for cluster in clusters:
-        done = done.bind(partial(judge, env, cluster=cluster))
+        done = done.bind(partial(judge, readings, held, cluster=cluster))
     return done
 
 
@@ -780,7 +830,7 @@ def _resolved_with(records: Sequence[MemoryRecord], prepass: Sequence[TypeResolu
     return tuple(
         TypeResolution(r.entity_type, resolve_names(
             raw_counts[r.entity_type], groups if r.entity_type == PERSON_TYPE else (),
-            pairs[r.entity_type]))
+            pairs[r.entity_type], fullest=r.entity_type == PERSON_TYPE))
         if r.entity_type in pairs else r
         for r in prepass)
 
@@ -792,6 +842,8 @@ def _model_result(night: EntityNight, asked: Asked, found: int, promotion: Promo
         **base.counts, "clusters": found,
         "model_merges_applied": promotion.applied,
         "model_merges_waiting": promotion.waiting,
+        "model_merges_unchanged": promotion.unchanged,
+        "readings_unplaced": promotion.unplaced,
         "state_failed": promotion.state_failed, **asked.counts()}
     return replace(base, counts=counts, marks=promotion.marks,
                    warnings=(*asked.failures(), *promotion.warnings, *base.warnings))
@@ -826,7 +878,8 @@ def with_model(env: PhaseEnv, model: LanguageModel) -> IOResult[PhaseResult, Pha
 
     def promoted(asked: Asked) -> IO[Result[PhaseResult, PhaseFault]]:
         found = asked.clusters
-        return promote_all(env, found).map(
+        held = claimants(name_claims(records, prepass))
+        return promote_all(env, found, held).map(
             lambda promotion: decided(asked, len(found), promotion))
 
     done = ask(budgeted, rows).bind(promoted)
