@@ -32,6 +32,7 @@ from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import PhaseStatus, SleepPhase, stamp_text
+from memhtml.sleep.decisions import Decision
 from memhtml.sleep.deps import VectorStore
 from memhtml.sleep.ledger import PendingMark
 from memhtml.store.plan import Plan
@@ -97,6 +98,9 @@ class PhaseRecord:
     ``PhaseResult.observed``)."""
     changed_paths: int = 0
     """Paths its commits changed (in a dry run: would have changed)."""
+    decisions: tuple[Decision, ...] = ()
+    """What it decided about each file it changed (in a dry run: would have), with the
+    rule and the figures (``sleep.decisions``)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -178,11 +182,14 @@ class PhaseEnv:
 
 @dataclass(frozen=True)
 class PhaseCommit:
-    """One commit a phase asks for: a subject, one body line, its path changes."""
+    """One commit a phase asks for: a subject, one body line, its path changes, and the
+    decisions behind them (the runner records them in this commit, so a change and its
+    reason land together)."""
 
     subject: str
     changes: tuple[PathChange, ...]
     body: str = ""
+    decisions: tuple[Decision, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -206,6 +213,10 @@ class PhaseResult:
     """relationship-mining's derived edges, handed to the phases after it."""
     lateral: tuple[MinedEdge, ...] | None = None
     """relationship-mining's grouping-band edges (deep runs only), handed on likewise."""
+    decisions: tuple[Decision, ...] = ()
+    """Decisions not tied to one commit by the phase: the runner records each in the
+    first of the phase's commits that changes its file (or where it went), else in the
+    last. A phase of one commit may use either this or ``PhaseCommit.decisions``."""
 
 
 @dataclass(frozen=True, slots=True)
