@@ -90,11 +90,19 @@ RULES: Final[Mapping[str, str]] = MappingProxyType({
     "contradiction-corroborated": "a contradiction two separate readings found",
     # task minting, arcs, traces
     "detected-task": "a finding handed to a person as a task",
+    "entity-review": "two names the rules could not settle, handed to a person as a task",
+    "contradiction-waiting": "a contradiction seen fewer times than promotion asks, "
+                             "handed to a person as a task",
+    "session-commitment": "a commitment an agent session recorded and did not show done",
+    "open-commitment": "a commitment a memory records that nothing shows done",
+    "no-longer-detected": "its finding was not found again on a night that judged all",
     "arc-written": "the language model wrote an arc over these memories",
+    "part-of-arc": "a memory an arc covers, linked part_of it",
     "distilled-from-session": "a memory distilled from an agent session's transcript",
     # placement, integrity
     "placed": "the language model placed an inbox memory in a topic directory",
     "href-to-archive": "a link into a memory now archived, pointed at its archive path",
+    "links-followed": "its links into a file the phase moved now point where it went",
     "href-dropped": "a link to a file that is gone, removed",
 })
 """Every rule a phase records, in words. A rule missing here reads as its own name."""
@@ -191,6 +199,19 @@ def model_figures(batch: int | None, key: str | None, **more: FigureValue
     """Where a model's answer named a member: the batch (1-based, in the phase's call
     order) and the key the member was offered under in it."""
     return {"batch": batch, "key": key, **more}
+
+
+def added_links(base: Mapping[str, tuple[tuple[str, str], ...]],
+                after: Mapping[str, tuple[tuple[str, str], ...]]
+                ) -> tuple[tuple[str, str, str], ...]:
+    """(path, rel, href) of every link a path holds in ``after`` and did not in
+    ``base`` (each path's links as (rel, href) pairs), sorted: what a phase that writes
+    links decided, read off its plan rather than threaded through its steps."""
+    out: set[tuple[str, str, str]] = set()
+    for path, links in after.items():
+        before = set(base.get(path, ()))
+        out.update((path, rel, href) for rel, href in links if (rel, href) not in before)
+    return tuple(sorted(out))
 
 
 # -- the file ----------------------------------------------------------------------------

@@ -33,7 +33,9 @@ from typing import Final
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import GitFailure, NotFound, StateError
+from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.services import PathChange, QuietRun, TreeEntry
+from memhtml.format import remove_meta
 from memhtml.head import HeadVersion, VectorCache, advance_head
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import (
@@ -208,7 +210,8 @@ def run_sleep(deps: SleepDeps, options: RunOptions | None = None
                 deps=deps, run_id=run_id,
                 branch=None if chosen.dry_run else branch_of(run_id), stamp=stamp,
                 base=base, base_version=base_version, dry_run=chosen.dry_run,
-                selected=chosen.phases, done={}, done_commits={}, budget=TaskBudget(),
+                selected=chosen.phases, done={}, done_commits={},
+                budget=task_budget(deps, chosen.phases),
                 calls=CallBudget(chosen.max_llm_calls), deep=chosen.deep),
                 base_version)))
 
@@ -383,7 +386,7 @@ def _step(ctx: RunContext, progress: _Progress, position: int
     if phase in ctx.done:
         last = ctx.done[phase]
         shas = ctx.done_commits.get(phase, (last.sha,))
-        _occupy(ctx.budget, last.counts)
+        _occupy(ctx.budget, phase, last.counts)
         skipped = PhaseRecord(phase, "skipped", last.counts, shas, last.warnings,
                               "done by an earlier attempt of this run")
         target = shas[-1] if _done_later(ctx, position) else (ctx.resume_tip or shas[-1])
@@ -444,12 +447,28 @@ def _advanced(ctx: RunContext, progress: _Progress, target: str
     return moved.map(lambda version: replace(progress, tip=target, version=version))
 
 
-def _occupy(budget: TaskBudget, counts: Counts) -> None:
-    """A done phase's detected tasks keep their places in the resumed night's ten."""
-    for key in ("tasks_minted", "tasks_refreshed"):
+def task_budget(deps: SleepDeps, selected: frozenset[SleepPhase] | None) -> TaskBudget:
+    """The night's detected-task budget, told which detectors will be asked tonight:
+    those selected that can find anything with what the run has (edge-typing and
+    task-detection need a model; trace-consolidation a model and transcripts). A
+    detector that cannot run holds no places back from the ones before it."""
+    needs = {"edge-typing": deps.model is not None,
+             "task-detection": deps.model is not None,
+             "trace-consolidation": deps.model is not None and deps.transcripts is not None}
+    coming = [p for p in SLEEP_PHASES if (selected is None or p in selected)
+              and needs.get(p, p in ("dedup-merge", "entity-resolution"))]
+    return TaskBudget(coming=coming)
+
+
+def _occupy(budget: TaskBudget, phase: SleepPhase, counts: Counts) -> None:
+    """A done phase's detected tasks keep their places in the resumed night's ten: the
+    ones it opened as opened, the ones it found open as held."""
+    def number(key: str) -> int:
         value = counts.get(key)
-        for _ in range(value if isinstance(value, int) else 0):
-            budget.occupy()
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    budget.restore(phase, number("tasks_minted"),
+                   number("tasks_refreshed") + number("tasks_unchanged"))
 
 
 def _changes_dropped(result: PhaseResult) -> PhaseResult:
@@ -528,10 +547,17 @@ def _read_path(ctx: RunContext, commit: str, path: str) -> IOResult[bytes | None
     return entries.bind(read)
 
 
-def attached(result: PhaseResult) -> tuple[PhaseCommit, ...]:
+MOVING: Final = frozenset({"archived", "folded", "merged", "moved"})
+"""Decisions that take a file off its path (so hrefs to it are followed)."""
+
+
+def attached(result: PhaseResult, version: HeadVersion | None = None
+             ) -> tuple[PhaseCommit, ...]:
     """The phase's non-empty commits, each carrying its decisions: those it was given,
-    and each of the result's own placed in the first commit that changes its file (or
-    where the file went), else in the last."""
+    each of the result's own placed in the first commit that changes its file (or
+    where the file went), else in the last; and, given the ``version`` the phase read,
+    a ``links-followed`` decision for each other memory a commit rewrote only to follow
+    a file one of the phase's decisions moved (``followed``)."""
     commits = [c for c in result.commits if c.changes]
     if not commits:
         return ()
@@ -542,8 +568,48 @@ def attached(result: PhaseResult) -> tuple[PhaseCommit, ...]:
                    if any(change.path in named for change in commit.changes)),
                   len(commits) - 1)
         extra[at].append(decision)
-    return tuple(replace(c, decisions=(*c.decisions, *extra[n])) if extra[n] else c
-                 for n, c in enumerate(commits))
+    out = [replace(c, decisions=(*c.decisions, *extra[n])) if extra[n] else c
+           for n, c in enumerate(commits)]
+    if version is None:
+        return tuple(out)
+    moved = {d.path: d.to for c in out for d in c.decisions
+             if d.action in MOVING and d.to is not None}
+    return tuple(replace(c, decisions=(*c.decisions, *more))
+                 if (more := followed(c, moved, version)) else c for c in out)
+
+
+def followed(commit: PhaseCommit, moved: Mapping[str, str], version: HeadVersion
+             ) -> tuple[Decision, ...]:
+    """The memories ``commit`` changed that no decision of its names and whose only
+    reason is a file that left its path: it linked to the file's old path and now links
+    to where the file went (``archive_many_step`` and ``move_step`` rewrite every href
+    so). Anything else such a file changed would make it a change of its own, so it
+    is claimed only when swapping the new hrefs back gives the old bytes."""
+    if not moved or not commit.decisions:
+        return ()
+    phase = commit.decisions[0].phase
+    named = {p for d in commit.decisions for p in (d.path, d.to) if p is not None}
+    out: list[Decision] = []
+    for change in commit.changes:
+        old = version.get(change.path)
+        if change.path in named or change.data is None or old is None:
+            continue
+        text = change.data.decode("utf-8", "replace")
+        hit = sorted(o for o, to in moved.items() if to_document_path(o) in old.html
+                     and to_document_path(to) in text)
+        if not hit:
+            continue
+        back = text
+        for origin in hit:
+            back = back.replace(to_document_path(moved[origin]), to_document_path(origin))
+        if back == old.html or _without_updated(back) == _without_updated(old.html):
+            out.append(Decision.of(phase, "rewritten", change.path, "links-followed",
+                                   related=hit, figures={"followed": len(hit)}))
+    return tuple(out)
+
+
+def _without_updated(html: str) -> str:
+    return remove_meta(html, "memhtml-updated")
 
 
 def _decided(commits: tuple[PhaseCommit, ...]) -> tuple[Decision, ...]:
@@ -555,7 +621,7 @@ def _with_records(ctx: RunContext, progress: _Progress, result: PhaseResult
     """The phase's non-empty commits, each carrying the lines its decisions add to the
     run's decision file, and the last the lines its marks add to the ledger (a commit of
     its own when the phase changed nothing else); and how many marks it adds."""
-    commits = attached(result)
+    commits = attached(result, progress.version)
     if not result.marks and not _decided(commits):
         return IOSuccess((commits, 0))
     ledger, decisions = ledger_path(ctx.run_id), decisions_path(ctx.run_id)
@@ -594,7 +660,7 @@ def _land_phase(ctx: RunContext, progress: _Progress, phase: SleepPhase, result:
                 ) -> IOResult[_Landing, PhaseFault]:
     if result.status == "not-built":
         return IOSuccess(_Landing(result, progress.tip, (), 0, 0))
-    decided = _decided(attached(result))
+    decided = _decided(attached(result, progress.version))
     if ctx.dry_run or ctx.branch is None:
         paths = len({c.path for commit in result.commits for c in commit.changes})
         marks = len({mark.line() for mark in result.marks})

@@ -37,6 +37,7 @@ from memhtml.contracts.vocabulary import EdgeRel
 from memhtml.domain.entities import normalize_entity_name
 from memhtml.format import add_link, set_meta
 from memhtml.head import HeadVersion
+from memhtml.sleep.decisions import Decision
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.sleep.phases.entity_resolution import PERSON_TYPE, is_curated, split_entity
 from memhtml.sleep.tasks import SLEEP_AUTHOR
@@ -193,6 +194,24 @@ def link_night(version: HeadVersion, now: str) -> tuple[People, _Links]:
     return people, link_people(Plan.start(version, now), people)
 
 
+def person_decisions(state: _Links) -> tuple[Decision, ...]:
+    """Each person file minted (with how many memories it now gathers) and each memory
+    linked about_person to one, read off the plan."""
+    linked: list[Decision] = []
+    for path in sorted(state.plan.touched.keys()):
+        before, after = state.plan.base.get(path), state.plan.view.get(path)
+        if before is None or after is None:
+            continue
+        new = sorted({to_tree_path(link.href) for link in after.links if link.rel == REL}
+                     - {to_tree_path(link.href) for link in before.links if link.rel == REL})
+        if new:
+            linked.append(Decision.of("person-links", "rewritten", path, "about-person",
+                                      related=new, figures={"links": len(new)}))
+    minted = [Decision.of("person-links", "created", path, "person-file", figures={
+        "memories": sum(1 for d in linked if path in d.related)}) for path in state.minted]
+    return (*minted, *linked)
+
+
 def person_links(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     people, state = link_night(env.version, env.now)
     counts = {"persons": len(people.named_by), "files_minted": len(state.minted),
@@ -206,4 +225,5 @@ def person_links(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     body = f"{len(people.named_by)} person(s) named" + (
         f"; minted {', '.join(state.minted)}" if state.minted else "")
     return IOSuccess(PhaseResult(counts=counts, warnings=warnings,
-                                 commits=(PhaseCommit(subject, changes, body),)))
+                                 commits=(PhaseCommit(subject, changes, body,
+                                                      decisions=person_decisions(state)),)))

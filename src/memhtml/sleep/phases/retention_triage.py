@@ -24,7 +24,9 @@ Why tasks are never scored: recency and use dominate the score, so a task nobody
 touched for a month scores at the floor, and it is the task most likely still owed.
 
 The evict band is archived in one commit through ``archive_many_step``, which rewrites
-every href to each archived file. A path whose archive path is already taken this
+every href to each archived file. Each archived file is recorded as a decision of rule
+``evict-band`` with its score, band and eight signals (``sleep.decisions``), so review
+and the report say why it was picked. A path whose archive path is already taken this
 year is refused and counted, not a failed phase. A file the head could not parse is
 not a record, so it is never scored or moved.
 """
@@ -32,7 +34,7 @@ not a record, so it is never scored or moved.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Final
@@ -44,10 +46,11 @@ from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import AccessCount
 from memhtml.domain.graph import Edge, analyze_graph
-from memhtml.domain.retention import Band, RetentionInput, score_retention
+from memhtml.domain.retention import Band, RetentionInput, RetentionScore, score_retention
 from memhtml.domain.thresholds import DEFAULT_CONFIDENCE
 from memhtml.head import HeadVersion, IndexedView
 from memhtml.sleep.contract import LOG_START
+from memhtml.sleep.decisions import Decision, FigureValue, retention_figures
 from memhtml.sleep.phase import MinedEdge, PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import StoreError, describe
 from memhtml.store.plan import Plan, archive_many_step
@@ -142,6 +145,10 @@ class Triage:
     """Each scored path's band, and the evict band in path order."""
 
     bands: Mapping[str, Band]
+    scores: Mapping[str, RetentionScore] = field(
+        default_factory=lambda: MappingProxyType({}))
+    """Each scored path's score, band and eight signals: an archived file's decision
+    record carries them (``decisions.retention_figures``)."""
 
     @property
     def evict(self) -> tuple[str, ...]:
@@ -152,14 +159,34 @@ class Triage:
 
 
 def triage(inputs: Mapping[str, RetentionInput]) -> Triage:
-    return Triage(MappingProxyType({path: score_retention(raw).band
-                                    for path, raw in inputs.items()}))
+    scores = {path: score_retention(raw) for path, raw in inputs.items()}
+    return Triage(MappingProxyType({path: s.band for path, s in scores.items()}),
+                  MappingProxyType(scores))
 
 
-def _result(version: HeadVersion, now: str, judged: Triage
+def evict_decisions(judged: Triage, inputs: Mapping[str, RetentionInput],
+                    archived: tuple[tuple[str, str], ...]) -> tuple[Decision, ...]:
+    """Each file archived from the evict band, with its score, band, eight signals,
+    and the raw facts the signals came from (age in days, reads, memory type)."""
+    out: list[Decision] = []
+    for path, to in archived:
+        scored, raw = judged.scores.get(path), inputs.get(path)
+        if scored is None:
+            continue
+        more: dict[str, FigureValue] = {} if raw is None else {
+            "memory_type": raw.memory_type, "age_days": raw.age_days,
+            "reads": raw.access_count}
+        out.append(Decision.of("retention-triage", "archived", path, "evict-band", to=to,
+                               figures=retention_figures(scored, **more)))
+    return tuple(out)
+
+
+def _result(version: HeadVersion, now: str, judged: Triage,
+            inputs: Mapping[str, RetentionInput] = MappingProxyType({})
             ) -> Result[PhaseResult, StoreError]:
-    def answer(plan: Plan, archived: int, refused: tuple[tuple[str, str], ...]
-               ) -> PhaseResult:
+    def answer(plan: Plan, moved: tuple[tuple[str, str], ...],
+               refused: tuple[tuple[str, str], ...]) -> PhaseResult:
+        archived = len(moved)
         changes, _ = plan.changes()
         counts = {"scored": len(judged.bands), "keep": judged.count("keep"),
                   "compress": judged.count("compress"), "evict": judged.count("evict"),
@@ -171,21 +198,22 @@ def _result(version: HeadVersion, now: str, judged: Triage
                 f"{counts['compress']}, evict {counts['evict']}")
         return PhaseResult(counts=counts, warnings=warnings, commits=(PhaseCommit(
             f"{archived} memor{'y' if archived == 1 else 'ies'} archived from the evict band",
-            changes, body),))
+            changes, body, decisions=evict_decisions(judged, inputs, moved)),))
 
     start = Plan.start(version, now)
     if not judged.evict:
-        return Success(answer(start, 0, ()))
+        return Success(answer(start, (), ()))
     return archive_many_step(start, judged.evict).map(
-        lambda done: answer(done.plan, len(done.archived), done.refused))
+        lambda done: answer(done.plan, tuple(done.archived), done.refused))
 
 
 def retention_triage(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     version = env.version
 
     def scored(accesses: Mapping[str, AccessCount]) -> IOResult[PhaseResult, PhaseFault]:
-        judged = triage(retention_inputs(version, accesses, env.mined, env.stamp))
-        done: Result[PhaseResult, PhaseFault] = _result(version, env.now, judged).alt(
+        inputs = retention_inputs(version, accesses, env.mined, env.stamp)
+        judged = triage(inputs)
+        done: Result[PhaseResult, PhaseFault] = _result(version, env.now, judged, inputs).alt(
             lambda error: PhaseFault(describe(error)))
         return IOResult.from_result(done)
 
