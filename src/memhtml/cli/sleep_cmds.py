@@ -240,7 +240,7 @@ def sleep_status(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         text = (f"main {status.main[:10]}\n" + table(
             rows, ("run", "state", "base..tip", "commits", "phases", "stamp"))
             if rows else f"main {status.main[:10]}; no sleep run")
-        return Reply(status, text)
+        return Reply(status, text, notes=tuple(f"note: {n}" for n in status.notes))
 
     return respond(common.json, body)
 

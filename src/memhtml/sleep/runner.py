@@ -468,7 +468,8 @@ def _occupy(budget: TaskBudget, phase: SleepPhase, counts: Counts) -> None:
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     budget.restore(phase, number("tasks_minted"),
-                   number("tasks_refreshed") + number("tasks_unchanged"))
+                   number("tasks_refreshed") + number("tasks_unchanged")
+                   + number("tasks_edited"))
 
 
 def _changes_dropped(result: PhaseResult) -> PhaseResult:

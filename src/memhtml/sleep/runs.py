@@ -26,12 +26,13 @@ corpus), and its pending marks, which lived only on the branch, are gone with it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Literal, TypeAlias
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.contracts.errors import StateError
 from memhtml.contracts.services import QuietRun
 from memhtml.sleep.contract import (
     BRANCH_PREFIX,
@@ -68,6 +69,8 @@ class SleepStatus:
     main: str
     runs: tuple[RunSummary, ...]
     """Newest first."""
+    notes: tuple[str, ...] = ()
+    """What could not be read and so is not listed (the state plane's quiet runs)."""
 
 
 @dataclass(frozen=True)
@@ -87,11 +90,23 @@ def list_runs(deps: SleepDeps) -> IOResult[tuple[str, ...], SleepError]:
         key=run_order, reverse=True)))
 
 
+def _quiet_read(deps: SleepDeps) -> IOResult[tuple[tuple[QuietRun, ...], tuple[str, ...]],
+                                              SleepError]:
+    """The quiet runs and, when the state plane cannot be read, a note saying so and
+    none: the runs a branch records are still read (a read of status, review or merge
+    must not fail over the one record the tree does not hold)."""
+    found: IOResult[tuple[QuietRun, ...], StateError] = deps.state.quiet_runs()
+    return found.map(lambda runs: (tuple(r for r in runs if is_run_id(r.run_id)),
+                                   ())).lash(lambda error: IOSuccess(((), (
+        "runs that found nothing to do are not listed: the state database cannot be "
+        f"read ({error.reason})",))))
+
+
 def quiet_runs(deps: SleepDeps) -> IOResult[tuple[QuietRun, ...], SleepError]:
     """The runs that found nothing to do, newest first, as this clone's state plane
-    notes them (a run id that is not one is passed over)."""
-    found: IOResult[tuple[QuietRun, ...], SleepError] = deps.state.quiet_runs()
-    return found.map(lambda runs: tuple(r for r in runs if is_run_id(r.run_id)))
+    notes them (a run id that is not one is passed over; none when the plane cannot
+    be read)."""
+    return _quiet_read(deps).map(lambda got: got[0])
 
 
 def quiet_run(deps: SleepDeps, run_id: str) -> IOResult[QuietRun | None, SleepError]:
@@ -180,7 +195,8 @@ def sleep_status(deps: SleepDeps, run_id: str | None = None
     if run_id is not None:
         return main.bind(lambda at: named(at, run_id))
     return main.bind(lambda at: list_runs(deps).bind(
-        lambda ids: quiet_runs(deps).bind(lambda quiet: each(at, ids, quiet))))
+        lambda ids: _quiet_read(deps).bind(lambda got: each(at, ids, got[0]).map(
+            lambda status: replace(status, notes=got[1])))))
 
 
 def abort_run(deps: SleepDeps, run_id: str) -> IOResult[Aborted, SleepError]:

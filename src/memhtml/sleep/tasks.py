@@ -17,8 +17,9 @@ What makes the queue usable rather than noise:
 - **An unchanged finding writes nothing.** The task stands as it was written: a night
   that finds it again leaves the file alone (counted ``unchanged``), so an unchanged
   store makes no commit. Only a finding whose words changed (a detection count, a
-  measured ratio) rewrites its task, with the detector's new text, keeping when it
-  was created and the status a person gave it (``refreshed``).
+  measured ratio) rewrites its task's article with the detector's new text, every
+  line of its head kept (``refreshed``); and only while nobody edited the article:
+  a person's note in it stands (``edited``).
 - **Evidence is checked, never trusted.** A quoted sentence is looked up,
   whitespace collapsed, in the file it names as the plan sees it; when it is not
   there the task is refused and counted, so a fabricated citation never reaches a
@@ -62,7 +63,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import reduce
 from typing import Final, Literal, TypeAlias, assert_never
@@ -190,6 +191,9 @@ class TaskCounts:
     """Findings whose task a person closed: not opened again."""
     unchanged: int = 0
     """Open tasks whose finding stands as written: left alone, nothing committed."""
+    edited: int = 0
+    """Open tasks whose finding's words changed but whose article a person edited: left
+    as the person has them (the finding is still the same pair)."""
     warnings: tuple[str, ...] = ()
     decisions: tuple[Decision, ...] = field(default=(), compare=False)
     """Each task opened, rewritten or closed, as the detector's decision (a record of
@@ -332,40 +336,92 @@ def task_decision(finding: Finding, path: str, *, rewritten: bool = False,
     return None
 
 
+def _finding_line(finding: Finding) -> str:
+    return f"Finding ({finding.detector}): {finding.finding}"
+
+
+def _says(record: MemoryRecord, finding: Finding) -> bool:
+    """Whether the task states the finding as tonight words it: its title, its claim,
+    its evidence line and its finding line (whatever a person added beside them)."""
+    text = _collapsed(record.body_text)
+    return (_collapsed(record.title) == _collapsed(finding.title)
+            and _collapsed(record.claim) == _collapsed(finding.statement)
+            and _collapsed(_evidence_text(finding.evidence)) in text
+            and _collapsed(_finding_line(finding)) in text)
+
+
+def _article(html: str) -> tuple[int, int] | None:
+    """Where the one ``<article>`` element of a file the template wrote starts and ends
+    (None when there is not exactly one)."""
+    start, end = html.find("<article"), html.find("</article>")
+    if start < 0 or end < start or html.count("<article") != 1 \
+            or html.count("</article>") != 1:
+        return None
+    return start, end + len("</article>")
+
+
+def _pristine(plan: Plan, record: MemoryRecord, finding: Finding) -> bool:
+    """Whether the task's article is exactly what the template wrote for some wording of
+    this finding (its claim, one evidence line, its finding line), so nobody edited it:
+    only then may a new wording replace it."""
+    text, claim = _collapsed(record.body_text), _collapsed(record.claim)
+    line = _collapsed(_finding_line(finding))
+    if not (claim and text.startswith(claim) and text.endswith(line)):
+        return False
+    evidence = text[len(claim):len(text) - len(line)].strip()
+    then = replace(task_input(finding), title=record.title, claim=record.claim,
+                   body=(evidence, _finding_line(finding)))
+    match render_write(plan, then):
+        case Success(rendered):
+            return content_hash(rendered) == record.content_hash
+        case Failure(_):
+            return False
+
+
 def _restated(plan: Plan, record: MemoryRecord, finding: Finding) -> str | None:
-    """The task's file with the finding's words as tonight states them, or None when
-    the task already says them (title and article as the template writes them). It
-    keeps when the task was created and the status a person gave it."""
+    """The task's file with the finding as tonight words it: its article replaced by the
+    template's, every line of its head kept (when it was created, the status and
+    whatever else a person set there). None when the article cannot be replaced."""
     match render_write(plan, task_input(finding)):
         case Success(fresh):
             pass
         case Failure(_):
             return None
-    if content_hash(fresh) == record.content_hash and \
-            _collapsed(record.title) == _collapsed(finding.title):
+    old, new = _article(record.html), _article(fresh)
+    if old is None or new is None:
         return None
-    html = set_meta(fresh, "memhtml-created", record.created_at)
-    return set_meta(html, "memhtml-task-status", record.task_status or "todo")
+    return record.html[:old[0]] + fresh[new[0]:new[1]] + record.html[old[1]:]
+
+
+Refresh: TypeAlias = Literal["unchanged", "refreshed", "edited"]
 
 
 def _refresh(plan: Plan, record: MemoryRecord, finding: Finding
-             ) -> Result[tuple[Plan, bool], StoreError]:
-    """The open task of a finding found again: rewritten when the finding's words
-    changed, opened again when the sweep had closed it; otherwise left exactly as it
-    is (False: nothing written)."""
+             ) -> Result[tuple[Plan, Refresh], StoreError]:
+    """The open task of a finding found again. Left exactly as it is when it states the
+    finding as tonight words it (``unchanged``), or when the words changed but a person
+    edited its article (``edited``: their edit wins; the finding is still the same
+    pair). Otherwise its article is rewritten to tonight's words (``refreshed``); and
+    a task the sweep had closed is opened again."""
     reopen = SWEPT_TAG in record.tags and record.task_status == "done"
-    restated = _restated(plan, record, finding)
-    if restated is None and not reopen:
-        return Success((plan, False))
-    html = record.html if restated is None else restated
+    html = record.html
+    outcome: Refresh = "unchanged"
+    if not _says(record, finding):
+        restated = _restated(plan, record, finding) if _pristine(plan, record, finding) \
+            else None
+        if restated is None:
+            outcome = "edited"
+        else:
+            html, outcome = restated, "refreshed"
     if reopen:
         # The sweep closed it where it stood; its finding is back: open it again.
         html = set_meta(remove_meta(html, "memhtml-tag", SWEPT_TAG),
                         "memhtml-task-status", "todo")
-    html = set_meta(html, "memhtml-updated", plan.now)
+        outcome = "refreshed"
     if html == record.html:
-        return Success((plan, False))
-    return plan.apply(Put(record.path, html)).map(lambda after: (after, True))
+        return Success((plan, outcome))
+    html = set_meta(html, "memhtml-updated", plan.now)
+    return plan.apply(Put(record.path, html)).map(lambda after: (after, outcome))
 
 
 def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
@@ -393,7 +449,8 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
     ordered = sorted(unique.values(), key=lambda f: (
         finding_digest(f.detector, f.finding) not in existing, f.detector, f.finding))
     current = plan
-    minted = refreshed = unchanged = refused_quote = overflow = blocked = dismissed_count = 0
+    minted = refreshed = unchanged = edited = 0
+    refused_quote = overflow = blocked = dismissed_count = 0
     warnings: list[str] = []
     decisions: list[Decision] = []
     for finding in ordered:
@@ -410,11 +467,13 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
                 continue
             budget.occupy(finding.detector)
             match _refresh(current, held, finding):
-                case Success((after, True)):
+                case Success((after, "refreshed")):
                     current = after
                     refreshed += 1
                     decisions += _decided(finding, held.path, rewritten=True)
-                case Success((_, False)):
+                case Success((_, "edited")):
+                    edited += 1
+                case Success(_):
                     unchanged += 1
                 case Failure(error):
                     return Failure(error)
@@ -443,7 +502,7 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
                 return Failure(error)
     return Success((current, TaskCounts(
         minted=minted, refreshed=refreshed, refused_quote=refused_quote, overflow=overflow,
-        blocked=blocked, dismissed=dismissed_count, unchanged=unchanged,
+        blocked=blocked, dismissed=dismissed_count, unchanged=unchanged, edited=edited,
         warnings=tuple(warnings), decisions=tuple(decisions))))
 
 

@@ -631,7 +631,7 @@ def test_two_runs_the_same_day(store: Path, capsys: pytest.CaptureFixture[str],
         (f"{RUN_ID}-2", "mergeable"), (RUN_ID, "mergeable")]
     # The same input at the same instant: two runs make the same tree.
     assert entries(store, first["head_sha"]).keys() - entries(store, second["head_sha"]).keys() \
-        == {f".memhtml/sleep/{RUN_ID}.html"}
+        == {f".memhtml/sleep/{RUN_ID}.html", f".memhtml/sleep/{RUN_ID}.decisions.jsonl"}
     code, merged = sleep(capsys, "merge", store)
     assert code == 0 and merged["run_id"] == f"{RUN_ID}-2"
     before = held(store)

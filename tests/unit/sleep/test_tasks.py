@@ -126,6 +126,26 @@ def test_a_finding_whose_words_changed_rewrites_its_task_keeping_what_a_person_s
     assert counts3 == TaskCounts(unchanged=1) and plan3.changes()[0] == ()
 
 
+def test_a_task_whose_article_a_person_edited_keeps_the_edit_whatever_the_finding_says(
+        ) -> None:
+    w = world()
+    first = Finding("edge-typing", "/a.html|/b.html", "Do a and b contradict?",
+                    "Seen once; linked at two.", Measurement("count", 1))
+    land(w, minted(w, [first])[0])
+    record = head(w).get(task_path(first))
+    assert record is not None
+    noted = record.html.replace("</article>", "<p>Asked the owner; waiting.</p>\n</article>")
+    w.raw([PathChange(record.path, noted.encode())])
+    # Found again as it stood: the note is no change of the finding's.
+    plan, counts = minted(w, [first], NIGHT2)
+    assert counts == TaskCounts(unchanged=1) and plan.changes()[0] == ()
+    # Found with new words: the person's article stands all the same.
+    again = Finding(first.detector, first.finding, first.title, first.statement,
+                    Measurement("count", 2))
+    plan, counts = minted(w, [again], NIGHT2)
+    assert counts == TaskCounts(edited=1) and plan.changes()[0] == ()
+
+
 def test_the_same_finding_twice_in_one_call_is_one_task() -> None:
     w = world()
     _, counts = minted(w, [vetoed(), vetoed()])
@@ -251,7 +271,8 @@ def test_counts_add_up_across_phases_and_read_as_phase_counts() -> None:
     assert total.as_counts() == {"tasks_minted": 2, "tasks_refreshed": 0,
                                  "tasks_refused_quote": 0, "tasks_overflow": 1,
                                  "tasks_closed": 1, "tasks_blocked": 1,
-                                 "tasks_dismissed": 0, "tasks_unchanged": 0}
+                                 "tasks_dismissed": 0, "tasks_unchanged": 0,
+                                 "tasks_edited": 0}
     assert commit_body(total) == ("2 detected task(s) opened, 0 refreshed; "
                                   f"1 detected task(s) closed: {NO_LONGER_DETECTED}")
     assert commit_body(TaskCounts()) == ""
