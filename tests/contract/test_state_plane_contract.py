@@ -374,7 +374,7 @@ def test_a_version_1_file_is_migrated_keeping_its_state(tmp_path: Path) -> None:
     assert ok(plane.access_counts(datetime(1970, 1, 1, tzinfo=UTC)))["a.html"].count == 1
     ok(plane.save_mined_edges(SHA, BASIS, ROWS))
     plane.close()
-    assert _versions(path) == [1, 2] == list(range(1, SCHEMA_VERSION + 1))
+    assert _versions(path) == [1, 2, 3] == list(range(1, SCHEMA_VERSION + 1))
     reopened = SqliteStatePlane(path)
     assert ok(reopened.mined_edges(SHA, BASIS)) == ROWS
     reopened.close()

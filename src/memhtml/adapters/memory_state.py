@@ -16,10 +16,13 @@ from types import MappingProxyType
 
 from memhtml.adapters.state_db import (
     MINED_SETS_KEPT,
+    QUIET_RUNS_KEPT,
     RefusalError,
     check_bump,
     check_mined,
+    check_quiet,
     from_micros,
+    quiet_order,
     state_operation,
     utc_micros,
 )
@@ -32,6 +35,7 @@ from memhtml.contracts.services import (
     CounterKind,
     Detection,
     MinedRow,
+    QuietRun,
 )
 
 
@@ -56,6 +60,7 @@ class InMemoryState:
         self._accesses: list[_Access] = []
         self._mined: dict[tuple[str, str], tuple[int, tuple[MinedRow, ...]]] = {}
         self._mined_saves = 0
+        self._quiet: dict[tuple[str, str], QuietRun] = {}
 
     def convert(self, operation: str, error: Exception) -> StateError | None:
         return None
@@ -153,3 +158,19 @@ class InMemoryState:
         self._mined[(commit, basis)] = (self._mined_saves, tuple(rows))
         newest = sorted(self._mined.items(), key=lambda item: item[1][0], reverse=True)
         self._mined = dict(newest[:MINED_SETS_KEPT])
+
+    @state_operation("record_quiet_run")
+    def record_quiet_run(self, run: QuietRun) -> None:
+        self._up()
+        check_quiet(run)
+        # Stored as the adapter reads it back: the stamp to the microsecond, in UTC.
+        kept = QuietRun(run.run_id, run.base, from_micros(utc_micros(run.stamp)),
+                        tuple(run.phases))
+        self._quiet[(run.run_id, run.base)] = kept
+        newest = quiet_order(tuple(self._quiet.values()))[:QUIET_RUNS_KEPT]
+        self._quiet = {(q.run_id, q.base): q for q in newest}
+
+    @state_operation("quiet_runs")
+    def quiet_runs(self) -> tuple[QuietRun, ...]:
+        self._up()
+        return quiet_order(tuple(self._quiet.values()))

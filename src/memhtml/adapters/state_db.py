@@ -42,6 +42,7 @@ from memhtml.contracts.services import (
     CounterKind,
     Detection,
     MinedRow,
+    QuietRun,
 )
 
 if TYPE_CHECKING:
@@ -100,6 +101,17 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
                PRIMARY KEY (set_id, ordinal)
            ) WITHOUT ROWID""",
     ),
+    # 3: the sleep runs that found nothing to do (no commit, no branch: recorded only
+    # here), one per run id and base.
+    (
+        """CREATE TABLE quiet_runs (
+               run_id TEXT NOT NULL,
+               base TEXT NOT NULL,
+               stamp INTEGER NOT NULL,
+               phases TEXT NOT NULL,
+               PRIMARY KEY (run_id, base)
+           ) WITHOUT ROWID""",
+    ),
 )
 """Ordered; append a new tuple for a change, never edit a released one."""
 SCHEMA_VERSION: Final = len(MIGRATIONS)
@@ -108,6 +120,10 @@ MINED_SETS_KEPT: Final = 4
 """Sets of mined edges kept, newest saved first. A run reads back only the set of the
 commit it is at (a resume, a second invocation), so a few cover every live run and the
 table stays small however many nights go by."""
+
+QUIET_RUNS_KEPT: Final = 16
+"""Quiet runs kept, newest stamp first: what ``sleep status`` and ``merge`` read is the
+latest, and a store run every hour must not grow the table for ever."""
 
 BUSY_TIMEOUT_S: Final = 10.0
 """How long a call waits on another process's write lock before failing."""
@@ -163,6 +179,25 @@ def check_mined(commit: str, basis: str, rows: Sequence[MinedRow] = ()) -> None:
         if not math.isfinite(row.similarity):
             raise RefusalError(f"mined edge {row.source} -> {row.target} has a non-finite "
                                f"similarity ({row.similarity})")
+
+
+def check_quiet(run: QuietRun) -> None:
+    if not run.run_id or not run.base:
+        raise RefusalError("a quiet run needs a run id and a base")
+    if any(not phase or "," in phase for phase in run.phases):
+        raise RefusalError(f"a quiet run's phases are names without commas: {run.phases}")
+    utc_micros(run.stamp)
+
+
+def quiet_order(runs: Sequence[QuietRun]) -> tuple[QuietRun, ...]:
+    """Newest stamp first, then the later run id (a day's ``-n`` suffix counts as a
+    number) first."""
+    def key(run: QuietRun) -> tuple[datetime, str, int]:
+        suffix = run.run_id[11:]
+        plain = suffix.isascii() and suffix.isdecimal() and len(suffix) < 6
+        return (run.stamp, run.run_id[:10], int(suffix) if plain else 1)
+
+    return tuple(sorted(runs, key=key, reverse=True))
 
 
 def refused(path: str, operation: str, error: StateError | str) -> StateError:
@@ -410,6 +445,36 @@ class SqliteStatePlane:
                         "LIMIT ?)", (MINED_SETS_KEPT,))
 
         self._write(saved)
+
+
+    @state_operation("record_quiet_run")
+    def record_quiet_run(self, run: QuietRun) -> None:
+        check_quiet(run)
+
+        def recorded(db: sqlite3.Connection) -> None:
+            db.execute("INSERT OR REPLACE INTO quiet_runs (run_id, base, stamp, phases) "
+                       "VALUES (?, ?, ?, ?)", (run.run_id, run.base, utc_micros(run.stamp),
+                                               ",".join(run.phases)))
+            kept = quiet_order(_quiet_rows(db))[:QUIET_RUNS_KEPT]
+            db.execute("DELETE FROM quiet_runs")
+            db.executemany("INSERT INTO quiet_runs (run_id, base, stamp, phases) "
+                           "VALUES (?, ?, ?, ?)",
+                           [(q.run_id, q.base, utc_micros(q.stamp), ",".join(q.phases))
+                            for q in kept])
+
+        self._write(recorded)
+
+    @state_operation("quiet_runs")
+    def quiet_runs(self) -> tuple[QuietRun, ...]:
+        db = self._reader()
+        return () if db is None else quiet_order(_quiet_rows(db))
+
+
+def _quiet_rows(db: sqlite3.Connection) -> tuple[QuietRun, ...]:
+    rows = db.execute("SELECT run_id, base, stamp, phases FROM quiet_runs").fetchall()
+    return tuple(QuietRun(str(run_id), str(base), from_micros(int(stamp)),
+                          tuple(p for p in str(phases).split(",") if p))
+                 for run_id, base, stamp, phases in rows)
 
 
 def _drop_mined(db: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:

@@ -92,21 +92,34 @@ def _run_reply(report: RunReport) -> Reply:
             _counts(record.counts)
         rows.append((record.phase, record.status, detail or ""))
     where = (" (dry run, nothing written)" if report.dry_run else
-             f" on {report.branch}" if report.branch else " (refused, no branch kept)")
+             f" on {report.branch}" if report.branch else
+             " (nothing to do, no branch kept)" if report.quiet else
+             " (refused, no branch kept)")
     head = (f"run {report.run_id}" + where
             + f": base {report.base_sha[:10]}, head {report.head_sha[:10]}, "
             f"{len(report.commits)} commit(s)")
     lines = [head, table(rows, ("phase", "status", "counts / reason"))]
     warnings = [f"warning: {r.phase}: {w}" for r in report.phases for w in r.warnings]
+    warnings += [f"note: {n}" for n in report.notes]
+    decided = sum(len(r.decisions) for r in report.phases)
+    if decided:
+        lines.append(f"{decided} decision(s) recorded"
+                     + ("" if report.dry_run else
+                        f" (memhtml sleep review {report.run_id} shows each, with its rule "
+                        "and figures)"))
     if report.failed:
         lines.append(f"failed: {', '.join(report.failed)}")
+    elif report.quiet:
+        lines.append("nothing to do: every phase finished with nothing to change, so no "
+                     "commit was made and no branch kept; there is nothing to merge")
     elif report.branch:
         lines.append(f"next: memhtml sleep review {report.run_id}, then merge or abort")
     payload = {"ok": report.ok, **({} if report.ok else {"code": ERR_PHASE_FAILED}),
                "run_id": report.run_id, "branch": report.branch,
                "stamp": report.stamp, "base_sha": report.base_sha,
                "head_sha": report.head_sha, "dry_run": report.dry_run,
-               "resumed": report.resumed, "failed": list(report.failed),
+               "resumed": report.resumed, "quiet": report.quiet,
+               "failed": list(report.failed), "notes": list(report.notes),
                "commits": list(report.commits), "phases": list(report.phases)}
     return Reply(payload, "\n".join(lines), EXIT_OK if report.ok else EXIT_FAILED,
                  notes=tuple(warnings))
@@ -207,7 +220,8 @@ def sleep_plan(*, common: Common = _COMMON) -> int:
 @sleep_app.command(name="status")
 def sleep_status(run: str | None = None, /, *, common: Common = _COMMON) -> int:
     """The runs this clone holds (or one): state against main (mergeable, main-advanced,
-    merged, empty), base and tip, commits, phases done. Always exits 0.
+    merged, empty, nothing-to-do), base and tip, commits, phases done (a phase with
+    nothing to change counts as done). Always exits 0.
 
     Parameters
     ----------
@@ -226,7 +240,7 @@ def sleep_status(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         text = (f"main {status.main[:10]}\n" + table(
             rows, ("run", "state", "base..tip", "commits", "phases", "stamp"))
             if rows else f"main {status.main[:10]}; no sleep run")
-        return Reply(status, text)
+        return Reply(status, text, notes=tuple(f"note: {n}" for n in status.notes))
 
     return respond(common.json, body)
 
@@ -235,7 +249,8 @@ def sleep_status(run: str | None = None, /, *, common: Common = _COMMON) -> int:
 def sleep_review(run: str | None = None, /, *, common: Common = _COMMON) -> int:
     """What a run would bring into main: per-phase counts, its commits and their
     trailers, a diff stat, and each file's class (meta-only, body-changed, archived,
-    created, deleted). Always exits 0.
+    moved, created, deleted) with the decisions that changed it: phase, rule, figures,
+    commit. Generated site pages are counted apart. Always exits 0.
 
     Parameters
     ----------
@@ -247,17 +262,46 @@ def sleep_review(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         from memhtml.sleep.review import review_run
 
         deps = _deps(common)
-        review = _value(review_run(deps, _run_id(deps, run)))
+        run_id = _run_id(deps, run)
+        quiet = _quiet(deps, run_id)
+        if quiet is not None:
+            return quiet
+        review = _value(review_run(deps, run_id))
         lines = [f"run {review.run_id} ({review.state}): {review.base[:10]}..{review.tip[:10]}"]
         lines += [f"  {p.phase}: {_counts(p.counts)}" for p in review.phases if p.done]
         lines += [f"{c.sha[:10]} {c.subject}" for c in review.commits]
-        lines.append(table([(f.change, f.path + (f" -> {f.to}" if f.to else ""),
-                             f"+{f.insertions} -{f.deletions}") for f in review.files]))
+        for f in review.files:
+            lines.append(f"{f.change:<12} {f.path}" + (f" -> {f.to}" if f.to else "")
+                         + f"  +{f.insertions} -{f.deletions}")
+            lines += [f"    {d.phase}: {d.rule} ({d.words})"
+                      + (f" [{d.figures_text()}]" if d.figures else "")
+                      + (f" with {', '.join(d.related)}" if d.related else "")
+                      + (f" @ {d.commit[:10]}" if d.commit else "") for d in f.decisions]
         lines.append(f"{review.stat.files} file(s) changed, {review.stat.insertions} "
-                     f"insertion(s), {review.stat.deletions} deletion(s)")
+                     f"insertion(s), {review.stat.deletions} deletion(s); "
+                     f"{review.generated} generated site page(s) counted apart")
+        lines += [f"{phase} sweep: {n} file(s)" for phase, n in review.swept.items()]
+        if review.unexplained:
+            lines.append("changed with no recorded decision: " + ", ".join(review.unexplained))
         return Reply(review, "\n".join(line for line in lines if line))
 
     return respond(common.json, body)
+
+
+def _quiet(deps: SleepDeps, run_id: str) -> Reply | None:
+    """The answer about a run that found nothing to do (no branch; the state plane
+    notes it), or None when ``run_id`` names a branch or no quiet run."""
+    from memhtml.sleep.runs import quiet_run
+
+    found = _value(quiet_run(deps, run_id))
+    if found is None:
+        return None
+    text = (f"run {found.run_id} found nothing to do at {found.base[:10]} (stamped "
+            f"{found.stamp.isoformat()}): it made no commit and kept no branch, so there "
+            "is nothing to review or merge")
+    return Reply({"ok": True, "run_id": found.run_id, "merged": False, "nothing_to_do": True,
+                  "base": found.base, "stamp": found.stamp, "phases": list(found.phases),
+                  "reason": text}, text)
 
 
 @sleep_app.command(name="merge")
@@ -269,7 +313,8 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
     than sleep_archive_share of the live memories with nothing standing for them, or
     the head gate fails (a memory the base found is found no more, neither itself, nor
     where the run moved it, nor its keeper); then bring the checkout up to date and
-    apply the run's pending marks. Exits 1 on a refusal.
+    apply the run's pending marks. Exits 1 on a refusal. A run that found nothing to
+    do has nothing to merge: it says so and exits 0.
 
     Parameters
     ----------
@@ -281,7 +326,11 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         from memhtml.sleep.merge import merge_run
 
         deps = _deps(common)
-        outcome = _value(merge_run(deps, _run_id(deps, run)))
+        run_id = _run_id(deps, run)
+        quiet = _quiet(deps, run_id)
+        if quiet is not None:
+            return quiet
+        outcome = _value(merge_run(deps, run_id))
         if not outcome.merged:
             return _merge_refused(outcome)
         at = outcome.merge_commit or outcome.tip or ""

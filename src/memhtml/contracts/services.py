@@ -548,10 +548,25 @@ class MinedRow:
     similarity: float
 
 
+@dataclass(frozen=True, slots=True)
+class QuietRun:
+    """A sleep run that found nothing to do: every phase it ran finished with nothing
+    to change, so it made no commit and kept no branch. The state plane is the one
+    place it is recorded (a commit would be the change it did not have)."""
+
+    run_id: str
+    base: str
+    """The main commit it read."""
+    stamp: datetime
+    """The run's one clock reading (UTC, whole seconds)."""
+    phases: tuple[str, ...]
+    """The phases it ran, each done with nothing to change, in run order."""
+
+
 class StatePlane(Protocol):
     """This clone's sleep state: corroboration counters, consolidation watermarks and
-    the access log, none of which can be rebuilt from the tree; and relationship-mining's
-    edges, a cache that can.
+    the access log, none of which can be rebuilt from the tree; relationship-mining's
+    edges, a cache that can; and the runs that found nothing to do.
 
     Every instant must be timezone-aware (a naive one is refused as ``StateFailure``);
     instants come back in UTC, to the microsecond.
@@ -611,4 +626,13 @@ class StatePlane(Protocol):
         """Keep ``rows`` (possibly none: a scan that found nothing is an answer too) for
         ``commit`` on ``basis``, replacing what was kept for that pair; only the newest
         few sets saved are kept, so the cache cannot grow with every night."""
+        ...
+
+    def record_quiet_run(self, run: QuietRun) -> IOResult[None, StateError]:
+        """Remember a run that found nothing to do (one per run id and base: a later
+        one of the same replaces it); only the newest few are kept."""
+        ...
+
+    def quiet_runs(self) -> IOResult[tuple[QuietRun, ...], StateError]:
+        """The quiet runs kept, newest stamp first (then the later run id first)."""
         ...

@@ -314,6 +314,16 @@ class BatchRun(Generic[T, A]):
                 "failed_batches": self.failed_batches, "budget_skipped": self.budget_skipped,
                 "unknown_keys": self.unknown_keys}
 
+    def placed(self, ident: Callable[[T], str]) -> dict[str, tuple[int, str]]:
+        """Where each member of an answered batch was offered: ``ident(member)`` ->
+        (the batch's number, 1-based in call order; the key it had there), so a
+        decision an answer led to can name the answer it came from."""
+        out: dict[str, tuple[int, str]] = {}
+        for outcome in self.answered:
+            for key, member in outcome.keys.entries:
+                out.setdefault(ident(member), (outcome.index + 1, key))
+        return out
+
     def failures(self) -> tuple[str, ...]:
         """One line per failed batch, for the phase's warnings."""
         return tuple(f"batch {o.index + 1} {o.status}: {o.reason}"

@@ -118,6 +118,10 @@ TRAILER_CALLS: Final = "Memhtml-Calls"
 """Model calls the run had spent when this commit landed, so a resumed run's
 ``--max-llm-calls`` budget starts where the first attempt's stood."""
 TRAILER_WARNING: Final = "Memhtml-Warning"
+TRAILER_QUIET: Final = "Memhtml-Quiet"
+"""On the report's commit, one per phase that finished with nothing to change (so made
+no commit of its own): ``<phase> <counts JSON>``. A phase with nothing to do is done, and
+this is how the branch says so: status counts it, review shows its counts."""
 WARNINGS_IN_TRAILERS: Final = 20
 """At most this many warnings ride in a commit's trailers; the counts carry the total."""
 
@@ -220,6 +224,11 @@ def report_path(run_id: str) -> str:
 
 def ledger_path(run_id: str) -> str:
     return f"{SLEEP_DIR}{run_id}.pending.jsonl"
+
+
+def decisions_path(run_id: str) -> str:
+    """The run's decision records (``sleep.decisions``), one JSON line per decision."""
+    return f"{SLEEP_DIR}{run_id}.decisions.jsonl"
 
 
 LOG_START: Final = datetime(1970, 1, 1, tzinfo=UTC)

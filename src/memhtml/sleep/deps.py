@@ -30,6 +30,7 @@ from memhtml.contracts.services import (
     GitService,
     LanguageModel,
     MinedRow,
+    QuietRun,
     Signature,
     StatePlane,
     VectorSpace,
@@ -207,3 +208,9 @@ class DryState:
         # A cache, so nothing a later run counts on is lost; dropped all the same, so a
         # dry run leaves the state plane byte for byte as it found it.
         return IOSuccess(None)
+
+    def record_quiet_run(self, run: QuietRun) -> IOResult[None, StateError]:
+        return IOSuccess(None)
+
+    def quiet_runs(self) -> IOResult[tuple[QuietRun, ...], StateError]:
+        return self._plane.quiet_runs()

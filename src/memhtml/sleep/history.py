@@ -31,6 +31,7 @@ from memhtml.sleep.contract import (
     TRAILER_OPTIONS,
     TRAILER_PART,
     TRAILER_PHASE,
+    TRAILER_QUIET,
     TRAILER_RUN,
     TRAILER_STAMP,
     TRAILER_WARNING,
@@ -90,6 +91,29 @@ class RunHistory:
             if commit.phase is not None and commit.completes_phase:
                 found[commit.phase] = commit
         return {phase: found[phase] for phase in SLEEP_PHASES if phase in found}
+
+    def quiet(self) -> Mapping[SleepPhase, Counts]:
+        """The phases the run's report commit records as done with nothing to change
+        (``Memhtml-Quiet``), with their counts. Read only from a report commit of the
+        run itself (a hand commit's trailers say nothing)."""
+        report = next((c for c in reversed(self.commits) if c.phase == "report"), None)
+        if report is None:
+            return {}
+        found: dict[SleepPhase, Counts] = {}
+        for name, value in report.trailers:
+            if name.lower() != TRAILER_QUIET.lower():
+                continue
+            word, _, counts = value.partition(" ")
+            phase = _phase(word)
+            if phase is not None and phase not in found:
+                found[phase] = _counts(counts)
+        return {phase: found[phase] for phase in SLEEP_PHASES if phase in found}
+
+    def finished(self) -> tuple[SleepPhase, ...]:
+        """Every phase the branch records as done: with its commits, or with nothing to
+        change (``quiet``), in run order. A finished run reads 17 of 17."""
+        done, quiet = self.done(), self.quiet()
+        return tuple(p for p in SLEEP_PHASES if p in done or p in quiet)
 
     def partial(self) -> tuple[SleepPhase, ...]:
         """Phases with some of their parts on the branch and not the last."""

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 from returns.io import IOResult
 
@@ -32,7 +32,8 @@ from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT, RETENTION_GRACE_
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.arrivals import ArrivalBook
 from memhtml.sleep.budget import CallBudget
-from memhtml.sleep.contract import PhaseStatus, SleepPhase, stamp_text
+from memhtml.sleep.contract import SLEEP_PHASES, PhaseStatus, SleepPhase, stamp_text
+from memhtml.sleep.decisions import Decision
 from memhtml.sleep.deps import VectorStore
 from memhtml.sleep.ledger import PendingMark
 from memhtml.store.plan import Plan
@@ -54,30 +55,97 @@ def _plain(value: CountValue) -> CountValue:
     return value
 
 
+TASK_PRIORITY: Final[tuple[tuple[str, ...], ...]] = (
+    ("trace-consolidation", "task-detection"),
+    ("edge-typing",),
+    ("dedup-merge",),
+    ("entity-resolution",),
+)
+"""The detectors that mint tasks, most important first: commitments (an agent said it
+would do something and nothing shows it done), contradictions (two memories that cannot
+both stand), merges the veto refused, names in the entity review band. A detector not
+named here ranks last."""
+HELD_BACK: Final = DETECTED_TASKS_PER_NIGHT // 2
+"""Places a detector leaves free, of the night's ten, while a detector that ranks above
+it is still to run tonight (phase order puts the review detectors first)."""
+
+
+def task_rank(detector: str) -> int:
+    """A detector's place in ``TASK_PRIORITY`` (0 first); one not named ranks last."""
+    return next((n for n, names in enumerate(TASK_PRIORITY) if detector in names),
+                len(TASK_PRIORITY))
+
+
 class TaskBudget:
     """The detected-task allowance of one run, shared by every phase that mints tasks.
 
     Made by the run and threaded through each ``PhaseEnv``, never a module counter,
     so two runs in one process hold two budgets. What is refused is counted, so a
-    detector pressing on the cap every night shows it."""
+    detector pressing on the cap every night shows it.
 
-    def __init__(self, limit: int = DETECTED_TASKS_PER_NIGHT) -> None:
+    Signal before noise (``TASK_PRIORITY``). The phases run in a fixed order that puts
+    the review detectors (dedup-merge's vetoes, entity-resolution's band) before the
+    ones that find commitments and contradictions, so a first-come budget would let
+    reviews take every place. Instead a new task is opened only when
+
+    - fewer than ``limit`` tasks were opened tonight (ten new tasks a night at most);
+    - the findings at least as important as it hold fewer than ``limit`` places (an
+      open task whose finding stands holds one, refreshed or not: a detector whose ten
+      are open opens no more, and a commitment is never turned away because reviews
+      are waiting);
+    - and, while a detector ranking above it is still to run tonight (``coming``: the
+      detectors the run will ask, in phase order), opening it leaves ``HELD_BACK``
+      places of the ten free for that one.
+    """
+
+    def __init__(self, limit: int = DETECTED_TASKS_PER_NIGHT,
+                 coming: Collection[str] = ()) -> None:
         self.limit = limit
-        self.used = 0
+        self.coming = frozenset(coming)
+        """The detectors that run tonight and may mint (chosen by the runner: selected,
+        and with the model or transcripts each needs)."""
+        self.minted = 0
         self.refused = 0
+        self._held: dict[int, int] = {}
 
-    def take(self) -> bool:
-        if self.used >= self.limit:
+    @property
+    def used(self) -> int:
+        """Places held tonight: tasks opened, and open tasks whose finding stands."""
+        return sum(self._held.values())
+
+    def _above_to_come(self, detector: str) -> bool:
+        rank = task_rank(detector)
+        at = SLEEP_PHASES.index(detector) if detector in SLEEP_PHASES else -1
+        return any(task_rank(other) < rank and other in SLEEP_PHASES
+                   and SLEEP_PHASES.index(other) > at for other in self.coming)
+
+    def take(self, detector: str = "") -> bool:
+        """A place for a new task of ``detector``'s finding, if the rules above allow."""
+        rank = task_rank(detector)
+        held_back = HELD_BACK if self._above_to_come(detector) else 0
+        ahead = sum(n for r, n in self._held.items() if r <= rank)
+        if self.minted >= self.limit or ahead >= self.limit \
+                or self.minted + held_back >= self.limit:
             self.refused += 1
             return False
-        self.used += 1
+        self.minted += 1
+        self._held[rank] = self._held.get(rank, 0) + 1
         return True
 
-    def occupy(self) -> None:
-        """Take a place, if one is left, for work that goes ahead either way (a
-        finding whose task is already open is refreshed, and counts as one of the
-        night's)."""
-        self.used = min(self.limit, self.used + 1)
+    def occupy(self, detector: str = "") -> None:
+        """Hold a place for an open task whose finding stands tonight (refreshed or
+        left as it is): it goes ahead either way."""
+        rank = task_rank(detector)
+        self._held[rank] = self._held.get(rank, 0) + 1
+
+    def restore(self, detector: str, opened: int, held: int) -> None:
+        """What a phase done by an earlier attempt of the run took: ``opened`` new
+        tasks and ``held`` open ones (a resumed night keeps their places). The counts
+        come from trailers, so each is taken between 0 and the limit."""
+        opened = max(0, min(opened, self.limit))
+        rank = task_rank(detector)
+        self.minted = min(self.limit, self.minted + opened)
+        self._held[rank] = self._held.get(rank, 0) + opened + max(0, min(held, self.limit))
 
 
 @dataclass(frozen=True)
@@ -98,6 +166,9 @@ class PhaseRecord:
     ``PhaseResult.observed``)."""
     changed_paths: int = 0
     """Paths its commits changed (in a dry run: would have changed)."""
+    decisions: tuple[Decision, ...] = ()
+    """What it decided about each file it changed (in a dry run: would have), with the
+    rule and the figures (``sleep.decisions``)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -189,11 +260,14 @@ class PhaseEnv:
 
 @dataclass(frozen=True)
 class PhaseCommit:
-    """One commit a phase asks for: a subject, one body line, its path changes."""
+    """One commit a phase asks for: a subject, one body line, its path changes, and the
+    decisions behind them (the runner records them in this commit, so a change and its
+    reason land together)."""
 
     subject: str
     changes: tuple[PathChange, ...]
     body: str = ""
+    decisions: tuple[Decision, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -217,6 +291,10 @@ class PhaseResult:
     """relationship-mining's derived edges, handed to the phases after it."""
     lateral: tuple[MinedEdge, ...] | None = None
     """relationship-mining's grouping-band edges (deep runs only), handed on likewise."""
+    decisions: tuple[Decision, ...] = ()
+    """Decisions not tied to one commit by the phase: the runner records each in the
+    first of the phase's commits that changes its file (or where it went), else in the
+    last. A phase of one commit may use either this or ``PhaseCommit.decisions``."""
 
 
 @dataclass(frozen=True, slots=True)

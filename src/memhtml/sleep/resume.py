@@ -34,8 +34,7 @@ from memhtml.sleep.contract import RunFlags, run_stamp
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError, SleepRefused
 from memhtml.sleep.history import RunHistory, read_history
-from memhtml.sleep.phase import TaskBudget
-from memhtml.sleep.runner import RunContext, RunReport, execute, versions_at
+from memhtml.sleep.runner import RunContext, RunReport, execute, task_budget, versions_at
 
 
 def _without_partial(deps: SleepDeps, history: RunHistory) -> IOResult[RunHistory, SleepError]:
@@ -97,7 +96,7 @@ def resume_sleep(deps: SleepDeps, run_id: str, deep: bool | None = None,
                        base=history.base, base_version=found[0], dry_run=False,
                        selected=None, done=done,
                        done_commits={p: history.commits_of(p) for p in done},
-                       budget=TaskBudget(), resumed=True, resume_tip=history.tip,
+                       budget=task_budget(deps, None), resumed=True, resume_tip=history.tip,
                        calls=calls, deep=chosen.deep), found[0]))
 
     return (read_history(deps.git, deps.main_ref, run_id)

@@ -32,8 +32,10 @@ from typing import Final
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.errors import GitFailure, NotFound
-from memhtml.contracts.services import PathChange, TreeEntry
+from memhtml.contracts.errors import GitFailure, NotFound, StateError
+from memhtml.contracts.paths import to_document_path
+from memhtml.contracts.services import PathChange, QuietRun, TreeEntry
+from memhtml.format import remove_meta
 from memhtml.head import HeadVersion, VectorCache, advance_head
 from memhtml.sleep.arrivals import ArrivalBook
 from memhtml.sleep.budget import CallBudget
@@ -47,6 +49,7 @@ from memhtml.sleep.contract import (
     TRAILER_OPTIONS,
     TRAILER_PART,
     TRAILER_PHASE,
+    TRAILER_QUIET,
     TRAILER_RUN,
     TRAILER_STAMP,
     TRAILER_WARNING,
@@ -54,12 +57,14 @@ from memhtml.sleep.contract import (
     RunFlags,
     SleepPhase,
     branch_of,
+    decisions_path,
     ledger_path,
     report_path,
     run_id_for,
     run_stamp,
     stamp_text,
 )
+from memhtml.sleep.decisions import Decision, append_decisions
 from memhtml.sleep.deps import DryState, SleepDeps
 from memhtml.sleep.errors import SleepError, SleepRefused
 from memhtml.sleep.history import RunCommit, commit_infos, run_commit
@@ -124,6 +129,12 @@ class RunReport:
     phases: tuple[PhaseRecord, ...]
     dry_run: bool = False
     resumed: bool = False
+    quiet: bool = False
+    """Every phase ran and found nothing to change: no commit was made, the branch was
+    given back, and the run is recorded in the state plane only (``QuietRun``)."""
+    notes: tuple[str, ...] = ()
+    """What the run could not record and did not need to (a quiet run the state plane
+    refused to note)."""
 
     @property
     def failed(self) -> tuple[SleepPhase, ...]:
@@ -181,6 +192,7 @@ class _Landing:
     shas: tuple[str, ...]
     marks: int
     paths: int
+    decisions: tuple[Decision, ...] = ()
 
 
 # -- entry point ---------------------------------------------------------------------
@@ -202,7 +214,8 @@ def run_sleep(deps: SleepDeps, options: RunOptions | None = None
                 deps=deps, run_id=run_id,
                 branch=None if chosen.dry_run else branch_of(run_id), stamp=stamp,
                 base=base, base_version=base_version, dry_run=chosen.dry_run,
-                selected=chosen.phases, done={}, done_commits={}, budget=TaskBudget(),
+                selected=chosen.phases, done={}, done_commits={},
+                budget=task_budget(deps, chosen.phases),
                 calls=CallBudget(chosen.max_llm_calls), deep=chosen.deep),
                 base_version)))
 
@@ -305,15 +318,49 @@ def _execute(ctx: RunContext, start: HeadVersion) -> IOResult[RunReport, SleepEr
         lambda report: _withdrawn(ctx, report))
 
 
+def is_quiet(records: tuple[PhaseRecord, ...]) -> bool:
+    """Whether every phase that ran finished with nothing to change: none failed or
+    was blocked, none committed. (``not-selected`` ones did not run; a phase done by an
+    earlier attempt of a resumed run committed, so it is never quiet.)"""
+    ran = [r for r in records if r.status != "not-selected"]
+    return bool(ran) and all(r.status == "done" and not r.commits for r in ran)
+
+
 def _withdrawn(ctx: RunContext, report: RunReport) -> IOResult[RunReport, SleepError]:
-    """A run refused by preflight with nothing committed gives its branch back: an
-    empty branch would take the day's name (the next run, once the cause is fixed,
-    would be cut as ``-2``) and offer a merge of nothing. The report names no branch."""
-    refused = any(r.phase == "preflight" and r.status == "failed" for r in report.phases)
-    if ctx.branch is None or not refused or report.head_sha != report.base_sha:
+    """A run with nothing committed gives its branch back when preflight refused it (an
+    empty branch would take the day's name, and the next run, once the cause is fixed,
+    would be cut as ``-2``, offering a merge of nothing) or when it found nothing to do
+    (``_quiet``). The report then names no branch."""
+    if ctx.branch is None or report.head_sha != report.base_sha:
         return IOSuccess(report)
-    deleted: IOResult[None, SleepError] = ctx.deps.git.delete_branch(ctx.branch)
-    return deleted.map(lambda _: replace(report, branch=None))
+    refused = any(r.phase == "preflight" and r.status == "failed" for r in report.phases)
+    if refused:
+        deleted: IOResult[None, SleepError] = ctx.deps.git.delete_branch(ctx.branch)
+        return deleted.map(lambda _: replace(report, branch=None))
+    if is_quiet(report.phases):
+        return _quiet(ctx, ctx.branch, report)
+    return IOSuccess(report)
+
+
+def _quiet(ctx: RunContext, branch: str, report: RunReport) -> IOResult[RunReport, SleepError]:
+    """A run that found nothing to do makes no commit at all, not even its report (a
+    second night over an unchanged store must not move anything a person has to read or
+    merge). Its branch is given back and the run is noted in the state plane, the one
+    record it leaves: ``sleep status`` lists it and ``sleep merge`` says there is
+    nothing to merge. A note the plane refuses is reported, never a failure: nothing
+    was curated that the note would protect."""
+    ran = tuple(r.phase for r in report.phases if r.status != "not-selected")
+    run = QuietRun(ctx.run_id, ctx.base, ctx.stamp, ran)
+    deleted: IOResult[None, SleepError] = ctx.deps.git.delete_branch(branch)
+
+    def noted(_: None) -> IOResult[RunReport, SleepError]:
+        recorded: IOResult[None, StateError] = ctx.deps.state.record_quiet_run(run)
+        done = replace(report, branch=None, quiet=True)
+        return recorded.map(lambda _: done).lash(lambda error: IOSuccess(replace(
+            done, notes=(f"the quiet run was not noted in the state plane: "
+                         f"{error.reason}",))))
+
+    return deleted.bind(noted)
 
 
 def _selected(ctx: RunContext, phase: SleepPhase) -> bool:
@@ -345,7 +392,7 @@ def _step(ctx: RunContext, progress: _Progress, position: int
     if phase in ctx.done:
         last = ctx.done[phase]
         shas = ctx.done_commits.get(phase, (last.sha,))
-        _occupy(ctx.budget, last.counts)
+        _occupy(ctx.budget, phase, last.counts)
         skipped = PhaseRecord(phase, "skipped", last.counts, shas, last.warnings,
                               "done by an earlier attempt of this run")
         target = shas[-1] if _done_later(ctx, position) else (ctx.resume_tip or shas[-1])
@@ -368,7 +415,7 @@ def _step(ctx: RunContext, progress: _Progress, position: int
         counts = _with_warnings(result.counts, result.warnings)
         record = PhaseRecord(phase, result.status, counts, landing.shas, result.warnings,
                              result.reason, marks=landing.marks, changed_paths=landing.paths,
-                             observed=result.observed)
+                             observed=result.observed, decisions=landing.decisions)
         vectors = result.vectors if result.vectors is not None else progress.vectors
         mined = result.mined if result.mined is not None else progress.mined
         lateral = result.lateral if result.lateral is not None else progress.lateral
@@ -406,12 +453,29 @@ def _advanced(ctx: RunContext, progress: _Progress, target: str
     return moved.map(lambda version: replace(progress, tip=target, version=version))
 
 
-def _occupy(budget: TaskBudget, counts: Counts) -> None:
-    """A done phase's detected tasks keep their places in the resumed night's ten."""
-    for key in ("tasks_minted", "tasks_refreshed"):
+def task_budget(deps: SleepDeps, selected: frozenset[SleepPhase] | None) -> TaskBudget:
+    """The night's detected-task budget, told which detectors will be asked tonight:
+    those selected that can find anything with what the run has (edge-typing and
+    task-detection need a model; trace-consolidation a model and transcripts). A
+    detector that cannot run holds no places back from the ones before it."""
+    needs = {"edge-typing": deps.model is not None,
+             "task-detection": deps.model is not None,
+             "trace-consolidation": deps.model is not None and deps.transcripts is not None}
+    coming = [p for p in SLEEP_PHASES if (selected is None or p in selected)
+              and needs.get(p, p in ("dedup-merge", "entity-resolution"))]
+    return TaskBudget(coming=coming)
+
+
+def _occupy(budget: TaskBudget, phase: SleepPhase, counts: Counts) -> None:
+    """A done phase's detected tasks keep their places in the resumed night's ten: the
+    ones it opened as opened, the ones it found open as held."""
+    def number(key: str) -> int:
         value = counts.get(key)
-        for _ in range(value if isinstance(value, int) else 0):
-            budget.occupy()
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    budget.restore(phase, number("tasks_minted"),
+                   number("tasks_refreshed") + number("tasks_unchanged")
+                   + number("tasks_edited"))
 
 
 def _changes_dropped(result: PhaseResult) -> PhaseResult:
@@ -421,7 +485,7 @@ def _changes_dropped(result: PhaseResult) -> PhaseResult:
     next run."""
     if not result.commits and not result.marks:
         return result
-    return replace(result, commits=(), marks=(), warnings=(
+    return replace(result, commits=(), marks=(), decisions=(), warnings=(
         *result.warnings, "re-run on resume behind later phases: its changes wait for the "
                           "next run"))
 
@@ -491,52 +555,148 @@ def _read_path(ctx: RunContext, commit: str, path: str) -> IOResult[bytes | None
     return entries.bind(read)
 
 
-def _with_ledger(ctx: RunContext, progress: _Progress, result: PhaseResult
-                 ) -> IOResult[tuple[tuple[PhaseCommit, ...], int], PhaseFault]:
-    """The phase's non-empty commits, the last carrying the ledger lines its marks add
-    (a commit of its own when the phase changed nothing else); and how many it adds."""
-    commits = tuple(c for c in result.commits if c.changes)
-    if not result.marks:
-        return IOSuccess((commits, 0))
-    path = ledger_path(ctx.run_id)
+MOVING: Final = frozenset({"archived", "folded", "merged", "moved"})
+"""Decisions that take a file off its path (so hrefs to it are followed)."""
 
-    def appended(current: bytes | None) -> tuple[tuple[PhaseCommit, ...], int]:
+
+def attached(result: PhaseResult, version: HeadVersion | None = None
+             ) -> tuple[PhaseCommit, ...]:
+    """The phase's non-empty commits, each carrying its decisions: those it was given,
+    each of the result's own placed in the first commit that changes its file (or
+    where the file went), else in the last; and, given the ``version`` the phase read,
+    a ``links-followed`` decision for each other memory a commit rewrote only to follow
+    a file one of the phase's decisions moved (``followed``)."""
+    commits = [c for c in result.commits if c.changes]
+    if not commits:
+        return ()
+    extra: list[list[Decision]] = [[] for _ in commits]
+    for decision in result.decisions:
+        named = {decision.path, decision.to}
+        at = next((n for n, commit in enumerate(commits)
+                   if any(change.path in named for change in commit.changes)),
+                  len(commits) - 1)
+        extra[at].append(decision)
+    out = [replace(c, decisions=(*c.decisions, *extra[n])) if extra[n] else c
+           for n, c in enumerate(commits)]
+    if version is None:
+        return tuple(out)
+    moved = {d.path: d.to for c in out for d in c.decisions
+             if d.action in MOVING and d.to is not None}
+    return tuple(replace(c, decisions=(*c.decisions, *more))
+                 if (more := followed(c, moved, version)) else c for c in out)
+
+
+def followed(commit: PhaseCommit, moved: Mapping[str, str], version: HeadVersion
+             ) -> tuple[Decision, ...]:
+    """The memories ``commit`` changed that no decision of its names and whose only
+    reason is a file that left its path: it linked to the file's old path and now links
+    to where the file went (``archive_many_step`` and ``move_step`` rewrite every href
+    so). Anything else such a file changed would make it a change of its own, so it
+    is claimed only when swapping the new hrefs back gives the old bytes."""
+    if not moved or not commit.decisions:
+        return ()
+    phase = commit.decisions[0].phase
+    named = {p for d in commit.decisions for p in (d.path, d.to) if p is not None}
+    out: list[Decision] = []
+    for change in commit.changes:
+        old = version.get(change.path)
+        if change.path in named or change.data is None or old is None:
+            continue
+        text = change.data.decode("utf-8", "replace")
+        hit = sorted(o for o, to in moved.items() if to_document_path(o) in old.html
+                     and to_document_path(to) in text)
+        if not hit:
+            continue
+        back = text
+        for origin in hit:
+            back = back.replace(to_document_path(moved[origin]), to_document_path(origin))
+        if back == old.html or _without_updated(back) == _without_updated(old.html):
+            out.append(Decision.of(phase, "rewritten", change.path, "links-followed",
+                                   related=hit, figures={"followed": len(hit)}))
+    return tuple(out)
+
+
+def _without_updated(html: str) -> str:
+    return remove_meta(html, "memhtml-updated")
+
+
+def _decided(commits: tuple[PhaseCommit, ...]) -> tuple[Decision, ...]:
+    return tuple(d for commit in commits for d in commit.decisions)
+
+
+def _with_records(ctx: RunContext, progress: _Progress, result: PhaseResult
+                  ) -> IOResult[tuple[tuple[PhaseCommit, ...], int], PhaseFault]:
+    """The phase's non-empty commits, each carrying the lines its decisions add to the
+    run's decision file, and the last the lines its marks add to the ledger (a commit of
+    its own when the phase changed nothing else); and how many marks it adds."""
+    commits = attached(result, progress.version)
+    if not result.marks and not _decided(commits):
+        return IOSuccess((commits, 0))
+    ledger, decisions = ledger_path(ctx.run_id), decisions_path(ctx.run_id)
+
+    def recorded(current: bytes | None) -> tuple[PhaseCommit, ...]:
+        data, out = current, []
+        for commit in commits:
+            data, added = append_decisions(data, commit.decisions)
+            out.append(replace(commit, changes=(*commit.changes, PathChange(decisions, data)))
+                       if added and data is not None else commit)
+        return tuple(out)
+
+    def appended(current: bytes | None, so_far: tuple[PhaseCommit, ...]
+                 ) -> tuple[tuple[PhaseCommit, ...], int]:
         data, added = append_marks(current, result.marks)
         if not added or data is None:
-            return commits, 0
-        change = PathChange(path, data)
-        if not commits:
+            return so_far, 0
+        change = PathChange(ledger, data)
+        if not so_far:
             return (PhaseCommit(f"{added} pending mark(s)", (change,)),), added
-        last = commits[-1]
-        return (*commits[:-1], replace(last, changes=(*last.changes, change))), added
+        last = so_far[-1]
+        return (*so_far[:-1], replace(last, changes=(*last.changes, change))), added
 
-    return _read_path(ctx, progress.tip, path).map(appended).alt(
-        lambda error: PhaseFault(f"cannot read the ledger: {describe(error)}"))
+    def read(path: str, wanted: bool) -> IOResult[bytes | None, PhaseFault]:
+        if not wanted:
+            return IOSuccess(None)
+        return _read_path(ctx, progress.tip, path).alt(
+            lambda error: PhaseFault(f"cannot read {path}: {describe(error)}"))
+
+    return read(decisions, bool(_decided(commits))).map(recorded).bind(
+        lambda with_decisions: read(ledger, bool(result.marks)).map(
+            lambda current: appended(current, with_decisions)))
 
 
 def _land_phase(ctx: RunContext, progress: _Progress, phase: SleepPhase, result: PhaseResult
                 ) -> IOResult[_Landing, PhaseFault]:
     if result.status == "not-built":
         return IOSuccess(_Landing(result, progress.tip, (), 0, 0))
+    decided = _decided(attached(result, progress.version))
     if ctx.dry_run or ctx.branch is None:
         paths = len({c.path for commit in result.commits for c in commit.changes})
         marks = len({mark.line() for mark in result.marks})
-        return IOSuccess(_Landing(result, progress.tip, (), marks, paths))
+        return IOSuccess(_Landing(result, progress.tip, (), marks, paths, decided))
     branch = ctx.branch
 
     def land_all(prepared: tuple[tuple[PhaseCommit, ...], int]
                  ) -> IOResult[_Landing, PhaseFault]:
         commits, marks = prepared
         paths = len({c.path for commit in commits for c in commit.changes})
-        return _land_commits(ctx, branch, phase, result, commits, progress.tip).map(
+        return _land_commits(ctx, branch, phase, result, commits, progress.tip,
+                             progress.records).map(
             lambda shas: _Landing(result, shas[-1] if shas else progress.tip, shas, marks,
-                                  paths))
+                                  paths, decided))
 
-    return _with_ledger(ctx, progress, result).bind(land_all)
+    return _with_records(ctx, progress, result).bind(land_all)
 
 
-def _trailers(ctx: RunContext, phase: SleepPhase, result: PhaseResult, index: int, total: int
-              ) -> tuple[tuple[str, str], ...]:
+def quiet_trailers(records: tuple[PhaseRecord, ...]) -> tuple[tuple[str, str], ...]:
+    """One ``Memhtml-Quiet`` per phase done with nothing to change (no commit of its
+    own), ``<phase> <counts JSON>``, in run order: the report's commit carries them, so
+    the branch records that those phases are done too."""
+    return tuple((TRAILER_QUIET, f"{r.phase} {counts_json(r.counts)}") for r in records
+                 if r.status == "done" and not r.commits and r.phase != "report")
+
+
+def _trailers(ctx: RunContext, phase: SleepPhase, result: PhaseResult, index: int, total: int,
+              records: tuple[PhaseRecord, ...] = ()) -> tuple[tuple[str, str], ...]:
     counts = _with_warnings(result.counts, result.warnings)
     out = [(TRAILER_RUN, ctx.run_id), (TRAILER_PHASE, phase), (TRAILER_COUNTS, counts_json(counts)),
            (TRAILER_BASE, ctx.base), (TRAILER_STAMP, stamp_text(ctx.stamp)),
@@ -546,11 +706,14 @@ def _trailers(ctx: RunContext, phase: SleepPhase, result: PhaseResult, index: in
         out.append((TRAILER_PART, f"{index + 1}/{total}"))
     if index == total - 1:
         out += [(TRAILER_WARNING, w) for w in result.warnings[:WARNINGS_IN_TRAILERS]]
+        if phase == "report":
+            out += quiet_trailers(records)
     return tuple(out)
 
 
 def _land_commits(ctx: RunContext, branch: str, phase: SleepPhase, result: PhaseResult,
-                  commits: tuple[PhaseCommit, ...], start: str
+                  commits: tuple[PhaseCommit, ...], start: str,
+                  records: tuple[PhaseRecord, ...] = ()
                   ) -> IOResult[tuple[str, ...], PhaseFault]:
     deps = ctx.deps.branch_deps(branch, ctx.stamp)
     git = ctx.deps.git
@@ -564,7 +727,8 @@ def _land_commits(ctx: RunContext, branch: str, phase: SleepPhase, result: Phase
             return IOSuccess(Draft(
                 parent=parent, changes=tuple(sorted(commit.changes, key=lambda c: c.path)),
                 ops=(SLEEP_OP,), subject=f"{phase} ({ctx.run_id}): {commit.subject}",
-                body=commit.body, trailers=_trailers(ctx, phase, result, index, len(commits))))
+                body=commit.body,
+                trailers=_trailers(ctx, phase, result, index, len(commits), records)))
 
         return deps.tip().bind(check)
 

@@ -10,7 +10,14 @@ stamp. The states:
   what landed there collides with the run (``merge``, ``replay``);
 - ``merged``: main holds the run's tip;
 - ``empty``: the branch has no commit of the run (every phase failed or the run
-  stopped before its first commit); there is nothing to merge.
+  stopped before its first commit); there is nothing to merge;
+- ``nothing-to-do``: the run found nothing to change in any phase, so it made no commit
+  and kept no branch; it is known only from this clone's state plane (``QuietRun``), and
+  ``sleep merge`` of it says there is nothing to merge.
+
+The phases a run has done are those its branch records: each with its commits, and
+each that finished with nothing to change (named on the report's commit), so a
+finished run reads 17 of 17.
 
 Abort deletes the branch and nothing else: main never moved, so nothing is rolled
 back; what the run bumped in the state plane stays bumped (that night did read the
@@ -19,15 +26,19 @@ corpus), and its pending marks, which lived only on the branch, are gone with it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Literal, TypeAlias
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.contracts.errors import StateError
+from memhtml.contracts.services import QuietRun
 from memhtml.sleep.contract import (
     BRANCH_PREFIX,
+    SLEEP_PHASES,
     SleepPhase,
+    is_run_id,
     run_id_of_branch,
     run_order,
     stamp_text,
@@ -36,7 +47,8 @@ from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError, SleepRefused
 from memhtml.sleep.history import RunHistory, read_history
 
-RunState: TypeAlias = Literal["mergeable", "main-advanced", "merged", "empty"]
+RunState: TypeAlias = Literal["mergeable", "main-advanced", "merged", "empty",
+                             "nothing-to-do"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,8 @@ class SleepStatus:
     main: str
     runs: tuple[RunSummary, ...]
     """Newest first."""
+    notes: tuple[str, ...] = ()
+    """What could not be read and so is not listed (the state plane's quiet runs)."""
 
 
 @dataclass(frozen=True)
@@ -76,10 +90,59 @@ def list_runs(deps: SleepDeps) -> IOResult[tuple[str, ...], SleepError]:
         key=run_order, reverse=True)))
 
 
+def _quiet_read(deps: SleepDeps) -> IOResult[tuple[tuple[QuietRun, ...], tuple[str, ...]],
+                                              SleepError]:
+    """The quiet runs and, when the state plane cannot be read, a note saying so and
+    none: the runs a branch records are still read (a read of status, review or merge
+    must not fail over the one record the tree does not hold)."""
+    found: IOResult[tuple[QuietRun, ...], StateError] = deps.state.quiet_runs()
+    def read(runs: tuple[QuietRun, ...]) -> tuple[tuple[QuietRun, ...], tuple[str, ...]]:
+        return (tuple(r for r in runs if is_run_id(r.run_id)), ())
+
+    def unread(error: StateError) -> IOResult[
+            tuple[tuple[QuietRun, ...], tuple[str, ...]], SleepError]:
+        note = ("runs that found nothing to do are not listed: the state database cannot "
+                f"be read ({error.reason})")
+        return IOSuccess(((), (note,)))
+
+    return found.map(read).lash(unread)
+
+
+def quiet_runs(deps: SleepDeps) -> IOResult[tuple[QuietRun, ...], SleepError]:
+    """The runs that found nothing to do, newest first, as this clone's state plane
+    notes them (a run id that is not one is passed over; none when the plane cannot
+    be read)."""
+    return _quiet_read(deps).map(lambda got: got[0])
+
+
+def quiet_run(deps: SleepDeps, run_id: str) -> IOResult[QuietRun | None, SleepError]:
+    """The newest quiet run noted under ``run_id`` when no branch carries that id (a
+    branch is the run's own record and always wins), else None."""
+    def judged(ids: tuple[str, ...]) -> IOResult[QuietRun | None, SleepError]:
+        if run_id in ids:
+            return IOSuccess(None)
+        return quiet_runs(deps).map(
+            lambda runs: next((r for r in runs if r.run_id == run_id), None))
+
+    return list_runs(deps).bind(judged)
+
+
+def _newest(ids: tuple[str, ...], quiet: tuple[QuietRun, ...]) -> str | None:
+    """The newest run id among the branches and the quiet runs no branch carries."""
+    candidates = [*ids, *(q.run_id for q in quiet if q.run_id not in ids)]
+    return max(candidates, key=run_order) if candidates else None
+
+
 def latest_run(deps: SleepDeps) -> IOResult[str, SleepError]:
-    """The newest run's id; refused when this clone holds none."""
-    return list_runs(deps).bind(lambda ids: IOSuccess(ids[0]) if ids else IOFailure(
-        SleepRefused("no sleep run in this clone (memhtml sleep run cuts one)")))
+    """The newest run's id, a quiet one included; refused when this clone holds none."""
+    def newest(ids: tuple[str, ...]) -> IOResult[str, SleepError]:
+        return quiet_runs(deps).bind(lambda quiet: _named(_newest(ids, quiet)))
+
+    def _named(run_id: str | None) -> IOResult[str, SleepError]:
+        return IOSuccess(run_id) if run_id is not None else IOFailure(
+            SleepRefused("no sleep run in this clone (memhtml sleep run cuts one)"))
+
+    return list_runs(deps).bind(newest)
 
 
 def run_state(deps: SleepDeps, history: RunHistory, main: str
@@ -97,28 +160,49 @@ def summarize(deps: SleepDeps, run_id: str, main: str) -> IOResult[RunSummary, S
         return run_state(deps, history, main).map(lambda state: RunSummary(
             run_id=history.run_id, branch=history.branch, state=state, base=history.base,
             tip=history.tip, main=main, commits=len(history.commits),
-            done=tuple(history.done()),
+            done=history.finished(),
             stamp=stamp_text(history.stamp) if history.stamp else None))
 
     return read_history(deps.git, deps.main_ref, run_id).bind(of)
 
 
+def quiet_summary(run: QuietRun, main: str) -> RunSummary:
+    """A quiet run as status lists it: no branch, nothing committed, every phase it ran
+    done."""
+    done = tuple(p for p in SLEEP_PHASES if p in run.phases)
+    return RunSummary(run.run_id, "", "nothing-to-do", run.base, run.base, main, 0, done,
+                      stamp_text(run.stamp))
+
+
 def sleep_status(deps: SleepDeps, run_id: str | None = None
                  ) -> IOResult[SleepStatus, SleepError]:
-    """Every run (or the one named), against main as it stands."""
+    """Every run (or the one named), against main as it stands: each branch, and the
+    quiet runs no branch carries, newest first."""
     main: IOResult[str, SleepError] = deps.git.resolve(deps.main_ref)
 
-    def each(at: str, ids: tuple[str, ...]) -> IOResult[SleepStatus, SleepError]:
+    def each(at: str, ids: tuple[str, ...], quiet: tuple[QuietRun, ...]
+             ) -> IOResult[SleepStatus, SleepError]:
         def then(done: IOResult[tuple[RunSummary, ...], SleepError], run: str
                  ) -> IOResult[tuple[RunSummary, ...], SleepError]:
             return done.bind(lambda so_far: summarize(deps, run, at).map(
                 lambda summary: (*so_far, summary)))
 
         start: IOResult[tuple[RunSummary, ...], SleepError] = IOSuccess(())
-        return reduce(then, ids, start).map(lambda runs: SleepStatus(at, runs))
+        shown = {q.run_id: q for q in reversed(quiet) if q.run_id not in ids}
+        return reduce(then, ids, start).map(lambda runs: SleepStatus(at, tuple(sorted(
+            (*runs, *(quiet_summary(q, at) for q in shown.values())),
+            key=lambda r: run_order(r.run_id), reverse=True))))
 
-    wanted = IOSuccess((run_id,)) if run_id is not None else list_runs(deps)
-    return main.bind(lambda at: wanted.bind(lambda ids: each(at, ids)))
+    def named(at: str, wanted: str) -> IOResult[SleepStatus, SleepError]:
+        return quiet_run(deps, wanted).bind(lambda found: IOSuccess(
+            SleepStatus(at, (quiet_summary(found, at),))) if found is not None
+            else each(at, (wanted,), ()))
+
+    if run_id is not None:
+        return main.bind(lambda at: named(at, run_id))
+    return main.bind(lambda at: list_runs(deps).bind(
+        lambda ids: _quiet_read(deps).bind(lambda got: each(at, ids, got[0]).map(
+            lambda status: replace(status, notes=got[1])))))
 
 
 def abort_run(deps: SleepDeps, run_id: str) -> IOResult[Aborted, SleepError]:

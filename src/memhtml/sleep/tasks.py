@@ -11,17 +11,29 @@ What makes the queue usable rather than noise:
 - **The path is the key.** ``areas/tasks/det-<12 hex>-<slug>.html``, the hex a sha256
   over the detector's name and its canonical finding (a string the detector builds in
   a sorted, stable form). A second night producing the same finding finds the file
-  by its digest and refreshes ``memhtml-updated`` instead of opening a twin, and the
-  check needs no index: the tree is the record. The content hash cannot serve, since
-  two open tasks with one body are two real pieces of work.
+  by its digest instead of opening a twin, and the check needs no index: the tree is
+  the record. The content hash cannot serve, since two open tasks with one body are
+  two real pieces of work.
+- **An unchanged finding writes nothing.** The task stands as it was written: a night
+  that finds it again leaves the file alone (counted ``unchanged``), so an unchanged
+  store makes no commit. Only a finding whose words changed (a detection count, a
+  measured ratio) rewrites its task's article with the detector's new text, every
+  line of its head kept (``refreshed``); and only while nobody edited the article:
+  a person's note in it stands (``edited``).
 - **Evidence is checked, never trusted.** A quoted sentence is looked up,
   whitespace collapsed, in the file it names as the plan sees it; when it is not
   there the task is refused and counted, so a fabricated citation never reaches a
   person's queue. A measurement (a similarity ratio, the predicate that fired, a
   detection count) says it is one, because no sentence in the corpus states it.
-- **Ten a night across detectors**, through the run's ``TaskBudget``; what the cap
-  turns away is counted as overflow. An open task's finding takes its place first
-  and is refreshed even past the cap, so the first ten stay the ten.
+- **Ten a night across detectors, signal first**, through the run's ``TaskBudget``;
+  what the cap turns away is counted as overflow. Commitments, then contradictions,
+  then refused merges, then entity reviews (``phase.TASK_PRIORITY``): a review
+  detector, which runs first, leaves half the places free while a detector above it
+  is still to run tonight, and open reviews never keep a commitment out. An open
+  task's finding holds its place first, so a detector's first ten stay the ten.
+- **Every task is a decision.** Each task opened or rewritten is recorded as the
+  detector's decision (``sleep.decisions``), its rule the detector's and its figures
+  the evidence's (a veto's predicate and cosine, a ratio, a detection count, a quote).
 - **Author separation.** ``memhtml-author: agent:sleep`` and the tags ``detected``
   plus the detector's name tell the machine's queue from a person's by metadata.
 - **Self-cleaning.** ``close_stale`` marks done (and so archives, as ``memhtml task
@@ -52,12 +64,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import reduce
 from typing import Final, Literal, TypeAlias, assert_never
 
 from returns.io import IOResult, IOSuccess
+from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.errors import GitError, PathRefused
@@ -65,13 +78,22 @@ from memhtml.contracts.ops import Put
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import CommitInfo, GitService, Signature, TreeEntry
-from memhtml.format import add_meta, remove_meta, set_meta
+from memhtml.format import add_meta, content_hash, remove_meta, set_meta
 from memhtml.head import IndexedView
+from memhtml.sleep.contract import SLEEP_PHASES
+from memhtml.sleep.decisions import Decision, FigureValue
 from memhtml.sleep.phase import TaskBudget
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
-from memhtml.store.layout import ARCHIVE, TASKS, archive_rank, original_of_archived, slug_of
-from memhtml.store.plan import Plan, task_status_step, write_step
+from memhtml.store.layout import (
+    ARCHIVE,
+    TASKS,
+    archive_path,
+    archive_rank,
+    original_of_archived,
+    slug_of,
+)
+from memhtml.store.plan import Plan, render_write, task_status_step, write_step
 
 SLEEP_AUTHOR: Final = "agent:sleep"
 DETECTED_TAG: Final = "detected"
@@ -97,6 +119,16 @@ _PATH: Final = "Memhtml-Path"
 _RUN: Final = "Memhtml-Run"
 
 MeasureKind: TypeAlias = Literal["ratio", "predicate", "count"]
+
+TASK_RULES: Final = {
+    "dedup-merge": "merge-vetoed",
+    "entity-resolution": "entity-review",
+    "edge-typing": "contradiction-waiting",
+    "trace-consolidation": "session-commitment",
+    "task-detection": "open-commitment",
+}
+"""The rule a detected task's decision names, by detector (``detected-task`` for any
+other)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +175,11 @@ class Finding:
     title: str
     statement: str
     evidence: Evidence
+    figures: tuple[tuple[str, FigureValue], ...] = ()
+    """What the detector measured besides the evidence (a cosine, say), for the
+    task's decision record."""
+    related: tuple[str, ...] = ()
+    """The memories the finding is about, for the task's decision record."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,13 +190,23 @@ class TaskCounts:
 
     minted: int = 0
     refreshed: int = 0
+    """Open tasks rewritten because their finding's words changed (or a swept task
+    whose finding came back, opened again)."""
     refused_quote: int = 0
     overflow: int = 0
     closed: int = 0
     blocked: int = 0
     dismissed: int = 0
     """Findings whose task a person closed: not opened again."""
+    unchanged: int = 0
+    """Open tasks whose finding stands as written: left alone, nothing committed."""
+    edited: int = 0
+    """Open tasks whose finding's words changed but whose article a person edited: left
+    as the person has them (the finding is still the same pair)."""
     warnings: tuple[str, ...] = ()
+    decisions: tuple[Decision, ...] = field(default=(), compare=False)
+    """Each task opened, rewritten or closed, as the detector's decision (a record of
+    the counts, not one of them: two tallies compare by their numbers)."""
 
     def __add__(self, other: TaskCounts) -> TaskCounts:
         return TaskCounts(*(getattr(self, f.name) + getattr(other, f.name)
@@ -168,7 +215,7 @@ class TaskCounts:
     def as_counts(self, prefix: str = "tasks_") -> dict[str, int]:
         """The numbers for a phase's ``Memhtml-Counts``, each name prefixed."""
         return {f"{prefix}{f.name}": getattr(self, f.name)
-                for f in fields(TaskCounts) if f.name != "warnings"}
+                for f in fields(TaskCounts) if f.name not in ("warnings", "decisions")}
 
 
 def finding_digest(detector: str, finding: str) -> str:
@@ -268,33 +315,139 @@ def _store_refusal(error: StoreError) -> bool:
     return isinstance(error, (Refused, PathRefused))
 
 
-def _refresh(plan: Plan, record: MemoryRecord) -> Result[Plan, StoreError]:
+def _figures(finding: Finding) -> dict[str, FigureValue]:
+    """A task decision's figures: the evidence (a measurement under its kind, a quote
+    and where it is from) and what the detector measured besides."""
+    out: dict[str, FigureValue] = {}
+    match finding.evidence:
+        case Measurement(kind=kind, value=value):
+            out[kind] = value
+        case Quote(sentence=sentence):
+            out["quote"] = _collapsed(sentence)
+        case SessionQuote(session=session, sentence=sentence):
+            out |= {"session": session, "quote": _collapsed(sentence)}
+    out.update(dict(finding.figures))
+    return out
+
+
+def task_decision(finding: Finding, path: str, *, rewritten: bool = False,
+                  to: str | None = None) -> Decision | None:
+    """The detector's decision for a task it opened (or rewrote), or None for a
+    detector that is not a phase."""
+    for phase in SLEEP_PHASES:
+        if phase == finding.detector:
+            related = finding.related
+            if isinstance(finding.evidence, Quote):
+                related = (*related, to_tree_path(finding.evidence.path))
+            return Decision.of(phase, "rewritten" if rewritten else "created", path,
+                               TASK_RULES.get(finding.detector, "detected-task"), to=to,
+                               related=tuple(dict.fromkeys(related)),
+                               figures=_figures(finding))
+    return None
+
+
+def _finding_line(finding: Finding) -> str:
+    return f"Finding ({finding.detector}): {finding.finding}"
+
+
+def _says(record: MemoryRecord, finding: Finding) -> bool:
+    """Whether the task states the finding as tonight words it: its title, its claim,
+    its evidence line and its finding line (whatever a person added beside them)."""
+    text = _collapsed(record.body_text)
+    return (_collapsed(record.title) == _collapsed(finding.title)
+            and _collapsed(record.claim) == _collapsed(finding.statement)
+            and _collapsed(_evidence_text(finding.evidence)) in text
+            and _collapsed(_finding_line(finding)) in text)
+
+
+def _article(html: str) -> tuple[int, int] | None:
+    """Where the one ``<article>`` element of a file the template wrote starts and ends
+    (None when there is not exactly one)."""
+    start, end = html.find("<article"), html.find("</article>")
+    if start < 0 or end < start or html.count("<article") != 1 \
+            or html.count("</article>") != 1:
+        return None
+    return start, end + len("</article>")
+
+
+def _pristine(plan: Plan, record: MemoryRecord, finding: Finding) -> bool:
+    """Whether the task's article is exactly what the template wrote for some wording of
+    this finding (its claim, one evidence line, its finding line), so nobody edited it:
+    only then may a new wording replace it."""
+    text, claim = _collapsed(record.body_text), _collapsed(record.claim)
+    line = _collapsed(_finding_line(finding))
+    if not (claim and text.startswith(claim) and text.endswith(line)):
+        return False
+    evidence = text[len(claim):len(text) - len(line)].strip()
+    then = replace(task_input(finding), title=record.title, claim=record.claim,
+                   body=(evidence, _finding_line(finding)))
+    rendered: Result[str, StoreError] = render_write(plan, then)
+    return is_successful(rendered) and content_hash(rendered.unwrap()) == record.content_hash
+
+
+def _restated(plan: Plan, record: MemoryRecord, finding: Finding) -> str | None:
+    """The task's file with the finding as tonight words it: its article replaced by the
+    template's, every line of its head kept (when it was created, the status and
+    whatever else a person set there). None when the article cannot be replaced."""
+    made: Result[str, StoreError] = render_write(plan, task_input(finding))
+    if not is_successful(made):
+        return None
+    fresh = made.unwrap()
+    old, new = _article(record.html), _article(fresh)
+    if old is None or new is None:
+        return None
+    return record.html[:old[0]] + fresh[new[0]:new[1]] + record.html[old[1]:]
+
+
+Refresh: TypeAlias = Literal["unchanged", "refreshed", "edited"]
+
+
+def _refresh(plan: Plan, record: MemoryRecord, finding: Finding
+             ) -> Result[tuple[Plan, Refresh], StoreError]:
+    """The open task of a finding found again. Left exactly as it is when it states the
+    finding as tonight words it (``unchanged``), or when the words changed but a person
+    edited its article (``edited``: their edit wins; the finding is still the same
+    pair). Otherwise its article is rewritten to tonight's words (``refreshed``); and
+    a task the sweep had closed is opened again."""
+    reopen = SWEPT_TAG in record.tags and record.task_status == "done"
     html = record.html
-    if SWEPT_TAG in record.tags and record.task_status == "done":
+    outcome: Refresh = "unchanged"
+    if not _says(record, finding):
+        restated = _restated(plan, record, finding) if _pristine(plan, record, finding) \
+            else None
+        if restated is None:
+            outcome = "edited"
+        else:
+            html, outcome = restated, "refreshed"
+    if reopen:
         # The sweep closed it where it stood; its finding is back: open it again.
         html = set_meta(remove_meta(html, "memhtml-tag", SWEPT_TAG),
                         "memhtml-task-status", "todo")
+        outcome = "refreshed"
+    if html == record.html:
+        return Success((plan, outcome))
     html = set_meta(html, "memhtml-updated", plan.now)
-    return Success(plan) if html == record.html else plan.apply(Put(record.path, html))
+    return plan.apply(Put(record.path, html)).map(lambda after: (after, outcome))
 
 
 def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
                dismissed: frozenset[str]) -> Result[tuple[Plan, TaskCounts], StoreError]:
-    """Each finding as a task file, refreshed when its task is open, in the order of
-    (detector, finding) so the budget's ten go to the same findings every run.
+    """Each finding as a task file, left alone (or rewritten, when its words changed)
+    when its task is open, in the order of (detector, finding) so the budget's places
+    go to the same findings every run.
 
     ``dismissed`` holds the digests whose task a person closed through a door, as
     ``dismissed_digests`` read them from the history (``PhaseEnv.dismissed``): only
     those stay closed. An archived copy of a finding's task that is not among them
     closes nothing; the task is opened again and a warning names the copy.
 
-    Findings whose task is already open go first, and each takes a place in the
-    night's budget (it is refreshed even when none is left): a re-stated finding is
-    one of the night's ten, so a detector over the cap does not open ten more tasks
-    every night while the first ten wait. A finding given twice is one finding. A
-    refused quote costs no budget. A store refusal (a path held by a file that is not
-    the finding's task) is counted as blocked with a warning; only the view breaking
-    fails the whole call.
+    Findings whose task is already open go first, and each holds a place in the
+    night's budget (it stands even when none is left): a re-stated finding is one of
+    the night's ten, so a detector over the cap does not open ten more tasks every
+    night while the first ten wait. A finding given twice is one finding. A refused
+    quote costs no budget. A store refusal (a path held by a file that is not the
+    finding's task) is counted as blocked with a warning; only the view breaking
+    fails the whole call. Each task opened or rewritten is a decision (``decisions``).
     """
     unique = {finding_digest(f.detector, f.finding): f for f in reversed(list(findings))}
     existing = _live_detected(plan.view)
@@ -302,8 +455,10 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
     ordered = sorted(unique.values(), key=lambda f: (
         finding_digest(f.detector, f.finding) not in existing, f.detector, f.finding))
     current = plan
-    minted = refreshed = refused_quote = overflow = blocked = dismissed_count = 0
+    minted = refreshed = unchanged = edited = 0
+    refused_quote = overflow = blocked = dismissed_count = 0
     warnings: list[str] = []
+    decisions: list[Decision] = []
     for finding in ordered:
         evidence = finding.evidence
         if isinstance(evidence, Quote) and not quote_holds(current.view, evidence):
@@ -316,11 +471,16 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
                 warnings.append(f"{held.path} is a {held.memory_type} memory, not the task "
                                 f"of {finding.detector}'s finding; left alone")
                 continue
-            budget.occupy()
-            match _refresh(current, held):
-                case Success(after):
+            budget.occupy(finding.detector)
+            match _refresh(current, held, finding):
+                case Success((after, "refreshed")):
                     current = after
                     refreshed += 1
+                    decisions += _decided(finding, held.path, rewritten=True)
+                case Success((_, "edited")):
+                    edited += 1
+                case Success(_):
+                    unchanged += 1
                 case Failure(error):
                     return Failure(error)
             continue
@@ -333,20 +493,28 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
             warnings.append(f"{closed.path} holds a closed copy of this finding's task that "
                             "no door closed (no task status or archive commit moved it "
                             "there); the task is opened again")
-        if not budget.take():
+        if not budget.take(finding.detector):
             overflow += 1
             continue
         match write_step(current, task_input(finding), op="task-add"):
             case Success(stepped):
                 current = stepped.plan
                 minted += 1
+                decisions += _decided(finding, stepped.outcome.primary or task_path(finding))
             case Failure(error) if _store_refusal(error):
                 blocked += 1
                 warnings.append(f"{task_path(finding)} not written: {describe(error)}")
             case Failure(error):
                 return Failure(error)
-    return Success((current, TaskCounts(minted, refreshed, refused_quote, overflow, 0, blocked,
-                                        dismissed_count, tuple(warnings))))
+    return Success((current, TaskCounts(
+        minted=minted, refreshed=refreshed, refused_quote=refused_quote, overflow=overflow,
+        blocked=blocked, dismissed=dismissed_count, unchanged=unchanged, edited=edited,
+        warnings=tuple(warnings), decisions=tuple(decisions))))
+
+
+def _decided(finding: Finding, path: str, *, rewritten: bool = False) -> list[Decision]:
+    decision = task_decision(finding, path, rewritten=rewritten)
+    return [] if decision is None else [decision]
 
 
 def dismissed_digests(git: GitService, at: str, view: IndexedView, stamp: datetime,
@@ -457,6 +625,7 @@ def close_stale(plan: Plan, detector: str, produced: frozenset[str], judged_all:
     current = plan
     closed = blocked = 0
     warnings: list[str] = []
+    decisions: list[Decision] = []
     for record in open_tasks(plan.view, detector):
         if digest_of_path(record.path) in live:
             continue
@@ -464,13 +633,27 @@ def close_stale(plan: Plan, detector: str, produced: frozenset[str], judged_all:
             case Success(after):
                 current = after
                 closed += 1
+                decisions += _closed(detector, record.path, after)
             case Failure(error) if _store_refusal(error):
                 blocked += 1
                 warnings.append(f"{record.path} not closed: {describe(error)}")
             case Failure(error):
                 return Failure(error)
     return Success((current, TaskCounts(closed=closed, blocked=blocked,
-                                        warnings=tuple(warnings))))
+                                        warnings=tuple(warnings),
+                                        decisions=tuple(decisions))))
+
+
+def _closed(detector: str, path: str, plan: Plan) -> list[Decision]:
+    """The sweep's decision about a task it closed: archived, or marked done where it
+    stands when its archive path was taken."""
+    for phase in SLEEP_PHASES:
+        if phase == detector:
+            if plan.view.get(path) is not None:
+                return [Decision.of(phase, "rewritten", path, "no-longer-detected")]
+            return [Decision.of(phase, "archived", path, "no-longer-detected",
+                                to=archive_path(path, plan.year))]
+    return []
 
 
 def _swept(plan: Plan, record: MemoryRecord) -> Result[Plan, StoreError]:

@@ -490,7 +490,8 @@ def test_review_band_and_guarded_names_become_tasks_that_close_when_resolved(
     clock.night(1)
     second = night(capsys, store, "entity-resolution")
     again = counts(second, "entity-resolution")
-    assert (again["tasks_minted"], again["tasks_refreshed"], again["tasks_closed"]) == (0, 1, 1)
+    # The pair still in doubt stands as its task states it: left alone, not restamped.
+    assert (again["tasks_minted"], again["tasks_unchanged"], again["tasks_closed"]) == (0, 1, 1)
     left = detected(store, second["head_sha"])
     assert len(left) == 1 and "postgres" in left[0]
     closed = next(p for p in tasks if p not in left)
@@ -664,8 +665,10 @@ def test_dedup_merge_alone_commits_only_its_own_phase(
     tip = report["head_sha"]
     changed = {p for p in tree(store, base).keys() | tree(store, tip).keys()
                if tree(store, base).get(p) != tree(store, tip).get(p)}
+    # The fold, and the run's record of it (its decisions file).
     assert changed == {"areas/odd/one-a.html", "areas/odd/one-b.html",
-                       f"archive/{YEAR}/areas/odd/one-b.html"}, changed
+                       f"archive/{YEAR}/areas/odd/one-b.html",
+                       f".memhtml/sleep/{report['run_id']}.decisions.jsonl"}, changed
     assert_nothing_lost(store, base, tip)
 
 
@@ -742,15 +745,13 @@ def test_a_detected_task_edited_by_hand_keeps_the_edit(
     clock.night(1)
     report = night(capsys, store, "dedup-merge")
     done = counts(report, "dedup-merge")
-    assert (done["tasks_minted"], done["tasks_refreshed"]) == (0, 1), done
-    tip = report["head_sha"]
-    assert detected(store, tip) == [path]
-    after = text(store, tip, path)
-    assert "Checked with ops: both stand for now." in after
-    assert metas(after, "memhtml-updated") == ["2026-12-01T04:00:00Z"]
-    before = text(store, base, path)
-    assert re.sub(r'memhtml-updated" content="[^"]*"', "", before) == re.sub(
-        r'memhtml-updated" content="[^"]*"', "", after), "only the stamp changed"
+    # The finding stands as the task states it: the task, note and all, is left alone,
+    # and the night has nothing else to do.
+    assert (done["tasks_minted"], done["tasks_refreshed"], done["tasks_unchanged"]) == (
+        0, 0, 1), done
+    assert report["quiet"] and report["head_sha"] == base and not report["commits"]
+    assert detected(store, base) == [path]
+    assert "Checked with ops: both stand for now." in text(store, base, path)
 
 
 def test_a_detected_task_set_done_in_its_file_closes_once_the_finding_goes(
@@ -766,7 +767,8 @@ def test_a_detected_task_set_done_in_its_file_closes_once_the_finding_goes(
     second = night(capsys, store, "dedup-merge")
     assert counts(second, "dedup-merge")["tasks_minted"] == 0
     assert detected(store, second["head_sha"]) == [path]
-    merge(capsys, store)
+    # Nothing else changed: that night had nothing to do, so there is nothing to merge.
+    assert second["quiet"] and not second["commits"]
     _flip(store, "alpha", negated=False)
     base = commit(store, env, "the flag is gone")
     clock.night(2)
@@ -1155,7 +1157,9 @@ def test_two_nights_merged_then_the_third_opens_and_folds_nothing(
         entities = counts(report, "entity-resolution")
         assert (entities["merged"], entities["tasks_minted"]) == (0, 0), entities
         assert counts(report, "person-links")["files_minted"] == 0
-    assert counts(third, "dedup-merge")["tasks_refreshed"] == 1
+    # The vetoed pair's task stands as written: found again, left alone.
+    assert (counts(third, "dedup-merge")["tasks_refreshed"],
+            counts(third, "dedup-merge")["tasks_unchanged"]) == (0, 1)
     tip = third["head_sha"]
     assert_nothing_lost(store, base, tip)
     assert {p: tree(store, tip)[p] for p in odd} == odd

@@ -644,10 +644,12 @@ def test_two_runs_the_same_day(store: Path, capsys: pytest.CaptureFixture[str],
     assert [(r["run_id"], r["state"]) for r in status["runs"]] == [
         (f"{RUN_ID}-2", "mergeable"), (RUN_ID, "mergeable")]
     # The same input at the same instant: two runs make the same tree, but for the files
-    # named by the run (its report, and its ledger when a phase recorded anything).
+    # named by the run (its report, its decisions, and its ledger when a phase recorded
+    # anything).
     apart = entries(store, first["head_sha"]).keys() - entries(store, second["head_sha"]).keys()
     assert f".memhtml/sleep/{RUN_ID}.html" in apart
-    assert apart <= {f".memhtml/sleep/{RUN_ID}.html", ledger_path(RUN_ID)}
+    assert apart <= {f".memhtml/sleep/{RUN_ID}.html", ledger_path(RUN_ID),
+                     f".memhtml/sleep/{RUN_ID}.decisions.jsonl"}
     code, merged = sleep(capsys, "merge", store)
     assert code == 0 and merged["run_id"] == f"{RUN_ID}-2"
     before = held(store)

@@ -21,7 +21,6 @@ from memhtml.adapters.memory_state import InMemoryState
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import PathChange
 from memhtml.eval.planted import PlantConfig, PlantedCorpus, plant_corpus, synthetic_docs
-from memhtml.format import read_meta
 from memhtml.head import HeadVersion, load_head
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget
 from memhtml.sleep.phases.entity_resolution import (
@@ -255,21 +254,18 @@ def test_other_types_keep_the_most_named_spelling(tmp_path: Path) -> None:
     assert entities(after, "areas/notes/a.html") == ("service:checkout api",)
 
 
-def test_a_second_run_changes_nothing_and_refreshes_its_tasks(tmp_path: Path) -> None:
+def test_a_second_run_changes_nothing_and_leaves_its_tasks(tmp_path: Path) -> None:
     r = services(tmp_path)
     r.land(run(r.env()))
     again = run(r.env())
     assert again.commits == ()
     assert (again.counts["files_rewritten"], again.counts["merged"]) == (0, 0)
-    assert (again.counts["tasks_minted"], again.counts["tasks_refreshed"]) == (0, 2)
-    # Another night: the same findings refresh their tasks' stamp and open none.
+    assert (again.counts["tasks_minted"], again.counts["tasks_refreshed"],
+            again.counts["tasks_unchanged"]) == (0, 0, 2)
+    # Another night: the same findings stand as written, so it commits nothing.
     later = run(r.env(NEXT_RUN))
-    assert later.counts["tasks_minted"] == 0
-    (commit,) = later.commits
-    assert all(digest_of_path(c.path) is not None for c in commit.changes)
-    tip = r.land(later, NEXT_RUN)
-    stamps = {read_meta(t.html, "memhtml-updated") for t in detected(r.version(tip)).values()}
-    assert stamps == {"2026-11-30T03:15:07Z"}
+    assert later.counts["tasks_minted"] == 0 and later.commits == ()
+    assert later.counts["tasks_unchanged"] == 2
 
 
 def test_a_pair_no_longer_found_closes_its_task(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from memhtml.contracts.services import PathChange
 from memhtml.format import add_link
 from memhtml.head import HeadVersion, gate_heads
 from memhtml.sleep import runner
+from memhtml.sleep.contract import SLEEP_PHASES
 from memhtml.sleep.deps import GateVerdict
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.merge import lost_memories, merge_run
@@ -328,5 +329,11 @@ def test_review_classifies_each_file() -> None:
     assert review.stat.insertions > 0 and review.stat.deletions > 0
     assert [c.phase for c in review.commits] == ["state-export", "report", None]
     assert dict(review.commits[1].trailers)["Memhtml-Phase"] == "report"
-    assert {p.phase for p in review.phases if p.done} == {"state-export", "report"}
+    # A phase with nothing to change is done too: the report's commit names each.
+    assert {p.phase for p in review.phases if p.done} == set(SLEEP_PHASES)
+    # The hand commit's changes were decided by no phase: listed as such.
+    assert set(review.unexplained) == {
+        "areas/notes/note-0.html", "areas/notes/note-1.html", "areas/notes/note-2.html",
+        "areas/notes/note-3.html", "areas/notes/new.html",
+        "archive/2026/areas/notes/note-2.html"}
     assert review.state == "mergeable"

@@ -233,13 +233,13 @@ def test_a_night_that_judged_everything_closes_what_it_no_longer_finds() -> None
     assert head(w).get(report_task()) is None
 
 
-def test_a_second_night_refreshes_the_same_task() -> None:
+def test_a_second_night_finding_the_same_leaves_the_task_and_commits_nothing() -> None:
     w = store_with()
     said = {"Migration report": [(OWED, 0.9, "report")]}
     land(w, run(w, responder(said)))
     again = run(w, responder(said), stamp=NEXT_NIGHT)
-    assert again.counts["tasks_refreshed"] == 1 and again.counts["tasks_minted"] == 0
-    assert [c.path for c in again.commits[0].changes] == [report_task()]
+    assert again.counts["tasks_unchanged"] == 1 and again.counts["tasks_minted"] == 0
+    assert again.commits == ()
 
 
 def test_a_task_whose_memory_aged_out_of_the_scan_is_carried_not_closed() -> None:

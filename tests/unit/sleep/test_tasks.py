@@ -85,17 +85,65 @@ def test_a_measured_finding_becomes_a_task_the_format_accepts() -> None:
     assert check_memory(record.html).violations == ()
 
 
-def test_a_second_night_refreshes_the_stamp_instead_of_opening_a_twin() -> None:
+def test_a_second_night_finding_the_same_writes_nothing_and_opens_no_twin() -> None:
+    # An unchanged finding makes no commit: the task stands as it was written.
     w = world()
     land(w, minted(w, [vetoed()])[0])
     plan, counts = minted(w, [vetoed()], NIGHT2)
+    assert counts == TaskCounts(unchanged=1)
+    assert plan.changes()[0] == ()
+    assert counts.decisions == ()
+
+
+def test_a_finding_whose_words_changed_rewrites_its_task_keeping_what_a_person_set() -> None:
+    w = world()
+    first = Finding("edge-typing", "/a.html|/b.html", "Do a and b contradict?",
+                    "Seen once; linked at two.", Measurement("count", 1))
+    land(w, minted(w, [first])[0])
+    # A person started on it.
+    record = head(w).get(task_path(first))
+    assert record is not None
+    w.raw([PathChange(record.path, record.html.replace(
+        'name="memhtml-task-status" content="todo"',
+        'name="memhtml-task-status" content="doing"').encode())])
+    again = Finding(first.detector, first.finding, first.title, "Seen once; linked at two.",
+                    Measurement("count", 2))
+    plan, counts = minted(w, [again], NIGHT2)
     assert counts == TaskCounts(refreshed=1)
-    changes, before = plan.changes()
-    assert [c.path for c in changes] == [task_path(vetoed())]
-    old = (before[task_path(vetoed())] or b"").decode()
-    new = (changes[0].data or b"").decode()
-    assert [line for line in new.splitlines() if line not in old.splitlines()] == [
-        f'<meta name="memhtml-updated" content="{NIGHT2}">']
+    (change,) = plan.changes()[0]
+    now = plan.view.get(record.path)
+    assert now is not None and change.path == record.path
+    assert "Evidence, measured (count): 2" in now.body_text
+    assert (now.created_at, now.task_status, now.updated_at) == (
+        record.created_at, "doing", NIGHT2)
+    assert check_memory(now.html).violations == ()
+    (decision,) = counts.decisions
+    assert (decision.action, decision.rule, dict(decision.figures)) == (
+        "rewritten", "contradiction-waiting", {"count": 2})
+    land(w, plan)
+    # The third night, finding it as it now reads, writes nothing.
+    plan3, counts3 = minted(w, [again], "2026-12-01T03:15:07Z")
+    assert counts3 == TaskCounts(unchanged=1) and plan3.changes()[0] == ()
+
+
+def test_a_task_whose_article_a_person_edited_keeps_the_edit_whatever_the_finding_says(
+        ) -> None:
+    w = world()
+    first = Finding("edge-typing", "/a.html|/b.html", "Do a and b contradict?",
+                    "Seen once; linked at two.", Measurement("count", 1))
+    land(w, minted(w, [first])[0])
+    record = head(w).get(task_path(first))
+    assert record is not None
+    noted = record.html.replace("</article>", "<p>Asked the owner; waiting.</p>\n</article>")
+    w.raw([PathChange(record.path, noted.encode())])
+    # Found again as it stood: the note is no change of the finding's.
+    plan, counts = minted(w, [first], NIGHT2)
+    assert counts == TaskCounts(unchanged=1) and plan.changes()[0] == ()
+    # Found with new words: the person's article stands all the same.
+    again = Finding(first.detector, first.finding, first.title, first.statement,
+                    Measurement("count", 2))
+    plan, counts = minted(w, [again], NIGHT2)
+    assert counts == TaskCounts(edited=1) and plan.changes()[0] == ()
 
 
 def test_the_same_finding_twice_in_one_call_is_one_task() -> None:
@@ -154,12 +202,12 @@ def test_ten_a_night_across_detectors_and_the_rest_counted() -> None:
     assert kept == [f"Review alias {n}" for n in range(4)]
 
 
-def test_an_open_task_is_refreshed_even_when_the_budget_is_spent() -> None:
+def test_an_open_task_stands_even_when_the_budget_is_spent() -> None:
     w = world()
     land(w, minted(w, [vetoed()])[0])
     spent = TaskBudget(limit=0)
     _, counts = minted(w, [vetoed()], NIGHT2, spent)
-    assert counts == TaskCounts(refreshed=1)
+    assert counts == TaskCounts(unchanged=1)
 
 
 def test_a_path_held_by_something_else_is_blocked() -> None:
@@ -223,15 +271,16 @@ def test_counts_add_up_across_phases_and_read_as_phase_counts() -> None:
     assert total.as_counts() == {"tasks_minted": 2, "tasks_refreshed": 0,
                                  "tasks_refused_quote": 0, "tasks_overflow": 1,
                                  "tasks_closed": 1, "tasks_blocked": 1,
-                                 "tasks_dismissed": 0}
+                                 "tasks_dismissed": 0, "tasks_unchanged": 0,
+                                 "tasks_edited": 0}
     assert commit_body(total) == ("2 detected task(s) opened, 0 refreshed; "
                                   f"1 detected task(s) closed: {NO_LONGER_DETECTED}")
     assert commit_body(TaskCounts()) == ""
 
 
 def test_an_open_finding_takes_its_place_in_the_budget_before_new_ones() -> None:
-    # Over the cap, the first night's ten stay the ten: a second night refreshes them
-    # and opens nothing new, rather than ten more every night.
+    # Over the cap, the first night's ten stay the ten: a second night holds their
+    # places and opens nothing new, rather than ten more every night.
     w = world()
     findings = [vetoed(f"/a{n:02d}.html|/b{n:02d}.html") for n in range(12)]
     plan, counts = minted(w, findings)
@@ -239,7 +288,7 @@ def test_an_open_finding_takes_its_place_in_the_budget_before_new_ones() -> None
     land(w, plan)
     budget = TaskBudget()
     _, counts = minted(w, list(reversed(findings)), NIGHT2, budget)
-    assert (counts.refreshed, counts.minted, counts.overflow) == (10, 0, 2)
+    assert (counts.unchanged, counts.minted, counts.overflow) == (10, 0, 2)
     assert budget.used == 10
 
 

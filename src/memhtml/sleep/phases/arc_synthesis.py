@@ -81,6 +81,7 @@ from memhtml.sleep.batch import (
     slice_batches,
 )
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.decisions import Decision, model_figures
 from memhtml.sleep.phase import (
     PhaseCommit,
     PhaseEnv,
@@ -419,7 +420,7 @@ def commits_of(env: PhaseEnv, written: Sequence[Written]
     tally = Tally()
     commits: list[PhaseCommit] = []
     warnings: list[str] = []
-    for item in written:
+    for n, item in enumerate(written):
         label = item.choice.community.label
         outcome = item.outcome
         if outcome.status != "answered" or outcome.answer is None:
@@ -448,10 +449,18 @@ def commits_of(env: PhaseEnv, written: Sequence[Written]
         before = after
         covered = len(draft.covers)
         tally = replace(tally, arcs=tally.arcs + 1, linked=tally.linked + covered)
+        members = tuple(r.path for r in _oldest_first(draft.covers))
+        keys = {member.path: key for key, member in outcome.keys.entries}
+        figures = model_figures(n + 1, " ".join(keys.get(m, "?") for m in members),
+                                community=label)
+        decided = (Decision.of("arc-synthesis", "created", path, "arc-written",
+                               related=members, figures=figures),
+                   *(Decision.of("arc-synthesis", "rewritten", m, "part-of-arc",
+                                 related=(path,), figures={**figures, "key": keys.get(m)})
+                     for m in members))
         commits.append(PhaseCommit(
             f"arc {item.choice.title!r} over {covered} memories of community {label}",
-            changes, f"{path} covers "
-            + ", ".join(r.path for r in _oldest_first(draft.covers))))
+            changes, f"{path} covers " + ", ".join(members), decisions=decided))
     return Success((tuple(commits), tally, tuple(warnings)))
 
 

@@ -136,9 +136,17 @@ from memhtml.head import (
     view_of,
 )
 from memhtml.llm.schema import violations
-from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, ask_batches, pack_groups
+from memhtml.sleep.batch import (
+    BatchOutcome,
+    BatchRun,
+    BatchSpec,
+    Resolver,
+    ask_batches,
+    pack_groups,
+)
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.contract import LOG_START
+from memhtml.sleep.decisions import Decision, model_figures
 from memhtml.sleep.neighbours import corpus_order
 from memhtml.sleep.phase import (
     MinedEdge,
@@ -163,6 +171,7 @@ from memhtml.sleep.protected import Protection, Refusal, distinct, protect, refu
 from memhtml.sleep.tasks import SLEEP_AUTHOR
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
+from memhtml.store.layout import archive_path
 from memhtml.store.plan import Plan, archive_many_step, link_step, write_step
 
 PHASE: Final = "compress"
@@ -621,6 +630,32 @@ def _source(group: str) -> str:
     return f"community {group}"
 
 
+def compress_decisions(plan: Plan, outcome: BatchOutcome[Candidate, tuple[Canonical, ...]],
+                       wrote: Sequence[Wrote], number: int = 1) -> tuple[Decision, ...]:
+    """One batch's canonicals as decisions: each canonical created, each member it
+    absorbed merged into it (archived) or, a dated episode, linked part_of it; every
+    one naming the answer it came from (the batch, the keys) and its group."""
+    keys = {member.path: key for key, member in outcome.keys.entries}
+    group = outcome.members[0].community if outcome.members else ""
+    out: list[Decision] = []
+    for path, members in wrote:
+        common = model_figures(outcome.index + 1, None, group=group,
+                               **({"pass": number} if number > 1 else {}))
+        out.append(Decision.of(PHASE, "created", path, "canonical-written", related=members,
+                               figures={**common, "key": " ".join(
+                                   keys.get(m, "?") for m in members)}))
+        for member in members:
+            figures = {**common, "key": keys.get(member), "canonical": path}
+            if plan.view.get(member) is None:
+                out.append(Decision.of(PHASE, "merged", member, "absorbed-by-canonical",
+                                       to=archive_path(member, plan.year), related=(path,),
+                                       figures=figures))
+            else:
+                out.append(Decision.of(PHASE, "rewritten", member, "episode-part-of",
+                                       related=(path,), figures=figures))
+    return tuple(out)
+
+
 def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]],
                applied: Applied, number: int = 1, guard: Guard | None = None
                ) -> Result[Applied, StoreError]:
@@ -656,7 +691,8 @@ def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]],
         if number > 1:
             subject += f" (pass {number})"
         body = "; ".join(f"{path} absorbs {', '.join(members)}" for path, members in wrote)
-        commits.append(PhaseCommit(subject, changes, body))
+        commits.append(PhaseCommit(subject, changes, body,
+                                   decisions=compress_decisions(plan, outcome, wrote, number)))
     return Success(Applied(plan, before, tally, tuple(commits), tuple(warnings),
                            tuple(written), tuple(refusals)))
 

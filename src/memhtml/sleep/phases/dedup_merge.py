@@ -142,6 +142,7 @@ from memhtml.domain.thresholds import (
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, pack_groups, run_packed
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.decisions import Decision, FigureValue, model_figures
 from memhtml.sleep.neighbours import (
     Neighbour,
     Neighbours,
@@ -319,7 +320,10 @@ def veto_finding(vetoed: VetoedProposal, kind: ProposalKind) -> Finding:
     first, second = sorted((proposal.keep_path, proposal.drop_path))
     predicates = tuple(sorted(vetoed.predicates))
     named = ", ".join(predicates)
+    figures: tuple[tuple[str, FigureValue], ...] = (
+        ("cosine", proposal.similarity), ("source", kind))
     return Finding(
+        figures=figures, related=(first, second),
         detector=DETECTOR,
         finding=f"{first} | {second} | {'+'.join(predicates)}",
         title=f"Review a refused merge: {_name(first)} and {_name(second)}",
@@ -339,6 +343,40 @@ class _Applied:
     tasks: TaskCounts
     vetoed_folded: int
     warnings: tuple[str, ...]
+    moved: tuple[tuple[str, str], ...] = ()
+    """(dropped path, its archive path) of every fold."""
+
+
+RULE_OF: Final[Mapping[ProposalKind, str]] = {
+    "hash": "content-hash-twin", "frame": "frame-key-twin",
+    "cosine": "near-duplicate-cosine", "model": "model-group"}
+"""The decision rule each source of a fold is recorded under."""
+
+
+def fold_decisions(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applied,
+                   placed: Mapping[str, tuple[int, str]] | None = None
+                   ) -> tuple[Decision, ...]:
+    """Each fold as two decisions: the copy folded (archived, superseded by its
+    keeper) and the keeper rewritten to link supersedes to it; the rule is where the
+    pair came from, the figures its cosine (1.0 for a twin: its key proves identity)
+    and, for a model's group, the batch and key each member was offered under."""
+    by_drop = {d.drop_path: d for d in outcomes.committed}
+    out: list[Decision] = []
+    for drop, to in applied.moved:
+        fold = by_drop.get(drop)
+        if fold is None:
+            continue
+        kind = proposed.kinds.get(frozenset((fold.keep_path, drop)), "cosine")
+        figures: dict[str, FigureValue] = {"cosine": fold.similarity, "source": kind}
+        if kind == "model" and placed is not None:
+            batch, key = placed.get(drop, (None, None))
+            figures |= model_figures(batch, key, keeper_key=placed.get(
+                fold.keep_path, (None, None))[1])
+        out.append(Decision.of("dedup-merge", "folded", drop, RULE_OF[kind], to=to,
+                               related=(fold.keep_path,), figures=figures))
+        out.append(Decision.of("dedup-merge", "rewritten", fold.keep_path,
+                               "keeper-supersedes", related=(drop,), figures=figures))
+    return tuple(out)
 
 
 def _is_refusal(error: StoreError) -> bool:
@@ -346,7 +384,7 @@ def _is_refusal(error: StoreError) -> bool:
 
 
 def _fold(plan: Plan, outcomes: MergeOutcomes
-          ) -> Result[tuple[Plan, tuple[str, ...], tuple[tuple[str, str], ...],
+          ) -> Result[tuple[Plan, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...],
                             tuple[str, ...]], StoreError]:
     """Archive each dropped file superseded by its keeper, then link each keeper whose
     copy was archived to the archive path. (plan, archived paths, refused, warnings)."""
@@ -369,8 +407,7 @@ def _fold(plan: Plan, outcomes: MergeOutcomes
                                 f"to {to} was not written: {describe(error)}")
             case Failure(error):
                 return Failure(error)
-    return Success((current, tuple(moved for moved, _ in done.archived), done.refused,
-                    tuple(warnings)))
+    return Success((current, tuple(done.archived), done.refused, tuple(warnings)))
 
 
 def apply_outcomes(plan: Plan, proposed: Proposed, outcomes: MergeOutcomes,
@@ -383,7 +420,7 @@ def apply_outcomes(plan: Plan, proposed: Proposed, outcomes: MergeOutcomes,
             pass
         case Failure(error):
             return Failure(error)
-    gone = frozenset(archived)
+    gone = frozenset(path for path, _ in archived)
     findings: list[Finding] = []
     vetoed_folded = 0
     for vetoed in outcomes.vetoed:
@@ -399,7 +436,7 @@ def apply_outcomes(plan: Plan, proposed: Proposed, outcomes: MergeOutcomes,
         lambda closed: (closed[0], got[1] + closed[1])))
     return swept.map(lambda done: _Applied(
         done[0], len(archived), refused, done[1], vetoed_folded,
-        (*warnings, *done[1].warnings)))
+        (*warnings, *done[1].warnings), archived))
 
 
 def _counts(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applied
@@ -426,6 +463,9 @@ def _plural(n: int, word: str) -> str:
 
 def _result(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applied,
             asked: _Asked | None = None) -> PhaseResult:
+    decisions = (*fold_decisions(proposed, outcomes, applied,
+                                 None if asked is None else asked.placed),
+                 *applied.tasks.decisions)
     counts: dict[str, int] = _counts(proposed, outcomes, applied)
     warnings = applied.warnings
     if asked is not None:
@@ -447,7 +487,8 @@ def _result(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applied,
     if tasks:
         parts.append(tasks)
     return PhaseResult(counts=counts, warnings=warnings,
-                       commits=(PhaseCommit(subject, changes, "; ".join(parts)),))
+                       commits=(PhaseCommit(subject, changes, "; ".join(parts),
+                                            decisions=decisions),))
 
 
 def judged_everything(env: PhaseEnv, outcomes: MergeOutcomes) -> bool:
@@ -684,6 +725,8 @@ class _Asked:
 
     counts: dict[str, int]
     failures: tuple[str, ...] = ()
+    placed: Mapping[str, tuple[int, str]] | None = None
+    """Where each member the model was asked about was offered (path -> batch, key)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -749,7 +792,7 @@ def _with_model(env: PhaseEnv, model: LanguageModel,
         groups = model_groups(run)
         asked = _Asked({**counts, "model_groups": len(groups),
                         "model_pairs": sum(len(g) - 1 for g in groups), **run.counts()},
-                       run.failures())
+                       run.failures(), run.placed(lambda row: row.member.path))
         judged = run.complete and found.components.deferred == 0
         return _decide(env, _model_kinds(found.proposed, groups), cache, groups, judged,
                        asked)

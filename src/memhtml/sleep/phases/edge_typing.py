@@ -100,6 +100,7 @@ from memhtml.domain.thresholds import (
 from memhtml.head import HeadVersion, IndexedView, VectorCache
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, run_batches, slice_batches
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.decisions import Decision, added_links, model_figures
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.neighbours import corpus_order, scan_neighbours
 from memhtml.sleep.phase import (
@@ -546,6 +547,34 @@ def _finish(env: PhaseEnv, found: Candidates, run: BatchRun[Pair, tuple[Verdict,
     return swept.map(lambda done: _result(found, run, night, *done))
 
 
+def edge_decisions(plan: Plan, run: BatchRun[Pair, tuple[Verdict, ...]]
+                   ) -> tuple[Decision, ...]:
+    """Each link the night wrote, as the decision of the verdict that led to it: its
+    rel, confidence and cosine, and the batch and key the pair was offered under. Read
+    off the plan, so a link the store refused is no decision."""
+    def links(view: Mapping[str, MemoryRecord | None]) -> dict[str, tuple[tuple[str, str], ...]]:
+        return {path: tuple((link.rel, to_tree_path(link.href)) for link in record.links)
+                for path, record in view.items() if record is not None}
+
+    touched = sorted(plan.touched.keys())
+    added = set(added_links(links({p: plan.base.get(p) for p in touched}),
+                            links({p: plan.view.get(p) for p in touched})))
+    placed = run.placed(lambda pair: pair.key)
+    out: list[Decision] = []
+    for verdict in _verdicts(run):
+        pair = verdict.pair
+        ends = ((pair.a, pair.b), (pair.b, pair.a)) if verdict.rel == "contradicts" else (
+            ((pair.a, pair.b),) if verdict.subject == "a" else ((pair.b, pair.a),))
+        batch, key = placed.get(pair.key, (None, None))
+        rule = "contradiction-corroborated" if verdict.rel == "contradicts" else "typed-edge"
+        out += [Decision.of("edge-typing", "rewritten", subject, rule, related=(other,),
+                            figures=model_figures(batch, key, rel=verdict.rel,
+                                                  confidence=verdict.confidence,
+                                                  cosine=pair.similarity, arm=pair.arm))
+                for subject, other in ends if (subject, verdict.rel, other) in added]
+    return tuple(out)
+
+
 def _result(found: Candidates, run: BatchRun[Pair, tuple[Verdict, ...]], night: Night,
             plan: Plan, tasks: TaskCounts) -> PhaseResult:
     judged = sum(len(answer) for answer in run.answers)
@@ -573,7 +602,8 @@ def _result(found: Candidates, run: BatchRun[Pair, tuple[Verdict, ...]], night: 
     if tasks_line := commit_body(tasks):
         parts.append(tasks_line)
     return PhaseResult(counts=counts, marks=night.marks, warnings=warnings,
-                       commits=(PhaseCommit(subject, changes, "; ".join(parts)),))
+                       commits=(PhaseCommit(subject, changes, "; ".join(parts)),),
+                       decisions=(*edge_decisions(plan, run), *tasks.decisions))
 
 
 def edge_typing(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:

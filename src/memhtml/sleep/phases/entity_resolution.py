@@ -127,6 +127,7 @@ from memhtml.sleep.batch import (
     slice_batches,
 )
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.decisions import Decision
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import (
     CountValue,
@@ -405,6 +406,22 @@ def resolve_night(version: HeadVersion, now: str, budget: TaskBudget,
     return mint_tasks(state.plan, findings, budget, dismissed=dismissed).bind(closed)
 
 
+def entity_decisions(plan: Plan) -> tuple[Decision, ...]:
+    """Each memory whose entity values the night rewrote, as a decision naming the
+    values it lost and the survivors it gained. Read off the plan, so a rewrite the
+    store refused is no decision."""
+    out: list[Decision] = []
+    for path in sorted(plan.touched.keys()):
+        before, after = plan.base.get(path), plan.view.get(path)
+        if before is None or after is None or before.entities == after.entities:
+            continue
+        lost = sorted(set(before.entities) - set(after.entities))
+        gained = sorted(set(after.entities) - set(before.entities))
+        out.append(Decision.of("entity-resolution", "rewritten", path, "entity-names-merged",
+                               figures={"from": ", ".join(lost), "to": ", ".join(gained)}))
+    return tuple(out)
+
+
 def _result(night: EntityNight, model_tasks: int = 0) -> PhaseResult:
     """The phase's answer; ``model_tasks`` are the model half's review tasks, counted
     with the pre-pass's candidates."""
@@ -419,7 +436,8 @@ def _result(night: EntityNight, model_tasks: int = 0) -> PhaseResult:
         f"{counts['review_candidates']} pair(s) left for review",
         commit_body(night.tasks)) if part)
     return PhaseResult(counts=counts, warnings=night.warnings,
-                       commits=(PhaseCommit(subject, changes, body),))
+                       commits=(PhaseCommit(subject, changes, body),),
+                       decisions=(*entity_decisions(night.plan), *night.tasks.decisions))
 
 
 def entity_resolution(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:

@@ -38,6 +38,7 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.format import set_meta
 from memhtml.head import HeadVersion
+from memhtml.sleep.decisions import Decision
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import describe
 from memhtml.store.layout import archive_path
@@ -60,6 +61,7 @@ class _Repair:
     superseded_repaired: int = 0
     superseded_dangling: int = 0
     warnings: list[str] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
 
 
 def _archived_home(version: HeadVersion, target: str, newest: int) -> str | None:
@@ -94,12 +96,19 @@ def _edge(state: _Repair, version: HeadVersion, unreadable: frozenset[str], newe
         state.plan = after
         state.dropped += 1
         state.warnings.append(f"{record.path}: dropped {rel} link to {href}: no memory there")
+        state.decisions.append(Decision.of("integrity", "rewritten", record.path,
+                                           "href-dropped", related=(target,),
+                                           figures={"rel": rel, "href": href}))
         return
     relinked = link_step(after, record.path, rel, to_document_path(home))
     match relinked:
         case Success(step):
             state.plan = step.plan
             state.repaired += 1
+            state.decisions.append(Decision.of(
+                "integrity", "rewritten", record.path, "href-to-archive",
+                related=(target,), figures={"rel": rel, "href": href,
+                                            "archived_at": to_document_path(home)}))
         case Failure(error):
             state.warnings.append(f"{record.path}: {rel} link to {href} not repaired: "
                                   f"{describe(error)}")
@@ -124,6 +133,11 @@ def _superseded(state: _Repair, version: HeadVersion, newest: int, record: Memor
         case Success(plan):
             state.plan = plan
             state.superseded_repaired += 1
+            state.decisions.append(Decision.of(
+                "integrity", "rewritten", record.path, "href-to-archive",
+                related=(to_tree_path(href),), figures={
+                    "meta": "memhtml-superseded-by", "href": href,
+                    "archived_at": to_document_path(home)}))
         case Failure(error):
             state.warnings.append(f"{record.path}: memhtml-superseded-by {href} not repaired: "
                                   f"{describe(error)}")
@@ -188,4 +202,5 @@ def _result(state: _Repair, edits: tuple[PathChange, ...], pages: tuple[PathChan
     subject = (f"{state.repaired} href(s) repaired, {state.dropped} dropped, "
                f"{len(pages)} page(s) regenerated")
     return PhaseResult(counts=counts, warnings=tuple(state.warnings),
-                       commits=(PhaseCommit(subject, changes),))
+                       commits=(PhaseCommit(subject, changes,
+                                            decisions=tuple(state.decisions)),))

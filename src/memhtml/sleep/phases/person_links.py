@@ -53,6 +53,7 @@ from memhtml.contracts.vocabulary import EdgeRel
 from memhtml.domain.entities import name_fullness, normalize_entity_name
 from memhtml.format import add_link, add_meta, remove_link, set_meta
 from memhtml.head import HeadVersion, IndexedView
+from memhtml.sleep.decisions import Decision
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.sleep.phases.entity_resolution import PERSON_TYPE, is_curated, split_entity
 from memhtml.sleep.tasks import SLEEP_AUTHOR
@@ -343,6 +344,24 @@ def link_night(version: HeadVersion, now: str, before: HeadVersion | None = None
     return people, link_people(Plan.start(version, now), people, before)
 
 
+def person_decisions(state: _Links) -> tuple[Decision, ...]:
+    """Each person file minted (with how many memories it now gathers) and each memory
+    linked about_person to one, read off the plan."""
+    linked: list[Decision] = []
+    for path in sorted(state.plan.touched.keys()):
+        before, after = state.plan.base.get(path), state.plan.view.get(path)
+        if before is None or after is None:
+            continue
+        new = sorted({to_tree_path(link.href) for link in after.links if link.rel == REL}
+                     - {to_tree_path(link.href) for link in before.links if link.rel == REL})
+        if new:
+            linked.append(Decision.of("person-links", "rewritten", path, "about-person",
+                                      related=new, figures={"links": len(new)}))
+    minted = [Decision.of("person-links", "created", path, "person-file", figures={
+        "memories": sum(1 for d in linked if path in d.related)}) for path in state.minted]
+    return (*minted, *linked)
+
+
 def person_links(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
     people, state = link_night(env.version, env.now, env.base_version)
     counts = {"persons": len(people.named_by), "files_minted": len(state.minted),
@@ -360,4 +379,5 @@ def person_links(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
         f"; minted {', '.join(state.minted)}" if state.minted else "") + "".join(
         f"; folded {minted} into {home}" for minted, home in state.folded)
     return IOSuccess(PhaseResult(counts=counts, warnings=warnings,
-                                 commits=(PhaseCommit(subject, changes, body),)))
+                                 commits=(PhaseCommit(subject, changes, body,
+                                                      decisions=person_decisions(state)),)))

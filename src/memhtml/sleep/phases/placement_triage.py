@@ -89,6 +89,7 @@ from memhtml.head import HeadVersion
 from memhtml.llm.schema import violations
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, ask_batches, slice_batches
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.decisions import Decision, model_figures
 from memhtml.sleep.phase import (
     CountValue,
     MinedEdge,
@@ -381,6 +382,8 @@ class Tally:
     """New topics this run made, in the order made."""
     lines: tuple[str, ...] = field(default=(), repr=False)
     warnings: tuple[str, ...] = field(default=(), repr=False)
+    placed: tuple[tuple[Placement, str, bool], ...] = field(default=(), repr=False)
+    """Each move made: the answer, where the file went, and whether its topic is new."""
 
     @property
     def refused(self) -> int:
@@ -420,7 +423,24 @@ def place_one(plan: Plan, placement: Placement, existing: frozenset[str], tally:
             warnings=(*tally.warnings, f"{source} not moved to {place}: {describe(error)}"))))
     return Success((moved.unwrap().plan, replace(
         tally, moved=tally.moved + 1, made=(*tally.made, place) if new else tally.made,
-        lines=(*tally.lines, f"{source} -> {target}"))))
+        lines=(*tally.lines, f"{source} -> {target}"),
+        placed=(*tally.placed, (placement, target, new)))))
+
+
+def placement_decisions(tally: Tally, run: BatchRun[Candidate, Answer]
+                        ) -> tuple[Decision, ...]:
+    """Each move as the decision of the answer that placed it: the place, whether it
+    is a topic this run made, the confidence, and the batch and key the memory was
+    offered under."""
+    keyed = run.placed(lambda candidate: candidate.path)
+    out: list[Decision] = []
+    for placement, target, new in tally.placed:
+        batch, key = keyed.get(placement.candidate.path, (None, None))
+        out.append(Decision.of("placement-triage", "moved", placement.candidate.path, "placed",
+                               to=target, figures=model_figures(
+                                   batch, key, place=placement.place, new_topic=new,
+                                   confidence=placement.confidence)))
+    return tuple(out)
 
 
 def apply_answers(plan: Plan, answers: Sequence[Answer], existing: frozenset[str]
@@ -481,7 +501,8 @@ def _answered(env: PhaseEnv, selection: Selection, topics: Sequence[Topic],
         if tally.made:
             subject += f", {_plural(len(tally.made), 'new topic', 'new topics')}"
         return PhaseResult(counts=counts, warnings=warnings, commits=(
-            PhaseCommit(subject, changes, "; ".join(tally.lines)),))
+            PhaseCommit(subject, changes, "; ".join(tally.lines),
+                        decisions=placement_decisions(tally, run)),))
 
     return done.map(lambda got: result(*got)).alt(lambda error: PhaseFault(describe(error)))
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memhtml.sleep.contract import REPORT_GENERATOR, SleepPhase
+from memhtml.sleep.decisions import RunDecisions
+from memhtml.sleep.explain import Explanation, explain
 from memhtml.sleep.ledger import PendingMark
 from memhtml.store.site import CONTENT_SECURITY_POLICY
 
@@ -46,6 +48,8 @@ class ReportModel:
     """Ledger lines by kind."""
     unparsed: int
     below_floor: tuple[PendingMark, ...]
+    explained: Explanation = field(default_factory=lambda: explain((), RunDecisions()))
+    """The run's changes read against its decisions (``sleep.explain``)."""
 
 
 def _e(text: object) -> str:
@@ -68,6 +72,35 @@ def _below_floor(marks: tuple[PendingMark, ...]) -> str:
     listed = "<ul>\n" + "".join(rows) + "</ul>" if rows else "<p>None.</p>"
     return (f"<details>\n<summary>Commitments below the floor ({len(marks)})</summary>\n"
             f"{listed}\n</details>")
+
+
+def _decisions(explained: Explanation) -> str:
+    """One row per decision, under the file it is about: what was done, by which phase,
+    by which rule (in words too), on which figures, in which commit."""
+    rows: list[str] = []
+    for path, decisions in explained.decided:
+        for d in decisions:
+            where = path + (f" \u2192 {d.to}" if d.to and d.to != path else "")
+            against = f" (with {', '.join(d.related)})" if d.related else ""
+            rows.append(
+                f"<tr><td><code>{_e(where)}</code>{_e(against)}</td><td>{_e(d.action)}</td>"
+                f"<td>{_e(d.phase)}</td><td><code>{_e(d.rule)}</code>: {_e(d.words)}</td>"
+                f"<td><code>{_e(d.figures_text())}</code></td>"
+                f"<td>{_e((d.commit or '')[:10])}</td></tr>\n")
+    table = ("<table>\n<thead><tr><th>file</th><th>action</th><th>phase</th><th>rule</th>"
+             "<th>figures</th><th>commit</th></tr></thead>\n<tbody>\n" + "".join(rows)
+             + "</tbody>\n</table>") if rows else "<p>No memory changed.</p>"
+    apart = [f"generated site pages: {len(explained.generated)} (regenerated, not listed)"]
+    apart += [f"{phase} sweep: {n} file(s)" for phase, n in explained.swept.items()]
+    if explained.unread:
+        apart.append(f"decision lines not read: {explained.unread}")
+    unexplained = _list(list(explained.unexplained), "None.")
+    return "\n".join([
+        "<h2>Decisions</h2>", table,
+        "<h2>Counted apart</h2>", _list(apart, "None."),
+        "<h2>Changed with no recorded decision</h2>", unexplained,
+        "<h2>Run records</h2>", _list(list(explained.records), "None."),
+    ])
 
 
 def render_report(model: ReportModel) -> str:
@@ -113,6 +146,7 @@ def render_report(model: ReportModel) -> str:
         "</table>",
         "<h2>Commits</h2>",
         commits,
+        _decisions(model.explained),
         "<h2>Warnings</h2>",
         _list(warnings, "None."),
         "<h2>Pending marks</h2>",

@@ -45,10 +45,11 @@ from memhtml.domain.reprieve import (
     should_reprieve,
 )
 from memhtml.domain.retention import DEFAULT_IMPORTANCE
-from memhtml.domain.thresholds import REPRIEVE_DAYS
+from memhtml.domain.thresholds import REPRIEVE_DAYS, REPRIEVE_FLOOR
 from memhtml.format import set_meta
 from memhtml.head import HeadVersion
 from memhtml.sleep.contract import LOG_START, stamp_text
+from memhtml.sleep.decisions import Decision
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.plan import Plan, archive_many_step
@@ -129,6 +130,8 @@ def decide(version: HeadVersion, accesses: Mapping[str, AccessCount], stamp: dat
     reprieved = 0
     to_archive: list[str] = []
     unreadable: list[str] = []
+    decided: list[Decision] = []
+    scores: dict[str, float] = {}
     for record in expired:
         until = extended(record.valid_until or "")
         if until is None:
@@ -138,6 +141,7 @@ def decide(version: HeadVersion, accesses: Mapping[str, AccessCount], stamp: dat
                               f"{record.valid_until!r} is not a date; left")
             continue
         score = reprieve_score(reprieve_input(record, accesses.get(record.path), stamp))
+        scores[record.path] = score
         if not should_reprieve(score, record.reprieves or 0):
             to_archive.append(record.path)
             continue
@@ -145,6 +149,11 @@ def decide(version: HeadVersion, accesses: Mapping[str, AccessCount], stamp: dat
             case Success(after):
                 plan = after
                 reprieved += 1
+                decided.append(Decision.of(
+                    "reprieve", "rewritten", record.path, "reprieve-extended", figures={
+                        "score": score, "floor": REPRIEVE_FLOOR,
+                        "reprieves": (record.reprieves or 0) + 1,
+                        "valid_until": record.valid_until, "extended_to": until}))
             case Failure(error) if isinstance(error, _PER_FILE):
                 # One file the store will not take (the checker refuses the edit) is
                 # left as it was and said; the other expired memories are still decided.
@@ -152,8 +161,14 @@ def decide(version: HeadVersion, accesses: Mapping[str, AccessCount], stamp: dat
             case Failure(error):
                 return Failure(error)
 
-    def answer(done: Plan, archived: int, refused: tuple[tuple[str, str], ...]
-               ) -> PhaseResult:
+    def answer(done: Plan, moved: tuple[tuple[str, str], ...],
+               refused: tuple[tuple[str, str], ...]) -> PhaseResult:
+        archived = len(moved)
+        lapsed = [Decision.of("reprieve", "archived", path, "reprieve-lapsed", to=to,
+                              figures={"score": scores.get(path), "floor": REPRIEVE_FLOOR,
+                                       "reprieves": (held.reprieves or 0)
+                                       if (held := version.get(path)) is not None else None})
+                  for path, to in moved]
         changes, _ = done.changes()
         counts = {"expired": len(expired), "reprieved": reprieved,
                   "archived": archived, "refused": len(refused)}
@@ -162,12 +177,13 @@ def decide(version: HeadVersion, accesses: Mapping[str, AccessCount], stamp: dat
             return PhaseResult(counts=counts, warnings=warnings)
         return PhaseResult(counts=counts, warnings=warnings, commits=(PhaseCommit(
             f"{reprieved} reprieved, {archived} archived of {len(expired)} expired",
-            changes, f"validity extended {REPRIEVE_DAYS} days or the memory archived"),))
+            changes, f"validity extended {REPRIEVE_DAYS} days or the memory archived",
+            decisions=(*decided, *lapsed)),))
 
     if not to_archive:
-        return Success(answer(plan, 0, ()))
+        return Success(answer(plan, (), ()))
     return archive_many_step(plan, to_archive).map(
-        lambda done: answer(done.plan, len(done.archived), done.refused))
+        lambda done: answer(done.plan, tuple(done.archived), done.refused))
 
 
 def reprieve(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:

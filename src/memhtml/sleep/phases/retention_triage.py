@@ -49,7 +49,9 @@ path with its score, its band, its eight signals and its ages, and the phase add
 ``retention-archived`` decision record per archived file to the run's ledger (in the
 same commit), carrying the same figures as data (see ``sleep.ledger``; beside
 ``created_age_days`` the record gives ``arrived_age_days``, the days since the file
-came onto the branch: the grace period read the smaller).
+came onto the branch: the grace period read the smaller). The same figures, with the
+raw facts the signals came from, are the file's decision of rule ``evict-band``
+(``sleep.decisions``), which review and the report show.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ from memhtml.domain.thresholds import DEFAULT_CONFIDENCE, RETENTION_GRACE_DAYS
 from memhtml.head import HeadVersion, IndexedView
 from memhtml.sleep.arrivals import arrived_at
 from memhtml.sleep.contract import LOG_START
+from memhtml.sleep.decisions import Decision, FigureValue, retention_figures
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import MinedEdge, PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import StoreError, describe
@@ -307,10 +310,29 @@ def explained(path: str, judged: Triage) -> str:
             f"{judged.grace_days:g}-day grace period")
 
 
-def _result(version: HeadVersion, now: str, judged: Triage
+def evict_decisions(judged: Triage, inputs: Mapping[str, RetentionInput],
+                    archived: tuple[tuple[str, str], ...]) -> tuple[Decision, ...]:
+    """Each file archived from the evict band, with its score, band, eight signals,
+    and the raw facts the signals came from (age in days, reads, memory type)."""
+    out: list[Decision] = []
+    for path, to in archived:
+        scored, raw = judged.scores.get(path), inputs.get(path)
+        if scored is None:
+            continue
+        more: dict[str, FigureValue] = {} if raw is None else {
+            "memory_type": raw.memory_type, "age_days": raw.age_days,
+            "reads": raw.access_count}
+        out.append(Decision.of("retention-triage", "archived", path, "evict-band", to=to,
+                               figures=retention_figures(scored, **more)))
+    return tuple(out)
+
+
+def _result(version: HeadVersion, now: str, judged: Triage,
+            inputs: Mapping[str, RetentionInput] = MappingProxyType({})
             ) -> Result[PhaseResult, StoreError]:
-    def answer(plan: Plan, archived: tuple[str, ...], refused: tuple[tuple[str, str], ...]
-               ) -> PhaseResult:
+    def answer(plan: Plan, moved: tuple[tuple[str, str], ...],
+               refused: tuple[tuple[str, str], ...]) -> PhaseResult:
+        archived = tuple(path for path, _ in moved)
         changes, _ = plan.changes()
         counts = {"scored": len(judged.scores), "keep": judged.count("keep"),
                   "compress": judged.count("compress"), "evict": judged.count("evict"),
@@ -331,14 +353,13 @@ def _result(version: HeadVersion, now: str, judged: Triage
             marks=tuple(decision_record(path, judged) for path in archived),
             commits=(PhaseCommit(
                 f"{n} memor{'y' if n == 1 else 'ies'} archived from the evict band",
-                changes, body),))
+                changes, body, decisions=evict_decisions(judged, inputs, moved)),))
 
     start = Plan.start(version, now)
     if not judged.evict:
         return Success(answer(start, (), ()))
     return archive_many_step(start, judged.evict).map(
-        lambda done: answer(done.plan, tuple(path for path, _ in done.archived),
-                            done.refused))
+        lambda done: answer(done.plan, tuple(done.archived), done.refused))
 
 
 def retention_triage(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
@@ -346,10 +367,10 @@ def retention_triage(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
 
     def scored(accesses: Mapping[str, AccessCount], arrivals: Mapping[str, Arrival]
                ) -> IOResult[PhaseResult, PhaseFault]:
-        judged = triage(retention_inputs(version, accesses, env.mined, env.stamp),
-                        created_ages(version, env.stamp), env.retention_grace_days,
+        inputs = retention_inputs(version, accesses, env.mined, env.stamp)
+        judged = triage(inputs, created_ages(version, env.stamp), env.retention_grace_days,
                         arrived_ages(version, arrivals, env.stamp), protected_paths(version))
-        done: Result[PhaseResult, PhaseFault] = _result(version, env.now, judged).alt(
+        done: Result[PhaseResult, PhaseFault] = _result(version, env.now, judged, inputs).alt(
             lambda error: PhaseFault(describe(error)))
         return IOResult.from_result(done)
 

@@ -49,7 +49,7 @@ detected tasks' ``tasks_*``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Final
 
@@ -67,6 +67,7 @@ from memhtml.domain.thresholds import (
 from memhtml.head import HeadVersion, IndexedView, is_active
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, run_batches, slice_batches
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.decisions import model_figures
 from memhtml.sleep.phase import (
     PhaseCommit,
     PhaseEnv,
@@ -271,10 +272,17 @@ class _Tally:
 
 def tally(run: BatchRun[MemoryRecord, tuple[Proposal, ...]]) -> _Tally:
     """Every answered finding, and the ones at or above the confidence floor, in batch
-    and answer order (``mint_tasks`` orders them itself)."""
+    and answer order (``mint_tasks`` orders them itself), each carrying the batch and
+    key its memory was offered under and the answer's confidence, for its decision."""
     proposals = [p for answer in run.answers for p in answer]
-    kept = tuple(to_finding(p) for p in proposals
-                 if p.confidence >= TASK_DETECTION_CONFIDENCE)
+    placed = run.placed(lambda record: record.path)
+
+    def figured(p: Proposal) -> Finding:
+        batch, key = placed.get(p.record.path, (None, None))
+        return replace(to_finding(p), figures=tuple(
+            model_figures(batch, key, confidence=p.confidence).items()))
+
+    kept = tuple(figured(p) for p in proposals if p.confidence >= TASK_DETECTION_CONFIDENCE)
     return _Tally(len(proposals), len(proposals) - len(kept), kept)
 
 
@@ -312,7 +320,7 @@ def _result(plan: Plan, tasks: TaskCounts, counts: dict[str, int | bool],
                f"{tasks.closed} closed")
     body = commit_body(tasks)
     return PhaseResult(counts=counts, warnings=warnings,
-                       commits=(PhaseCommit(subject, changes, body),))
+                       commits=(PhaseCommit(subject, changes, body, decisions=tasks.decisions),))
 
 
 def task_detection(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:

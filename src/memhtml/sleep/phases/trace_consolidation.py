@@ -110,6 +110,7 @@ from memhtml.domain.thresholds import (
 )
 from memhtml.llm.schema import violations
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.decisions import Decision
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import (
     CountValue,
@@ -661,9 +662,13 @@ def _write_memories(env: PhaseEnv, plan: Plan, before: dict[str, bytes | None],
             case Failure(error):
                 return Failure(error)
         after = staged(plan)
+        decided = Decision.of(PHASE, "created", path, "distilled-from-session",
+                              figures={"session": session, "quote": memory.quote,
+                                       "memory_type": memory.memory_type})
         tally.commits.append(PhaseCommit(f"{path} distilled from session {session}",
                                          staged_delta(env.version, before, after),
-                                         f"memhtml-session: {session}"))
+                                         f"memhtml-session: {session}",
+                                         decisions=(decided,)))
         before = after
         tally.memories += 1
     return Success((plan, before))
@@ -705,7 +710,8 @@ def apply_night(env: PhaseEnv, asked: Sequence[Asked], empty: Sequence[Transcrip
     if changes:
         tally.commits.append(PhaseCommit(
             f"{tasks.minted} detected task(s) from session commitments, "
-            f"{tasks.refreshed} refreshed", changes, commit_body(tasks)))
+            f"{tasks.refreshed} refreshed", changes, commit_body(tasks),
+            decisions=tasks.decisions))
     tally.warnings.extend(tasks.warnings)
     return Success((tally, tasks))
 
