@@ -226,9 +226,17 @@ def ledger_path(run_id: str) -> str:
     return f"{SLEEP_DIR}{run_id}.pending.jsonl"
 
 
-def decisions_path(run_id: str) -> str:
-    """The run's decision records (``sleep.decisions``), one JSON line per decision."""
-    return f"{SLEEP_DIR}{run_id}.decisions.jsonl"
+def decisions_path(run_id: str, phase: str) -> str:
+    """One phase's decision records in a run (``sleep.decisions``), one JSON line per
+    decision. A file per phase, not per run: a person who reverts one phase's commit
+    after the merge reverts its file with it, where one file appended by every phase
+    made that revert conflict."""
+    return f"{SLEEP_DIR}{run_id}.{phase}.decisions.jsonl"
+
+
+def is_decisions_path(path: str, run_id: str) -> bool:
+    """Whether ``path`` is one of the run's decision files."""
+    return any(path == decisions_path(run_id, phase) for phase in SLEEP_PHASES)
 
 
 LOG_START: Final = datetime(1970, 1, 1, tzinfo=UTC)

@@ -10,7 +10,8 @@ veto predicate that fired; the model answer's batch and key). A person reading
 evidence, and a gate can tell a change some phase decided from one nobody did.
 
 **Where they live.** The runner appends each commit's decisions, one JSON line each,
-to ``.memhtml/sleep/<run-id>.decisions.jsonl`` in that very commit (the ledger's way:
+to ``.memhtml/sleep/<run-id>.<phase>.decisions.jsonl`` in that very commit (a file per
+phase, so a person's revert of one phase's commit takes its records with it; the ledger's way:
 appended, deduplicated by the rendered line), so a change and its reason land together
 or not at all, and a resumed run writes the file the uninterrupted one would. A line
 does not name its commit (it is inside it); a reader attributes each line to the run
@@ -315,17 +316,30 @@ class DecidingCommit:
 def run_decisions(git: GitService, run_id: str, commits: Sequence[DecidingCommit]
                   ) -> IOResult[RunDecisions, GitError]:
     """The decisions the run's commits (oldest first, as ``commits_between`` lists
-    them) added to its decision file, each attributed to the commit that added it."""
-    path = decisions_path(run_id)
+    them) added to their phases' decision files, each attributed to the commit that
+    added it. A commit that is not the run's own adds no decision."""
+    held: dict[str, tuple[str | None, frozenset[str]]] = {}
 
-    def step(so_far: IOResult[tuple[RunDecisions, str | None, frozenset[str]], GitError],
-             commit: DecidingCommit
-             ) -> IOResult[tuple[RunDecisions, str | None, frozenset[str]], GitError]:
-        return so_far.bind(lambda state: _at(git, path, commit, *state))
+    def step(so_far: IOResult[RunDecisions, GitError], commit: DecidingCommit
+             ) -> IOResult[RunDecisions, GitError]:
+        if commit.phase is None:
+            return so_far
+        path = decisions_path(run_id, commit.phase)
 
-    start: IOResult[tuple[RunDecisions, str | None, frozenset[str]], GitError] = IOSuccess(
-        (RunDecisions(), None, frozenset()))
-    return reduce(step, commits, start).map(lambda state: state[0])
+        def at(found: RunDecisions) -> IOResult[RunDecisions, GitError]:
+            blob, seen = held.get(path, (None, frozenset()))
+
+            def keep(state: tuple[RunDecisions, str | None, frozenset[str]]
+                     ) -> RunDecisions:
+                held[path] = (state[1], state[2])
+                return state[0]
+
+            return _at(git, path, commit, found, blob, seen).map(keep)
+
+        return so_far.bind(at)
+
+    start: IOResult[RunDecisions, GitError] = IOSuccess(RunDecisions())
+    return reduce(step, commits, start)
 
 
 def _at(git: GitService, path: str, commit: DecidingCommit, found: RunDecisions,

@@ -624,7 +624,8 @@ def _decided(commits: tuple[PhaseCommit, ...]) -> tuple[Decision, ...]:
     return tuple(d for commit in commits for d in commit.decisions)
 
 
-def _with_records(ctx: RunContext, progress: _Progress, result: PhaseResult
+def _with_records(ctx: RunContext, progress: _Progress, phase: SleepPhase,
+                  result: PhaseResult
                   ) -> IOResult[tuple[tuple[PhaseCommit, ...], int], PhaseFault]:
     """The phase's non-empty commits, each carrying the lines its decisions add to the
     run's decision file, and the last the lines its marks add to the ledger (a commit of
@@ -632,7 +633,7 @@ def _with_records(ctx: RunContext, progress: _Progress, result: PhaseResult
     commits = attached(result, progress.version)
     if not result.marks and not _decided(commits):
         return IOSuccess((commits, 0))
-    ledger, decisions = ledger_path(ctx.run_id), decisions_path(ctx.run_id)
+    ledger, decisions = ledger_path(ctx.run_id), decisions_path(ctx.run_id, phase)
 
     def recorded(current: bytes | None) -> tuple[PhaseCommit, ...]:
         data, out = current, []
@@ -684,7 +685,7 @@ def _land_phase(ctx: RunContext, progress: _Progress, phase: SleepPhase, result:
             lambda shas: _Landing(result, shas[-1] if shas else progress.tip, shas, marks,
                                   paths, decided))
 
-    return _with_records(ctx, progress, result).bind(land_all)
+    return _with_records(ctx, progress, phase, result).bind(land_all)
 
 
 def quiet_trailers(records: tuple[PhaseRecord, ...]) -> tuple[tuple[str, str], ...]:

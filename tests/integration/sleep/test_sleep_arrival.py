@@ -335,6 +335,9 @@ def _run_and_merge(root: Path, at: datetime) -> RunReport:
     deps = _deps(root, at)
     report = value_of(run_sleep(deps, DECAY_ONLY))
     assert report.ok, [(p.phase, p.status, p.reason) for p in report.phases]
+    if report.quiet:  # nothing to do (no whole day owed): no branch, nothing to merge
+        assert report.branch is None
+        return report
     assert value_of(merge_run(deps, report.run_id)).merged
     return report
 

@@ -668,7 +668,7 @@ def test_dedup_merge_alone_commits_only_its_own_phase(
     # The fold, and the run's record of it (its decisions file).
     assert changed == {"areas/odd/one-a.html", "areas/odd/one-b.html",
                        f"archive/{YEAR}/areas/odd/one-b.html",
-                       f".memhtml/sleep/{report['run_id']}.decisions.jsonl"}, changed
+                       f".memhtml/sleep/{report['run_id']}.dedup-merge.decisions.jsonl"}, changed
     assert_nothing_lost(store, base, tip)
 
 

@@ -176,7 +176,7 @@ def test_review_and_the_report_give_each_change_its_phase_rule_and_figures(
     for f in review["files"]:
         assert f["decisions"] or f["path"].startswith(".memhtml/"), f
     assert {f["path"] for f in review["files"]} >= {
-        report_path(run_id), decisions_path(run_id)}
+        report_path(run_id), decisions_path(run_id, "retention-triage")}
 
     # `sleep run` carried the same decisions, phase by phase.
     for phase in ("retention-triage", "dedup-merge"):

@@ -226,6 +226,9 @@ def night(root: Path, at: datetime, options: RunOptions | None = None) -> RunRep
     deps = deps_at(root, at)
     report = value_of(run_sleep(deps, options))
     assert report.ok, [(p.phase, p.status, p.reason) for p in report.phases]
+    if report.quiet:  # nothing to do: no branch, nothing to merge
+        assert report.branch is None
+        return report
     outcome = value_of(merge_run(deps, report.run_id))
     assert outcome.merged, (outcome.refusal, outcome.reason)
     return report
