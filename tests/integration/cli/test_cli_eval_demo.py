@@ -56,9 +56,10 @@ def test_eval_gate(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, answer
     assert answer["passed"] is True
     assert answer["base"] == base
-    assert answer["probes"] == 4
+    # Probes come from the base: a claim and a title for each of its four memories.
+    assert answer["probes"] == 8
     code, out, _ = call_text(capsys, "eval", "gate", base, "main", "--store", str(store))
-    assert "head gate: 4 probes; passed" in out
+    assert "head gate: 8 probes; passed" in out
     code, answer = call(capsys, "eval", "gate", "nope", "main", *s)
     assert code == 1
 
