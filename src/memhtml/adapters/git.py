@@ -66,8 +66,10 @@ _TRAILER = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(.*)")
 _BLANK = re.compile(r"\n(?:[ \t]*\n)+")
 
 _LOCK_WAIT_SECONDS = 2.0
-_GITLINK_MODE = 0o160000
 """How long ``commit`` waits for another writer to release the ref's lock."""
+_GITLINK_MODE = 0o160000
+"""A gitlink (a submodule's commit): names an object of another repository, so its id
+is never looked up in this one."""
 
 _SYMREF_DEPTH = 5
 _OWN_CONFIG_LEVELS = frozenset({ConfigLevel.LOCAL, ConfigLevel.WORKTREE})
