@@ -247,8 +247,8 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
     """
     from memhtml import store as doors
     from memhtml.store.checks import NOTICE_KINDS
-    from memhtml.store.layout import GITATTRIBUTES, MERGE_DRIVER, migrate_attributes
-    from memhtml.store.merge_driver import ensure_merge_driver
+    from memhtml.store.layout import GITATTRIBUTES, migrate_attributes
+    from memhtml.store.merge_driver import MERGE_DRIVER, ensure_merge_driver
 
     def body() -> Reply:
         _, store = open_common(common)

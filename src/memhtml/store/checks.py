@@ -37,11 +37,10 @@ from memhtml.store.errors import StoreError
 from memhtml.store.layout import (
     GITATTRIBUTES,
     MARKER,
-    MERGE_DRIVER,
     legacy_attributes_at,
     marker_note,
 )
-from memhtml.store.merge_driver import DRIVER_KEY, merge_driver_missing
+from memhtml.store.merge_driver import DRIVER_KEY, MERGE_DRIVER, merge_driver_missing
 from memhtml.store.session import Store
 from memhtml.store.site import is_generated_path, stale_artifacts
 

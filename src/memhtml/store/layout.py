@@ -27,6 +27,7 @@ from memhtml.contracts.services import GitService, PathChange, TreeEntry
 from memhtml.contracts.view import HeadView
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
+from memhtml.store.merge_driver import MERGE_DRIVER, ensure_merge_driver
 
 if TYPE_CHECKING:
     # The commit machinery loads only when init runs: reads that check the marker
@@ -52,8 +53,6 @@ SEEDED_DIRS: tuple[str, ...] = (INBOX, PEOPLE, ARCHIVE)
 """Directories ``init_store`` creates up front (git tracks no empty directory)."""
 
 GITATTRIBUTES = ".gitattributes"
-MERGE_DRIVER = "memhtml-generated"
-"""The merge driver memhtml's own attribute lines name, for generated pages only."""
 GITATTRIBUTE_LINES: tuple[str, ...] = (
     f"index.html merge={MERGE_DRIVER}",
     f"/sitemap.xml merge={MERGE_DRIVER}",
@@ -514,7 +513,6 @@ def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
             lambda exc: Refused(f"cannot create {state_dir}: {exc}"))
 
     from memhtml.store.landing import land
-    from memhtml.store.merge_driver import ensure_merge_driver
 
     return ensure_merge_driver(deps.git).bind(state).bind(
         lambda _: land(deps, lambda: _init_draft(deps)))

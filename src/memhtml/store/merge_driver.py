@@ -35,7 +35,10 @@ from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.services import GitService
 from memhtml.store.errors import StoreError
-from memhtml.store.layout import MERGE_DRIVER
+
+MERGE_DRIVER = "memhtml-generated"
+"""The merge driver memhtml's own attribute lines name, for generated pages only (the
+layout's ``GITATTRIBUTE_LINES``)."""
 
 DRIVER_KEY = f"merge.{MERGE_DRIVER}.driver"
 NAME_KEY = f"merge.{MERGE_DRIVER}.name"
