@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from returns.pipeline import is_successful
 from tests.unit.sleep.fake_model import ScriptedModel
 from tests.unit.sleep.sleep_support import WRITTEN, World, blank_world, err, ok
-from tests.unit.sleep.test_compress import Canon, answering
+from tests.unit.sleep.test_compress import Canon, answering, details, facts
 from tests.unit.sleep.test_compress import env_for as compress_env
 from tests.unit.sleep.test_compress import put as put_compress
 from tests.unit.sleep.test_deep_compress import deep_env
@@ -397,15 +397,14 @@ def test_a_canonical_compress_wrote_into_the_inbox_is_pinned_against_placement()
         put_compress(w, path, notes[:n])
     w.clock.advance((STAMP - WRITTEN).total_seconds())
     base = w.main()
-    folded: Canon = ("Deploy notes", "Deploys follow the window.", ("Both facts.",),
-                     notes[2:])
+    folded: Canon = ("Deploy notes facts", facts(notes[2:]), details(notes[2:]), notes[2:])
     squeezed = ok(compress(compress_env(w, ScriptedModel(respond=answering(folded)))))
     assert squeezed.counts["canonicals"] == 1
     for commit in squeezed.commits:
         w.raw(list(commit.changes), f"compress ({RUN}): {commit.subject}\n\n"
                                     f"Memhtml-Run: {RUN}\nMemhtml-Phase: compress\n")
     (canonical,) = [r.path for r in ok(w.store.head()).records()
-                    if r.title == "Deploy notes"]
+                    if r.title == folded[0]]
     assert canonical.startswith("areas/inbox/"), canonical
 
     everything = dict.fromkeys((*notes, canonical), ("areas/ops", 1.0))
