@@ -17,9 +17,10 @@ text is refused as
 - ``text-blank``: nothing but whitespace;
 - ``text-key-or-number``: no word at all, only keys, numbers and punctuation
   (``m4``, ``10``, ``m3 m4 m5``, ``p20``);
-- ``text-fragment``: fewer words than its part asks (``MIN_WORDS``: a title two, a
-  claim three, a paragraph three), or fewer than two content words (words that are not
-  ``head.STOP_WORDS``), or more keys and numbers than words (``m3, m4 and m5``).
+- ``text-fragment``: fewer words than its part asks (``MIN_WORDS``: a title one, a
+  claim three, a paragraph three), or fewer content words (words that are not
+  ``head.STOP_WORDS``: a title one, a claim or a paragraph two), or more keys and
+  numbers than words (``m3, m4 and m5``).
 
 **Drawn from its sources** (``drawn``): the *content terms* of a text are its tokens
 with the search index's stop words dropped, each stemmed as the index stems it
@@ -68,10 +69,10 @@ GROUND_RULES: Final[tuple[GroundRule, ...]] = (
     "member-not-carried",
 )
 
-MIN_WORDS: Final[dict[TextPart, int]] = {"title": 2, "claim": 3, "paragraph": 3}
-"""Fewest words each part may hold: a title names a subject in two, a claim or a
-paragraph says something about one in three."""
-MIN_CONTENT_WORDS: Final = 2
+MIN_WORDS: Final[dict[TextPart, int]] = {"title": 1, "claim": 3, "paragraph": 3}
+"""Fewest words each part may hold: a title may name its subject in one word
+("Backups"), a claim or a paragraph says something about one in three."""
+MIN_CONTENT_WORDS: Final[dict[TextPart, int]] = {"title": 1, "claim": 2, "paragraph": 2}
 """Fewest words outside the stop list: "It is the thing" is four words and no fact."""
 DRAWN_FLOOR: Final = 0.6
 """Least share of a text's content terms its sources must hold (module docstring)."""
@@ -155,10 +156,11 @@ def text_fault(text: str, part: TextPart, name: str | None = None) -> Fault | No
     if not words:
         return Fault("text-key-or-number", label, text, (("keys", len(keys)),))
     content = [w for w in words if w.lower() not in STOP_WORDS]
-    if (len(words) < MIN_WORDS[part] or len(content) < MIN_CONTENT_WORDS
+    if (len(words) < MIN_WORDS[part] or len(content) < MIN_CONTENT_WORDS[part]
             or len(keys) > len(words)):
         return Fault("text-fragment", label, text, (
-            ("words", len(words)), ("least", MIN_WORDS[part]), ("keys", len(keys))))
+            ("words", len(words)), ("content_words", len(content)),
+            ("least", MIN_WORDS[part]), ("keys", len(keys))))
     return None
 
 

@@ -65,7 +65,8 @@ model answered. Each such member is a ``compress-refused`` record in the run's l
 with its rule and why, so the night says what it would not fold and not only how much.
 
 Counts: ``candidates``, ``communities``, ``canonicals``, ``archived``, ``episodes_kept``,
-``too_few``, ``refused``, ``refused_protected``, ``refused_ungrounded``, ``protected``, ``capped``, ``lone``,
+``too_few``, ``refused``, ``refused_protected``, ``refused_ungrounded``, ``protected``,
+``capped``, ``lone``,
 ``without_community``, ``singletons``,
 and the kernel's ``batches``, ``calls``, ``failed_batches``, ``budget_skipped``,
 ``unknown_keys``; a dry run counts ``would_call`` and asks nothing.
