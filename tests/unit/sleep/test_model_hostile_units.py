@@ -179,7 +179,7 @@ def test_a_modification_time_no_datetime_holds_is_clamped_not_raised(roomy_folde
     assert entries["ancient"] == datetime.min.replace(tzinfo=UTC)
     assert entries["future-open"] == entries["future-closed"] == datetime.max.replace(tzinfo=UTC)
 
-    answer = {"memories": [memory("Cache TTL", "The TTL is fixed.", fact)], "commitments": []}
+    answer = {"memories": [memory("Cache TTL", fact, fact)], "commitments": []}
     result = run(blank_world(), roomy_folder, model(default=answer))
     # The far past is long settled, the far future never by age (only when closed).
     assert sorted(consolidated(result)) == ["ancient", "future-closed"]
@@ -234,12 +234,18 @@ def test_an_answer_reaching_past_the_schema_writes_nothing_and_earns_no_watermar
     transcript(folder, "s1", [line("user", "The fact is stated here.")])
     result = run(blank_world(), folder, model(default=answer))
     assert result.counts["failed_sessions"] == 1
-    assert result.commits == () and result.marks == ()
+    assert result.commits == () and consolidated(result) == []
+    # The night is counted: a session answered off the schema night after night is
+    # handed to a person, never asked forever.
+    (record,) = result.marks
+    assert (record.kind, record.get("rule"), record.get("nights")) == (
+        "model-refused", "session-yielded-nothing", 1)
 
 
 def test_a_claim_with_a_nul_is_refused_and_nothing_is_written(folder: Path) -> None:
-    transcript(folder, "s1", [line("user", "The fact is stated here.")])
-    answer = {"memories": [memory("Nul", "A claim \x00 with a NUL.", "fact is stated")],
+    transcript(folder, "s1", [line("user", "The fact is stated here: a claim with a NUL.")])
+    answer = {"memories": [memory("Claim with a NUL", "A claim \x00 with a NUL.",
+                                  "fact is stated")],
               "commitments": []}
     result = run(blank_world(), folder, model(default=answer))
     assert result.counts["refused"] == 1 and result.counts["memories"] == 0

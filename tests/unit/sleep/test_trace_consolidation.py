@@ -81,10 +81,13 @@ def session_of(request: ModelRequest) -> str:
 def model(answers: Mapping[str, Answer | ModelError] | None = None,
           default: Answer | None = None, **more: object) -> ScriptedModel:
     """Answers per session id (the prompt's first line); ``default`` for the rest."""
-    nothing: Answer = {"memories": [], "commitments": []}
+    nothing: Answer = {"memories": [], "commitments": [], "nothing_to_keep": True}
 
     def respond(request: ModelRequest) -> Answer | ModelError:
-        return (answers or {}).get(session_of(request), default or nothing)
+        got = (answers or {}).get(session_of(request), default or nothing)
+        # An answer written here without the field says nothing of the kind.
+        return {**got, "nothing_to_keep": False} if isinstance(got, dict) \
+            and "nothing_to_keep" not in got else got
 
     return ScriptedModel(respond=respond, **more)  # type: ignore[arg-type]
 
@@ -196,8 +199,8 @@ def test_a_settled_session_is_distilled_one_commit_per_memory(w: World, folder: 
     ])
     llm = model({"s-1": {"memories": [
         memory("Deploy window", "Deploys go out Tuesdays at 16:00.",
-               "we decided to pin the deploy window  to Tuesdays at 16:00", "Agreed in chat.",
-               memory_type="procedural"),
+               "we decided to pin the deploy window  to Tuesdays at 16:00",
+               "The deploy window is pinned to Tuesdays.", memory_type="procedural"),
         memory("Cache TTL", "The cache TTL is 300 seconds.",
                "the cache TTL stays at 300 seconds"),
         memory("Invented", "Something the session never said.", "We will rewrite it in Go."),
@@ -218,7 +221,8 @@ def test_a_settled_session_is_distilled_one_commit_per_memory(w: World, folder: 
         assert record.author == SLEEP_AUTHOR and record.session_id == "s-1"
         assert "From session s-1:" in record.body_text
     deploy = next(r for r in written if r.title == "Deploy window")
-    assert deploy.memory_type == "procedural" and "Agreed in chat." in deploy.body_text
+    assert deploy.memory_type == "procedural"
+    assert "The deploy window is pinned to Tuesdays." in deploy.body_text
 
 
 def test_text_planted_in_a_transcript_reaches_the_file_only_escaped(w: World, folder: Path
@@ -239,17 +243,19 @@ def test_text_planted_in_a_transcript_reaches_the_file_only_escaped(w: World, fo
     assert record.links == ()
 
 
-def test_a_memory_the_store_refuses_is_skipped_and_the_session_still_consolidated(
+def test_a_memory_the_store_refuses_is_skipped_and_a_session_with_none_landed_is_kept(
         w: World, folder: Path) -> None:
     # A NUL is text no memory file can hold (markup-looking text is stored as text).
     transcript(folder, "s-1", [line("user", f"\x00{DECIDED}")])
     llm = model({"s-1": {"memories": [
-        memory("Deploy window", "Deploys go out Tuesdays.", f"\x00{DECIDED}"),
+        memory("Deploy window", "We pin the deploy window to Tuesdays.", f"\x00{DECIDED}"),
         memory("   ", "A claim with no title.", DECIDED)], "commitments": []}})
     result = run(w, folder, llm)
-    assert result.counts["refused"] == 2 and result.commits == ()
-    assert consolidated(result) == ["s-1"]
-    assert sum("not written" in warning for warning in result.warnings) == 2
+    assert result.counts["refused"] == 1 and result.commits == ()
+    assert result.counts["refused_ungrounded"] == 1  # the blank title
+    # Nothing of it landed: asked again on a later night, not consumed.
+    assert consolidated(result) == [] and result.counts["barren"] == 1
+    assert sum("not written" in warning for warning in result.warnings) == 1
 
 
 def test_an_unsettled_session_waits_and_a_closed_one_is_taken_at_once(w: World,
