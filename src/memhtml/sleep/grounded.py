@@ -16,7 +16,8 @@ text is refused as
 
 - ``text-blank``: nothing but whitespace;
 - ``text-key-or-number``: no word at all, only keys, numbers and punctuation
-  (``m4``, ``10``, ``m3 m4 m5``, ``p20``);
+  (``m4``, ``10``, ``m3 m4 m5``, ``p20``), or keys joined by function words only
+  (``m3 and m4``);
 - ``text-fragment``: fewer words than its part asks (``MIN_WORDS``: a title one, a
   claim three, a paragraph three), or fewer content words (words that are not
   ``head.STOP_WORDS``: a title one, a claim or a paragraph two), or more keys and
@@ -153,9 +154,9 @@ def text_fault(text: str, part: TextPart, name: str | None = None) -> Fault | No
     if not text.strip():
         return Fault("text-blank", label, text)
     words, keys = words_of(text), keys_of(text)
-    if not words:
-        return Fault("text-key-or-number", label, text, (("keys", len(keys)),))
     content = [w for w in words if w.lower() not in STOP_WORDS]
+    if not words or (keys and not content):
+        return Fault("text-key-or-number", label, text, (("keys", len(keys)),))
     if (len(words) < MIN_WORDS[part] or len(content) < MIN_CONTENT_WORDS[part]
             or len(keys) > len(words)):
         return Fault("text-fragment", label, text, (

@@ -383,3 +383,35 @@ def test_a_refused_archive_writes_none_of_its_canonical() -> None:
     assert result.commits == ()
     assert held(before, OPS[3]).html == held(ok(w.store.head()), OPS[3]).html
 
+
+
+def test_a_canonical_of_keys_numbers_or_invented_text_archives_nothing() -> None:
+    w = corpus()
+    before = ok(w.store.head())
+    weak: tuple[Canon, ...] = (
+        ("Deploy Backup for New Roes", "m4", ("m4", "m6"), (OPS[2], OPS[3])),
+        ("Deploy facts", "10", (), (OPS[0], OPS[1])),
+    )
+    result = run(w, ScriptedModel(respond=answering(*weak)))
+    assert result.commits == ()
+    assert (result.counts["canonicals"], result.counts["refused_ungrounded"]) == (0, 2)
+    refused = [m for m in result.marks if m.kind == "model-refused"]
+    assert {(m.get("phase"), m.get("rule")) for m in refused} == {
+        ("compress", "text-not-drawn"), ("compress", "text-key-or-number")}
+    assert all(m.get("batch") == 1 for m in refused)
+    assert sorted(ok(w.store.head()).paths()) == sorted(before.paths())
+
+
+def test_a_canonical_leaving_out_a_members_claim_archives_nothing() -> None:
+    w = corpus(diary=True)
+    # Drawn from the episode alone: the two notes it would archive are not carried.
+    one_sided: Canon = ("Deploy freeze", "The deploy froze at noon.", (),
+                        (DIARY, *DIARY_NOTES))
+    result = run(w, ScriptedModel(respond=answering(one_sided)))
+    assert result.commits == () and result.counts["refused_ungrounded"] == 1
+    marks = [m for m in result.marks if m.kind == "model-refused"]
+    assert [(m.get("rule"), m.get("part")) for m in marks] == [
+        ("member-not-carried", "/" + path) for path in DIARY_NOTES]
+    for mark in marks:
+        overlap, floor = mark.get("overlap"), mark.get("floor")
+        assert isinstance(overlap, float) and isinstance(floor, float) and overlap < floor
