@@ -38,15 +38,23 @@ claim terms occur among the canonical's own (title, claim and body together),
 ``member-not-carried`` otherwise. A dated episode compress keeps (and links) need only
 share one term with it.
 
-**The floors, measured** (docs/design.md, "Model text is checked"): over the planted
-corpus's paraphrase pairs (two hands writing one fact), the share of one claim's terms
-the other holds has a median of 0.67 and a tenth percentile of 0.40, so a canonical
-that carried a member only as well as a paraphrase does would often fall below any
-floor above 0.4; a canonical built from its members' own sentences (what the prompt
-asks) scores 1.0. The weak answers above score 0 (a key shares no word with any
-member). The floors sit between: ``CARRIED_FLOOR`` 0.5 (half a claim's terms, which
-refuses a canonical that keeps only the subject of a member) and ``DRAWN_FLOOR`` 0.6
-(most of what the model wrote must be words the members used: one new word in a
+**The floors, measured** (docs/design.md, "Model text is checked by code"), on the
+planted corpus (``eval.planted``: 240 base memories written from one template, the
+worst case for word overlap, since unrelated memories share its words):
+
+- a canonical built from its members' own sentences (what the prompt asks) scores 1.0
+  on both shares; the weak answers above score 0 (a key shares no word with any
+  member), and "Jenkins Backup for New Roes" over notes on the Jenkins backup 0.5;
+- a member's claim against its planted paraphrase (a lead phrase added, the claim
+  reworded around it): carried 0.727 at the least, median 0.90 (20 pairs);
+- a member's claim against an unrelated member's text (5,000 random pairs): at or
+  above 0.5 in 18.1%, 0.6 in 5.3%, 0.7 in 1.6%, 0.8 in 0.1%; against a two-member
+  canonical made of two unrelated members (3,000 triples): at or above 0.7 in 5.2%.
+
+A refusal leaves every member as it was (the safe outcome), an acceptance archives
+them, so the floors lean to refusing: ``CARRIED_FLOOR`` 0.7 keeps every planted
+paraphrase and carries an unrelated member in 1.6% of pairs; ``DRAWN_FLOOR`` 0.6 asks
+that most of what the model wrote be words its sources used (one new word in a
 three-word title passes, two do not).
 """
 
@@ -77,7 +85,7 @@ MIN_CONTENT_WORDS: Final[dict[TextPart, int]] = {"title": 1, "claim": 2, "paragr
 """Fewest words outside the stop list: "It is the thing" is four words and no fact."""
 DRAWN_FLOOR: Final = 0.6
 """Least share of a text's content terms its sources must hold (module docstring)."""
-CARRIED_FLOOR: Final = 0.5
+CARRIED_FLOOR: Final = 0.7
 """Least share of an archived member's claim terms its canonical must hold."""
 
 _TOKEN: Final = re.compile(r"\w+")
