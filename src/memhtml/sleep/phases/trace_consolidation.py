@@ -36,12 +36,16 @@ cannot open another) and cut at ``TURN_CHARS``; turns are shown from the first u
 ``PROMPT_CHARS`` would be passed, and the prompt says how many were left out. The
 system prompt and schema are module constants.
 
-**Answer.** ``{"memories": [...], "commitments": [...]}``, each item with a ``quote``.
+**Answer.** ``{"memories": [...], "commitments": [...], "nothing_to_keep": bool}``,
+each item with a ``quote``.
 An answer off the schema (a confidence outside [0, 1], a type not offered, too many
 items), a malformed answer or an unavailable model fails the session
 (``failed_sessions``): it gets no watermark and is read again the next night. Each
 quote must occur, whitespace collapsed and case folded, inside one turn the model was
-shown; a memory or commitment whose quote does not is dropped (``unverified``).
+shown; a memory or commitment whose quote does not is dropped (``unverified``). A
+memory whose title, claim or a paragraph is a key, a number or a fragment, or is not
+drawn from the turns shown (``sleep.grounded``), is dropped too
+(``refused_ungrounded``), each a ``model-refused`` record in the run's ledger.
 
 **Writes.** Each kept memory is a new file in ``areas/inbox/`` written through the
 store's template (model text escaped, never pasted as markup), author ``agent:sleep``,
@@ -57,10 +61,19 @@ memory file). Below the floor, a commitment is kept whole as a
 above it is counted (``commitments_done``) and needs no task. These tasks are
 never swept: a session is read once, so a finding absent tonight says nothing.
 
-**Watermarks.** Every session whose answer was read and applied (even with nothing
-kept), and every empty one, earns a ``session-consolidated`` mark. The marks ride the
-ledger in the phase's last commit and merge performs them, so a run thrown away
-leaves its sessions unconsolidated.
+**Watermarks.** A session earns a ``session-consolidated`` mark when something of it
+landed (a memory written, a commitment kept), when its answer set ``nothing_to_keep``
+and listed nothing (``nothing_to_keep``), or when it holds no text (``empty``). An
+answered session that yielded nothing else, or whose answer was off the schema or
+malformed, is *barren*: its night is counted in the state plane
+(``CounterKey("session", id)``, once per run id, at phase time), it is a
+``model-refused`` record (``session-yielded-nothing``, with ``nights``), and it is
+asked again on a later night; on its ``TRACE_BARREN_NIGHTS``-th barren night it
+becomes a detected task (rule ``session-unread``, its first turn quoted) and is
+consumed once that task is open (``handed_to_person``). A session the model never
+reached (unavailable) is not counted. The marks ride the ledger in the phase's last
+commit and merge performs them, so a run thrown away leaves its sessions
+unconsolidated.
 
 **Dry run.** The listing and the reads that decide settledness happen; no call, no
 write, no mark. ``would_call`` counts the sessions that would be asked.
@@ -69,7 +82,8 @@ Counts: ``sessions`` (listed), ``consolidated_before``, ``too_large``, ``unsettl
 ``unreadable``, ``settled`` (taken, empty and deferred), ``deferred``, ``empty``,
 ``bad_lines``, ``calls`` (granted by the budget), ``memories``, ``unverified``,
 ``refused``, ``commitments_below_floor``, ``commitments_done``, ``failed_sessions``,
-``budget_skipped``, ``consolidated`` (watermarks earned) and the detected tasks'
+``budget_skipped``, ``consolidated`` (watermarks earned), ``refused_ungrounded``,
+``nothing_to_keep``, ``barren``, ``handed_to_person`` and the detected tasks'
 ``tasks_*``.
 """
 
@@ -904,14 +918,12 @@ def _night(env: PhaseEnv, model: LanguageModel, found: Survey
             lambda error: PhaseFault(describe(error)))
 
     def applied(asked: tuple[Asked, ...]) -> IO[Result[PhaseResult, PhaseFault]]:
-        match apply_sessions(env, asked, found.empty):
-            case Success(done):
-                return count_barren(env.state, env.run_id, env.stamp, done).map(
-                    lambda counted: finished(done, counted))
-            case Failure(error):
-                return IO(Failure(PhaseFault(describe(error))))
-            case _:  # pragma: no cover - Result has two cases
-                raise AssertionError
+        sessions = apply_sessions(env, asked, found.empty)
+        if not is_successful(sessions):
+            return IO(Failure(PhaseFault(describe(sessions.failure()))))
+        done = sessions.unwrap()
+        return count_barren(env.state, env.run_id, env.stamp, done).map(
+            lambda counted: finished(done, counted))
 
     return IOResult.from_typecast(ask_all(asker, found.taken).bind(applied))
 
