@@ -484,10 +484,12 @@ class Clock(Protocol):
 
 # -- the state plane: what a sleep run keeps that the tree cannot hold -----------------
 
-CounterKind: TypeAlias = Literal["entity", "edge"]
+CounterKind: TypeAlias = Literal["entity", "edge", "session"]
 """What a corroboration counter counts detections of: an entity merge the model
-alone proposed, or a machine-detected ``contradicts`` edge."""
-COUNTER_KINDS: tuple[CounterKind, ...] = ("entity", "edge")
+alone proposed, a machine-detected ``contradicts`` edge, or a night on which a
+transcript session's answer kept nothing (trace-consolidation retries it, then hands
+it to a person)."""
+COUNTER_KINDS: tuple[CounterKind, ...] = ("entity", "edge", "session")
 
 AccessKind: TypeAlias = Literal["read"]
 """How a memory was accessed. Only a read door's answer counts: the retention signal

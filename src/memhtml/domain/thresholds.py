@@ -148,6 +148,11 @@ COMPRESS_CALLS: Final = COMPRESS_CANDIDATES // 2
 TASK_DETECTION_CALLS: Final = -(-TASK_DETECTION_SCAN // TASK_DETECTION_BATCH)
 """One per batch of a full scan."""
 TRACE_CALLS: Final = TRACE_SESSIONS_PER_NIGHT
+TRACE_BARREN_NIGHTS: Final = 3
+"""Nights a transcript session may be answered with nothing kept (and no explicit
+``nothing_to_keep``) before trace-consolidation stops asking and hands it to a person
+as a task: a weak model's empty answer must not consume a session, nor may one
+session be asked forever."""
 """One per session distilled."""
 PLACEMENT_CALLS: Final = -(-PLACEMENT_CANDIDATES // PLACEMENT_BATCH)
 """One per batch of a full night's candidates."""

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         remove_record,
         view_of,
     )
-    from memhtml.head.lexical import STOP_WORDS, LexicalIndex, tokenize
+    from memhtml.head.lexical import STOP_WORDS, LexicalIndex, index_terms, tokenize
     from memhtml.head.overlay import is_entity, with_overlay
     from memhtml.head.record import (
         blob_sha_of,
@@ -146,6 +146,7 @@ _EXPORTS = {
     "score_probes": "gate",
     "search_head": "search",
     "tokenize": "lexical",
+    "index_terms": "lexical",
     "vector_text_of": "vectors",
     "version_from_records": "version",
     "view_of": "indexes",
@@ -199,6 +200,7 @@ __all__ = [
     "fill_vectors",
     "frame_key_of",
     "gate_heads",
+    "index_terms",
     "indexes_of",
     "insert_record",
     "is_active",

@@ -100,6 +100,16 @@ RULES: Final[Mapping[str, str]] = MappingProxyType({
     "arc-written": "the language model wrote an arc over these memories",
     "part-of-arc": "a memory an arc covers, linked part_of it",
     "distilled-from-session": "a memory distilled from an agent session's transcript",
+    # model text refused (sleep.grounded), a ledger record rather than a change
+    "text-blank": "model text left blank",
+    "text-key-or-number": "model text that is a key or a number, not words",
+    "text-fragment": "model text that is a fragment, not a sentence",
+    "text-not-drawn": "model text not drawn from the memories it stands for",
+    "member-not-carried": "an absorbed member's claim the canonical does not carry",
+    "session-yielded-nothing": "a session whose answer kept nothing and did not say "
+                               "nothing was worth keeping",
+    "session-unread": "a session that yielded nothing on several nights, handed to a "
+                      "person as a task",
     # placement, integrity
     "placed": "the language model placed an inbox memory in a topic directory",
     "href-to-archive": "a link into a memory now archived, pointed at its archive path",

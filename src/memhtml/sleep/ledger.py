@@ -30,6 +30,16 @@ and a ``kind``:
   something another phase of the run made or decided on, one side of a pair the veto
   refuses or a person is asked about), with the rule that protected it and the
   particulars in plain words. Merge applies it as nothing.
+- ``model-refused`` ``{"phase", "rule", "subject", "detail"}``: a record, not a write:
+  model-written text a phase would not write (``sleep.grounded``: a key, a number or a
+  fragment as a title, claim or paragraph, text not drawn from what it stands for, an
+  absorbed member's claim the canonical does not carry), or a member a model grouped
+  that ``sleep.protected`` keeps, or a session that yielded nothing. ``subject`` names
+  what was refused (a canonical's members, an arc's community, a session), ``detail``
+  says why in plain words; optional figures: ``overlap`` and ``floor`` (the shares the
+  rule compared), ``part`` (the title, the claim, a paragraph, a member), ``batch``
+  (1-based) and ``nights`` (a session's nights without a yield). Merge applies it as
+  nothing.
 
 Beside the marks the ledger carries the run's *decision records*: why a phase did what
 it did to one file, with the figures it decided on, so a review or the report can say
@@ -61,13 +71,14 @@ from typing import Final, Literal, TypeAlias, get_args
 
 MarkKind: TypeAlias = Literal[
     "session-consolidated", "edge-promoted", "entity-promoted", "commitment-below-floor",
-    "retention-archived", "compress-refused",
+    "retention-archived", "compress-refused", "model-refused",
 ]
 MARK_KINDS: Final[tuple[MarkKind, ...]] = get_args(MarkKind)
 DECISION_KINDS: Final[frozenset[MarkKind]] = frozenset({"retention-archived"})
 """Kinds that record a decision the run made, not a write it owes: read apart from the
 marks (``Ledger.decisions``), never applied or counted by a merge."""
-RECORD_KINDS: Final[tuple[MarkKind, ...]] = ("commitment-below-floor", "compress-refused")
+RECORD_KINDS: Final[tuple[MarkKind, ...]] = ("commitment-below-floor", "compress-refused",
+                                             "model-refused")
 """The kinds read among the marks that record a decision rather than defer a write:
 merge applies them as nothing (and counts them applied, so pending and applied agree)."""
 
@@ -91,6 +102,7 @@ _FIELDS: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
                            "grace_days": (int, float),
                            **dict.fromkeys(RETENTION_SIGNALS, (int, float))},
     "compress-refused": {"path": (str,), "rule": (str,), "detail": (str,)},
+    "model-refused": {"phase": (str,), "rule": (str,), "subject": (str,), "detail": (str,)},
 }
 """The fields each kind must carry, and their JSON types (a bool is not an int here)."""
 
@@ -98,6 +110,8 @@ _OPTIONAL: Final[Mapping[MarkKind, Mapping[str, tuple[type, ...]]]] = {
     "retention-archived": {"arrived_age_days": (int, float)},
     "edge-promoted": {"since": (str,), "by": (str,)},
     "entity-promoted": {"since": (str,), "by": (str,), "prompt": (str,)},
+    "model-refused": {"overlap": (int, float), "floor": (int, float), "part": (str,),
+                      "batch": (int,), "nights": (int,)},
 }
 """Fields a kind may carry beside its required ones; a line without them still parses
 (a record written before the field existed), a line with one of the wrong type does

@@ -180,6 +180,8 @@ class Finding:
     task's decision record."""
     related: tuple[str, ...] = ()
     """The memories the finding is about, for the task's decision record."""
+    rule: str | None = None
+    """The rule the task's decision names, when not the detector's (``TASK_RULES``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +342,8 @@ def task_decision(finding: Finding, path: str, *, rewritten: bool = False,
             if isinstance(finding.evidence, Quote):
                 related = (*related, to_tree_path(finding.evidence.path))
             return Decision.of(phase, "rewritten" if rewritten else "created", path,
-                               TASK_RULES.get(finding.detector, "detected-task"), to=to,
+                               finding.rule or TASK_RULES.get(finding.detector,
+                                                              "detected-task"), to=to,
                                related=tuple(dict.fromkeys(related)),
                                figures=_figures(finding))
     return None

@@ -64,6 +64,11 @@ PHASES = ("dedup-merge", "entity-resolution", "person-links", "relationship-mini
 the corpus here leaves by a fold."""
 
 
+ARC_TITLE = "Deploy window story"
+"""The arc's title: the oldest note's words, so it is drawn from what the arc covers
+(the three oldest notes), and no note's own title."""
+
+
 def path_of(title: str) -> str:
     return f"{OPS}{title.lower().replace(' ', '-')}.html"
 
@@ -92,18 +97,31 @@ def fold_everything(tool: str, offered: Mapping[str, str]) -> Mapping[str, objec
             sets.setdefault(text.split(":", 1)[0], []).append(key)
         return {"groups": [{"members": members} for members in sets.values()
                            if len(members) > 1]}
+    # Its text is always the members' own (``sleep.grounded``): only what compress
+    # protects may stop a fold here, never the words.
     if tool == "choose_arcs":
-        return {"communities": [{"key": key, "arc": True, "title": "How ops ships"}
+        return {"communities": [{"key": key, "arc": True, "title": ARC_TITLE}
                                 for key in keys]}
     if tool == "write_arc":
-        return {"claim": "Ops ships through a window, a board and drills.",
-                "body": ["The notes tell how a change reaches production."],
-                "covers": keys[:3]}
+        claims = [claim_of(offered[key]) for key in keys[:3]]
+        return {"claim": " ".join(claims), "body": claims, "covers": keys[:3]}
     if tool == "write_canonicals":
-        return {"canonicals": [{"title": "Everything ops knows",
-                                "claim": "Ops keeps its practices in one place.",
-                                "body": ["Every note, folded."], "absorbs": keys}]}
+        claims = [claim_of(text) for text in offered.values()]
+        return {"canonicals": [{"title": title_of(next(iter(offered.values()))),
+                                "claim": " ".join(claims), "body": claims,
+                                "absorbs": keys}]}
     return {}
+
+
+def claim_of(text: str) -> str:
+    """A rendered member's claim."""
+    return next(line.removeprefix("claim: ") for line in text.split("\n")
+                if line.startswith("claim: "))
+
+
+def title_of(text: str) -> str:
+    """A rendered member's title."""
+    return text.split("\n", 1)[0].removeprefix("title: ")
 
 
 @dataclass
@@ -234,7 +252,7 @@ def test_a_deep_night_told_to_fold_everything_folds_nothing_another_phase_protec
     shown = "\n".join(s.model.prompts("write_canonicals"))
     for path in protected:
         assert f"/{path}" not in shown
-    for title in ("Cache TTL", "Ines Okafor", "How ops ships", *INES_NOTES):
+    for title in ("Cache TTL", "Ines Okafor", ARC_TITLE, *INES_NOTES):
         assert f"title: {title}\\n" not in shown, title
 
     # Each member compress was asked not to fold is in the run's ledger, with why.

@@ -286,7 +286,8 @@ class ModelServer(BaseHTTPRequestHandler):
         if tool == TRACE_TOOL:
             answer = {"memories": [], "commitments": [
                 {"statement": "Send the migration report to Dana by Friday.",
-                 "confidence": 0.9, "done": False, "quote": PROMISE}]}
+                 "confidence": 0.9, "done": False, "quote": PROMISE}],
+                "nothing_to_keep": False}
         reply = {"id": "chatcmpl-loopback", "object": "chat.completion", "created": 0,
                  "model": "loopback",
                  "choices": [{"index": 0, "finish_reason": "stop",

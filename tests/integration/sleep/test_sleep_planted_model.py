@@ -409,15 +409,21 @@ def _laith_pair(planted: Planted) -> tuple[str, str]:
     return holders[0], holders[1]
 
 
-def _canon(absorbs: Sequence[str]) -> Canon:
-    return Canon("Surveys Laith ran", "Laith ran two of the surveys.",
-                 ("Both surveys were run by Laith.",), tuple(absorbs))
+def _canon(planted: Planted, absorbs: Sequence[str]) -> Canon:
+    """A canonical as the prompt asks for one: titled as its oldest member, its claim
+    and paragraphs the members' own claims (so it is drawn from them and carries each,
+    ``sleep.grounded``)."""
+    files = {**planted.corpus.files, **planted.extra}
+    records = [record_from(files[path].decode("utf-8"), path).unwrap() for path in absorbs]
+    claims = tuple(r.claim for r in records)
+    return Canon(min(records, key=lambda r: (r.created_at, r.path)).title, " ".join(claims),
+                 claims, tuple(absorbs))
 
 
 @pytest.mark.parametrize("stranger", ["m99", "areas/x.html"])
 def test_an_answer_naming_a_key_no_batch_offered_changes_nothing(
         planted: Planted, settled: Path, tmp_path: Path, stranger: str) -> None:
-    canon = _canon(_laith_pair(planted))
+    canon = _canon(planted, _laith_pair(planted))
     quiet = night(planted, settled_copy(settled, tmp_path, "quiet"),
                   scripted(planted.oracle(fold=())), days=1)
     poisoned = night(planted, settled_copy(settled, tmp_path, "poisoned"),
@@ -539,7 +545,7 @@ def test_compress_never_archives_an_unnamed_member_or_a_dated_episode(
     merged(planted, store, night(planted, store, None, only("entity-resolution",
                                                            "person-links")), days=1)
     first, second = _laith_pair(planted)
-    canon = _canon((EPISODE, first, second))
+    canon = _canon(planted, (EPISODE, first, second))
     model = scripted(planted.oracle(canonicals=(canon,)))
     done = night(planted, store, model, days=1)
     asked = [r for r in model.requests if r.tool_name == "write_canonicals"]

@@ -74,7 +74,7 @@ def respond(request: ModelRequest) -> Mapping[str, object] | ModelError:
     return {"memories": [{"title": f"Cache TTL of {session}",
                           "claim": f"The {session} cache TTL is fixed.", "body": [],
                           "memory_type": "semantic", "quote": f"The {session} cache TTL"}],
-            "commitments": []}
+            "commitments": [], "nothing_to_keep": False}
 
 
 def deps_for(root: Path, folder: Path, model: ScriptedModel, at: datetime = RUN_AT

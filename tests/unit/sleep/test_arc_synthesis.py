@@ -129,8 +129,9 @@ def responder(choose: Mapping[str, str], covers: Mapping[str, Sequence[int]] | N
         name = topic_of(next(iter(members.values())))
         chosen = (covers or {}).get(name)
         named = keys if chosen is None else [keys[i] for i in chosen]
-        return {"claim": f"The {name} story in one line.",
-                "body": [f"First the {name} began.", "Then it went on."],
+        # The arc's text is drawn from its members' words (``sleep.grounded``).
+        return {"claim": f"The {name} notes record the facts.",
+                "body": [f"Detail of the {name} notes.", "Each fact recorded in a note."],
                 "covers": [*named, *write_extra]}
 
     return respond
@@ -162,7 +163,7 @@ def test_a_dry_run_asks_nothing() -> None:
 def test_a_fake_answer_creates_the_arc_and_links_every_covered_member() -> None:
     w = corpus(LAUNCH, MOVE)
     before = ok(w.store.head())
-    model = ScriptedModel(respond=responder({"launch": "The launch story"}))
+    model = ScriptedModel(respond=responder({"launch": "The launch notes"}))
     result = run(w, model)
     assert [r.tool_name for r in model.requests] == [TRIAGE_TOOL, WRITE_TOOL]
     assert result.counts["candidates"] == 2
@@ -175,9 +176,9 @@ def test_a_fake_answer_creates_the_arc_and_links_every_covered_member() -> None:
 
     (arc,) = arcs_in(after)
     assert arc.path.startswith("areas/launch/")
-    assert (arc.title, arc.author, arc.status) == ("The launch story", SLEEP_AUTHOR, "active")
-    assert arc.claim == "The launch story in one line."
-    assert "First the launch began." in arc.body_text
+    assert (arc.title, arc.author, arc.status) == ("The launch notes", SLEEP_AUTHOR, "active")
+    assert arc.claim == "The launch notes record the facts."
+    assert "Detail of the launch notes." in arc.body_text
     href = to_document_path(arc.path)
     for path in LAUNCH:
         assert Link("part_of", href) in held(after, path).links
@@ -269,7 +270,7 @@ def test_the_fakes_stranger_key_in_a_writing_call_changes_nothing() -> None:
 def test_the_nightly_cap_holds() -> None:
     names = [f"t{n}" for n in range(ARCS_PER_NIGHT + 2)]
     w = corpus(*(topic(name, ARC_MIN_MEMBERS) for name in names))
-    model = ScriptedModel(respond=responder({name: f"Story {name}" for name in names}))
+    model = ScriptedModel(respond=responder({name: f"The {name} notes" for name in names}))
     result = run(w, model)
     assert result.counts["candidates"] == len(names)
     assert result.counts["chosen"] == len(names)
@@ -279,7 +280,7 @@ def test_the_nightly_cap_holds() -> None:
     after = land(w, result)
     # Label order: the first five topics by path get their arcs.
     assert sorted(a.title for a in arcs_in(after)) == sorted(
-        f"Story {name}" for name in sorted(names)[:ARCS_PER_NIGHT])
+        f"The {name} notes" for name in sorted(names)[:ARCS_PER_NIGHT])
 
 
 def test_a_malformed_writing_call_skips_that_arc_only() -> None:
@@ -331,10 +332,11 @@ def test_the_budget_skips_what_it_cannot_pay_for() -> None:
 
 def test_model_text_reaches_the_file_escaped() -> None:
     w = corpus(LAUNCH)
-    result = run(w, ScriptedModel(respond=responder({"launch": "<script>x</script> Launch"})))
+    result = run(w, ScriptedModel(respond=responder(
+        {"launch": "<script>x</script> Launch note facts detail"})))
     after = land(w, result)
     (arc,) = arcs_in(after)
-    assert arc.title == "<script>x</script> Launch"
+    assert arc.title == "<script>x</script> Launch note facts detail"
     assert "<script>" not in arc.html
 
 

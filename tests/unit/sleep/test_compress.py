@@ -111,6 +111,12 @@ def keys_by_path(request: ModelRequest) -> dict[str, str]:
     return out
 
 
+def claims_of(request: ModelRequest) -> list[str]:
+    """Each offered member's claim, in offer order."""
+    return [line.removeprefix("claim: ") for text in offered(request).values()
+            for line in text.split("\n") if line.startswith("claim: ")]
+
+
 Canon = tuple[str, str, tuple[str, ...], tuple[str, ...]]
 """(title, claim, body, absorbed paths) of one canonical a responder writes."""
 
@@ -132,8 +138,17 @@ def answering(*canonicals: Canon, extra_keys: Sequence[str] = ()
     return respond
 
 
-DEPLOY: Canon = ("Deploy notes", "Deploys follow the window.",
-                 ("The third note's fact.", "The fourth note's fact."), (OPS[2], OPS[3]))
+def facts(paths: Sequence[str]) -> str:
+    """A claim carrying each member's claim, in the members' words (``put``)."""
+    return f"The facts recorded in {' and '.join(paths)}."
+
+
+def details(paths: Sequence[str]) -> tuple[str, ...]:
+    return tuple(f"Detail of {title_of(p)}." for p in paths)
+
+
+DEPLOY: Canon = ("Deploy notes facts", facts(OPS[2:4]), details(OPS[2:4]), (OPS[2], OPS[3]))
+"""A canonical drawn from its members and carrying each (``sleep.grounded``)."""
 
 
 def held(version: HeadVersion, path: str) -> MemoryRecord:
@@ -182,12 +197,12 @@ def test_a_canonical_absorbs_exactly_the_members_it_names() -> None:
     (commit,) = result.commits
     after = land(w, result)
 
-    made = canonical_at(after, before, "Deploy notes")
+    made = canonical_at(after, before, DEPLOY[0])
     assert made.path.startswith("areas/ops/")
     assert (made.memory_type, made.author) == ("semantic", SLEEP_AUTHOR)
-    assert made.claim == "Deploys follow the window."
-    assert "The third note's fact." in made.body_text
-    assert "The fourth note's fact." in made.body_text
+    assert made.claim == DEPLOY[1]
+    assert "Detail of Deploy 3." in made.body_text
+    assert "Detail of Deploy 4." in made.body_text
     moved = {p: archive_path(p, STAMP.year) for p in (OPS[2], OPS[3])}
     assert sorted(link.href for link in made.links if link.rel == "supersedes") == sorted(
         to_document_path(to) for to in moved.values())
@@ -219,12 +234,13 @@ def test_a_dated_episode_is_summarised_linked_and_kept() -> None:
     w = corpus(diary=True)
     before = ok(w.store.head())
     assert is_dated_episode(held(before, DIARY))
-    freeze: Canon = ("The March freeze", "The deploy froze on 4 March.",
-                     ("Noon freeze, two notes.",), (DIARY, *DIARY_NOTES))
+    freeze: Canon = ("The deploy freeze facts",
+                     f"The deploy froze at noon; {facts(DIARY_NOTES)[4:]}",
+                     details(DIARY_NOTES), (DIARY, *DIARY_NOTES))
     result = run(w, ScriptedModel(respond=answering(freeze)))
     assert (result.counts["archived"], result.counts["episodes_kept"]) == (2, 1)
     after = land(w, result)
-    made = canonical_at(after, before, "The March freeze")
+    made = canonical_at(after, before, freeze[0])
     episode = held(after, DIARY)
     assert not episode.archived and episode.status == "active"
     assert episode.superseded_by is None
@@ -271,7 +287,7 @@ def test_an_off_schema_answer_changes_nothing() -> None:
 
 def test_a_malformed_batch_is_skipped_and_the_next_applied() -> None:
     w = corpus(db=True)
-    backups: Canon = ("Backups", "Backups run nightly.", ("All three.",), DB[:2])
+    backups: Canon = ("Backup facts", facts(DB[:2]), details(DB[:2]), DB[:2])
     model = ScriptedModel(respond=answering(DEPLOY, backups), malformed_calls=frozenset({1}))
     result = run(w, model)
     assert model.calls == 2
@@ -290,12 +306,12 @@ def test_a_malformed_batch_is_skipped_and_the_next_applied() -> None:
 def test_each_batch_is_its_own_commit_landing_on_the_last() -> None:
     w = corpus(db=True)
     before = ok(w.store.head())
-    backups: Canon = ("Backups", "Backups run nightly.", ("All three.",), DB)
+    backups: Canon = ("Backup facts", facts(DB), details(DB), DB)
     result = run(w, ScriptedModel(respond=answering(DEPLOY, backups)))
     assert len(result.commits) == 2
     after = land(w, result)
-    canonical_at(after, before, "Backups")
-    canonical_at(after, before, "Deploy notes")
+    canonical_at(after, before, backups[0])
+    canonical_at(after, before, DEPLOY[0])
     assert all(after.get(p) is None for p in (*DB, OPS[2], OPS[3]))
 
 
@@ -324,12 +340,14 @@ def test_a_member_claimed_twice_goes_to_the_first_canonical_only() -> None:
 def test_model_text_reaches_the_file_escaped() -> None:
     w = corpus()
     before = ok(w.store.head())
-    marked: Canon = ("Deploy <em>notes</em>", "Use a < b & <img src=x onerror=alert(1)>.",
-                     ("<script>alert(1)</script> is text here.",), (OPS[2], OPS[3]))
+    claim = f"{facts(OPS[2:4])[:-1]}: a < b & <img src=x>."
+    marked: Canon = ("Deploy <em>facts</em>", claim,
+                     ("Detail of Deploy 3, detail of Deploy 4, the fact recorded: "
+                      "<script>alert(1)</script>.",), (OPS[2], OPS[3]))
     result = run(w, ScriptedModel(respond=answering(marked)))
     after = land(w, result)
-    made = canonical_at(after, before, "Deploy <em>notes</em>")
-    assert made.claim == "Use a < b & <img src=x onerror=alert(1)>."
+    made = canonical_at(after, before, "Deploy <em>facts</em>")
+    assert made.claim == claim
     assert "<img" not in made.html and "<script>" not in made.html
 
 
@@ -365,3 +383,35 @@ def test_a_refused_archive_writes_none_of_its_canonical() -> None:
     assert result.commits == ()
     assert held(before, OPS[3]).html == held(ok(w.store.head()), OPS[3]).html
 
+
+
+def test_a_canonical_of_keys_numbers_or_invented_text_archives_nothing() -> None:
+    w = corpus()
+    before = ok(w.store.head())
+    weak: tuple[Canon, ...] = (
+        ("Deploy Backup for New Roes", "m4", ("m4", "m6"), (OPS[2], OPS[3])),
+        ("Deploy facts", "10", (), (OPS[0], OPS[1])),
+    )
+    result = run(w, ScriptedModel(respond=answering(*weak)))
+    assert result.commits == ()
+    assert (result.counts["canonicals"], result.counts["refused_ungrounded"]) == (0, 2)
+    refused = [m for m in result.marks if m.kind == "model-refused"]
+    assert {(m.get("phase"), m.get("rule")) for m in refused} == {
+        ("compress", "text-not-drawn"), ("compress", "text-key-or-number")}
+    assert all(m.get("batch") == 1 for m in refused)
+    assert sorted(ok(w.store.head()).paths()) == sorted(before.paths())
+
+
+def test_a_canonical_leaving_out_a_members_claim_archives_nothing() -> None:
+    w = corpus(diary=True)
+    # Drawn from the episode alone: the two notes it would archive are not carried.
+    one_sided: Canon = ("Deploy freeze", "The deploy froze at noon.", (),
+                        (DIARY, *DIARY_NOTES))
+    result = run(w, ScriptedModel(respond=answering(one_sided)))
+    assert result.commits == () and result.counts["refused_ungrounded"] == 1
+    marks = [m for m in result.marks if m.kind == "model-refused"]
+    assert [(m.get("rule"), m.get("part")) for m in marks] == [
+        ("member-not-carried", "/" + path) for path in DIARY_NOTES]
+    for mark in marks:
+        overlap, floor = mark.get("overlap"), mark.get("floor")
+        assert isinstance(overlap, float) and isinstance(floor, float) and overlap < floor

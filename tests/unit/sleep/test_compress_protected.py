@@ -92,12 +92,19 @@ def to_run(w: World) -> None:
     w.clock.advance((STAMP - w.clock.now()).total_seconds())
 
 
+def claims_of(request: ModelRequest) -> list[str]:
+    """Each offered member's claim, in offer order."""
+    return [line.removeprefix("claim: ") for text in offered(request).values()
+            for line in text.split("\n") if line.startswith("claim: ")]
+
+
 def fold_everything(request: ModelRequest) -> Mapping[str, object]:
-    """The over-eager model: one canonical absorbing every member offered."""
+    """The over-eager model: one canonical absorbing every member offered, its text
+    the members' own (so only what compress protects can stop it)."""
     keys = list(offered(request))
-    return {"canonicals": [{"title": "Everything the ops team knows",
-                            "claim": "The ops team keeps notes.",
-                            "body": ["All of it, folded."], "absorbs": keys}]}
+    claims = claims_of(request)
+    return {"canonicals": [{"title": "The ops team notes", "claim": " ".join(claims),
+                            "body": claims, "absorbs": keys}]}
 
 
 def vectors_of(w: World) -> VectorCache:

@@ -302,3 +302,25 @@ def test_two_runs_send_the_same_bytes(tmp_path: Path) -> None:
     assert first.sent == second.sent and len(first.sent) == 2
     assert {r.system for r in first.requests} == {first.requests[0].system}
     assert one.commits == two.commits
+
+
+def test_a_model_group_never_folds_a_person_file_or_an_arc(tmp_path: Path) -> None:
+    r = repo(tmp_path)
+    people = (r.write("resources/people/ines-okafor.html", "Ines Okafor runs the pager."),
+              r.write("resources/people/ines-okafor-b.html", "The pager is run by Ines."))
+    arcs = (r.write("areas/notes/ship-arc.html", "How the team ships a release.",
+                    memory_type="arc"),
+            r.write("areas/notes/ship.html", "The team ships a release on Thursdays."))
+    plain = (r.write("areas/notes/queue.html", "The mail queue drains every hour."),
+             r.write("areas/notes/queue-b.html", "Hourly, the mail queue is drained."))
+    cache = vectors(r.version(), {b: (a, 0.88) for a, b in (people, arcs, plain)})
+    model, _ = oracle(r.version(), cache)
+    result = run_with(r, model, cache)
+    # The plain paraphrase folds; neither protected pair does, whatever the model said.
+    assert archived(result) == {plain[1]}
+    assert result.counts["model_refused_protected"] == 3
+    refused = {(m.get("rule"), m.get("part")) for m in result.marks
+               if m.kind == "model-refused"}
+    assert refused == {("person-file", people[0]), ("person-file", people[1]),
+                       ("arc", arcs[0])}
+    assert all(m.get("phase") == "dedup-merge" for m in result.marks)

@@ -23,8 +23,11 @@ from tests.unit.sleep.test_compress import (
     Canon,
     answering,
     canonical_at,
+    claims_of,
     corpus,
+    details,
     env_for,
+    facts,
     held,
     keys_by_path,
     land,
@@ -165,21 +168,20 @@ BILLING = tuple(f"inbox/invoice-{n}.html" for n in range(1, 4))
 def test_community_less_candidates_sharing_an_entity_are_asked_about() -> None:
     w = isolated(BILLING, entities=("org:billing",))
     before = ok(w.store.head())
-    folded: Canon = ("Invoices", "Invoices are sent monthly.", ("Both notes.",),
-                     BILLING[:2])
+    folded: Canon = ("Invoice facts", facts(BILLING[:2]), details(BILLING[:2]), BILLING[:2])
     model = ScriptedModel(respond=answering(folded))
     result = run(deep_env(w, model, None))
     first, second = model.requests
     assert sorted(titles(first)) == sorted(title_of(p) for p in BILLING)
     # The canonical carries the entity, so the next pass groups it with the one left.
-    assert sorted(titles(second)) == sorted(["Invoices", title_of(BILLING[2])])
+    assert sorted(titles(second)) == sorted([folded[0], title_of(BILLING[2])])
     assert result.counts["passes"] == 2
     assert (result.counts["entity_groups"], result.counts["entity_grouped"]) == (2, 5)
     assert result.counts["communities"] == 0
     (commit,) = result.commits
     assert commit.subject == "1 canonical compressed from entity org:billing, 2 memories archived"
     after = land(w, result)
-    made = canonical_at(after, before, "Invoices")
+    made = canonical_at(after, before, folded[0])
     assert made.entities == ("org:billing",)
     assert held(after, BILLING[2]).html == held(before, BILLING[2]).html
 
@@ -232,9 +234,7 @@ def test_an_entity_over_the_hub_line_groups_nothing() -> None:
 
 # --------------------------------------------------------------------------- passes
 
-DEPLOY: Canon = ("Deploy notes", "Deploys follow the window.",
-                 ("The third deploy note's fact.", "The fourth deploy note's fact."),
-                 (OPS[2], OPS[3]))
+DEPLOY: Canon = ("Deploy notes facts", facts(OPS[2:4]), details(OPS[2:4]), (OPS[2], OPS[3]))
 
 
 def test_a_folding_pass_embeds_its_canonical_before_the_next_pass_asks() -> None:
@@ -249,14 +249,14 @@ def test_a_folding_pass_embeds_its_canonical_before_the_next_pass_asks() -> None
     assert model.calls == 2
     first, second = model.requests
     assert first.prompt != second.prompt
-    assert "Deploy notes" not in titles(first)
+    assert DEPLOY[0] not in titles(first)
     # The canonical links only to archived members: its band edges, found after pass 1,
     # are what put it in a community with the deploy notes left.
-    assert "Deploy notes" in titles(second)
+    assert DEPLOY[0] in titles(second)
     assert not {title_of(OPS[2]), title_of(OPS[3])} & set(titles(second))
 
     after = land(w, result)
-    made = canonical_at(after, before, "Deploy notes")
+    made = canonical_at(after, before, DEPLOY[0])
     # Its vector was asked for between the two calls, and handed on to later phases.
     assert [what for what, _ in embedder.log] == ["ask", "embed", "ask"]
     assert embedder.embedded == [vector_text_of(made)]
@@ -269,12 +269,13 @@ def test_a_folding_pass_embeds_its_canonical_before_the_next_pass_asks() -> None
 
 
 def first_two(request: ModelRequest) -> Mapping[str, object]:
-    """Fold the first two members offered into a canonical about deploys."""
+    """Fold the first two members offered into a canonical about deploys, carrying
+    both members' claims."""
     keys = list(offered(request))
     n = len(request.prompt)
-    return {"canonicals": [{"title": f"Deploy digest {n}", "claim": "Deploys are dull.",
-                            "body": [f"Two deploy notes in one ({n})."],
-                            "absorbs": keys[:2]}]}
+    claims = claims_of(request)[:2]
+    return {"canonicals": [{"title": f"Deploy facts recorded {n}", "claim": " ".join(claims),
+                            "body": claims, "absorbs": keys[:2]}]}
 
 
 def test_passes_stop_at_three_even_while_folding() -> None:
@@ -293,7 +294,7 @@ def test_passes_stop_at_three_even_while_folding() -> None:
     assert [c.subject.endswith(f"(pass {n})") for n, c in enumerate(result.commits, 1)] == [
         False, True, True]
     after = land(w, result)
-    digests = [r for r in after.records() if r.title.startswith("Deploy digest")]
+    digests = [r for r in after.records() if r.title.startswith("Deploy facts recorded")]
     live = [r for r in digests if not r.archived]
     assert len(digests) == 3 and len(live) >= 1
     for record in digests:
@@ -323,13 +324,14 @@ def test_without_an_embedder_a_pass_still_follows_a_fold() -> None:
 def test_deep_never_archives_an_unnamed_member_or_a_dated_episode() -> None:
     w = corpus(diary=True)
     before = ok(w.store.head())
-    freeze: Canon = ("The March freeze", "The deploy froze on 4 March.",
-                     ("Noon freeze, two notes.",), (DIARY, *DIARY_NOTES))
+    freeze: Canon = ("The deploy freeze facts",
+                     f"The deploy froze at noon; {facts(DIARY_NOTES)[4:]}",
+                     details(DIARY_NOTES), (DIARY, *DIARY_NOTES))
     embedder = TopicEmbedder()
     result = run(deep_env(w, ScriptedModel(respond=answering(freeze)), embedder))
     assert result.counts["episodes_kept"] == 1
     after = land(w, result)
-    made = canonical_at(after, before, "The March freeze")
+    made = canonical_at(after, before, freeze[0])
     episode = held(after, DIARY)
     assert not episode.archived and episode.status == "active"
     assert Link("part_of", to_document_path(made.path)) in episode.links
@@ -358,7 +360,7 @@ def test_without_deep_the_result_is_todays_whatever_the_run_carries() -> None:
     assert set(bare.counts) == {
         "band", "candidates", "communities", "without_community", "singletons", "capped",
         "lone", "canonicals", "archived", "episodes_kept", "too_few", "refused",
-        "refused_protected", "protected",
+        "refused_protected", "refused_ungrounded", "protected",
         "batches", "calls", "failed_batches", "budget_skipped", "unknown_keys"}
     assert embedder.embedded == []
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from returns.pipeline import is_successful
 from tests.unit.sleep.fake_model import ScriptedModel
 from tests.unit.sleep.sleep_support import WRITTEN, World, blank_world, err, ok
-from tests.unit.sleep.test_compress import Canon, answering
+from tests.unit.sleep.test_compress import Canon, answering, details, facts
 from tests.unit.sleep.test_compress import env_for as compress_env
 from tests.unit.sleep.test_compress import put as put_compress
 from tests.unit.sleep.test_deep_compress import deep_env
@@ -179,7 +179,7 @@ def test_a_modification_time_no_datetime_holds_is_clamped_not_raised(roomy_folde
     assert entries["ancient"] == datetime.min.replace(tzinfo=UTC)
     assert entries["future-open"] == entries["future-closed"] == datetime.max.replace(tzinfo=UTC)
 
-    answer = {"memories": [memory("Cache TTL", "The TTL is fixed.", fact)], "commitments": []}
+    answer = {"memories": [memory("Cache TTL", fact, fact)], "commitments": []}
     result = run(blank_world(), roomy_folder, model(default=answer))
     # The far past is long settled, the far future never by age (only when closed).
     assert sorted(consolidated(result)) == ["ancient", "future-closed"]
@@ -234,12 +234,18 @@ def test_an_answer_reaching_past_the_schema_writes_nothing_and_earns_no_watermar
     transcript(folder, "s1", [line("user", "The fact is stated here.")])
     result = run(blank_world(), folder, model(default=answer))
     assert result.counts["failed_sessions"] == 1
-    assert result.commits == () and result.marks == ()
+    assert result.commits == () and consolidated(result) == []
+    # The night is counted: a session answered off the schema night after night is
+    # handed to a person, never asked forever.
+    (record,) = result.marks
+    assert (record.kind, record.get("rule"), record.get("nights")) == (
+        "model-refused", "session-yielded-nothing", 1)
 
 
 def test_a_claim_with_a_nul_is_refused_and_nothing_is_written(folder: Path) -> None:
-    transcript(folder, "s1", [line("user", "The fact is stated here.")])
-    answer = {"memories": [memory("Nul", "A claim \x00 with a NUL.", "fact is stated")],
+    transcript(folder, "s1", [line("user", "The fact is stated here: a claim with a NUL.")])
+    answer = {"memories": [memory("Claim with a NUL", "A claim \x00 with a NUL.",
+                                  "fact is stated")],
               "commitments": []}
     result = run(blank_world(), folder, model(default=answer))
     assert result.counts["refused"] == 1 and result.counts["memories"] == 0
@@ -397,15 +403,14 @@ def test_a_canonical_compress_wrote_into_the_inbox_is_pinned_against_placement()
         put_compress(w, path, notes[:n])
     w.clock.advance((STAMP - WRITTEN).total_seconds())
     base = w.main()
-    folded: Canon = ("Deploy notes", "Deploys follow the window.", ("Both facts.",),
-                     notes[2:])
+    folded: Canon = ("Deploy notes facts", facts(notes[2:]), details(notes[2:]), notes[2:])
     squeezed = ok(compress(compress_env(w, ScriptedModel(respond=answering(folded)))))
     assert squeezed.counts["canonicals"] == 1
     for commit in squeezed.commits:
         w.raw(list(commit.changes), f"compress ({RUN}): {commit.subject}\n\n"
                                     f"Memhtml-Run: {RUN}\nMemhtml-Phase: compress\n")
     (canonical,) = [r.path for r in ok(w.store.head()).records()
-                    if r.title == "Deploy notes"]
+                    if r.title == folded[0]]
     assert canonical.startswith("areas/inbox/"), canonical
 
     everything = dict.fromkeys((*notes, canonical), ("areas/ops", 1.0))

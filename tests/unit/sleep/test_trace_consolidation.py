@@ -81,10 +81,13 @@ def session_of(request: ModelRequest) -> str:
 def model(answers: Mapping[str, Answer | ModelError] | None = None,
           default: Answer | None = None, **more: object) -> ScriptedModel:
     """Answers per session id (the prompt's first line); ``default`` for the rest."""
-    nothing: Answer = {"memories": [], "commitments": []}
+    nothing: Answer = {"memories": [], "commitments": [], "nothing_to_keep": True}
 
     def respond(request: ModelRequest) -> Answer | ModelError:
-        return (answers or {}).get(session_of(request), default or nothing)
+        got = (answers or {}).get(session_of(request), default or nothing)
+        # An answer written here without the field says nothing of the kind.
+        return {**got, "nothing_to_keep": False} if isinstance(got, dict) \
+            and "nothing_to_keep" not in got else got
 
     return ScriptedModel(respond=respond, **more)  # type: ignore[arg-type]
 
@@ -196,8 +199,8 @@ def test_a_settled_session_is_distilled_one_commit_per_memory(w: World, folder: 
     ])
     llm = model({"s-1": {"memories": [
         memory("Deploy window", "Deploys go out Tuesdays at 16:00.",
-               "we decided to pin the deploy window  to Tuesdays at 16:00", "Agreed in chat.",
-               memory_type="procedural"),
+               "we decided to pin the deploy window  to Tuesdays at 16:00",
+               "The deploy window is pinned to Tuesdays.", memory_type="procedural"),
         memory("Cache TTL", "The cache TTL is 300 seconds.",
                "the cache TTL stays at 300 seconds"),
         memory("Invented", "Something the session never said.", "We will rewrite it in Go."),
@@ -218,7 +221,8 @@ def test_a_settled_session_is_distilled_one_commit_per_memory(w: World, folder: 
         assert record.author == SLEEP_AUTHOR and record.session_id == "s-1"
         assert "From session s-1:" in record.body_text
     deploy = next(r for r in written if r.title == "Deploy window")
-    assert deploy.memory_type == "procedural" and "Agreed in chat." in deploy.body_text
+    assert deploy.memory_type == "procedural"
+    assert "The deploy window is pinned to Tuesdays." in deploy.body_text
 
 
 def test_text_planted_in_a_transcript_reaches_the_file_only_escaped(w: World, folder: Path
@@ -239,17 +243,19 @@ def test_text_planted_in_a_transcript_reaches_the_file_only_escaped(w: World, fo
     assert record.links == ()
 
 
-def test_a_memory_the_store_refuses_is_skipped_and_the_session_still_consolidated(
+def test_a_memory_the_store_refuses_is_skipped_and_a_session_with_none_landed_is_kept(
         w: World, folder: Path) -> None:
     # A NUL is text no memory file can hold (markup-looking text is stored as text).
     transcript(folder, "s-1", [line("user", f"\x00{DECIDED}")])
     llm = model({"s-1": {"memories": [
-        memory("Deploy window", "Deploys go out Tuesdays.", f"\x00{DECIDED}"),
+        memory("Deploy window", "We pin the deploy window to Tuesdays.", f"\x00{DECIDED}"),
         memory("   ", "A claim with no title.", DECIDED)], "commitments": []}})
     result = run(w, folder, llm)
-    assert result.counts["refused"] == 2 and result.commits == ()
-    assert consolidated(result) == ["s-1"]
-    assert sum("not written" in warning for warning in result.warnings) == 2
+    assert result.counts["refused"] == 1 and result.commits == ()
+    assert result.counts["refused_ungrounded"] == 1  # the blank title
+    # Nothing of it landed: asked again on a later night, not consumed.
+    assert consolidated(result) == [] and result.counts["barren"] == 1
+    assert sum("not written" in warning for warning in result.warnings) == 1
 
 
 def test_an_unsettled_session_waits_and_a_closed_one_is_taken_at_once(w: World,
@@ -409,3 +415,90 @@ def test_plan_counts_waiting_transcripts_and_needs_a_model_to_call_it_a_change(
     assert any("no language model" in note for note in unbound.notes)
     unset = ok(plan_sleep(w.deps()))
     assert unset.transcripts_waiting == 0 and NO_TRANSCRIPTS_NOTE in unset.notes
+
+
+# --------------------------------------------------------------------------- empty answers
+
+
+EMPTY: Answer = {"memories": [], "commitments": [], "nothing_to_keep": False}
+"""A weak model's answer for a session holding a clear fact: nothing, and no word that
+nothing is worth keeping."""
+
+
+def test_an_empty_answer_without_nothing_to_keep_consumes_no_session(w: World,
+                                                                      folder: Path) -> None:
+    transcript(folder, "s-1", [line("user", DECIDED), line("user", PROMISE)])
+    result = run(w, folder, model(default=EMPTY))
+    assert consolidated(result) == [] and result.commits == ()
+    assert (result.counts["barren"], result.counts["consolidated"]) == (1, 0)
+    (record,) = result.marks
+    assert (record.kind, record.get("phase"), record.get("rule"), record.get("nights")) == (
+        "model-refused", "trace-consolidation", "session-yielded-nothing", 1)
+    assert record.get("subject") == "session s-1"
+
+
+def test_nothing_to_keep_said_explicitly_consumes_the_session(w: World, folder: Path
+                                                              ) -> None:
+    transcript(folder, "s-1", [line("user", "hello"), line("assistant", "hi")])
+    result = run(w, folder, model(default={**EMPTY, "nothing_to_keep": True}))
+    assert consolidated(result) == ["s-1"]
+    assert (result.counts["nothing_to_keep"], result.counts["barren"]) == (1, 0)
+
+
+def test_nothing_to_keep_beside_a_memory_is_no_explicit_answer(w: World, folder: Path
+                                                               ) -> None:
+    # The memory's quote is not in the transcript, so nothing lands; the flag, given
+    # beside a list it contradicts, is not read as the answer.
+    transcript(folder, "s-1", [line("user", DECIDED)])
+    answer = {"memories": [memory("Deploy window", DECIDED, "words nobody said")],
+              "commitments": [], "nothing_to_keep": True}
+    result = run(w, folder, model(default=answer))
+    assert consolidated(result) == [] and result.counts["barren"] == 1
+
+
+def test_a_barren_session_is_asked_three_nights_then_handed_to_a_person(
+        w: World, folder: Path) -> None:
+    transcript(folder, "s-1", [line("user", DECIDED)])
+    nights = [STAMP + timedelta(days=n) for n in range(3)]
+    results = [run(w, folder, model(default=EMPTY), stamp=at) for at in nights]
+    for n, result in enumerate(results[:2], 1):
+        assert consolidated(result) == [] and result.counts["calls"] == 1
+        assert [m.get("nights") for m in result.marks] == [n]
+    last = results[2]
+    assert consolidated(last) == ["s-1"]
+    assert (last.counts["handed_to_person"], last.counts["tasks_minted"]) == (1, 1)
+    version = land(w, last)
+    (task,) = [r for r in version.records() if r.memory_type == "task"]
+    assert "s-1" in task.title and "3 nights" in task.title
+    assert DECIDED in task.body_text  # the first turn, quoted as its evidence
+    (decided,) = last.commits[-1].decisions
+    assert (decided.rule, decided.figures["nights"]) == ("session-unread", 3)
+
+
+def test_a_resumed_night_counts_its_barren_session_once(w: World, folder: Path) -> None:
+    transcript(folder, "s-1", [line("user", DECIDED)])
+    first = run(w, folder, model(default=EMPTY))
+    again = run(w, folder, model(default=EMPTY))  # the same run id: a resume
+    assert [m.get("nights") for m in first.marks] == [m.get("nights") for m in again.marks]
+    assert [m.get("nights") for m in again.marks] == [1]
+
+
+def test_a_dry_run_counts_no_barren_night(w: World, folder: Path) -> None:
+    transcript(folder, "s-1", [line("user", DECIDED)])
+    run(w, folder, model(default=EMPTY), dry_run=True)
+    result = run(w, folder, model(default=EMPTY))
+    assert [m.get("nights") for m in result.marks] == [1]
+
+
+@pytest.mark.parametrize("text", ["m4", "10", "p20", "m3 m4 m5", "It is."])
+def test_a_distilled_memory_of_keys_or_numbers_is_refused(w: World, folder: Path,
+                                                          text: str) -> None:
+    transcript(folder, "s-1", [line("user", DECIDED)])
+    answer = {"memories": [memory("Deploy window", text, DECIDED)], "commitments": [],
+              "nothing_to_keep": False}
+    result = run(w, folder, model(default=answer))
+    assert result.counts["memories"] == 0 and result.counts["refused_ungrounded"] == 1
+    refused = [m for m in result.marks if m.get("rule") != "session-yielded-nothing"]
+    assert [m.kind for m in refused] == ["model-refused"]
+    assert refused[0].get("part") == "claim"
+    assert consolidated(result) == []

@@ -37,10 +37,17 @@ single person). A community of person files alone files its arc in the inbox. Ev
 covered member gains ``part_of`` the arc. Nothing is archived
 or superseded: an arc summarises, it replaces nothing. An arc covering fewer than
 ``ARC_MIN_COVERED`` members is not written (``too_few``); a blank claim, or any store
-refusal of one of its steps, skips the whole arc (``refused``, with a warning).
+refusal of one of its steps, skips the whole arc (``refused``, with a warning). Its
+text must be the members' (``sleep.grounded``): a title, claim or paragraph that is a
+key, a number or a fragment, or whose content terms the covered members' titles,
+claims and articles do not hold at ``DRAWN_FLOOR``, skips the arc
+(``refused_ungrounded``), each fault a ``model-refused`` record in the run's ledger.
+An arc archives nothing, so nothing protected (``sleep.protected``) is ever absorbed
+by one; it only links ``part_of``.
 
 Counts: ``communities``, ``candidates``, ``with_arc``, ``small``, ``deferred``,
-``chosen``, ``capped``, ``arcs``, ``linked``, ``too_few``, ``refused``, and the kernel's
+``chosen``, ``capped``, ``arcs``, ``linked``, ``too_few``, ``refused``,
+``refused_ungrounded``, and the kernel's
 ``batches``, ``calls``, ``failed_batches``, ``budget_skipped``, ``unknown_keys`` for
 each call, prefixed ``triage_`` and ``write_``. A dry run asks nothing and counts
 ``would_call`` (the triage calls) and ``would_write_at_most``.
@@ -82,6 +89,9 @@ from memhtml.sleep.batch import (
 )
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, model_figures
+from memhtml.sleep.grounded import Fault, source_terms, written_faults
+from memhtml.sleep.grounded import Written as GroundedText
+from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import (
     PhaseCommit,
     PhaseEnv,
@@ -374,6 +384,8 @@ class Tally:
     linked: int = 0
     too_few: int = 0
     refused: int = 0
+    refused_ungrounded: int = 0
+    marks: tuple[PendingMark, ...] = ()
 
 
 def _directory(path: str) -> str:
@@ -410,6 +422,15 @@ def _arc_steps(plan: Plan, choice: Choice, draft: Draft
 
 
 
+def ungrounded(choice: Choice, draft: Draft) -> tuple[Fault, ...]:
+    """Why an arc's text may not be written (``sleep.grounded``): its title, claim or
+    a paragraph a key, a number or a fragment, or not drawn from the members it
+    covers (their titles, claims and articles). Empty when it may."""
+    sources = source_terms(part for r in draft.covers
+                           for part in (r.title, r.claim, r.body_text))
+    return written_faults(GroundedText(choice.title, draft.claim, draft.body), sources)
+
+
 def commits_of(env: PhaseEnv, written: Sequence[Written]
                ) -> Result[tuple[tuple[PhaseCommit, ...], Tally, tuple[str, ...]],
                            StoreError]:
@@ -434,6 +455,14 @@ def commits_of(env: PhaseEnv, written: Sequence[Written]
         if not draft.claim:
             tally = replace(tally, refused=tally.refused + 1)
             warnings.append(f"arc for community {label} not written: its claim is blank")
+            continue
+        faults = ungrounded(item.choice, draft)
+        if faults:
+            subject = f"arc over {', '.join(r.path for r in _oldest_first(draft.covers))}"
+            tally = replace(tally, refused_ungrounded=tally.refused_ungrounded + 1,
+                            marks=(*tally.marks, *(f.mark(PHASE, subject, n + 1)
+                                                   for f in faults)))
+            warnings.append(f"{subject} not written: {faults[0].detail}")
             continue
         match _arc_steps(plan, item.choice, draft):
             case Success((after_plan, path)):
@@ -502,8 +531,10 @@ def arc_synthesis(env: PhaseEnv) -> IOResult[PhaseResult, PhaseFault]:
             return commits_of(env, written).map(lambda got: PhaseResult(
                 counts={**counts, **triage, "arcs": got[1].arcs, "linked": got[1].linked,
                         "too_few": got[1].too_few, "refused": got[1].refused,
+                        "refused_ungrounded": got[1].refused_ungrounded,
                         **_prefixed("write_", write_run.counts())},
-                commits=got[0], warnings=(*run.failures(), *got[2]))).alt(
+                commits=got[0], warnings=(*run.failures(), *got[2]),
+                marks=got[1].marks)).alt(
                 lambda error: PhaseFault(describe(error)))
 
         return _ask_writing(asker, taken).map(wrote)

@@ -28,8 +28,15 @@ skipped: its text may carry facts of a member it failed to name. Everything else
 code's decision:
 
 - a canonical absorbing fewer than two members is skipped (``too_few``); one naming a
-  member an earlier canonical of the same answer took, or with a blank title or claim,
-  is refused (``refused``);
+  member an earlier canonical of the same answer took is refused (``refused``);
+- a canonical is written only if its text is the members' (``sleep.grounded``): its
+  title, claim and each paragraph words, not a key, a number or a fragment, and drawn
+  from the members' titles, claims and articles (``DRAWN_FLOOR`` of its content
+  terms), and each member it would archive has its claim carried (``CARRIED_FLOOR`` of
+  the claim's terms among the canonical's); otherwise it is refused whole
+  (``refused_ungrounded``), its members left as they are, each fault a
+  ``model-refused`` record in the run's ledger with the rule, the part and the overlap
+  against its floor;
 - the canonical is a new ``semantic`` memory by ``agent:sleep``, written through the
   template (model text is escaped, never pasted as markup) into the directory of its
   oldest member, carrying the members' entities;
@@ -58,7 +65,8 @@ model answered. Each such member is a ``compress-refused`` record in the run's l
 with its rule and why, so the night says what it would not fold and not only how much.
 
 Counts: ``candidates``, ``communities``, ``canonicals``, ``archived``, ``episodes_kept``,
-``too_few``, ``refused``, ``refused_protected``, ``protected``, ``capped``, ``lone``,
+``too_few``, ``refused``, ``refused_protected``, ``refused_ungrounded``, ``protected``,
+``capped``, ``lone``,
 ``without_community``, ``singletons``,
 and the kernel's ``batches``, ``calls``, ``failed_batches``, ``budget_skipped``,
 ``unknown_keys``; a dry run counts ``would_call`` and asks nothing.
@@ -147,6 +155,15 @@ from memhtml.sleep.batch import (
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.contract import LOG_START
 from memhtml.sleep.decisions import Decision, model_figures
+from memhtml.sleep.grounded import (
+    Fault,
+    Member,
+    Written,
+    carried_faults,
+    source_terms,
+    written_faults,
+)
+from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.neighbours import corpus_order
 from memhtml.sleep.phase import (
     MinedEdge,
@@ -199,7 +216,9 @@ SYSTEM: Final = (
     "that record facts about the same subject, and for each set write one canonical "
     "memory that carries every fact of every member in it: a short title, a claim (one "
     "sentence, the gist), and a body of short paragraphs that states each fact once, "
-    "keeping names, numbers and dates exactly as the members give them. List in "
+    "keeping names, numbers and dates exactly as the members give them, in the members' "
+    "own words: a canonical whose text is not drawn from its members, or that leaves "
+    "out a member's claim, is not written. Never write a key as text. List in "
     "'absorbs' the keys of the members each canonical replaces. Name a member only when "
     "the canonical carries all of its facts; a member you leave out stays as it is, "
     "which is always safe. A member marked with a day records what happened on that "
@@ -475,6 +494,7 @@ class Tally:
     too_few: int = 0
     refused: int = 0
     refused_protected: int = 0
+    refused_ungrounded: int = 0
 
 
 @dataclass(frozen=True)
@@ -536,37 +556,59 @@ Wrote: TypeAlias = tuple[str, tuple[str, ...]]
 
 
 Applying: TypeAlias = tuple[Plan, Tally, tuple[Wrote, ...], tuple[str, ...],
-                            tuple[Refusal, ...]]
-"""One batch applied: the plan, the tally, what each canonical wrote, warnings, and the
-refusals of canonicals the guard refused."""
+                            tuple[Refusal, ...], tuple[PendingMark, ...]]
+"""One batch applied: the plan, the tally, what each canonical wrote, warnings, the
+refusals of canonicals the guard refused, and the records of text refused."""
+
+
+def ungrounded(canonical: Canonical) -> tuple[Fault, ...]:
+    """Why ``canonical``'s text may not replace its members (``sleep.grounded``): a
+    title, claim or paragraph that is a key, a number or a fragment, or not drawn from
+    the members' text; or an archived member whose claim it does not carry. Empty when
+    it may."""
+    text = Written(canonical.title, canonical.claim, canonical.body)
+    sources = source_terms(part for c in canonical.members
+                           for part in (c.record.title, c.record.claim, c.record.body_text))
+    faults = written_faults(text, sources)
+    if faults:
+        return faults
+    return carried_faults(text, (Member(to_document_path(c.path), c.record.claim,
+                                        archived=not c.episode)
+                                 for c in canonical.members))
 
 
 def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally,
-                 guard: Guard | None = None) -> Result[Applying, StoreError]:
-    """One batch's canonicals in answer order. A canonical the guard refuses (a
-    protected member, two near duplicates the veto refuses, two memories linked
-    ``contradicts``) is skipped whole; a store refusal skips its canonical; any other
-    store error stops the phase."""
+                 guard: Guard | None = None, batch: int | None = None
+                 ) -> Result[Applying, StoreError]:
+    """One batch's canonicals in answer order. A canonical whose text is not drawn
+    from its members or does not carry each of them (``ungrounded``) is skipped whole,
+    a ``model-refused`` record each fault; so is one the guard refuses (a protected
+    member, two near duplicates the veto refuses, two memories linked
+    ``contradicts``); a store refusal skips its canonical; any other store error stops
+    the phase."""
     current = plan
     taken: set[str] = set()
     wrote: list[Wrote] = []
     warnings: list[str] = []
     refusals: list[Refusal] = []
+    marks: list[PendingMark] = []
     t = tally
     for canonical in canonicals:
         paths = [c.path for c in canonical.members]
         if len(paths) < MIN_ABSORBED:
             t = _bump(t, too_few=1)
             continue
-        if not canonical.title or not canonical.claim:
-            t = _bump(t, refused=1)
-            warnings.append(f"a canonical over {', '.join(paths)} not written: its title "
-                            "or claim is blank")
-            continue
         if taken.intersection(paths):
             t = _bump(t, refused=1)
             warnings.append(f"canonical {canonical.title!r} not written: it names a member "
                             "an earlier canonical of its answer absorbed")
+            continue
+        faults = ungrounded(canonical)
+        if faults:
+            t = _bump(t, refused_ungrounded=1)
+            subject = f"canonical over {', '.join(paths)}"
+            marks += [fault.mark(PHASE, subject, batch) for fault in faults]
+            warnings.append(f"{subject} not written: {faults[0].detail}")
             continue
         why = () if guard is None else refuse_canonical(
             [c.record for c in canonical.members if not c.episode], guard.protection,
@@ -589,14 +631,17 @@ def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally,
                                 f"not written: {describe(error)}")
             case Failure(error):
                 return Failure(error)
-    return Success((current, t, tuple(wrote), tuple(warnings), tuple(refusals)))
+    return Success((current, t, tuple(wrote), tuple(warnings), tuple(refusals),
+                    tuple(marks)))
 
 
 def _bump(t: Tally, *, canonicals: int = 0, archived: int = 0, episodes_kept: int = 0,
-          too_few: int = 0, refused: int = 0, refused_protected: int = 0) -> Tally:
+          too_few: int = 0, refused: int = 0, refused_protected: int = 0,
+          refused_ungrounded: int = 0) -> Tally:
     return Tally(t.canonicals + canonicals, t.archived + archived,
                  t.episodes_kept + episodes_kept, t.too_few + too_few, t.refused + refused,
-                 t.refused_protected + refused_protected)
+                 t.refused_protected + refused_protected,
+                 t.refused_ungrounded + refused_ungrounded)
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -617,6 +662,8 @@ class Applied:
     canonicals: tuple[str, ...] = ()
     refusals: tuple[Refusal, ...] = ()
     """Every member kept out or refused so far, each with why."""
+    marks: tuple[PendingMark, ...] = ()
+    """A ``model-refused`` record for each fault of each canonical refused so far."""
 
     @classmethod
     def start(cls, env: PhaseEnv) -> Applied:
@@ -667,14 +714,16 @@ def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]],
     warnings: list[str] = [*applied.warnings, *(label + line for line in run.failures())]
     written: list[str] = list(applied.canonicals)
     refusals: list[Refusal] = list(applied.refusals)
+    marks: list[PendingMark] = list(applied.marks)
     for outcome in run.answered:
         if not outcome.answer:
             continue
         start = tally
-        match apply_answer(plan, outcome.answer, tally, guard):
-            case Success((plan, tally, wrote, warned, refused)):
+        match apply_answer(plan, outcome.answer, tally, guard, outcome.index + 1):
+            case Success((plan, tally, wrote, warned, refused, marked)):
                 warnings += warned
                 refusals += refused
+                marks += marked
             case Failure(error):
                 return Failure(error)
         written += [path for path, _ in wrote]
@@ -694,7 +743,7 @@ def commits_of(env: PhaseEnv, run: BatchRun[Candidate, tuple[Canonical, ...]],
         commits.append(PhaseCommit(subject, changes, body,
                                    decisions=compress_decisions(plan, outcome, wrote, number)))
     return Success(Applied(plan, before, tally, tuple(commits), tuple(warnings),
-                           tuple(written), tuple(refusals)))
+                           tuple(written), tuple(refusals), tuple(marks)))
 
 
 def _counts(selection: Selection, lone: int, *, deep: bool) -> dict[str, int]:
@@ -827,10 +876,11 @@ def _result(env: PhaseEnv, night: Night) -> PhaseResult:
     counts |= {"canonicals": tally.canonicals, "archived": tally.archived,
                "episodes_kept": tally.episodes_kept, "too_few": tally.too_few,
                "refused": tally.refused, "refused_protected": tally.refused_protected,
+               "refused_ungrounded": tally.refused_ungrounded,
                "protected": len({r.path for r in refusals
                                  if r.rule not in ("veto-pair", "contradicts")}),
                **kernel}
-    marks = tuple(refusal.mark() for refusal in refusals)
+    marks = (*(refusal.mark() for refusal in refusals), *night.applied.marks)
     if not env.deep:
         return PhaseResult(counts=counts, commits=night.applied.commits,
                            warnings=night.applied.warnings, marks=marks)

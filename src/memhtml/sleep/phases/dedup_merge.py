@@ -82,6 +82,14 @@ settle (from ``DEDUP_RECALL_FLOOR`` up to the merge cosine) are one memory:
   was asked about each component on its own. A key the batch did not offer, or an
   answer that breaks the shape, skips its batch (counted).
 
+A group never folds what ``sleep.protected`` keeps out of a fold: a member that is an
+arc, a person's file, a task, a file made or decided on earlier in the run, or one side
+of a pair a person is asked about is taken out of its group before the groups are
+offered (a group left with one member is none), and each is a ``model-refused`` record
+in the run's ledger with the rule and why (``model_refused_protected``). A night's
+deterministic proposals are not touched by this: binding a model adds no fold a night
+without one would not make.
+
 The model never picks a keeper: a group's keeper is its member with the lowest corpus
 offset, and every other member is proposed against it (source ``model``). The groups,
 ordered by their oldest member, are offered to ``merge_candidates`` first, then every
@@ -101,7 +109,8 @@ Counts: ``members``, ``with_vector``, ``hash_twins``, ``frame_twins``, ``mined``
 pairs not made tasks because one file folded away), ``role_guarded``, ``self_merges``,
 ``capped``, ``refused``, ``missing_text``, and the detected tasks' ``tasks_*``. With a
 model bound also ``components`` (asked), ``components_oversize``,
-``components_deferred``, ``model_groups``, ``model_pairs`` and the kernel's ``batches``,
+``components_deferred``, ``model_groups``, ``model_pairs``, ``model_refused_protected``
+and the kernel's ``batches``,
 ``calls``, ``failed_batches``, ``budget_skipped`` and ``unknown_keys`` (a dry run:
 ``components``, ``components_oversize``, ``components_deferred`` and ``would_call``).
 """
@@ -143,6 +152,7 @@ from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, pack_groups, run_packed
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, FigureValue, model_figures
+from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.neighbours import (
     Neighbour,
     Neighbours,
@@ -151,6 +161,7 @@ from memhtml.sleep.neighbours import (
     tied_paths,
 )
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult, TaskBudget
+from memhtml.sleep.protected import Protection, protect
 from memhtml.sleep.tasks import (
     Finding,
     Measurement,
@@ -468,12 +479,14 @@ def _result(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applied,
                  *applied.tasks.decisions)
     counts: dict[str, int] = _counts(proposed, outcomes, applied)
     warnings = applied.warnings
+    marks: tuple[PendingMark, ...] = ()
     if asked is not None:
         counts |= asked.counts
         warnings = (*asked.failures, *warnings)
+        marks = asked.marks
     changes, _ = applied.plan.changes()
     if not changes:
-        return PhaseResult(counts=counts, warnings=warnings)
+        return PhaseResult(counts=counts, warnings=warnings, marks=marks)
     subject = (f"{_plural(applied.folded, 'duplicate')} folded, "
                f"{_plural(len(outcomes.vetoed), 'fold')} vetoed")
     parts = [f"proposed {len(proposed.pairs)}: {counts['hash_twins']} content-hash twin(s), "
@@ -486,7 +499,7 @@ def _result(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applied,
     tasks = commit_body(applied.tasks)
     if tasks:
         parts.append(tasks)
-    return PhaseResult(counts=counts, warnings=warnings,
+    return PhaseResult(counts=counts, warnings=warnings, marks=marks,
                        commits=(PhaseCommit(subject, changes, "; ".join(parts),
                                             decisions=decisions),))
 
@@ -727,6 +740,8 @@ class _Asked:
     failures: tuple[str, ...] = ()
     placed: Mapping[str, tuple[int, str]] | None = None
     """Where each member the model was asked about was offered (path -> batch, key)."""
+    marks: tuple[PendingMark, ...] = ()
+    """A ``model-refused`` record for each member a group named that is protected."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -768,6 +783,32 @@ def model_groups(run: BatchRun[Row, tuple[Group, ...]]
     return tuple(tuple(row.member for row in groups[offsets]) for offsets in sorted(groups))
 
 
+def unprotected(groups: Sequence[Sequence[CorpusMember]], protection: Protection
+                ) -> tuple[tuple[tuple[CorpusMember, ...], ...], tuple[PendingMark, ...]]:
+    """The model's groups without the members ``sleep.protected`` keeps out of every
+    fold a model proposes (an arc, a person's file, a task, a file made or decided on
+    earlier tonight, one side of a pair a person is asked about), a group left with one
+    member dropped; and a ``model-refused`` record for each member taken out. The
+    veto's pairs are not read here: every pair still passes ``merge_outcomes``, which
+    refuses exactly the vetoed ones."""
+    kept: list[tuple[CorpusMember, ...]] = []
+    marks: list[PendingMark] = []
+    for group in groups:
+        members: list[CorpusMember] = []
+        for member in group:
+            refusal = protection.refusal(member.path)
+            if refusal is None or refusal.rule == "veto":
+                members.append(member)
+                continue
+            marks.append(PendingMark.of(
+                "model-refused", phase=DETECTOR, rule=refusal.rule,
+                subject="model group of " + ", ".join(m.path for m in group),
+                detail=f"{member.path} not folded: {refusal.detail}", part=member.path))
+        if len(members) >= 2:
+            kept.append(tuple(members))
+    return tuple(kept), tuple(marks)
+
+
 def _model_kinds(proposed: Proposed, groups: Sequence[Sequence[CorpusMember]]) -> Proposed:
     """``proposed`` with every pair a group implies known as a model pair, unless the
     deterministic path proposed it too (its own kind then describes it)."""
@@ -789,10 +830,12 @@ def _with_model(env: PhaseEnv, model: LanguageModel,
     asker = BudgetedModel(model, env.calls.capped(DEDUP_CALLS, name=f"{DETECTOR}'s"))
 
     def conclude(run: BatchRun[Row, tuple[Group, ...]]) -> Result[PhaseResult, PhaseFault]:
-        groups = model_groups(run)
+        groups, refused = unprotected(model_groups(run), protect(
+            env.base_version, env.version, None, cache))
         asked = _Asked({**counts, "model_groups": len(groups),
-                        "model_pairs": sum(len(g) - 1 for g in groups), **run.counts()},
-                       run.failures(), run.placed(lambda row: row.member.path))
+                        "model_pairs": sum(len(g) - 1 for g in groups),
+                        "model_refused_protected": len(refused), **run.counts()},
+                       run.failures(), run.placed(lambda row: row.member.path), refused)
         judged = run.complete and found.components.deferred == 0
         return _decide(env, _model_kinds(found.proposed, groups), cache, groups, judged,
                        asked)
