@@ -131,9 +131,10 @@ WARNINGS_IN_TRAILERS: Final = 20
 class RunFlags:
     """The options of a run that outlive its process: ``--deep``, ``--max-llm-calls``
     and, for a run asked for some phases only (``--phase``), those phases. Written on
-    every commit of the run and read back by resume and status: a run of every phase
-    is finished once its report is committed, and one with no report is one that
-    stopped (``sleep status`` says ``stopped, resume``)."""
+    every commit of the run; resume reads the first two back, and status the phases:
+    a run of every phase is finished once its report is committed, and one with no
+    report is one that stopped (``sleep status`` says ``stopped, resume``). Resume
+    finishes every phase whatever a run was asked for, as it always did."""
 
     deep: bool = False
     max_llm_calls: int | None = None

@@ -18,7 +18,7 @@ branch is moved back to where it started) and runs again, so no half-landed phas
 ever built upon. A run with no commit yet carries no stamp, and takes a fresh one.
 
 The run's options ride its commits too (``Memhtml-Options``): a ``--deep`` run resumes
-deep, a run asked for some phases (``--phase``) resumes those and no others, and its ``--max-llm-calls`` budget starts at what its commits record spending
+deep, and its ``--max-llm-calls`` budget starts at what its commits record spending
 (``Memhtml-Calls``; calls a phase made and then failed without a commit are not on the
 record, and a resume cannot count them). Flags given to resume are used only by a run
 whose commits record none; flags that contradict the record are refused, since the
@@ -91,13 +91,12 @@ def resume_sleep(deps: SleepDeps, run_id: str, deep: bool | None = None,
         stamp = history.stamp or run_stamp(deps.clock.now())
         done = history.done()
         calls = CallBudget(chosen.max_llm_calls, spent=history.calls_spent)
-        asked = None if chosen.phases is None else frozenset(chosen.phases)
         return versions_at(deps, history.base).bind(lambda found: execute(
             RunContext(deps=deps, run_id=history.run_id, branch=history.branch, stamp=stamp,
                        base=history.base, base_version=found[0], dry_run=False,
-                       selected=asked, done=done,
+                       selected=None, done=done,
                        done_commits={p: history.commits_of(p) for p in done},
-                       budget=task_budget(deps, asked), resumed=True, resume_tip=history.tip,
+                       budget=task_budget(deps, None), resumed=True, resume_tip=history.tip,
                        calls=calls, deep=chosen.deep), found[0]))
 
     return (read_history(deps.git, deps.main_ref, run_id)

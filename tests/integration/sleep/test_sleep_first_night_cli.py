@@ -72,11 +72,13 @@ def test_spellings_merged_tonight_and_a_third_name_make_one_review_task(
     assert "also written \u201ckatherine lee\u201d" in text
     code, merged = call(capsys, "sleep", "merge", report["run_id"], *s)
     assert code == 0 and merged["merged"], merged
-    # The next night reads the same cluster and opens nothing new.
+    # The next night reads the same cluster (its spellings one name on main now) and
+    # keeps the one task: the same file, its words brought up to date.
     code, again = call(capsys, "sleep", "run", *s)
     assert code == 0, again
     counts = _phase(again, "entity-resolution")["counts"]
-    assert (counts["tasks_minted"], counts["tasks_unchanged"]) == (0, 1), counts
+    assert (counts["review_candidates"], counts["tasks_minted"]) == (1, 0), counts
+    assert counts["tasks_unchanged"] + counts["tasks_refreshed"] == 1, counts
     assert _tasks(store, f"sleep/{again['run_id']}") == [task]
 
 
