@@ -238,3 +238,21 @@ def test_tasks_are_neither_probed_nor_ranked() -> None:
     assert report.probes == 2 * (len(notes) + 1)
     assert [r.rank_after for r in report.results] == [r.rank_before for r in report.results]
     assert report.mrr == report.mrr_before == 1.0
+
+
+def test_tasks_quoting_both_probes_of_a_memory_lose_it_nothing() -> None:
+    """Twelve tasks quoting a memory's title and claim fill the top 10 of both of its
+    probes in plain search; ranked beside it they made it ``unfound`` (a refused merge).
+    The gate ranks memories only, so it is found where it was."""
+    notes = [record_at(f"areas/m{i}.html", memory(f"Topic {i}", f"Claim number {i}."))
+             for i in range(5)]
+    target = record_at("areas/backup.html",
+                       memory("Nightly backup", "The nightly backup runs at two."))
+    base = version_from_records([*notes, target], "b")
+    reviews = [record_at(f"areas/tasks/r{i}.html", _task(
+        f"Review nightly backup {i}", "Nightly backup: the nightly backup runs at two, or "
+        f"the nightly backup runs at two {i}? Nightly backup runs at two."))
+        for i in range(12)]
+    report = gate_heads(base, version_from_records([*notes, target, *reviews], "t"))
+    assert report.passed and report.unfound == () and report.inversions == ()
+    assert describe_head_gate_failure(report) == "head gate: 12 probes; passed"
