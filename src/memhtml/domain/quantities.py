@@ -19,9 +19,10 @@ as no number at all. So each number is read as a value with what it measures:
   unit, a code ``e42``) stays the literal token ``lit:<token>``, since "1.10" and
   "1.1" are two versions.
 
-Nothing is read from context beyond the next word, and nothing is guessed: "one" is
-a number except where it is a pronoun ("one of", "no one", "one another", "the one"),
-and "second" is a unit only after a number. A flip still fires: any changed value,
+Nothing is read from context beyond the next word, and nothing is guessed: "one"
+alone is a determiner or a pronoun ("as one study puts it", "one of", "no one"), a
+number only before a unit or a clock word or inside a longer number, so "1 replica"
+against "one replica" is still refused; "second" is a unit only after a number. A flip still fires: any changed value,
 unit, time or literal gives another set.
 """
 
@@ -67,9 +68,6 @@ ONES: Final[dict[str, int]] = {
 SCALES: Final[dict[str, int]] = {"hundred": 100, "thousand": 1_000, "million": 1_000_000,
                                  "billion": 1_000_000_000}
 DOZEN: Final = "dozen"
-ONE_AS_PRONOUN_AFTER: Final = frozenset({"no", "any", "every", "some", "each", "which",
-                                         "this", "that", "the", "someone", "anyone"})
-ONE_AS_PRONOUN_BEFORE: Final = frozenset({"of", "another", "or"})
 MERIDIEM: Final = {"am": 0, "pm": 12}
 NAMED_TIMES: Final = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
 
@@ -148,13 +146,15 @@ def _words(tokens: Sequence[str], start: int) -> tuple[int, int] | None:
     return (total + current, n) if seen else None
 
 
-def _pronoun_one(tokens: Sequence[str], start: int, end: int) -> bool:
-    """A bare "one" used as a pronoun, not a count: "one of", "no one", "the one"."""
+def _lone_one(tokens: Sequence[str], start: int, end: int) -> bool:
+    """A bare "one" that counts nothing: "one" alone is a determiner or a pronoun far
+    more often than a count ("as one study puts it", "one of the replicas", "no one"),
+    so it is a number only before a unit, a size or a clock word ("one hour", "one
+    o'clock") or inside a longer number ("one hundred", "twenty-one")."""
     if end != start + 1 or tokens[start] != "one":
         return False
-    before = tokens[start - 1] if start else ""
     after = tokens[end] if end < len(tokens) else ""
-    return before in ONE_AS_PRONOUN_AFTER or after in ONE_AS_PRONOUN_BEFORE
+    return not (after in UNITS or after in SIZES or after in MERIDIEM or after == "oclock")
 
 
 def _quantity(value: Decimal, unit: str | None, written_on: bool = False) -> str | None:
@@ -239,7 +239,7 @@ def quantities(text: str) -> frozenset[str]:
             n += 2
             continue
         words = _words(tokens, n) if token in _STARTS else None
-        if words is not None and not _pronoun_one(tokens, n, words[1]):
+        if words is not None and not _lone_one(tokens, n, words[1]):
             value, n = _counted(tokens, Decimal(words[0]), words[1])
             found.add(value)
             continue

@@ -297,7 +297,8 @@ def _value(rng: random.Random, form: str) -> int:
         return rng.randrange(1, 1000) * 1000 + rng.choice((0, 0, rng.randrange(1000)))
     if form == "percent":
         return rng.randrange(1, 100)
-    return rng.randrange(1, 100)
+    # From 2: "one" alone is read as a word, not a count (``domain.quantities``).
+    return rng.randrange(2, 100)
 
 
 def _other(rng: random.Random, form: str, value: int) -> int:
@@ -306,7 +307,7 @@ def _other(rng: random.Random, form: str, value: int) -> int:
         hour, minute = divmod(value, 60)
         return ((hour + rng.choice((1, 12, 23))) % 24) * 60 + minute
     step = rng.choice((1, 1, 2, 5, 10))
-    return value + step if value - step < 1 or rng.random() < 0.5 else value - step
+    return value + step if value - step < 2 or rng.random() < 0.5 else value - step
 
 
 def number_pair(rng: random.Random, form: str | None = None, flip: bool = False) -> VetoPair:

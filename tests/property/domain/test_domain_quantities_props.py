@@ -27,8 +27,11 @@ UNITS = {1: ("seconds", "sec", "secs", "second"), 60: ("minutes", "min", "mins",
 
 @st.composite
 def count_spellings(draw: st.DrawFn, value: int) -> str:
-    """``value`` as a person might write it in a count."""
+    """``value`` as a person might write it in a count ("one" alone is no count: see
+    ``domain.quantities``)."""
     words = number_words(value)
+    if value == 1:
+        return "1"
     return draw(st.sampled_from([str(value), f"{value:,}", words, words.replace("-", " "),
                                  words.replace(" and ", " ")]))
 
@@ -141,6 +144,9 @@ def test_what_stays_a_literal_and_what_is_no_number() -> None:
     assert not numeric_token_divergent("02:00 UTC", "2 AM UTC")
     assert not numeric_token_divergent("waits forty minutes", "waits 40 minutes")
     assert not numeric_token_divergent("one of the replicas lags", "a replica lags")
+    assert not numeric_token_divergent("As one study puts it, survey 15 ran.", "Survey 15 ran.")
+    assert not numeric_token_divergent("waits one hour", "waits 60 minutes")
+    assert numeric_token_divergent("keeps one replica", "keeps 1 replica")  # read apart
     assert not numeric_token_divergent("no one pages", "nobody pages")
     assert not numeric_token_divergent("takes 1.5 hours", "takes 90 minutes")
     assert not numeric_token_divergent("the 1990s", "the 1990s")
