@@ -22,8 +22,8 @@ as no number at all. So each number is read as a value with what it measures:
 Nothing is read from context beyond the next word, and nothing is guessed: "one"
 alone is a determiner or a pronoun ("as one study puts it", "one of", "no one"), a
 number only before a unit or a clock word or inside a longer number, so "1 replica"
-against "one replica" is still refused; "second" is a unit only after a number. A flip still fires: any changed value,
-unit, time or literal gives another set.
+against "one replica" is still refused; "second" is a unit only after a number. A
+flip still fires: any changed value, unit, time or literal gives another set.
 """
 
 from __future__ import annotations
