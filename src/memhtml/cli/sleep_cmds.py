@@ -220,8 +220,9 @@ def sleep_plan(*, common: Common = _COMMON) -> int:
 @sleep_app.command(name="status")
 def sleep_status(run: str | None = None, /, *, common: Common = _COMMON) -> int:
     """The runs this clone holds (or one): state against main (mergeable, main-advanced,
-    merged, empty, nothing-to-do), base and tip, commits, phases done (a phase with
-    nothing to change counts as done). Always exits 0.
+    merged, empty, nothing-to-do, or stopped: ended before its report, finish it with
+    memhtml sleep resume), base and tip, commits, phases done (a phase with nothing to
+    change counts as done). Always exits 0.
 
     Parameters
     ----------
@@ -235,12 +236,17 @@ def sleep_status(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         deps = _deps(common)
         status = _value(status_of(deps, None if run is None else _run_id(deps, run)))
         rows: list[tuple[str, ...]] = [
-            (r.run_id, r.state, f"{r.base[:10]}..{r.tip[:10]}", str(r.commits),
+            (r.run_id, "stopped, resume" if r.state == "stopped" else r.state,
+             f"{r.base[:10]}..{r.tip[:10]}", str(r.commits),
              f"{len(r.done)}/17 done", r.stamp or "-") for r in status.runs]
         text = (f"main {status.main[:10]}\n" + table(
             rows, ("run", "state", "base..tip", "commits", "phases", "stamp"))
             if rows else f"main {status.main[:10]}; no sleep run")
-        return Reply(status, text, notes=tuple(f"note: {n}" for n in status.notes))
+        resume = tuple(f"note: run {r.run_id} stopped before its report; memhtml sleep "
+                       f"resume {r.run_id} finishes it" for r in status.runs
+                       if r.state == "stopped")
+        return Reply(status, text,
+                     notes=(*resume, *(f"note: {n}" for n in status.notes)))
 
     return respond(common.json, body)
 

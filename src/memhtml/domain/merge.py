@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
+from memhtml.domain.quantities import quantities
 from memhtml.domain.thresholds import MAX_MERGE_PAIRS, NEAR_DUPLICATE_THRESHOLD
 
 VetoPredicate: TypeAlias = Literal["negation", "numeric", "variant"]
@@ -297,11 +298,6 @@ def _flipped(
     )
 
 
-def _numbers(tokens: Iterable[str]) -> frozenset[str]:
-    # A token is letters, digits and dot-digit runs, so "not all letters" means "has a digit".
-    return frozenset(t for t in tokens if not t.isalpha())
-
-
 def _qualifiers(tokens: Iterable[str]) -> frozenset[str]:
     return VARIANT_QUALIFIERS.intersection(tokens)
 
@@ -316,8 +312,10 @@ def negation_divergent(text_a: str, text_b: str) -> bool:
 
 
 def numeric_token_divergent(text_a: str, text_b: str) -> bool:
-    """The sides carry different sets of tokens containing a digit (dates, versions, counts)."""
-    return _numbers(_tokens(text_a)) != _numbers(_tokens(text_b))
+    """The sides state different numbers, compared by value (``domain.quantities``):
+    "forty minutes" and "40 min", "02:00" and "2 AM" are one number; "40" and "45",
+    "2 AM" and "2 PM", "v2.1" and "v2.10" are two."""
+    return quantities(text_a) != quantities(text_b)
 
 
 def variant_qualifier_divergent(text_a: str, text_b: str) -> bool:
@@ -337,7 +335,8 @@ class MergeText:
 class VetoFeatures:
     """The veto's view of one text, computed once however many pairs it is in.
 
-    The numeric set comes from the claim alone: a body cites its evidence, and
+    The numeric set comes from the claim alone, each number by value with what it
+    measures (``domain.quantities``): a body cites its evidence, and
     two honest statements of one fact almost never cite the same date, ticket
     or exit code (read over whole articles, that predicate vetoed every
     candidate it saw). Negation and qualifiers read claim and article together:
@@ -491,7 +490,7 @@ def veto_features(text: MergeText) -> VetoFeatures:
     polarity = _polarity(texts)
     return VetoFeatures(
         negated=polarity.negated,
-        numbers=_numbers(claim.tokens),
+        numbers=quantities(text.claim),
         qualifiers=polarity.qualifiers,
         plain=polarity.plain,
         flipped=polarity.flipped,

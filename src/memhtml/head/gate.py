@@ -16,6 +16,15 @@ landed title. That cannot see loss: a landing that archives half the corpus leav
 only survivors to probe, and one that rewrites a title answers its own new query.
 Everything is deterministic and needs no embedder: the sample is a function of the
 seed and the paths.
+
+Tasks are neither probed nor ranked. A task is work for a person, not a memory a
+search stands for, and the review tasks a night opens quote the memories they are
+about: ranked beside them, each took the place of the memory its probe looks for,
+so an ordinary first night read as a store that searches worse. A task's own
+probes would measure the queue, which a night changes on purpose. So the probes
+come from memories only, and each ranking admits memories only (BM25's statistics
+stay the whole corpus's, as for any scoped search: a task shifts them as much as
+one more memory would, and no more).
 """
 
 from __future__ import annotations
@@ -149,6 +158,11 @@ def probe_queries_for(record: MemoryRecord) -> tuple[tuple[ProbeKind, str], ...]
     return tuple(found)
 
 
+def competes(record: MemoryRecord) -> bool:
+    """Whether a record takes part in the gate: a memory, not a task."""
+    return record.memory_type != "task"
+
+
 def _active_paths(view: HeadView) -> set[str]:
     return {r.path for r in view.records() if is_active(r)}
 
@@ -161,10 +175,11 @@ def _changed(record: MemoryRecord, landed: HeadView) -> bool:
 
 def probes_for(base: HeadView, landed: HeadView, count: int, seed: int,
                succession: Succession | None = None) -> list[HeadGateProbe]:
-    """The probes of every base record the landing changed that something still
+    """The probes of every base memory the landing changed that something still
     stands for, then of the first ``count`` unchanged ones ordered by the first eight
     hex digits of ``sha1(f"{seed}:{path}")`` with the path breaking ties; each record
-    queried by its title and its claim as the base holds them."""
+    queried by its title and its claim as the base holds them. Tasks are not probed
+    (``competes``)."""
     follow = succession or Succession.of(base, landed)
 
     def key(path: str) -> tuple[str, str]:
@@ -174,7 +189,7 @@ def probes_for(base: HeadView, landed: HeadView, count: int, seed: int,
     changed: list[MemoryRecord] = []
     unchanged: list[MemoryRecord] = []
     for record in base.records():
-        if not is_active(record):
+        if not is_active(record) or not competes(record):
             continue
         if not _changed(record, landed):
             unchanged.append(record)
@@ -192,14 +207,15 @@ def _identity(path: str) -> str | None:
 
 def score_probes(view: HeadView, probes: list[HeadGateProbe], k: int,
                  stand_for: Callable[[str], str | None] = _identity) -> Scored:
-    """Rank every probe's target at one version, lexically, with no vectors: the
-    record ``stand_for`` names for it there (itself, at the base)."""
+    """Rank every probe's target at one version, lexically, with no vectors, among
+    the memories only (``competes``): the record ``stand_for`` names for it there
+    (itself, at the base)."""
     ranks: list[int | None] = []
     inversions: list[HeadGateInversion] = []
     total = 0.0
     for probe in probes:
         target_path = stand_for(probe.path)
-        hits = search_head(view, SearchHeadInput(probe.query, limit=k))
+        hits = search_head(view, SearchHeadInput(probe.query, limit=k, admit=competes))
         positions = {hit.path: i for i, hit in enumerate(hits, start=1)}
         rank = None if target_path is None else positions.get(target_path)
         ranks.append(rank)

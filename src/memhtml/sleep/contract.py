@@ -129,16 +129,25 @@ WARNINGS_IN_TRAILERS: Final = 20
 
 @dataclass(frozen=True, slots=True)
 class RunFlags:
-    """The options of a run that outlive its process: ``--deep`` and
-    ``--max-llm-calls``. Written on every commit of the run and read back by resume."""
+    """The options of a run that outlive its process: ``--deep``, ``--max-llm-calls``
+    and, for a run asked for some phases only (``--phase``), those phases. Written on
+    every commit of the run; resume reads the first two back, and status the phases:
+    a run of every phase is finished once its report is committed, and one with no
+    report is one that stopped (``sleep status`` says ``stopped, resume``). Resume
+    finishes every phase whatever a run was asked for, as it always did."""
 
     deep: bool = False
     max_llm_calls: int | None = None
+    phases: tuple[SleepPhase, ...] | None = None
+    """The phases asked for, in run order; None for every phase (and then the key is
+    not written at all, so a full run's trailer reads as it always did)."""
 
     def text(self) -> str:
         """The trailer value: one line of JSON, keys sorted."""
-        return json.dumps({"deep": self.deep, "max_llm_calls": self.max_llm_calls},
-                          sort_keys=True, separators=(",", ":"))
+        data: dict[str, object] = {"deep": self.deep, "max_llm_calls": self.max_llm_calls}
+        if self.phases is not None:
+            data["phases"] = list(self.phases)
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @staticmethod
     def parse(text: str | None) -> RunFlags | None:
@@ -158,7 +167,19 @@ class RunFlags:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
                                   or limit < 0):
             return None
-        return RunFlags(deep, limit)
+        named = data.get("phases")
+        if named is None:
+            return RunFlags(deep, limit)
+        if not isinstance(named, list) or not all(isinstance(p, str) for p in named):
+            return None
+        wanted = set(named)
+        if not wanted <= set(SLEEP_PHASES):
+            return None
+        return RunFlags(deep, limit, tuple(p for p in SLEEP_PHASES if p in wanted))
+
+    @property
+    def every_phase(self) -> bool:
+        return self.phases is None
 
 
 SLEEP_OP: Final = "sleep"

@@ -9,8 +9,10 @@
   the state plane; every phase runs and reports what it would have done.
 - **Each phase sees the ones before it.** Its ``PhaseEnv.version`` is the branch tip
   after every earlier phase's commits (triage scores the decayed confidence; compress
-  sees the post-dedup set). In a dry run, where nothing lands, every phase sees the
-  base.
+  sees the post-dedup set). In a dry run, where nothing lands, each phase's changes
+  are composed in memory onto the version the next phase sees (``dry_composed``), so
+  a dry run reports what a real one would do in order (entity merges feed
+  person-links, folds feed triage), with nothing committed.
 - **Isolation.** A phase that fails, or raises, is recorded as a value and its commits
   are dropped (the branch is moved back to where the phase found it, should some of
   several have landed); the phases after it still run, except the dependents of a
@@ -36,7 +38,16 @@ from memhtml.contracts.errors import GitFailure, NotFound, StateError
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.services import PathChange, QuietRun, TreeEntry
 from memhtml.format import remove_meta
-from memhtml.head import HeadVersion, VectorCache, advance_head
+from memhtml.head import (
+    HeadVersion,
+    VectorCache,
+    advance_head,
+    indexes_of,
+    insert_record,
+    is_candidate_path,
+    record_from,
+    remove_record,
+)
 from memhtml.sleep.arrivals import ArrivalBook
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import (
@@ -420,8 +431,10 @@ def _step(ctx: RunContext, progress: _Progress, position: int
         mined = result.mined if result.mined is not None else progress.mined
         lateral = result.lateral if result.lateral is not None else progress.lateral
         if landing.tip == progress.tip:
-            return recorded(record, replace(progress, vectors=vectors, mined=mined,
-                                            lateral=lateral))
+            version = (dry_composed(progress.version, result.commits) if ctx.dry_run
+                       else progress.version)
+            return recorded(record, replace(progress, version=version, vectors=vectors,
+                                            mined=mined, lateral=lateral))
         advanced: IOResult[HeadVersion, SleepError] = advance_head(
             ctx.deps.git, progress.version, landing.tip)
         return advanced.bind(lambda version: recorded(
@@ -435,6 +448,27 @@ def _step(ctx: RunContext, progress: _Progress, position: int
         _kept_fault)
     return outcome.bind(lambda value: failed(value) if isinstance(value, PhaseFault)
                         else succeeded(value))
+
+
+def dry_composed(version: HeadVersion, commits: tuple[PhaseCommit, ...]) -> HeadVersion:
+    """``version`` with the memory files of ``commits`` applied in order, in memory: what
+    the next phase of a dry run sees, as it would see the commits' tree in a real run.
+    A file that would not parse is dropped from the view, as loading the tree would
+    skip it; the version keeps its commit sha (nothing was committed)."""
+    changes = [c for commit in commits for c in commit.changes if is_candidate_path(c.path)]
+    if not changes:
+        return version
+    indexes = indexes_of(version)
+    for change in changes:
+        if change.path in indexes.records:
+            indexes = remove_record(indexes, change.path)
+        if change.data is None:
+            continue
+        parsed = record_from(change.data.decode("utf-8", "replace"), change.path)
+        record = parsed.value_or(None)
+        if record is not None:
+            indexes = insert_record(indexes, record)
+    return HeadVersion(indexes, version.sha, version, version.skipped_files)
 
 
 def _done_later(ctx: RunContext, position: int) -> bool:
@@ -701,7 +735,9 @@ def _trailers(ctx: RunContext, phase: SleepPhase, result: PhaseResult, index: in
     counts = _with_warnings(result.counts, result.warnings)
     out = [(TRAILER_RUN, ctx.run_id), (TRAILER_PHASE, phase), (TRAILER_COUNTS, counts_json(counts)),
            (TRAILER_BASE, ctx.base), (TRAILER_STAMP, stamp_text(ctx.stamp)),
-           (TRAILER_OPTIONS, RunFlags(ctx.deep, ctx.calls.limit).text()),
+           (TRAILER_OPTIONS, RunFlags(ctx.deep, ctx.calls.limit, None if ctx.selected is None
+                                      else tuple(p for p in SLEEP_PHASES
+                                                 if p in ctx.selected)).text()),
            (TRAILER_CALLS, str(ctx.calls.used))]
     if total > 1:
         out.append((TRAILER_PART, f"{index + 1}/{total}"))

@@ -9,6 +9,11 @@ stamp. The states:
 - ``main-advanced``: main moved past the base: a merge replays the run onto it, unless
   what landed there collides with the run (``merge``, ``replay``);
 - ``merged``: main holds the run's tip;
+- ``stopped``: the run's process ended before its report was committed (killed, or
+  the machine went down): the branch holds some phases and not the rest. Merging it
+  would land half a night; ``memhtml sleep resume`` finishes it, and status prints
+  ``stopped, resume``. A run asked for some phases only (``--phase``, recorded in its
+  ``Memhtml-Options``) and not the report is judged finished by its commits, as before;
 - ``empty``: the branch has no commit of the run (every phase failed or the run
   stopped before its first commit); there is nothing to merge;
 - ``nothing-to-do``: the run found nothing to change in any phase, so it made no commit
@@ -48,7 +53,7 @@ from memhtml.sleep.errors import SleepError, SleepRefused
 from memhtml.sleep.history import RunHistory, read_history
 
 RunState: TypeAlias = Literal["mergeable", "main-advanced", "merged", "empty",
-                             "nothing-to-do"]
+                             "nothing-to-do", "stopped"]
 
 
 @dataclass(frozen=True)
@@ -145,14 +150,24 @@ def latest_run(deps: SleepDeps) -> IOResult[str, SleepError]:
     return list_runs(deps).bind(newest)
 
 
+def stopped(history: RunHistory) -> bool:
+    """The run ended before its report: a run of every phase with no report committed.
+    (A run of chosen phases that did not include the report cannot be told from one
+    that stopped, and is taken at its commits.)"""
+    flags = history.flags
+    reports = flags is None or flags.phases is None or "report" in flags.phases
+    return reports and "report" not in history.done()
+
+
 def run_state(deps: SleepDeps, history: RunHistory, main: str
               ) -> IOResult[RunState, SleepError]:
     if history.tip == history.base and not history.commits:
         return IOSuccess("empty")
     if main == history.base:
-        return IOSuccess("mergeable")
+        return IOSuccess("stopped" if stopped(history) else "mergeable")
     ahead: IOResult[tuple[str, ...], SleepError] = deps.git.commits_between(main, history.tip)
-    return ahead.map(lambda shas: "main-advanced" if shas else "merged")
+    return ahead.map(lambda shas: ("stopped" if stopped(history) else "main-advanced")
+                     if shas else "merged")
 
 
 def summarize(deps: SleepDeps, run_id: str, main: str) -> IOResult[RunSummary, SleepError]:

@@ -159,7 +159,7 @@ def _kept_by_next_commands(root: Path, env: dict[str, str], undone: dict[str, st
 def test_a_revert_of_a_merged_runs_commit_is_kept(store: tuple[Path, dict[str, str]]) -> None:
     root, env = store
     merged = _merge(root, env)
-    fold = git(root, env, "log", "--format=%H", "--grep", "dedup-merge",
+    fold = git(root, env, "log", "--format=%H", "--grep", "^Memhtml-Phase: dedup-merge$",
                f"{merged.before}..HEAD").stdout.split()
     assert len(fold) == 1
     git(root, env, *PERSON, "revert", "--no-edit", fold[0])

@@ -27,14 +27,16 @@ from memhtml.eval.planted import (
     scripted_embedder,
     synthetic_docs,
 )
-from memhtml.head import HeadVersion
+from memhtml.head import HeadVersion, SearchHeadInput, gate_heads, search_head
 from memhtml.sleep.merge import lost_memories, merge_run
 from memhtml.sleep.phase import PhaseRecord
 from memhtml.sleep.runner import RunOptions, RunReport, run_sleep, versions_at
 from memhtml.store.layout import archive_path
+from tests.integration.cli.cli_support import call
 from tests.integration.sleep.planted_support import (
     RUN_AT,
     planted_deps,
+    planted_env,
     run_planted_in_subprocess,
     serve_embeddings,
     write_planted_store,
@@ -219,6 +221,45 @@ def test_the_gate_passes_and_a_second_night_folds_nothing_new(
     assert dedup["tasks_minted"] == 0
     entities = second.phase("entity-resolution").counts
     assert entities["merged"] == 0 and entities["tasks_minted"] == 0
+
+
+def test_review_tasks_take_no_place_in_the_gate_and_the_first_night_merges(
+        planted: Planted, store: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The night opens review tasks that quote the memories they are about, and in a
+    plain search some of them rank above those memories. The gate probes memories
+    only and ranks them among memories only: a probe's rank at the tip is not pushed
+    down by any task, and ``sleep run`` then ``sleep merge`` land the night."""
+    for name, value in planted_env(planted.url).items():
+        monkeypatch.setenv(name, value)
+    s = ("--store", str(store), "--json")
+    code, report = call(capsys, "sleep", "run", *s)
+    assert code == 0, report
+    deps = planted_deps(store, planted.url)
+    base, tip = value_of(versions_at(deps, report["base_sha"], report["head_sha"]))
+    opened = {r.path for r in tip.records() if r.memory_type == "task"} - {
+        r.path for r in base.records() if r.memory_type == "task"}
+    assert opened, "the night opened no review task"
+    gate = gate_heads(base, tip)
+    assert gate.results and not any(r.path in opened or r.path in planted.corpus.manifest.tasks
+                                    for r in gate.results)
+    crowded = 0
+    for result in gate.results:
+        plain = [h.path for h in search_head(tip, SearchHeadInput(result.query, limit=10))]
+        target = result.found_as or result.path
+        above = plain[: plain.index(target)] if target in plain else plain
+        if not any(path in opened for path in above):
+            continue
+        crowded += 1
+        held = [h.path for h in search_head(tip, SearchHeadInput(
+            result.query, limit=10, admit=lambda r: r.memory_type != "task"))]
+        assert result.rank_after == (held.index(target) + 1 if target in held else None)
+        assert result.rank_after is not None and (
+            result.rank_before is None or result.rank_after <= result.rank_before), result
+    assert crowded, "no task outranked a memory in plain search: the test shows nothing"
+    code, merged = call(capsys, "sleep", "merge", report["run_id"], *s)
+    assert code == 0 and merged["merged"], merged
+    assert merged["gate"]["passed"], merged["gate"]
 
 
 def test_night_one_on_a_freshly_written_copy_archives_nothing_by_retention(

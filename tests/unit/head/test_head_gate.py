@@ -205,3 +205,54 @@ def test_describe_names_five_inversions_and_counts_the_rest() -> None:
     assert "and 11 more; 8 memory(ies) the base found are found no more" in line
     assert line.endswith(" and 3 more")
     assert HeadGateFailed(report).reason == line
+
+
+def _task(title: str, claim: str) -> str:
+    return set_meta(set_meta(memory(title, claim), "memhtml-type", "task"),
+                    "memhtml-task-status", "todo")
+
+
+def test_tasks_are_neither_probed_nor_ranked() -> None:
+    """Review tasks quoting a memory outrank it in an ordinary search; in the gate
+    they take no place: the memory keeps its rank, nothing is lost, no task is probed."""
+    from memhtml.head import SearchHeadInput, search_head
+
+    notes = [record_at(f"areas/m{i}.html", memory(f"Topic {i}", f"Claim number {i}."))
+             for i in range(5)]
+    target = record_at("areas/backup.html",
+                       memory("Nightly backup", "The nightly backup runs at two."))
+    standing = record_at("areas/tasks/open.html", _task("Open work", "Something to do."))
+    base = version_from_records([*notes, target, standing], "b")
+    reviews = [record_at(f"areas/tasks/review-{i}.html",
+                         _task(f"Review nightly backup {i}",
+                               "Nightly backup: the nightly backup runs at two, or "
+                               f"the nightly backup runs at {i}? Nightly backup."))
+               for i in range(HEAD_GATE_K + 2)]
+    tip = version_from_records([*notes, target, standing, *reviews], "t")
+    ranked = [h.path for h in search_head(tip, SearchHeadInput("Nightly backup",
+                                                               limit=HEAD_GATE_K))]
+    assert target.path not in ranked  # the tasks took every place in plain search
+    report = gate_heads(base, tip)
+    assert report.passed and report.unfound == ()
+    assert all("tasks/" not in r.path for r in report.results)
+    assert report.probes == 2 * (len(notes) + 1)
+    assert [r.rank_after for r in report.results] == [r.rank_before for r in report.results]
+    assert report.mrr == report.mrr_before == 1.0
+
+
+def test_tasks_quoting_both_probes_of_a_memory_lose_it_nothing() -> None:
+    """Twelve tasks quoting a memory's title and claim fill the top 10 of both of its
+    probes in plain search; ranked beside it they made it ``unfound`` (a refused merge).
+    The gate ranks memories only, so it is found where it was."""
+    notes = [record_at(f"areas/m{i}.html", memory(f"Topic {i}", f"Claim number {i}."))
+             for i in range(5)]
+    target = record_at("areas/backup.html",
+                       memory("Nightly backup", "The nightly backup runs at two."))
+    base = version_from_records([*notes, target], "b")
+    reviews = [record_at(f"areas/tasks/r{i}.html", _task(
+        f"Review nightly backup {i}", "Nightly backup: the nightly backup runs at two, or "
+        f"the nightly backup runs at two {i}? Nightly backup runs at two."))
+        for i in range(12)]
+    report = gate_heads(base, version_from_records([*notes, target, *reviews], "t"))
+    assert report.passed and report.unfound == () and report.inversions == ()
+    assert describe_head_gate_failure(report) == "head gate: 12 probes; passed"

@@ -263,8 +263,9 @@ _WHY: Final = {
 
 
 def review_finding(entity_type: str, candidate: ReviewCandidate) -> Finding:
-    """The detected task of one review candidate. The canonical finding is the type
-    and the two names in order, as JSON, so no two pairs of names run together alike."""
+    """The detected task of one review candidate standing alone. The canonical finding
+    is the type and the two names in order, as JSON, so no two pairs of names run
+    together alike."""
     left, right = sorted((candidate.left, candidate.right))
     why = _WHY[candidate.reason].format(ratio=candidate.similarity)
     return Finding(
@@ -278,9 +279,87 @@ def review_finding(entity_type: str, candidate: ReviewCandidate) -> Finding:
     )
 
 
+def _quoted(names: Sequence[str]) -> str:
+    marks = [f"\u201c{name}\u201d" for name in names]
+    return marks[0] if len(marks) == 1 else f"{', '.join(marks[:-1])} and {marks[-1]}"
+
+
+def cluster_finding(entity_type: str, survivors: Sequence[str],
+                    spellings: Mapping[str, Sequence[str]],
+                    candidates: Sequence[ReviewCandidate]) -> Finding:
+    """The one task of an unresolved cluster: names the night left apart that review
+    pairs join, each stated once as the name it survives as. A cluster of one pair
+    of spellings nothing merged is ``review_finding``'s task, word for word; else the
+    finding is the type and every surviving name, sorted, and the statement names
+    the spellings merged into each and every pair's measured ratio."""
+    if len(candidates) == 1 and not any(spellings.get(n) for n in survivors):
+        return review_finding(entity_type, candidates[0])
+    names = sorted(survivors)
+    closest = max(candidates, key=lambda c: (c.similarity, c.pair))
+    shown = "; ".join(
+        f"{_quoted(sorted(c.pair))}: " + _WHY[c.reason].format(ratio=c.similarity)
+        for c in sorted(candidates, key=lambda c: c.pair))
+    also = "".join(f" \u201c{name}\u201d is also written {_quoted(spellings[name])}."
+                   for name in names if spellings.get(name))
+    return Finding(
+        detector=DETECTOR,
+        finding=json.dumps([entity_type, *names], ensure_ascii=False),
+        title=f"Are the {entity_type} names {' and '.join(names)} one subject?",
+        statement=(f"The {entity_type} names {_quoted(names)} were not merged.{also} "
+                   f"Pairs measured: {shown}. Relabel them to one name where they are "
+                   "one, or close this task if they are not."),
+        evidence=Measurement("ratio", closest.similarity),
+    )
+
+
+def _clusters(resolved: TypeResolution) -> tuple[tuple[tuple[str, ...],
+                                                       tuple[ReviewCandidate, ...]], ...]:
+    """The type's review candidates grouped by the cluster they join: each side read as
+    the name it survives as, and survivors joined through any review pair. A pair
+    whose sides merged into one name tonight asks nothing and is dropped. Clusters
+    in order of their first name."""
+    survivor = resolved.resolution.alias_to_canonical
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    edges: list[tuple[str, str, ReviewCandidate]] = []
+    for candidate in resolved.resolution.review_candidates:
+        a, b = (survivor.get(candidate.left, candidate.left),
+                survivor.get(candidate.right, candidate.right))
+        if a == b:
+            continue
+        edges.append((a, b, candidate))
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[str, tuple[set[str], list[ReviewCandidate]]] = {}
+    for a, b, candidate in edges:
+        names, joined = groups.setdefault(root(a), (set(), []))
+        names.update((a, b))
+        joined.append(candidate)
+    return tuple((tuple(sorted(names)), tuple(joined))
+                 for _, (names, joined) in sorted(groups.items()))
+
+
 def review_findings(resolved: Sequence[TypeResolution]) -> tuple[Finding, ...]:
-    return tuple(review_finding(r.entity_type, c) for r in resolved
-                 for c in r.resolution.review_candidates)
+    """One task per unresolved cluster of each type: spellings merged into one name
+    tonight and names joined by several review pairs ask one question, not one per
+    pair."""
+    found: list[Finding] = []
+    for r in resolved:
+        merged_into: dict[str, list[str]] = {}
+        for name, into in r.resolution.alias_to_canonical.items():
+            merged_into.setdefault(into, []).append(name)
+        for names, candidates in _clusters(r):
+            spoken = {c for cand in candidates for c in cand.pair}
+            spellings = {n: sorted(s for s in merged_into.get(n, ()) if s in spoken)
+                         for n in names}
+            found.append(cluster_finding(r.entity_type, names, spellings, candidates))
+    return tuple(found)
 
 
 @dataclass
