@@ -130,6 +130,8 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
               deep: bool = False,
               max_llm_calls: Annotated[int | None, Parameter(
                   validator=validators.Number(gte=0))] = None,
+              max_llm_seconds: Annotated[float | None, Parameter(
+                  validator=validators.Number(gte=0))] = None,
               common: Common = _COMMON) -> int:
     """Cut sleep/<YYYY-MM-DD> at main's tip and run the phases on it, one commit each.
     Prints each phase as it ends and the whole report; exits 1 when a phase failed.
@@ -145,6 +147,10 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
     max_llm_calls
         At most this many language-model calls in the whole run, shared by every
         model phase; what is left is counted as budget_skipped, never a failure.
+    max_llm_seconds
+        At most this many seconds of wall-clock time waiting on the model in the whole
+        run, shared likewise: a call is cut off when they run out (its connection
+        closed), and the batches not asked are budget_skipped with the reason.
     """
 
     def body() -> Reply:
@@ -152,7 +158,8 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
 
         deps = _deps(common)
         options = RunOptions(dry_run=dry_run, phases=frozenset(phase) if phase else None,
-                             deep=deep, max_llm_calls=max_llm_calls)
+                             deep=deep, max_llm_calls=max_llm_calls,
+                             max_llm_seconds=max_llm_seconds)
         return _run_reply(_value(run_sleep(deps, options)))
 
     return respond(common.json, body)
@@ -161,6 +168,8 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
 @sleep_app.command(name="resume")
 def sleep_resume(run: str | None = None, /, *, deep: bool | None = None,
                  max_llm_calls: Annotated[int | None, Parameter(
+                     validator=validators.Number(gte=0))] = None,
+                 max_llm_seconds: Annotated[float | None, Parameter(
                      validator=validators.Number(gte=0))] = None,
                  common: Common = _COMMON) -> int:
     """Finish a run that stopped: the phases its commits record as done are skipped,
@@ -176,6 +185,8 @@ def sleep_resume(run: str | None = None, /, *, deep: bool | None = None,
         flag contradicting them is refused.
     max_llm_calls
         Likewise: the call budget of a run that recorded none.
+    max_llm_seconds
+        This invocation's budget of seconds waiting on the model (not recorded).
     """
 
     def body() -> Reply:
@@ -183,7 +194,7 @@ def sleep_resume(run: str | None = None, /, *, deep: bool | None = None,
 
         deps = _deps(common)
         return _run_reply(_value(resume_sleep(deps, _run_id(deps, run), deep,
-                                              max_llm_calls)))
+                                              max_llm_calls, max_llm_seconds)))
 
     return respond(common.json, body)
 

@@ -60,6 +60,7 @@ from memhtml.contracts.errors import (
     ModelUnavailable,
 )
 from memhtml.contracts.services import LanguageModel, ModelRequest
+from memhtml.llm.caps import output_token_cap
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -235,10 +236,14 @@ def frame(heading: str, keys: KeyMap[T], render: Callable[[T], str]) -> str:
 
 def request_for(spec: BatchSpec[T, A], keys: KeyMap[T]) -> ModelRequest:
     """The request for one batch: the phase's fixed system, schema and tool, and the
-    batch's framed member list."""
+    batch's framed member list. The output cap is what an answer of the schema can
+    need for this many members (an open array counted at one entry a member), never
+    above the phase's ``max_output_tokens``: a weak model looping to a loose cap spends
+    the night's time on an answer no reader will take."""
     return ModelRequest(system=spec.system, prompt=frame(spec.heading, keys, spec.render),
                         schema=spec.schema, tool_name=spec.tool_name,
-                        max_output_tokens=spec.max_output_tokens)
+                        max_output_tokens=output_token_cap(
+                            spec.schema, spec.max_output_tokens, len(keys.entries)))
 
 
 def plan_requests(spec: BatchSpec[T, A],

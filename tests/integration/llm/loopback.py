@@ -26,7 +26,6 @@ RIGHT_KEY = "sk-loopback-right-key"
 SLOW_SECONDS = 1.0
 HUGE_DECLARED = 64 << 20
 RETRY_AFTER_SECONDS = 2
-RETRY_AFTER_LONG = 3600
 REFUSAL_TEXT = "I can't help with that."
 
 
@@ -142,15 +141,13 @@ class Handler(BaseHTTPRequestHandler):
                        {"Retry-After": str(RETRY_AFTER_SECONDS)})
         elif mode == "retrydate" and count == 1:
             self.reply(503, b'{"error": "overloaded"}', {"Retry-After": self.seen.retry_date})
-        elif mode == "retrylong" and count == 1:
-            self.reply(429, b'{"error": "slow down"}', {"Retry-After": str(RETRY_AFTER_LONG)})
         elif mode == "fail":
             self.reply(500, b'{"error": "the model crashed"}')
         elif mode == "echo500":
             # A server that echoes the credential it was sent into its error body.
             self.reply(500, json.dumps({"error": f"bad key {self.credential(dialect)}"}
                                        ).encode())
-        elif mode == "reset" and count == 1:
+        elif mode == "resetall" or (mode == "reset" and count == 1):
             # Drop the connection without a word: the client sees a reset.
             self.close_connection = True
             with contextlib.suppress(OSError):
