@@ -50,7 +50,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
-from returns.io import IOFailure, IOResult, IOSuccess
+from returns.io import IOFailure, IOResult
 from returns.result import Failure, Success
 
 from memhtml import __version__

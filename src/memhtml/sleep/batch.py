@@ -330,9 +330,17 @@ class BatchRun(Generic[T, A]):
         return out
 
     def failures(self) -> tuple[str, ...]:
-        """One line per failed batch, for the phase's warnings."""
-        return tuple(f"batch {o.index + 1} {o.status}: {o.reason}"
-                     for o in self.outcomes if o.status in FAILED)
+        """One line per failed batch, and one for the batches a spent budget skipped
+        (with the budget's reason: calls or seconds), for the phase's warnings."""
+        failed = tuple(f"batch {o.index + 1} {o.status}: {o.reason}"
+                       for o in self.outcomes if o.status in FAILED)
+        skipped = [o for o in self.outcomes if o.status == "budget-skipped"]
+        if not skipped:
+            return failed
+        first, last = skipped[0].index + 1, skipped[-1].index + 1
+        which = f"batch {first}" if first == last else f"batches {first}-{last}"
+        return (*failed, f"{which} not asked ({len(skipped)} budget-skipped): "
+                         f"{skipped[0].reason}")
 
 
 def run_batches(model: LanguageModel, spec: BatchSpec[T, A],
