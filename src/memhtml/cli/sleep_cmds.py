@@ -42,6 +42,10 @@ sleep_app = App(name="sleep", help="The curation run: plan, run, review, then me
 
 _COMMON = Common()
 
+MAX_LLM_SECONDS = 7 * 24 * 3600
+"""The largest ``--max-llm-seconds`` taken (a week): a bound, so ``inf`` and ``nan`` are
+usage errors rather than a budget that cannot be compared."""
+
 ERR_PHASE_FAILED = "ERR_PHASE_FAILED"
 """A run (or a resumed one) where a phase asked for failed; the report says which."""
 
@@ -131,7 +135,7 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
               max_llm_calls: Annotated[int | None, Parameter(
                   validator=validators.Number(gte=0))] = None,
               max_llm_seconds: Annotated[float | None, Parameter(
-                  validator=validators.Number(gte=0))] = None,
+                  validator=validators.Number(gte=0, lte=MAX_LLM_SECONDS))] = None,
               common: Common = _COMMON) -> int:
     """Cut sleep/<YYYY-MM-DD> at main's tip and run the phases on it, one commit each.
     Prints each phase as it ends and the whole report; exits 1 when a phase failed.
@@ -170,7 +174,7 @@ def sleep_resume(run: str | None = None, /, *, deep: bool | None = None,
                  max_llm_calls: Annotated[int | None, Parameter(
                      validator=validators.Number(gte=0))] = None,
                  max_llm_seconds: Annotated[float | None, Parameter(
-                     validator=validators.Number(gte=0))] = None,
+                     validator=validators.Number(gte=0, lte=MAX_LLM_SECONDS))] = None,
                  common: Common = _COMMON) -> int:
     """Finish a run that stopped: the phases its commits record as done are skipped,
     and the rest run with the options the run was started with.

@@ -8,12 +8,14 @@ explicit environment mapping, so the process environment is never read or change
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from itertools import count
+from pathlib import Path
 
 import pytest
 from returns.io import IOResult
@@ -478,3 +480,52 @@ def test_live_endpoint_answers_on_schema() -> None:
                                SystemClock())
     got = answer(client.complete_json(REQUEST))
     assert got["verdict"] in {"same", "different"}
+
+
+# ------------------------------------------------------------------ the remembered form
+
+
+def sent_form(seen: Seen, tok: str) -> str:
+    body = json.loads(seen.last("good", tok).body)
+    fmt = body.get("response_format")
+    return str(fmt["type"]) if isinstance(fmt, dict) else "prompt"
+
+
+def test_a_remembered_form_is_where_a_later_model_starts(server: tuple[str, Seen],
+                                                         tmp_path: Path) -> None:
+    base, seen = server
+    tok = token()
+    memory = tmp_path / "llm-structured.json"
+    url = f"{base}/good/{tok}/v1"
+    memory.write_text(json.dumps({"version": 1, "endpoints": {
+        f"{url}/chat/completions {MODEL_ID}": "json_object"}}))
+    client = HttpLanguageModel("openai", url, MODEL_ID, None, 5.0, {}, clock(), environ={},
+                               memory=memory)
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    assert sent_form(seen, tok) == "json_object"
+    assert "remembered from an earlier run" in " ".join(client.notes())
+
+
+@pytest.mark.parametrize("planted", ["garbage", "symlink", "fifo", "unknown-form"])
+def test_a_memory_file_that_is_not_ours_is_ignored(server: tuple[str, Seen], tmp_path: Path,
+                                                   planted: str) -> None:
+    base, seen = server
+    tok = token()
+    memory = tmp_path / "llm-structured.json"
+    url = f"{base}/good/{tok}/v1"
+    key = f"{url}/chat/completions {MODEL_ID}"
+    if planted == "garbage":
+        memory.write_bytes(b"\xff{not json")
+    elif planted == "symlink":
+        target = tmp_path / "elsewhere.json"
+        target.write_text(json.dumps({"endpoints": {key: "prompt"}}))
+        memory.symlink_to(target)
+    elif planted == "fifo":
+        os.mkfifo(memory)
+    else:
+        memory.write_text(json.dumps({"endpoints": {key: "yaml"}}))
+    client = HttpLanguageModel("openai", url, MODEL_ID, None, 5.0, {}, clock(), environ={},
+                               memory=memory)
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    assert sent_form(seen, tok) == "json_schema"
+    assert client.notes() == ()

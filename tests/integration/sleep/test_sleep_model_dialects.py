@@ -126,6 +126,17 @@ def test_llama_cpp_python_refuses_json_schema_once_then_json_object_is_used_and_
         assert "remembered from an earlier run" in " ".join(again["notes"])
 
 
+def test_a_server_taking_json_schema_is_asked_in_it_and_nothing_is_remembered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with night(tmp_path, monkeypatch, "openai") as n:
+        code, report = run(capsys, n)
+        assert code == 0, report
+        assert n.log.form_log() == [("json_schema", 200)] * 3
+        assert report["notes"] == []
+        assert not (n.root / ".git" / "memhtml" / STRUCTURED_MEMORY_FILE).exists()
+
+
 @pytest.mark.parametrize("dialect", ["ollama", "vllm", "llama.cpp"])
 def test_a_server_knowing_only_its_own_field_is_asked_in_the_prompt(
         dialect: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
