@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
 from returns.io import IOFailure, IOResult
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 
 from memhtml import __version__
 from memhtml.contracts.errors import ModelMalformed, ModelUnavailable
@@ -476,9 +476,12 @@ class HttpLanguageModel:
             if line.startswith(b"data:"):
                 finished = is_final(self.dialect, lines[-1][len("data:"):].strip())
         events = event_data(lines)
-        if not finished:
+        assembled = assemble(self.dialect, events)
+        if not finished and not _says_it_finished(assembled):
+            # Closed before the final event, and with no finish reason either: the
+            # connection was lost, not the answer ended (some servers send no [DONE]).
             return _Transient(f"the stream was cut after {len(events)} event(s)")
-        match assemble(self.dialect, events):
+        match assembled:
             case Success(payload):
                 return encode_json(payload).map(_Answer).value_or(
                     _Final(ModelMalformed(self._model_id, "the stream is not JSON")))
@@ -582,6 +585,18 @@ def _error_text(exc: urllib.error.HTTPError) -> str:
         return exc.read(_ERROR_BODY_CHARS * 8).decode("utf-8", "replace")
     except (OSError, http.client.HTTPException):
         return ""
+
+
+def _says_it_finished(assembled: Result[dict[str, object], str]) -> bool:
+    """Whether an assembled stream names how it ended (a finish or stop reason)."""
+    if not isinstance(assembled, Success):
+        return False
+    payload = assembled.unwrap()
+    choices = payload.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("finish_reason") is not None
+    return payload.get("stop_reason") is not None or payload.get("type") == "error" \
+        or "error" in payload
 
 
 def refuses_structured_form(body: str) -> bool:

@@ -78,6 +78,29 @@ def openai_reply(content: str | None, finish_reason: str = "stop",
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
 
 
+def sse_events(dialect: str) -> list[dict[str, object] | str]:
+    """The good answer as the events a streaming server sends, in ``dialect``."""
+    text = json.dumps(GOOD_ANSWER)
+    half = len(text) // 2
+    if dialect == "anthropic":
+        return [
+            {"type": "message_start", "message": {
+                "id": "msg_loopback", "type": "message", "role": "assistant",
+                "model": "loopback", "content": [], "stop_reason": None}},
+            {"type": "content_block_start", "index": 0, "content_block": {
+                "type": "tool_use", "id": "toolu_loopback", "name": TOOL, "input": {}}},
+            {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": text[:half]}},
+            {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": text[half:]}},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+            {"type": "message_stop"}]
+    return [*({"choices": [{"index": 0, "delta": {"content": piece},
+                            "finish_reason": None}]} for piece in (text[:half], text[half:])),
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"]
+
+
 def answer_body(dialect: str, mode: str) -> dict[str, object]:
     """The 200 body ``mode`` answers with in ``dialect``."""
     if dialect == "anthropic":
@@ -178,6 +201,18 @@ class Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.wfile.write(b'{"choices": [')
             self.close_connection = True
+        elif mode in {"sse", "ssecut"}:
+            events = sse_events(dialect)
+            if mode == "ssecut" and count == 1:
+                events = events[:2]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.end_headers()
+            self.close_connection = True
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                for event in events:
+                    data = event if isinstance(event, str) else json.dumps(event)
+                    self.wfile.write(f"event: x\ndata: {data}\n\n".encode())
         elif mode == "slow":
             time.sleep(SLOW_SECONDS)
             self.reply(200, good)

@@ -482,6 +482,31 @@ def test_live_endpoint_answers_on_schema() -> None:
     assert got["verdict"] in {"same", "different"}
 
 
+# ------------------------------------------------------------------ streamed answers
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_streamed_answer_is_the_checked_object(server: tuple[str, Seen],
+                                                 dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    assert answer(model(base, "sse", tok, dialect, time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert json.loads(seen.last("sse", tok).body)["stream"] is True
+    assert seen.last("sse", tok).headers["accept"].startswith("text/event-stream")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_stream_cut_before_its_end_is_a_lost_connection_tried_once_more(
+        server: tuple[str, Seen], dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    assert answer(model(base, "ssecut", tok, dialect, time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert seen.attempts("ssecut", tok) == 2
+    assert len(time.sleeps) == 1
+
+
 # ------------------------------------------------------------------ the remembered form
 
 

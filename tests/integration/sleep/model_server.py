@@ -198,15 +198,23 @@ class _Handler(BaseHTTPRequestHandler):
             "type": "invalid_request_error"}}).encode()
 
     def _events(self) -> None:
+        """Event-stream headers, the body in chunked transfer encoding, as the servers
+        behind these dialects (uvicorn, Go's net/http) send it."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.close_connection = True
 
     def _event(self, chunk: Mapping[str, object] | str) -> None:
         data = chunk if isinstance(chunk, str) else json.dumps(chunk)
-        self.wfile.write(f"data: {data}\n\n".encode())
+        frame = f"data: {data}\r\n\r\n".encode()
+        self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+        self.wfile.flush()
+
+    def _end_events(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
     def _stream(self, answer: str) -> None:
@@ -217,6 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._event(_chunk({"content": answer[start:start + third]}, None))
             self._event(_chunk({}, "stop"))
             self._event("[DONE]")
+            self._end_events()
 
     def _stream_forever(self) -> None:
         """One piece of an answer that never ends, until the client hangs up: the write

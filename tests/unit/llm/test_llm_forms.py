@@ -44,7 +44,8 @@ REQUEST = ModelRequest(system="Compare the notes.", prompt="m1: a\nm2: b", schem
 def body(form: str, **options: object) -> dict[str, object]:
     built = openai_body(REQUEST, "m", None, "max_tokens", form, **options)  # type: ignore[arg-type]
     assert isinstance(built, Success), built
-    return built.unwrap()
+    sent: dict[str, object] = built.unwrap()
+    return sent
 
 
 def test_json_object_is_llama_cpp_pythons_spelling_with_the_whole_schema() -> None:
