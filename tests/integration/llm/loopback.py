@@ -96,9 +96,11 @@ def sse_events(dialect: str) -> list[dict[str, object] | str]:
             {"type": "content_block_stop", "index": 0},
             {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
             {"type": "message_stop"}]
-    return [*({"choices": [{"index": 0, "delta": {"content": piece},
-                            "finish_reason": None}]} for piece in (text[:half], text[half:])),
-            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"]
+    pieces: list[dict[str, object] | str] = [
+        {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+        for piece in (text[:half], text[half:])]
+    return [*pieces, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            "[DONE]"]
 
 
 def answer_body(dialect: str, mode: str) -> dict[str, object]:
