@@ -42,6 +42,10 @@ sleep_app = App(name="sleep", help="The curation run: plan, run, review, then me
 
 _COMMON = Common()
 
+MAX_LLM_SECONDS = 7 * 24 * 3600
+"""The largest ``--max-llm-seconds`` taken (a week): a bound, so ``inf`` and ``nan`` are
+usage errors rather than a budget that cannot be compared."""
+
 ERR_PHASE_FAILED = "ERR_PHASE_FAILED"
 """A run (or a resumed one) where a phase asked for failed; the report says which."""
 
@@ -130,6 +134,8 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
               deep: bool = False,
               max_llm_calls: Annotated[int | None, Parameter(
                   validator=validators.Number(gte=0))] = None,
+              max_llm_seconds: Annotated[float | None, Parameter(
+                  validator=validators.Number(gte=0, lte=MAX_LLM_SECONDS))] = None,
               common: Common = _COMMON) -> int:
     """Cut sleep/<YYYY-MM-DD> at main's tip and run the phases on it, one commit each.
     Prints each phase as it ends and the whole report; exits 1 when a phase failed.
@@ -145,6 +151,10 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
     max_llm_calls
         At most this many language-model calls in the whole run, shared by every
         model phase; what is left is counted as budget_skipped, never a failure.
+    max_llm_seconds
+        At most this many seconds of wall-clock time waiting on the model in the whole
+        run, shared likewise: a call is cut off when they run out (its connection
+        closed), and the batches not asked are budget_skipped with the reason.
     """
 
     def body() -> Reply:
@@ -152,7 +162,8 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
 
         deps = _deps(common)
         options = RunOptions(dry_run=dry_run, phases=frozenset(phase) if phase else None,
-                             deep=deep, max_llm_calls=max_llm_calls)
+                             deep=deep, max_llm_calls=max_llm_calls,
+                             max_llm_seconds=max_llm_seconds)
         return _run_reply(_value(run_sleep(deps, options)))
 
     return respond(common.json, body)
@@ -162,6 +173,8 @@ def sleep_run(*, dry_run: bool = False, phase: list[SleepPhase] | None = None,
 def sleep_resume(run: str | None = None, /, *, deep: bool | None = None,
                  max_llm_calls: Annotated[int | None, Parameter(
                      validator=validators.Number(gte=0))] = None,
+                 max_llm_seconds: Annotated[float | None, Parameter(
+                     validator=validators.Number(gte=0, lte=MAX_LLM_SECONDS))] = None,
                  common: Common = _COMMON) -> int:
     """Finish a run that stopped: the phases its commits record as done are skipped,
     and the rest run with the options the run was started with.
@@ -176,6 +189,8 @@ def sleep_resume(run: str | None = None, /, *, deep: bool | None = None,
         flag contradicting them is refused.
     max_llm_calls
         Likewise: the call budget of a run that recorded none.
+    max_llm_seconds
+        This invocation's budget of seconds waiting on the model (not recorded).
     """
 
     def body() -> Reply:
@@ -183,7 +198,7 @@ def sleep_resume(run: str | None = None, /, *, deep: bool | None = None,
 
         deps = _deps(common)
         return _run_reply(_value(resume_sleep(deps, _run_id(deps, run), deep,
-                                              max_llm_calls)))
+                                              max_llm_calls, max_llm_seconds)))
 
     return respond(common.json, body)
 

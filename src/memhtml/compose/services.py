@@ -220,18 +220,26 @@ def pick_embedder(settings: Settings, vectors: VectorFiles, name: str | None = N
 
 
 def pick_language_model(settings: Settings, clock: Clock,
-                        env: Mapping[str, str] | None = None
+                        env: Mapping[str, str] | None = None,
+                        state_dir: Path | None = None
                         ) -> Result[LanguageModel | None, SettingsError]:
     """The model the ``llm*`` settings name; None for ``llm = "none"``; or what is
     missing or wrong, every problem named at once. No model id or address is built
-    in. ``env`` replaces ``os.environ`` as where the key is read, at each call."""
+    in. ``env`` replaces ``os.environ`` as where the key is read, at each call;
+    ``state_dir`` is where ``llm_structured = auto`` remembers what the endpoint
+    takes (None: nothing is remembered)."""
     chosen = settings.llm
     if chosen == "none":
         return Success(None)
     if chosen not in LANGUAGE_MODELS:
         return Failure(SettingsError(
             f"unknown llm {chosen!r} ({', '.join(LANGUAGE_MODELS)})"))
-    from memhtml.adapters.llm import HttpLanguageModel, url_problem
+    from memhtml.adapters.llm import (
+        STRUCTURED_MEMORY_FILE,
+        STRUCTURED_SETTINGS,
+        HttpLanguageModel,
+        url_problem,
+    )
     from memhtml.llm import OPENAI_TOKEN_FIELDS
 
     missing = [key for key, value in (("llm_url", settings.llm_url),
@@ -256,13 +264,20 @@ def pick_language_model(settings: Settings, clock: Clock,
     if token_field not in OPENAI_TOKEN_FIELDS:
         problems.append(f"llm_token_field must be {' or '.join(OPENAI_TOKEN_FIELDS)}, not "
                         f"{token_field!r}")
-    if problems or timeout is None or isinstance(extra, str) \
+    structured = next((form for form in STRUCTURED_SETTINGS
+                       if form == settings.llm_structured), None)
+    if structured is None:
+        problems.append(f"llm_structured must be {', '.join(STRUCTURED_SETTINGS)}, not "
+                        f"{settings.llm_structured!r}")
+    if problems or timeout is None or isinstance(extra, str) or structured is None \
             or not settings.llm_url or not settings.llm_model:
         return Failure(SettingsError("; ".join(problems)))
     return Success(HttpLanguageModel(
         "anthropic" if chosen == "anthropic" else "openai", settings.llm_url,
         settings.llm_model, settings.llm_key_env or None, timeout, extra, clock,
         token_field="max_tokens" if token_field == "max_tokens" else "max_completion_tokens",
+        structured=structured,
+        memory=None if state_dir is None else state_dir / STRUCTURED_MEMORY_FILE,
         environ=env))
 
 
@@ -354,7 +369,7 @@ def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: 
     state_dir = Path(git.path) / STATE_DIR
     vectors = VectorFiles(state_dir / VECTORS_DIR)
     chosen_clock = clock or SystemClock()
-    model = pick_language_model(settings, chosen_clock)
+    model = pick_language_model(settings, chosen_clock, state_dir=state_dir)
     return Services(
         settings=settings, git=git.with_committer(AGENT), clock=chosen_clock,
         author=person(settings, git, env),

@@ -127,6 +127,15 @@ class Settings:
     """Local setting: the field an ``openai`` body caps the output with,
     ``max_completion_tokens`` (OpenAI's current name) or ``max_tokens`` (what some
     local servers know instead; they ignore the other and leave the answer uncapped)."""
+    llm_structured: str = field(default="auto", metadata=_LOCAL)
+    """Local setting: how an ``openai`` body asks for structured output:
+    ``json_schema`` (OpenAI's strict response format), ``json_object`` (with the schema,
+    as llama-cpp-python takes it), ``prompt`` (the schema and an example answer in the
+    prompt, for a server that constrains nothing), or ``auto`` (the default): the first,
+    then the next whenever the endpoint answers that a form is not supported, and the
+    one that worked is remembered for that endpoint and model in this clone's state
+    (``.git/memhtml/llm-structured.json``), never in the store. Local because it is a
+    property of the endpoint, which is."""
     transcripts_dir: str | None = field(default=None, metadata=_LOCAL)
     """Local setting: the directory of agent-session transcripts (one ``<session>.jsonl``
     file each) a sleep run's trace-consolidation distils into memories; an absolute

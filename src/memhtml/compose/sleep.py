@@ -10,6 +10,7 @@ no memory its base found.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -168,6 +169,14 @@ def _embedder(services: Services) -> tuple[DocumentEmbedder | None, str | None]:
     return None, "the embedder could not be built"
 
 
+def _model_notes(services: Services) -> Callable[[], tuple[str, ...]] | None:
+    """The configured model's notes on its endpoint, when it keeps any."""
+    from memhtml.adapters.llm import HttpLanguageModel
+
+    model = services.language_model
+    return model.notes if isinstance(model, HttpLanguageModel) else None
+
+
 def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = None
                ) -> Result[SleepDeps, SettingsError]:
     """The run's dependencies over these services and the gate the caller picked; a
@@ -188,7 +197,8 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
             git=services.git, clock=services.clock, author=services.agent, state=state,
             gate=gate, main=services.settings.branch, embedder=embedder,
             embedder_name=services.embedder_name, embedder_problem=problem,
-            model=services.language_model, transcripts=transcripts,
+            model=services.language_model, model_notes=_model_notes(services),
+            transcripts=transcripts,
             vectors=FileVectors(services.vectors), coverage_floor=floor,
             retention_grace_days=grace,
             archive_share=share,

@@ -451,13 +451,15 @@ class ModelRequest:
     object matching ``schema``, through the tool (or response format) ``tool_name``, in
     at most ``max_output_tokens``. A phase keeps ``system``, ``schema`` and ``tool_name``
     identical across its batches so they form a cacheable prefix; only ``prompt``
-    changes."""
+    changes. ``time_limit`` (seconds) bounds this one call below the model's own
+    timeout: what a run's wall-clock budget has left when it is asked."""
 
     system: str
     prompt: str
     schema: Mapping[str, object]
     tool_name: str
     max_output_tokens: int
+    time_limit: float | None = None
 
 
 class LanguageModel(Protocol):

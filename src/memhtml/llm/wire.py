@@ -2,8 +2,18 @@
 
 **anthropic** is the Messages API with one tool the model is forced to call
 (``tool_choice`` names it), so the answer arrives as the tool's parsed ``input``.
-**openai** is chat completions with a strict ``json_schema`` response format, which
-local OpenAI-compatible servers also accept.
+**openai** is chat completions, its structured output in one of three forms
+(``StructuredForm``): OpenAI's strict ``json_schema`` response format;
+``json_object`` carrying the schema the way llama-cpp-python spells it
+(``{"type": "json_object", "schema": ...}``), for servers that refuse the first; or
+``prompt``, no response format at all, the schema and one example answer written into
+the system prompt, for servers that know neither (the answer is then read as strictly
+as any other: one JSON object, nothing around it). Which form a server takes is the
+adapter's to find out; this module only spells each.
+
+Both dialects can ask for the answer streamed (``stream: true``): the adapter reads
+server-sent events, so giving up on a call closes the connection and the server stops
+generating, where a plain request would keep it busy with an answer nobody reads.
 
 A phase keeps its system prompt, schema and tool name identical across a night's
 batches, and only the prompt changes. In the anthropic body the system block and the
@@ -34,6 +44,11 @@ from memhtml.llm.schema import validate_schema
 Dialect: TypeAlias = Literal["anthropic", "openai"]
 DIALECTS: Final[tuple[Dialect, ...]] = ("anthropic", "openai")
 
+StructuredForm: TypeAlias = Literal["json_schema", "json_object", "prompt"]
+STRUCTURED_FORMS: Final[tuple[StructuredForm, ...]] = ("json_schema", "json_object", "prompt")
+"""The openai body's structured-output forms, in the order ``auto`` tries them: each
+later one is understood by more servers and constrains the model less."""
+
 OpenAITokenField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
 OPENAI_TOKEN_FIELDS: Final[tuple[OpenAITokenField, ...]] = ("max_completion_tokens", "max_tokens")
 DEFAULT_OPENAI_TOKEN_FIELD: Final[OpenAITokenField] = "max_completion_tokens"
@@ -56,9 +71,14 @@ string-length keyword among those it supports, and a strict server refuses a sch
 one (HTTP 400) rather than ignoring it. They are not lost: the answer check enforces
 them on every answer, whichever dialect it came through."""
 
-RESERVED_EXTRA_KEYS: Final = frozenset({"stream"})
-"""Fields ``extra_body`` may not add even though the body lacks them: a streamed answer
-is a sequence of events, not the one JSON document the decoder reads."""
+RESERVED_EXTRA_KEYS: Final = frozenset({"stream", "response_format"})
+"""Fields ``extra_body`` may not add even where the body lacks them: whether the answer
+streams is the adapter's to decide (it reads what it asked for), and the response
+format is ``llm_structured``'s (the ``prompt`` form sends none, and an extra one would
+contradict the schema written into the prompt)."""
+
+PROMPT_FORM_HEADING: Final = "Answer format"
+"""The heading of the instructions the ``prompt`` form appends to the system prompt."""
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What both providers accept as a tool or response-format name."""
@@ -67,11 +87,12 @@ _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def anthropic_body(
     request: ModelRequest, model_id: str,
     extra_body: Mapping[str, object] | None = None,
+    *, stream: bool = False,
 ) -> Result[dict[str, object], RequestRefused]:
     """The Messages API body for ``request``: the system prompt and the tool cached, the
     tool forced, ``extra_body`` merged last (adding fields, never replacing one)."""
     def build(schema: Mapping[str, object]) -> dict[str, object]:
-        return {
+        return {**({"stream": True} if stream else {}),
             "model": model_id,
             "max_tokens": request.max_output_tokens,
             "system": [{"type": "text", "text": request.system,
@@ -91,38 +112,113 @@ def openai_body(
     request: ModelRequest, model_id: str,
     extra_body: Mapping[str, object] | None = None,
     token_field: OpenAITokenField = DEFAULT_OPENAI_TOKEN_FIELD,
+    form: StructuredForm = "json_schema",
+    *, stream: bool = False,
 ) -> Result[dict[str, object], RequestRefused]:
     """The chat-completions body for ``request``: a system and a user message, and the
-    schema as a strict ``json_schema`` response format; ``extra_body`` merged last."""
+    schema in structured-output ``form`` (see the module docstring); ``extra_body``
+    merged last."""
     if token_field not in OPENAI_TOKEN_FIELDS:
         return Failure(RequestRefused(f"unknown token field {token_field!r}"))
+    if form not in STRUCTURED_FORMS:
+        return Failure(RequestRefused(f"unknown structured-output form {form!r}"))
 
-    def build(schema: Mapping[str, object]) -> dict[str, object]:
-        return {
+    def build(schema: Mapping[str, object]) -> Result[dict[str, object], RequestRefused]:
+        system = request.system
+        formats: dict[str, object] = {}
+        if form == "json_schema":
+            formats = {"response_format": {"type": "json_schema", "json_schema": {
+                "name": request.tool_name, "strict": True,
+                "schema": closed_schema(schema, drop=OPENAI_UNSENT_KEYWORDS)}}}
+        elif form == "json_object":
+            # llama-cpp-python's spelling: it compiles the schema to a grammar, length
+            # bounds included, so nothing is dropped.
+            formats = {"response_format": {"type": "json_object",
+                                           "schema": closed_schema(schema)}}
+        else:
+            instructions = prompt_instructions(request.tool_name, schema)
+            if isinstance(instructions, Failure):
+                return instructions
+            system = f"{request.system}\n\n{instructions.unwrap()}"
+        return Success({
             "model": model_id,
             token_field: request.max_output_tokens,
-            "messages": [{"role": "system", "content": request.system},
+            "messages": [{"role": "system", "content": system},
                          {"role": "user", "content": request.prompt}],
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": request.tool_name, "strict": True,
-                "schema": closed_schema(schema, drop=OPENAI_UNSENT_KEYWORDS)}},
-        }
+            **formats,
+            **({"stream": True} if stream else {}),
+        })
 
-    return _checked(request, model_id).map(build).bind(
+    return _checked(request, model_id).bind(build).bind(
         lambda body: merge_extra(body, extra_body))
+
+
+def prompt_instructions(tool_name: str,
+                        schema: Mapping[str, object]) -> Result[str, RequestRefused]:
+    """What the ``prompt`` form appends to the system prompt: the answer's name, its
+    schema, and one answer of that shape, so a model that no grammar constrains still
+    sees exactly what is read back (and that nothing may surround it)."""
+    return encode_json(closed_schema(schema)).bind(
+        lambda shown: encode_json(example_answer(schema)).map(lambda example: (
+            f"{PROMPT_FORM_HEADING} ({tool_name}): reply with one JSON object and "
+            "nothing else: no prose, no code fence. It must match this JSON schema:\n"
+            f"{shown.decode('utf-8')}\n"
+            f"An answer of that shape (its values only show the form):\n"
+            f"{example.decode('utf-8')}"))).alt(RequestRefused)
+
+
+def example_answer(schema: Mapping[str, object]) -> object:
+    """One value of ``schema``'s shape, for the ``prompt`` form's example: the first
+    member an ``enum`` offers, a ``const``, the least a range allows, one item of an
+    array. It shows form, not content, so it never names anything a batch offered."""
+    if "const" in schema:
+        return schema["const"]
+    members = schema.get("enum")
+    if isinstance(members, list) and members:
+        return members[0]
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else declared
+    kinds = [t for t in types if t != "null"] if isinstance(types, list) else []
+    kind = kinds[0] if kinds else "null"
+    if kind == "object":
+        properties = schema.get("properties")
+        return {name: example_answer(sub) if isinstance(sub, Mapping) else None
+                for name, sub in (properties.items() if isinstance(properties, Mapping)
+                                  else ())}
+    if kind == "array":
+        items = schema.get("items")
+        least = schema.get("minItems")
+        count = max(1, least if isinstance(least, int) else 0)
+        return [example_answer(items) for _ in range(count)] \
+            if isinstance(items, Mapping) else []
+    if kind == "string":
+        least = schema.get("minLength")
+        return "text" if not isinstance(least, int) or least <= 4 else "x" * least
+    if kind in {"integer", "number"}:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        value: float = low if isinstance(low, int | float) else (
+            high if isinstance(high, int | float) and high < 0 else 0)
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return False
+    return None
 
 
 def request_body(
     dialect: Dialect, request: ModelRequest, model_id: str,
     extra_body: Mapping[str, object] | None = None,
     token_field: OpenAITokenField = DEFAULT_OPENAI_TOKEN_FIELD,
+    form: StructuredForm = "json_schema",
+    *, stream: bool = False,
 ) -> Result[dict[str, object], RequestRefused]:
-    """The body of ``request`` in ``dialect`` (``token_field`` applies to openai only)."""
+    """The body of ``request`` in ``dialect`` (``token_field`` and ``form`` apply to
+    openai only)."""
     match dialect:
         case "anthropic":
-            return anthropic_body(request, model_id, extra_body)
+            return anthropic_body(request, model_id, extra_body, stream=stream)
         case "openai":
-            return openai_body(request, model_id, extra_body, token_field)
+            return openai_body(request, model_id, extra_body, token_field, form,
+                               stream=stream)
         case _ as never:
             assert_never(never)
 
@@ -131,10 +227,13 @@ def request_bytes(
     dialect: Dialect, request: ModelRequest, model_id: str,
     extra_body: Mapping[str, object] | None = None,
     token_field: OpenAITokenField = DEFAULT_OPENAI_TOKEN_FIELD,
+    form: StructuredForm = "json_schema",
+    *, stream: bool = False,
 ) -> Result[bytes, RequestRefused]:
     """The bytes to POST for ``request``: canonical JSON in UTF-8, equal for equal
     requests. A value that is not JSON (a NaN, a set in ``extra_body``) refuses."""
-    return request_body(dialect, request, model_id, extra_body, token_field).bind(
+    return request_body(dialect, request, model_id, extra_body, token_field, form,
+                        stream=stream).bind(
         lambda body: encode_json(body).alt(RequestRefused))
 
 

@@ -60,6 +60,7 @@ from memhtml.contracts.errors import (
     ModelUnavailable,
 )
 from memhtml.contracts.services import LanguageModel, ModelRequest
+from memhtml.llm.caps import output_token_cap
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -235,10 +236,14 @@ def frame(heading: str, keys: KeyMap[T], render: Callable[[T], str]) -> str:
 
 def request_for(spec: BatchSpec[T, A], keys: KeyMap[T]) -> ModelRequest:
     """The request for one batch: the phase's fixed system, schema and tool, and the
-    batch's framed member list."""
+    batch's framed member list. The output cap is what an answer of the schema can
+    need for this many members (an open array counted at one entry a member), never
+    above the phase's ``max_output_tokens``: a weak model looping to a loose cap spends
+    the night's time on an answer no reader will take."""
     return ModelRequest(system=spec.system, prompt=frame(spec.heading, keys, spec.render),
                         schema=spec.schema, tool_name=spec.tool_name,
-                        max_output_tokens=spec.max_output_tokens)
+                        max_output_tokens=output_token_cap(
+                            spec.schema, spec.max_output_tokens, len(keys.entries)))
 
 
 def plan_requests(spec: BatchSpec[T, A],
@@ -325,9 +330,17 @@ class BatchRun(Generic[T, A]):
         return out
 
     def failures(self) -> tuple[str, ...]:
-        """One line per failed batch, for the phase's warnings."""
-        return tuple(f"batch {o.index + 1} {o.status}: {o.reason}"
-                     for o in self.outcomes if o.status in FAILED)
+        """One line per failed batch, and one for the batches a spent budget skipped
+        (with the budget's reason: calls or seconds), for the phase's warnings."""
+        failed = tuple(f"batch {o.index + 1} {o.status}: {o.reason}"
+                       for o in self.outcomes if o.status in FAILED)
+        skipped = [o for o in self.outcomes if o.status == "budget-skipped"]
+        if not skipped:
+            return failed
+        first, last = skipped[0].index + 1, skipped[-1].index + 1
+        which = f"batch {first}" if first == last else f"batches {first}-{last}"
+        return (*failed, f"{which} not asked ({len(skipped)} budget-skipped): "
+                         f"{skipped[0].reason}")
 
 
 def run_batches(model: LanguageModel, spec: BatchSpec[T, A],

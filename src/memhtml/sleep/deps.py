@@ -106,6 +106,9 @@ class SleepDeps:
     embedder: DocumentEmbedder | None = None
     model: LanguageModel | None = None
     """The language model the model phases ask; None runs them without one."""
+    model_notes: Callable[[], tuple[str, ...]] | None = None
+    """What the model found out about its endpoint during the run (a structured-output
+    form refused, the one used instead), for the run report's notes."""
     transcripts: TranscriptSource | None = None
     """Where trace-consolidation reads session transcripts (None: no source set)."""
     embedder_name: str = "none"

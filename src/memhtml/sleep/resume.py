@@ -82,15 +82,19 @@ def _described(flags: RunFlags) -> str:
 
 
 def resume_sleep(deps: SleepDeps, run_id: str, deep: bool | None = None,
-                 max_llm_calls: int | None = None) -> IOResult[RunReport, SleepError]:
+                 max_llm_calls: int | None = None, max_llm_seconds: float | None = None
+                 ) -> IOResult[RunReport, SleepError]:
     """Run the phases of ``run_id`` its branch does not record as done, with the options
     its commits record. ``deep`` and ``max_llm_calls`` (None: not given) set them for a
-    run whose commits record none, and are refused when they contradict the record."""
+    run whose commits record none, and are refused when they contradict the record.
+    ``max_llm_seconds`` is this invocation's own time budget (never recorded: a
+    stopped run's clock does not carry over to the night that finishes it)."""
 
     def go(history: RunHistory, chosen: RunFlags) -> IOResult[RunReport, SleepError]:
         stamp = history.stamp or run_stamp(deps.clock.now())
         done = history.done()
-        calls = CallBudget(chosen.max_llm_calls, spent=history.calls_spent)
+        calls = CallBudget(chosen.max_llm_calls, spent=history.calls_spent,
+                           seconds=max_llm_seconds)
         return versions_at(deps, history.base).bind(lambda found: execute(
             RunContext(deps=deps, run_id=history.run_id, branch=history.branch, stamp=stamp,
                        base=history.base, base_version=found[0], dry_run=False,

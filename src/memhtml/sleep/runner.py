@@ -113,6 +113,8 @@ class RunOptions:
     deep: bool = False
     max_llm_calls: int | None = None
     """One budget of model calls every model phase of the run shares (None: no limit)."""
+    max_llm_seconds: float | None = None
+    """One budget of wall-clock seconds in model calls, shared likewise (None: none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +147,8 @@ class RunReport:
     given back, and the run is recorded in the state plane only (``QuietRun``)."""
     notes: tuple[str, ...] = ()
     """What the run could not record and did not need to (a quiet run the state plane
-    refused to note)."""
+    refused to note), and what the model found out about its endpoint (a
+    structured-output form refused and the one used instead)."""
 
     @property
     def failed(self) -> tuple[SleepPhase, ...]:
@@ -227,7 +230,8 @@ def run_sleep(deps: SleepDeps, options: RunOptions | None = None
                 base=base, base_version=base_version, dry_run=chosen.dry_run,
                 selected=chosen.phases, done={}, done_commits={},
                 budget=task_budget(deps, chosen.phases),
-                calls=CallBudget(chosen.max_llm_calls), deep=chosen.deep),
+                calls=CallBudget(chosen.max_llm_calls, seconds=chosen.max_llm_seconds),
+                deep=chosen.deep),
                 base_version)))
 
     def versions(base: str) -> IOResult[HeadVersion, SleepError]:
@@ -368,8 +372,8 @@ def _quiet(ctx: RunContext, branch: str, report: RunReport) -> IOResult[RunRepor
         recorded: IOResult[None, StateError] = ctx.deps.state.record_quiet_run(run)
         done = replace(report, branch=None, quiet=True)
         return recorded.map(lambda _: done).lash(lambda error: IOSuccess(replace(
-            done, notes=(f"the quiet run was not noted in the state plane: "
-                         f"{error.reason}",))))
+            done, notes=(*done.notes, f"the quiet run was not noted in the state plane: "
+                                      f"{error.reason}"))))
 
     return deleted.bind(noted)
 
@@ -797,7 +801,8 @@ def _report(ctx: RunContext, final: _Progress) -> IOResult[RunReport, SleepError
         return RunReport(
             run_id=ctx.run_id, branch=ctx.branch, stamp=stamp_text(ctx.stamp),
             base_sha=ctx.base, head_sha=final.tip, commits=lines, phases=final.records,
-            dry_run=ctx.dry_run, resumed=ctx.resumed)
+            dry_run=ctx.dry_run, resumed=ctx.resumed,
+            notes=ctx.deps.model_notes() if ctx.deps.model_notes is not None else ())
 
     return run_commits(ctx.deps, ctx.run_id, ctx.base, final.tip).map(build)
 

@@ -26,7 +26,6 @@ RIGHT_KEY = "sk-loopback-right-key"
 SLOW_SECONDS = 1.0
 HUGE_DECLARED = 64 << 20
 RETRY_AFTER_SECONDS = 2
-RETRY_AFTER_LONG = 3600
 REFUSAL_TEXT = "I can't help with that."
 
 
@@ -77,6 +76,31 @@ def openai_reply(content: str | None, finish_reason: str = "stop",
                          "message": {"role": "assistant", "content": content,
                                      "refusal": refusal}}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+def sse_events(dialect: str) -> list[dict[str, object] | str]:
+    """The good answer as the events a streaming server sends, in ``dialect``."""
+    text = json.dumps(GOOD_ANSWER)
+    half = len(text) // 2
+    if dialect == "anthropic":
+        return [
+            {"type": "message_start", "message": {
+                "id": "msg_loopback", "type": "message", "role": "assistant",
+                "model": "loopback", "content": [], "stop_reason": None}},
+            {"type": "content_block_start", "index": 0, "content_block": {
+                "type": "tool_use", "id": "toolu_loopback", "name": TOOL, "input": {}}},
+            {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": text[:half]}},
+            {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": text[half:]}},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+            {"type": "message_stop"}]
+    pieces: list[dict[str, object] | str] = [
+        {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+        for piece in (text[:half], text[half:])]
+    return [*pieces, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            "[DONE]"]
 
 
 def answer_body(dialect: str, mode: str) -> dict[str, object]:
@@ -142,15 +166,13 @@ class Handler(BaseHTTPRequestHandler):
                        {"Retry-After": str(RETRY_AFTER_SECONDS)})
         elif mode == "retrydate" and count == 1:
             self.reply(503, b'{"error": "overloaded"}', {"Retry-After": self.seen.retry_date})
-        elif mode == "retrylong" and count == 1:
-            self.reply(429, b'{"error": "slow down"}', {"Retry-After": str(RETRY_AFTER_LONG)})
         elif mode == "fail":
             self.reply(500, b'{"error": "the model crashed"}')
         elif mode == "echo500":
             # A server that echoes the credential it was sent into its error body.
             self.reply(500, json.dumps({"error": f"bad key {self.credential(dialect)}"}
                                        ).encode())
-        elif mode == "reset" and count == 1:
+        elif mode == "resetall" or (mode == "reset" and count == 1):
             # Drop the connection without a word: the client sees a reset.
             self.close_connection = True
             with contextlib.suppress(OSError):
@@ -181,6 +203,18 @@ class Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.wfile.write(b'{"choices": [')
             self.close_connection = True
+        elif mode in {"sse", "ssecut"}:
+            events = sse_events(dialect)
+            if mode == "ssecut" and count == 1:
+                events = events[:2]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.end_headers()
+            self.close_connection = True
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                for event in events:
+                    data = event if isinstance(event, str) else json.dumps(event)
+                    self.wfile.write(f"event: x\ndata: {data}\n\n".encode())
         elif mode == "slow":
             time.sleep(SLOW_SECONDS)
             self.reply(200, good)

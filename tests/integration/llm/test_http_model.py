@@ -1,17 +1,21 @@
 """HttpLanguageModel against a real HTTP server on loopback, in both dialects.
 
-Waits between attempts go through a ManualClock, so the back-off runs instantly and
-the waits asked for are read back exactly; the jitter is seeded. The key lives in an
+The wait before the one retry a lost connection gets goes through a ManualClock, so
+it runs instantly and is read back exactly; the jitter is seeded. A status code is the
+server's answer to the bytes sent and is never retried. The key lives in an
 explicit environment mapping, so the process environment is never read or changed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from itertools import count
+from pathlib import Path
 
 import pytest
 from returns.io import IOResult
@@ -24,7 +28,6 @@ from memhtml.adapters.llm import (
     ANTHROPIC_VERSION,
     BACKOFF_BASE_SECONDS,
     MAX_RESPONSE_BYTES,
-    RETRY_AFTER_CAP_SECONDS,
     HttpLanguageModel,
 )
 from memhtml.contracts.errors import ModelError, ModelMalformed, ModelUnavailable
@@ -33,7 +36,6 @@ from memhtml.llm import Dialect, request_bytes
 from tests.integration.llm.loopback import (
     GOOD_ANSWER,
     HUGE_DECLARED,
-    RETRY_AFTER_LONG,
     RETRY_AFTER_SECONDS,
     RIGHT_KEY,
     TOOL,
@@ -80,7 +82,7 @@ def token() -> str:
 
 def model(base: str, mode: str, tok: str, dialect: Dialect, clock: ManualClock, *,
           env: Mapping[str, str] | None = None, **options: object) -> HttpLanguageModel:
-    settings: dict[str, object] = {"retries": 3, "seed": 7}
+    settings: dict[str, object] = {"seed": 7}
     settings.update(options)
     timeout = settings.pop("timeout", 5.0)
     extra = settings.pop("extra_body", {})
@@ -128,7 +130,7 @@ def test_the_server_receives_exactly_the_bytes_the_pure_room_built(
     client = model(base, "good", tok, dialect, clock(), extra_body=EXTRA_BODY)
     answer(client.complete_json(REQUEST))
     answer(client.complete_json(REQUEST))
-    built = request_bytes(dialect, REQUEST, MODEL_ID, EXTRA_BODY)
+    built = request_bytes(dialect, REQUEST, MODEL_ID, EXTRA_BODY, stream=True)
     assert isinstance(built, Success)
     assert seen.bodies("good", tok) == [built.unwrap(), built.unwrap()]
     received = seen.last("good", tok)
@@ -206,14 +208,15 @@ def test_an_oversized_answer_is_refused_unread(server: tuple[str, Seen]) -> None
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_429_then_success_waits_what_retry_after_asks(server: tuple[str, Seen],
-                                                      dialect: Dialect) -> None:
+def test_429_is_not_retried_and_says_what_the_server_asked(server: tuple[str, Seen],
+                                                           dialect: Dialect) -> None:
     base, seen = server
     tok, time = token(), clock()
-    assert answer(model(base, "ratelimit", tok, dialect, time).complete_json(REQUEST)) \
-        == GOOD_ANSWER
-    assert seen.attempts("ratelimit", tok) == 2
-    assert time.sleeps == (float(RETRY_AFTER_SECONDS),)
+    got = failure(model(base, "ratelimit", tok, dialect, time).complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "HTTP 429" in got.reason and f"wait {RETRY_AFTER_SECONDS}s" in got.reason
+    assert seen.attempts("ratelimit", tok) == 1
+    assert time.sleeps == ()
 
 
 def test_retry_after_as_an_http_date_is_read_against_the_clock(
@@ -221,34 +224,21 @@ def test_retry_after_as_an_http_date_is_read_against_the_clock(
     base, seen = server
     tok, time = token(), clock()
     seen.retry_date = http_date(START + timedelta(seconds=5))
-    assert answer(model(base, "retrydate", tok, "anthropic", time).complete_json(REQUEST)) \
-        == GOOD_ANSWER
-    assert time.sleeps == (5.0,)
-
-
-def test_a_long_retry_after_is_capped(server: tuple[str, Seen]) -> None:
-    base, _ = server
-    time = clock()
-    assert answer(model(base, "retrylong", token(), "openai", time).complete_json(REQUEST)) \
-        == GOOD_ANSWER
-    assert RETRY_AFTER_LONG > RETRY_AFTER_CAP_SECONDS
-    assert time.sleeps == (RETRY_AFTER_CAP_SECONDS,)
+    got = failure(model(base, "retrydate", tok, "anthropic", time).complete_json(REQUEST))
+    assert "HTTP 503" in got.reason and "wait 5s" in got.reason
+    assert seen.attempts("retrydate", tok) == 1
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_500s_until_the_retries_run_out(server: tuple[str, Seen], dialect: Dialect) -> None:
+def test_a_500_is_the_servers_answer_and_is_not_retried(server: tuple[str, Seen],
+                                                        dialect: Dialect) -> None:
     base, seen = server
     tok, time = token(), clock()
     got = failure(model(base, "fail", tok, dialect, time, retries=3).complete_json(REQUEST))
     assert isinstance(got, ModelUnavailable)
-    assert "HTTP 500" in got.reason
-    assert "gave up after 4 attempts" in got.reason
-    assert seen.attempts("fail", tok) == 4
-    # Exponential steps with equal jitter: each wait lies in [step / 2, step].
-    assert len(time.sleeps) == 3
-    for attempt, waited in enumerate(time.sleeps):
-        step = BACKOFF_BASE_SECONDS * 2 ** attempt
-        assert step / 2 <= waited <= step
+    assert "HTTP 500" in got.reason and "the model crashed" in got.reason
+    assert seen.attempts("fail", tok) == 1
+    assert time.sleeps == ()
 
 
 def test_the_jitter_is_seeded(server: tuple[str, Seen]) -> None:
@@ -256,29 +246,40 @@ def test_the_jitter_is_seeded(server: tuple[str, Seen]) -> None:
     waits = []
     for seed in (7, 7, 8):
         time = clock()
-        failure(model(base, "fail", token(), "openai", time, seed=seed).complete_json(REQUEST))
+        answer(model(base, "reset", token(), "openai", time, seed=seed).complete_json(REQUEST))
         waits.append(time.sleeps)
     assert waits[0] == waits[1]
     assert waits[0] != waits[2]
+    assert all(BACKOFF_BASE_SECONDS / 2 <= w[0] <= BACKOFF_BASE_SECONDS for w in waits)
 
 
 def test_no_retries_means_one_attempt(server: tuple[str, Seen]) -> None:
     base, seen = server
     tok, time = token(), clock()
-    got = failure(model(base, "fail", tok, "openai", time, retries=0).complete_json(REQUEST))
+    got = failure(model(base, "reset", tok, "openai", time, retries=0).complete_json(REQUEST))
     assert "gave up after 1 attempt" in got.reason
-    assert seen.attempts("fail", tok) == 1
+    assert seen.attempts("reset", tok) == 1
     assert time.sleeps == ()
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_a_reset_connection_is_retried(server: tuple[str, Seen], dialect: Dialect) -> None:
+def test_a_reset_connection_is_retried_once(server: tuple[str, Seen],
+                                            dialect: Dialect) -> None:
     base, seen = server
     tok, time = token(), clock()
     assert answer(model(base, "reset", tok, dialect, time).complete_json(REQUEST)) \
         == GOOD_ANSWER
     assert seen.attempts("reset", tok) == 2
     assert len(time.sleeps) == 1
+
+
+def test_a_connection_lost_twice_is_unavailable(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    got = failure(model(base, "resetall", tok, "openai", time).complete_json(REQUEST))
+    assert isinstance(got, ModelUnavailable)
+    assert "gave up after 2 attempts" in got.reason
+    assert seen.attempts("resetall", tok) == 2
 
 
 def test_a_body_cut_short_is_retried(server: tuple[str, Seen]) -> None:
@@ -290,15 +291,24 @@ def test_a_body_cut_short_is_retried(server: tuple[str, Seen]) -> None:
     assert len(time.sleeps) == 1
 
 
-def test_a_timeout_is_retried_then_unavailable(server: tuple[str, Seen]) -> None:
+def test_a_timeout_gives_up_without_retrying(server: tuple[str, Seen]) -> None:
     base, seen = server
     tok, time = token(), clock()
-    got = failure(model(base, "slow", tok, "openai", time, timeout=0.3, retries=1
+    got = failure(model(base, "slow", tok, "openai", time, timeout=0.3
                         ).complete_json(REQUEST))
     assert isinstance(got, ModelUnavailable)
     assert "timed out after 0.3s" in got.reason
-    assert seen.attempts("slow", tok) == 2
-    assert len(time.sleeps) == 1
+    assert seen.attempts("slow", tok) == 1
+    assert time.sleeps == ()
+
+
+def test_a_time_limit_below_the_timeout_bounds_the_call(server: tuple[str, Seen]) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    got = failure(model(base, "slow", tok, "openai", time, timeout=30.0).complete_json(
+        replace(REQUEST, time_limit=0.2)))
+    assert "timed out after 0.2s" in got.reason
+    assert seen.attempts("slow", tok) == 1
 
 
 # ------------------------------------------------------------------------- refusals at once
@@ -349,7 +359,7 @@ def test_whitespace_around_the_key_is_not_sent(server: tuple[str, Seen]) -> None
     assert seen.last("auth", tok).headers["x-api-key"] == RIGHT_KEY
 
 
-def test_a_key_echoed_in_a_retried_error_is_redacted(server: tuple[str, Seen]) -> None:
+def test_a_key_echoed_in_an_error_is_redacted(server: tuple[str, Seen]) -> None:
     base, _ = server
     got = failure(model(base, "echo500", token(), "openai", clock(), retries=1,
                         env={KEY_ENV: LEAKY_KEY}).complete_json(REQUEST))
@@ -396,7 +406,7 @@ def test_the_openai_output_cap_field_can_be_renamed(server: tuple[str, Seen]) ->
     tok = token()
     client = model(base, "good", tok, "openai", clock(), token_field="max_tokens")
     assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
-    built = request_bytes("openai", REQUEST, MODEL_ID, {}, "max_tokens")
+    built = request_bytes("openai", REQUEST, MODEL_ID, {}, "max_tokens", stream=True)
     assert seen.bodies("good", tok) == [built.unwrap()]
     assert b'"max_tokens":256' in built.unwrap()
 
@@ -470,3 +480,77 @@ def test_live_endpoint_answers_on_schema() -> None:
                                SystemClock())
     got = answer(client.complete_json(REQUEST))
     assert got["verdict"] in {"same", "different"}
+
+
+# ------------------------------------------------------------------ streamed answers
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_streamed_answer_is_the_checked_object(server: tuple[str, Seen],
+                                                 dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    assert answer(model(base, "sse", tok, dialect, time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert json.loads(seen.last("sse", tok).body)["stream"] is True
+    assert seen.last("sse", tok).headers["accept"].startswith("text/event-stream")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_stream_cut_before_its_end_is_a_lost_connection_tried_once_more(
+        server: tuple[str, Seen], dialect: Dialect) -> None:
+    base, seen = server
+    tok, time = token(), clock()
+    assert answer(model(base, "ssecut", tok, dialect, time).complete_json(REQUEST)) \
+        == GOOD_ANSWER
+    assert seen.attempts("ssecut", tok) == 2
+    assert len(time.sleeps) == 1
+
+
+# ------------------------------------------------------------------ the remembered form
+
+
+def sent_form(seen: Seen, tok: str) -> str:
+    body = json.loads(seen.last("good", tok).body)
+    fmt = body.get("response_format")
+    return str(fmt["type"]) if isinstance(fmt, dict) else "prompt"
+
+
+def test_a_remembered_form_is_where_a_later_model_starts(server: tuple[str, Seen],
+                                                         tmp_path: Path) -> None:
+    base, seen = server
+    tok = token()
+    memory = tmp_path / "llm-structured.json"
+    url = f"{base}/good/{tok}/v1"
+    memory.write_text(json.dumps({"version": 1, "endpoints": {
+        f"{url}/chat/completions {MODEL_ID}": "json_object"}}))
+    client = HttpLanguageModel("openai", url, MODEL_ID, None, 5.0, {}, clock(), environ={},
+                               memory=memory)
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    assert sent_form(seen, tok) == "json_object"
+    assert "remembered from an earlier run" in " ".join(client.notes())
+
+
+@pytest.mark.parametrize("planted", ["garbage", "symlink", "fifo", "unknown-form"])
+def test_a_memory_file_that_is_not_ours_is_ignored(server: tuple[str, Seen], tmp_path: Path,
+                                                   planted: str) -> None:
+    base, seen = server
+    tok = token()
+    memory = tmp_path / "llm-structured.json"
+    url = f"{base}/good/{tok}/v1"
+    key = f"{url}/chat/completions {MODEL_ID}"
+    if planted == "garbage":
+        memory.write_bytes(b"\xff{not json")
+    elif planted == "symlink":
+        target = tmp_path / "elsewhere.json"
+        target.write_text(json.dumps({"endpoints": {key: "prompt"}}))
+        memory.symlink_to(target)
+    elif planted == "fifo":
+        os.mkfifo(memory)
+    else:
+        memory.write_text(json.dumps({"endpoints": {key: "yaml"}}))
+    client = HttpLanguageModel("openai", url, MODEL_ID, None, 5.0, {}, clock(), environ={},
+                               memory=memory)
+    assert answer(client.complete_json(REQUEST)) == GOOD_ANSWER
+    assert sent_form(seen, tok) == "json_schema"
+    assert client.notes() == ()

@@ -37,11 +37,11 @@ from memhtml.llm import DEFAULT_OPENAI_TOKEN_FIELD
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 LLM_KEYS = ("llm", "llm_url", "llm_model", "llm_key_env", "llm_timeout", "llm_extra_body",
-            "llm_token_field")
+            "llm_token_field", "llm_structured")
 FULL = {"llm": "anthropic", "llm_url": "https://llm.example/v1", "llm_model": "a-model",
         "llm_key_env": "MY_LLM_KEY", "llm_timeout": "45.5",
         "llm_extra_body": '{"thinking": {"type": "disabled"}}',
-        "llm_token_field": "max_tokens"}
+        "llm_token_field": "max_tokens", "llm_structured": "prompt"}
 
 
 def loaded(store: Path, env: dict[str, str]) -> LoadedSettings:
@@ -155,6 +155,7 @@ def test_both_missing_are_named_together(store: Path) -> None:
     ({"llm_extra_body": '{"a": 1, "a": 2}'}, "appears twice"),
     ({"llm_extra_body": '{"a": NaN}'}, "not a JSON number"),
     ({"llm_token_field": "max_output_tokens"}, "llm_token_field must be"),
+    ({"llm_structured": "grammar"}, "llm_structured must be auto, json_schema"),
 ])
 def test_bad_values_are_settings_errors(store: Path, changes: dict[str, str],
                                         words: str) -> None:
@@ -177,6 +178,7 @@ def test_open_services_wires_the_model_or_keeps_the_error(store: Path) -> None:
                                                require_store=False).unwrap())
     assert isinstance(services.language_model, HttpLanguageModel)
     assert services.language_model.model_id == "a-model"
+    assert services.language_model.structured == "prompt"
     assert services.language_model_error is None
 
     broken = Settings(store=store, llm="openai")

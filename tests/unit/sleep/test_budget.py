@@ -106,3 +106,63 @@ def test_a_failed_call_still_spends_a_call() -> None:
     assert not is_successful(model.complete_json(REQUEST))
     assert unsafe_perform_io(model.complete_json(REQUEST).unwrap()) == {"ok": True}
     assert (budget.used, fake.calls) == (2, 2)
+
+
+# -- the time budget -------------------------------------------------------------------
+
+
+class _Ticks:
+    """A timer a test advances by hand: each call of the model costs what it says."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_time_budget_hands_each_call_what_is_left_and_refuses_once_spent() -> None:
+    ticks = _Ticks()
+    run = CallBudget(seconds=10.0, timer=ticks)
+    phase = run.capped(None)
+    seen: list[float | None] = []
+
+    def slow(request: ModelRequest) -> dict[str, object]:
+        seen.append(request.time_limit)
+        ticks.now += 4.0
+        return {"ok": True}
+
+    model = BudgetedModel(ScriptedModel(respond=slow), phase)
+    outcomes = [model.complete_json(REQUEST) for _ in range(4)]
+    assert [is_successful(o) for o in outcomes] == [True, True, True, False]
+    # 10 s: 10 left, then 6, then 2; the fourth call is never made.
+    assert seen == [10.0, 6.0, 2.0]
+    refusal = unsafe_perform_io(outcomes[3].failure())
+    assert isinstance(refusal, BudgetExhausted)
+    assert "budget of 10 model seconds is spent" in refusal.reason
+    assert run.seconds_used == 12.0 and run.time_refused == 1
+    # The refused call spent nothing of the call budget.
+    assert phase.used == 3
+
+
+def test_a_tighter_limit_of_the_request_stands() -> None:
+    from dataclasses import replace
+
+    seen: list[float | None] = []
+
+    def record(request: ModelRequest) -> dict[str, object]:
+        seen.append(request.time_limit)
+        return {"ok": True}
+
+    model = BudgetedModel(ScriptedModel(respond=record),
+                          CallBudget(seconds=50.0, timer=_Ticks()))
+    assert is_successful(model.complete_json(replace(REQUEST, time_limit=3.0)))
+    assert is_successful(BudgetedModel(ScriptedModel(respond=record), CallBudget()
+                                       ).complete_json(REQUEST))
+    assert seen == [3.0, None]
+
+
+@pytest.mark.parametrize("seconds", [-1.0, float("inf"), float("nan")])
+def test_a_time_budget_must_be_a_finite_count_of_seconds(seconds: float) -> None:
+    with pytest.raises(ValueError, match="time budget"):
+        CallBudget(seconds=seconds)

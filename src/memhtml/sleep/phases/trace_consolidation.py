@@ -129,6 +129,7 @@ from memhtml.domain.thresholds import (
     TRANSCRIPT_MAX_BYTES,
     TRANSCRIPT_SETTLE_SECONDS,
 )
+from memhtml.llm.caps import output_token_cap
 from memhtml.llm.schema import violations
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision
@@ -474,7 +475,8 @@ def render(session: str, turns: Sequence[Turn]) -> Shown:
 
 def request_for(shown: Shown) -> ModelRequest:
     return ModelRequest(system=SYSTEM, prompt=shown.prompt, schema=SCHEMA,
-                        tool_name=TOOL_NAME, max_output_tokens=OUTPUT_TOKENS)
+                        tool_name=TOOL_NAME,
+                        max_output_tokens=output_token_cap(SCHEMA, OUTPUT_TOKENS))
 
 
 @dataclass(frozen=True, slots=True)
