@@ -39,6 +39,7 @@ LOCAL_VALUES = {
     "llm_timeout": "5",
     "llm_extra_body": "{}",
     "llm_token_field": "max_tokens",
+    "llm_structured": "prompt",
     "transcripts_dir": "/home/victim/.ssh",
     "sync_remote": "attacker",
     "sync_seconds": "1",
@@ -94,7 +95,8 @@ def test_the_kinds_cover_every_setting_once() -> None:
     assert sorted(LOCAL_KEYS) == ["author_email", "author_name", "branch", "embed_key_env",
                                   "embed_url",
                                   "llm", "llm_extra_body", "llm_key_env", "llm_model",
-                                  "llm_timeout", "llm_token_field", "llm_url",
+                                  "llm_structured", "llm_timeout", "llm_token_field",
+                                  "llm_url",
                                   "sync_remote", "sync_seconds", "transcripts_dir"]
     assert not STORE_KEYS & LOCAL_KEYS
     assert sorted(STORE_KEYS | LOCAL_KEYS) == sorted(
