@@ -6,9 +6,11 @@ python := env_var_or_default("PYTHON", "python3")
 setup:
     {{python}} -m pip install -e '.[dev,bench]'
 
-# Everything CI checks: lint, types, layering, then every test.
+# Everything CI checks: lint, types, layering, then every test. Work stealing keeps
+# both workers busy to the end: the kill and crash suites' long cases otherwise
+# queue behind one worker while the other idles.
 test: lint typecheck
-    {{python}} -m pytest -n auto -p no:cacheprovider
+    {{python}} -m pytest -n auto --dist worksteal -p no:cacheprovider
 
 lint:
     {{python}} -m ruff check src tests bench tools
