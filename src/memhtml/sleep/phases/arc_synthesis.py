@@ -85,6 +85,7 @@ from memhtml.sleep.batch import (
     BatchSpec,
     Resolver,
     ask_batches,
+    key_field,
     slice_batches,
 )
 from memhtml.sleep.budget import BudgetedModel
@@ -154,7 +155,7 @@ TRIAGE_SCHEMA: Final[Mapping[str, object]] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "key": {"type": "string", "maxLength": KEY_CHARS},
+                    "key": key_field(KEY_CHARS),
                     "arc": {"type": "boolean"},
                     "title": {"type": ["string", "null"], "maxLength": TITLE_CHARS},
                 },
@@ -169,14 +170,15 @@ TRIAGE_SCHEMA: Final[Mapping[str, object]] = {
 
 WRITE_SCHEMA: Final[Mapping[str, object]] = {
     "type": "object",
+    # The notes the story covers first, then the story written from them.
     "properties": {
+        "covers": {"type": "array", "maxItems": ARC_WRITE_MEMBERS,
+                   "items": key_field(KEY_CHARS)},
         "claim": {"type": "string", "minLength": 1, "maxLength": CLAIM_CHARS},
         "body": {"type": "array", "maxItems": PARAGRAPHS,
                  "items": {"type": "string", "maxLength": PARAGRAPH_CHARS}},
-        "covers": {"type": "array", "maxItems": ARC_WRITE_MEMBERS,
-                   "items": {"type": "string", "maxLength": KEY_CHARS}},
     },
-    "required": ["claim", "body", "covers"],
+    "required": ["covers", "claim", "body"],
     "additionalProperties": False,
 }
 

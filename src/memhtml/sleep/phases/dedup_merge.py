@@ -149,7 +149,14 @@ from memhtml.domain.thresholds import (
     NEAR_DUPLICATE_THRESHOLD,
 )
 from memhtml.head import HeadVersion, VectorCache
-from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, pack_groups, run_packed
+from memhtml.sleep.batch import (
+    BatchRun,
+    BatchSpec,
+    Resolver,
+    key_field,
+    pack_groups,
+    run_packed,
+)
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, FigureValue, model_figures
 from memhtml.sleep.ledger import PendingMark
@@ -613,7 +620,7 @@ SCHEMA: Final[Mapping[str, object]] = {
                         "maxItems": DEDUP_COMPONENT_CAP,
                         "description": "The keys of the notes of one set that are one "
                                        "memory.",
-                        "items": {"type": "string", "minLength": 1, "maxLength": KEY_CHARS},
+                        "items": key_field(KEY_CHARS),
                     },
                 },
                 "required": ["members"],

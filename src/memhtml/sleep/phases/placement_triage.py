@@ -87,7 +87,14 @@ from memhtml.domain.thresholds import (
 )
 from memhtml.head import HeadVersion
 from memhtml.llm.schema import violations
-from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, ask_batches, slice_batches
+from memhtml.sleep.batch import (
+    BatchRun,
+    BatchSpec,
+    Resolver,
+    ask_batches,
+    key_field,
+    slice_batches,
+)
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, model_figures
 from memhtml.sleep.phase import (
@@ -148,7 +155,7 @@ SCHEMA: Final[Mapping[str, object]] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "key": {"type": "string", "maxLength": KEY_CHARS},
+                    "key": key_field(KEY_CHARS),
                     "place": {"type": "string", "minLength": 1, "maxLength": PLACE_CHARS},
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 },
