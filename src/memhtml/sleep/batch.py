@@ -39,7 +39,8 @@ batch is never split, since the model can only relate members it sees together.
 
 **Each batch's schema offers its own keys.** A phase declares a key field with
 ``key_field()``; the request for a batch replaces it with an ``enum`` of the keys that
-batch offered (``batch_schema``), and an array of keys is bounded by their count. A
+batch offered (``batch_schema``), and a bounded array of keys is bounded by their
+count too. A
 decoder that compiles the schema to a grammar can then name nothing else: not
 ``m99``, not ``"M1"``, not a key with a score stuck to it. The answer check refuses
 any other value too, so an answer naming a stranger is malformed before any reader
@@ -105,8 +106,8 @@ def _is_key_field(node: Mapping[str, object]) -> bool:
 
 def batch_schema(schema: Mapping[str, object], keys: Sequence[str]) -> Mapping[str, object]:
     """``schema`` for a batch that offered ``keys``: every key field (``key_field``)
-    an ``enum`` of them, and every array of key fields at most as long as there are
-    keys (never below its ``minItems``). The rest is ``schema`` unchanged, in its
+    an ``enum`` of them, and every array of key fields with a ``maxItems`` at most as
+    long as there are keys (never below its ``minItems``). The rest is ``schema`` unchanged, in its
     declared order. With no keys, ``schema`` itself."""
     if not keys:
         return schema
@@ -126,9 +127,11 @@ def _keyed(node: Mapping[str, object], keys: tuple[str, ...]) -> dict[str, objec
     items = node.get("items")
     if isinstance(items, Mapping):
         out["items"] = _keyed(items, keys)
-        if _is_key_field(items):
-            most, least = node.get("maxItems"), node.get("minItems")
-            bound = min(most, len(keys)) if isinstance(most, int) else len(keys)
+        most, least = node.get("maxItems"), node.get("minItems")
+        if _is_key_field(items) and isinstance(most, int):
+            # Tightened, never added: an open array of keys inside an open array is
+            # what the output cap counts at a few entries (``caps.NESTED_ITEMS``).
+            bound = min(most, len(keys))
             out["maxItems"] = max(bound, least) if isinstance(least, int) else bound
     return out
 
