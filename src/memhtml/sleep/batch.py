@@ -104,6 +104,18 @@ def _is_key_field(node: Mapping[str, object]) -> bool:
     return isinstance(described, str) and described.startswith(KEY_DESCRIPTION)
 
 
+def after_claim(text: str, claim: str) -> str:
+    """A member's article text as a prompt shows it below its ``claim:`` line: without
+    the claim it opens with (an article's first sentence is its claim), so no member's
+    text is sent twice. Both are compared with whitespace collapsed; text that does not
+    open with the claim is returned whole, collapsed."""
+    shown = " ".join(text.split())
+    said = " ".join(claim.split())
+    if said and shown.startswith(said):
+        return shown[len(said):].lstrip()
+    return shown
+
+
 def batch_schema(schema: Mapping[str, object], keys: Sequence[str]) -> Mapping[str, object]:
     """``schema`` for a batch that offered ``keys``: every key field (``key_field``)
     an ``enum`` of them, and every array of key fields with a ``maxItems`` at most as

@@ -21,6 +21,7 @@ from memhtml.sleep.batch import (
     EXAMPLE_HEADING,
     KEY_DESCRIPTION,
     BatchSpec,
+    after_claim,
     batch_schema,
     key_for,
     mint,
@@ -195,3 +196,13 @@ def test_reasoning_order_members_before_what_they_make() -> None:
                           (task_detection.SCHEMA, "findings"),
                           (placement_triage.SCHEMA, "placements")):
         assert order(schema, where)[-1] == "confidence"
+
+
+@given(claim=st.text(st.characters(codec="utf-8", categories=("L", "N", "Zs")),
+                     min_size=1, max_size=40).filter(str.strip),
+       rest=st.text(max_size=40))
+def test_a_members_claim_is_not_repeated_by_its_text(claim: str, rest: str) -> None:
+    shown = after_claim(f"{claim} {rest}", claim)
+    assert shown == " ".join(rest.split())
+    # Text that does not open with the claim is shown whole.
+    assert after_claim(f"x{claim}", f"y{claim}") == " ".join(f"x{claim}".split())

@@ -84,6 +84,7 @@ from memhtml.sleep.batch import (
     BatchRun,
     BatchSpec,
     Resolver,
+    after_claim,
     ask_batches,
     key_field,
     slice_batches,
@@ -313,7 +314,7 @@ class Draft:
 
 def render_member(record: MemoryRecord) -> str:
     """A member as the writing call reads it: a function of its file alone."""
-    text = " ".join(record.body_text.split())
+    text = after_claim(record.body_text, record.claim)
     if len(text) > MEMBER_TEXT_CHARS:
         text = text[:MEMBER_TEXT_CHARS] + " [...]"
     return "\n".join((f"title: {record.title}", f"type: {record.memory_type}",

@@ -149,6 +149,7 @@ from memhtml.sleep.batch import (
     BatchRun,
     BatchSpec,
     Resolver,
+    after_claim,
     ask_batches,
     key_field,
     pack_groups,
@@ -327,7 +328,7 @@ def _day(record: MemoryRecord) -> str:
 def render(candidate: Candidate) -> str:
     """A member as the model reads it: a function of its file alone."""
     record = candidate.record
-    text = " ".join(record.body_text.split())
+    text = after_claim(record.body_text, record.claim)
     if len(text) > MEMBER_TEXT_CHARS:
         text = text[:MEMBER_TEXT_CHARS] + " [...]"
     lines = [f"title: {record.title}", f"type: {record.memory_type}"]

@@ -153,6 +153,7 @@ from memhtml.sleep.batch import (
     BatchRun,
     BatchSpec,
     Resolver,
+    after_claim,
     key_field,
     pack_groups,
     run_packed,
@@ -701,7 +702,8 @@ def render(row: Row) -> str:
     boundary once past ``MEMBER_TEXT_CHARS``. Never its path."""
     record = row.record
     text = (f"set {row.component}: {_collapsed(record.title)}\n"
-            f"claim: {_collapsed(record.claim)}\n{_collapsed(record.body_text)}")
+            f"claim: {_collapsed(record.claim)}\n"
+            f"{_collapsed(after_claim(record.body_text, record.claim))}")
     if len(text) <= MEMBER_TEXT_CHARS:
         return text
     return text[:MEMBER_TEXT_CHARS].rsplit(" ", 1)[0] + " [...]"

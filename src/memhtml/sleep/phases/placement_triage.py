@@ -91,6 +91,7 @@ from memhtml.sleep.batch import (
     BatchRun,
     BatchSpec,
     Resolver,
+    after_claim,
     ask_batches,
     key_field,
     slice_batches,
@@ -288,7 +289,7 @@ def render(candidate: Candidate) -> str:
     """A member as the model reads it: a function of its file alone (its path is not
     shown: the answer names a directory, and the member only by its key)."""
     record = candidate.record
-    text = " ".join(record.body_text.split())
+    text = after_claim(record.body_text, record.claim)
     if len(text) > MEMBER_TEXT_CHARS:
         text = text[:MEMBER_TEXT_CHARS] + " [...]"
     lines = [f"title: {record.title}", f"type: {record.memory_type}"]
