@@ -452,8 +452,8 @@ class ModelRequest:
     at most ``max_output_tokens``. A phase keeps ``system`` and ``tool_name`` identical
     across its batches, and ``schema`` across batches of one size (it names the batch's
     keys, ``m1``..``mN``), so they form a cacheable prefix; ``prompt`` changes. The
-    order of ``schema``'s properties is sent as declared. ``time_limit`` (seconds) bounds this one call below the model's own
-    timeout: what a run's wall-clock budget has left when it is asked."""
+    order of ``schema``'s properties is sent as declared. ``time_limit`` (seconds) bounds
+    this one call below the model's own timeout: what a run's wall-clock budget has left when it is asked."""
 
     system: str
     prompt: str
