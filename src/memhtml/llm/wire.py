@@ -18,11 +18,11 @@ generating, where a plain request would keep it busy with an answer nobody reads
 A phase keeps its system prompt and tool name identical across a night's batches, and
 its schema across batches of one size (a batch's schema names its keys, ``m1``..``mN``),
 so only the prompt changes from one full batch to the next. In the anthropic body the
-system block and the tool carry ``cache_control``, which makes tools and system a cache-
-eligible prefix (the API caches in the order tools, system, messages), so each batch
-after the first pays for its member list alone. Bytes are canonical (sorted keys, no
-spaces), so equal requests give equal bytes in every run and the cached prefix is byte-
-stable.
+system block and the tool carry ``cache_control``, which makes tools and system a
+cache-eligible prefix (the API caches in the order tools, system, messages), so each
+batch after the first pays for its member list alone. Bytes are canonical (sorted keys,
+no spaces), so equal requests give equal bytes in every run and the cached prefix is
+byte-stable.
 
 One exception to the sorting: a schema's ``properties`` keep the order the phase
 declared them in (``canonical_order``). A grammar-constrained decoder writes an
