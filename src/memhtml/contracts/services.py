@@ -447,12 +447,14 @@ class QueryEmbedder(DocumentEmbedder, Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """One question to a language model: answer ``prompt`` under ``system`` with one JSON
-    object matching ``schema``, through the tool (or response format) ``tool_name``, in
-    at most ``max_output_tokens``. A phase keeps ``system``, ``schema`` and ``tool_name``
-    identical across its batches so they form a cacheable prefix; only ``prompt``
-    changes. ``time_limit`` (seconds) bounds this one call below the model's own
-    timeout: what a run's wall-clock budget has left when it is asked."""
+    """One question to a language model: answer ``prompt`` under ``system`` with one
+    JSON object matching ``schema``, through the tool (or response format)
+    ``tool_name``, in at most ``max_output_tokens``. A phase keeps ``system`` and
+    ``tool_name`` identical across its batches, and ``schema`` across batches of one
+    size (it names the batch's keys, ``m1``..``mN``), so they form a cacheable prefix;
+    ``prompt`` changes. The order of ``schema``'s properties is sent as declared.
+    ``time_limit`` (seconds) bounds this one call below the model's own timeout: what a
+    run's wall-clock budget has left when it is asked."""
 
     system: str
     prompt: str

@@ -18,11 +18,14 @@ from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 
-def encode_json(value: object) -> Result[bytes, str]:
+def encode_json(value: object, *, ordered: bool = False) -> Result[bytes, str]:
     """The canonical UTF-8 bytes of ``value``, or why it is not JSON (a NaN, a key that
-    is not a string, an object of no JSON kind, nesting too deep to encode)."""
+    is not a string, an object of no JSON kind, nesting too deep to encode). With
+    ``ordered`` the objects keep the order they were built in, for a value whose order
+    is meaningful and already canonical (a request body whose schema lists its
+    properties in the order the answer is to be written: see ``wire.canonical_order``)."""
     try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        text = json.dumps(value, sort_keys=not ordered, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False)
         # A lone surrogate is a str Python holds but UTF-8 cannot: refused here too
         # (UnicodeEncodeError is a ValueError).

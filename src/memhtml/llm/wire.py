@@ -15,16 +15,29 @@ Both dialects can ask for the answer streamed (``stream: true``): the adapter re
 server-sent events, so giving up on a call closes the connection and the server stops
 generating, where a plain request would keep it busy with an answer nobody reads.
 
-A phase keeps its system prompt, schema and tool name identical across a night's
-batches, and only the prompt changes. In the anthropic body the system block and the
-tool carry ``cache_control``, which makes tools and system a cache-eligible prefix
-(the API caches in the order tools, system, messages), so each batch after the first
-pays for its member list alone. Bytes are canonical (sorted keys, no spaces), so equal
-requests give equal bytes in every run and the cached prefix is byte-stable.
+A phase keeps its system prompt and tool name identical across a night's batches, and
+its schema across batches of one size (a batch's schema names its keys, ``m1``..``mN``),
+so only the prompt changes from one full batch to the next. In the anthropic body the
+system block and the tool carry ``cache_control``, which makes tools and system a
+cache-eligible prefix (the API caches in the order tools, system, messages), so each
+batch after the first pays for its member list alone. Bytes are canonical (sorted keys,
+no spaces), so equal requests give equal bytes in every run and the cached prefix is
+byte-stable.
+
+One exception to the sorting: a schema's ``properties`` keep the order the phase
+declared them in (``canonical_order``). A grammar-constrained decoder writes an
+object's members in the order its schema lists them, so that order is the order the
+model reasons in: the members before the canonical they make, the judgement before
+the confidence that qualifies it. Sorted, ``confidence`` would come before the verdict
+and ``canonical`` before ``members``. ``required`` follows the same order.
 
 Both bodies send the schema closed: ``additionalProperties: false`` is written out on
 every object schema, since the check reads its absence as ``false`` but a strict
-provider only honours it spelled out.
+provider only honours it spelled out. Every bound the schema states (``minLength``,
+``maxLength``, ``minimum``, ``maximum``, ``minItems``, ``maxItems``, an ``enum``) is
+sent in every form: a decoder that compiles the schema to a grammar (llama.cpp,
+llama-cpp-python, vLLM, Ollama) can only hold the model to the bounds it is given, and
+without them a grammar allows an empty key, a 78-character key or a confidence of 400.
 """
 
 from __future__ import annotations
@@ -65,11 +78,10 @@ TOOL_DESCRIPTION: Final = (
 
 EPHEMERAL: Final[Mapping[str, object]] = {"type": "ephemeral"}
 
-OPENAI_UNSENT_KEYWORDS: Final = frozenset({"minLength", "maxLength"})
-"""Keywords left out of the openai response format: OpenAI's strict mode lists no
-string-length keyword among those it supports, and a strict server refuses a schema with
-one (HTTP 400) rather than ignoring it. They are not lost: the answer check enforces
-them on every answer, whichever dialect it came through."""
+SCHEMA_FIELDS: Final = frozenset({"input_schema", "schema"})
+"""The body fields that hold a schema (the anthropic tool's, and the openai response
+format's in its ``json_schema`` and ``json_object`` forms): below them ``properties``
+keep their declared order."""
 
 RESERVED_EXTRA_KEYS: Final = frozenset({"stream", "response_format"})
 """Fields ``extra_body`` may not add even where the body lacks them: whether the answer
@@ -129,10 +141,9 @@ def openai_body(
         if form == "json_schema":
             formats = {"response_format": {"type": "json_schema", "json_schema": {
                 "name": request.tool_name, "strict": True,
-                "schema": closed_schema(schema, drop=OPENAI_UNSENT_KEYWORDS)}}}
+                "schema": closed_schema(schema)}}}
         elif form == "json_object":
-            # llama-cpp-python's spelling: it compiles the schema to a grammar, length
-            # bounds included, so nothing is dropped.
+            # llama-cpp-python's spelling: it compiles the schema to a grammar.
             formats = {"response_format": {"type": "json_object",
                                            "schema": closed_schema(schema)}}
         else:
@@ -158,8 +169,9 @@ def prompt_instructions(tool_name: str,
     """What the ``prompt`` form appends to the system prompt: the answer's name, its
     schema, and one answer of that shape, so a model that no grammar constrains still
     sees exactly what is read back (and that nothing may surround it)."""
-    return encode_json(closed_schema(schema)).bind(
-        lambda shown: encode_json(example_answer(schema)).map(lambda example: (
+    return encode_json(canonical_order(closed_schema(schema), schema=True),
+                       ordered=True).bind(
+        lambda shown: encode_json(example_answer(schema), ordered=True).map(lambda example: (
             f"{PROMPT_FORM_HEADING} ({tool_name}): reply with one JSON object and "
             "nothing else: no prose, no code fence. It must match this JSON schema:\n"
             f"{shown.decode('utf-8')}\n"
@@ -170,7 +182,8 @@ def prompt_instructions(tool_name: str,
 def example_answer(schema: Mapping[str, object]) -> object:
     """One value of ``schema``'s shape, for the ``prompt`` form's example: the first
     member an ``enum`` offers, a ``const``, the least a range allows, one item of an
-    array. It shows form, not content, so it never names anything a batch offered."""
+    array, its members in the schema's order. It shows form, not content: where a
+    batch's schema offers its keys as an ``enum``, the example names the first."""
     if "const" in schema:
         return schema["const"]
     members = schema.get("enum")
@@ -189,8 +202,13 @@ def example_answer(schema: Mapping[str, object]) -> object:
         items = schema.get("items")
         least = schema.get("minItems")
         count = max(1, least if isinstance(least, int) else 0)
-        return [example_answer(items) for _ in range(count)] \
-            if isinstance(items, Mapping) else []
+        if not isinstance(items, Mapping):
+            return []
+        offered = items.get("enum")
+        if isinstance(offered, list) and offered and "const" not in items:
+            # Distinct members where the enum has enough (two keys, not one twice).
+            return [offered[index % len(offered)] for index in range(count)]
+        return [example_answer(items) for _ in range(count)]
     if kind == "string":
         least = schema.get("minLength")
         return "text" if not isinstance(least, int) or least <= 4 else "x" * least
@@ -234,7 +252,30 @@ def request_bytes(
     requests. A value that is not JSON (a NaN, a set in ``extra_body``) refuses."""
     return request_body(dialect, request, model_id, extra_body, token_field, form,
                         stream=stream).bind(
-        lambda body: encode_json(body).alt(RequestRefused))
+        lambda body: encode_json(canonical_order(body), ordered=True).alt(RequestRefused))
+
+
+def canonical_order(value: object, *, schema: bool = False) -> object:
+    """``value`` with every object's keys sorted, except a schema's ``properties``,
+    which keep their declared order (see the module docstring). ``schema`` says that
+    ``value`` is a schema node; below a body field named in ``SCHEMA_FIELDS`` every
+    node reached through ``properties`` or ``items`` is one. The result is a function
+    of the value and its declared property order alone, so equal requests still give
+    equal bytes."""
+    if isinstance(value, Mapping):
+        out: dict[object, object] = {}
+        for key in sorted(value, key=str):
+            item = value[key]
+            if schema and key == "properties" and isinstance(item, Mapping):
+                out[key] = {name: canonical_order(sub, schema=True)
+                            for name, sub in item.items()}
+            else:
+                out[key] = canonical_order(
+                    item, schema=(schema and key == "items") or key in SCHEMA_FIELDS)
+        return out
+    if isinstance(value, list):
+        return [canonical_order(item) for item in value]
+    return value
 
 
 def merge_extra(body: Mapping[str, object],
@@ -262,7 +303,8 @@ def merge_extra(body: Mapping[str, object],
 def closed_schema(schema: Mapping[str, object],
                   drop: frozenset[str] = frozenset()) -> dict[str, object]:
     """A copy of a validated ``schema`` with ``additionalProperties: false`` written out
-    on every object schema and the ``drop`` keywords removed, at every depth."""
+    on every object schema, ``required`` listed in the properties' order, and the
+    ``drop`` keywords removed, at every depth."""
     out: dict[str, object] = {key: value for key, value in schema.items() if key not in drop}
     declared = schema.get("type")
     types = [declared] if isinstance(declared, str) else declared
@@ -272,6 +314,11 @@ def closed_schema(schema: Mapping[str, object],
     if isinstance(properties, Mapping):
         out["properties"] = {name: closed_schema(sub, drop) if isinstance(sub, Mapping) else sub
                              for name, sub in properties.items()}
+        required = schema.get("required")
+        if isinstance(required, list):
+            # In the properties' order, so the wire states one order throughout.
+            out["required"] = [name for name in properties if name in required] + [
+                name for name in required if name not in properties]
     items = schema.get("items")
     if isinstance(items, Mapping):
         out["items"] = closed_schema(items, drop)

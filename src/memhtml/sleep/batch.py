@@ -37,8 +37,20 @@ A phase whose question is about groups (dedup-merge's components) hands over who
 groups instead (``run_packed``): they are packed in order, and a group that fits a
 batch is never split, since the model can only relate members it sees together.
 
-The system prompt, schema and tool name are the same objects for every batch, so
-they form a prefix the provider can cache and only the member list is new per call.
+**Each batch's schema offers its own keys.** A phase declares a key field with
+``key_field()``; the request for a batch replaces it with an ``enum`` of the keys that
+batch offered (``batch_schema``), and a bounded array of keys is bounded by their
+count too. A
+decoder that compiles the schema to a grammar can then name nothing else: not
+``m99``, not ``"M1"``, not a key with a score stuck to it. The answer check refuses
+any other value too, so an answer naming a stranger is malformed before any reader
+sees it; the resolver still counts what a reader meets that resolves to nothing.
+Every prompt ends with a short example answer of that batch's schema (its values show
+the form only), so a model that no grammar holds still sees the shape it must write.
+
+The system prompt and tool name are the same for every batch, and the schema is the
+same for every batch of one size (keys are ``m1``..``mN`` in each), so they form a
+prefix the provider can cache and only the member list is new per call.
 """
 
 from __future__ import annotations
@@ -61,12 +73,79 @@ from memhtml.contracts.errors import (
 )
 from memhtml.contracts.services import LanguageModel, ModelRequest
 from memhtml.llm.caps import output_token_cap
+from memhtml.llm.wire import example_answer
 
 T = TypeVar("T")
 A = TypeVar("A")
 
 KEY_PREFIX: Final = "m"
 """Keys are ``m1``..``mN``: short, meaningless, and unlike any path."""
+
+KEY_CHARS: Final = 16
+"""The longest key a phase's own schema admits; a batch's schema names each key."""
+KEY_DESCRIPTION: Final = "The key of one member this batch offers."
+"""The description that begins a key field's (``key_field``): ``batch_schema`` replaces
+every schema node carrying it with the batch's keys."""
+EXAMPLE_HEADING: Final = ("An answer of the required shape (its values only show the "
+                          "form, and say nothing of these members):")
+"""What precedes the example answer at the end of each batch's prompt."""
+
+
+def key_field(max_chars: int = KEY_CHARS, note: str = "") -> dict[str, object]:
+    """The schema of one member's key, as a phase declares it: a string of at most
+    ``max_chars`` here (what the phase's reader checks), the offered keys themselves
+    in each batch's request (``batch_schema``). ``note`` says which member it names."""
+    return {"type": "string", "minLength": 1, "maxLength": max_chars,
+            "description": f"{KEY_DESCRIPTION} {note}".strip()}
+
+
+def _is_key_field(node: Mapping[str, object]) -> bool:
+    described = node.get("description")
+    return isinstance(described, str) and described.startswith(KEY_DESCRIPTION)
+
+
+def after_claim(text: str, claim: str) -> str:
+    """A member's article text as a prompt shows it below its ``claim:`` line: without
+    the claim it opens with (an article's first sentence is its claim), so no member's
+    text is sent twice. Both are compared with whitespace collapsed; text that does not
+    open with the claim is returned whole, collapsed."""
+    shown = " ".join(text.split())
+    said = " ".join(claim.split())
+    if said and shown.startswith(said):
+        return shown[len(said):].lstrip()
+    return shown
+
+
+def batch_schema(schema: Mapping[str, object], keys: Sequence[str]) -> Mapping[str, object]:
+    """``schema`` for a batch that offered ``keys``: every key field (``key_field``)
+    an ``enum`` of them, and every array of key fields with a ``maxItems`` at most as
+    long as there are keys (never below its ``minItems``). The rest is ``schema`` unchanged, in its
+    declared order. With no keys, ``schema`` itself."""
+    if not keys:
+        return schema
+    return _keyed(schema, tuple(keys))
+
+
+def _keyed(node: Mapping[str, object], keys: tuple[str, ...]) -> dict[str, object]:
+    if _is_key_field(node):
+        longest = max(len(key) for key in keys)
+        return {**node, "enum": list(keys), "minLength": min(len(key) for key in keys),
+                "maxLength": longest}
+    out = dict(node)
+    properties = node.get("properties")
+    if isinstance(properties, Mapping):
+        out["properties"] = {name: _keyed(sub, keys) if isinstance(sub, Mapping) else sub
+                             for name, sub in properties.items()}
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        out["items"] = _keyed(items, keys)
+        most, least = node.get("maxItems"), node.get("minItems")
+        if _is_key_field(items) and isinstance(most, int):
+            # Tightened, never added: an open array of keys inside an open array is
+            # what the output cap counts at a few entries (``caps.NESTED_ITEMS``).
+            bound = min(most, len(keys))
+            out["maxItems"] = max(bound, least) if isinstance(least, int) else bound
+    return out
 
 BatchStatus: TypeAlias = Literal[
     "answered", "malformed", "unavailable", "rejected", "budget-skipped"]
@@ -235,15 +314,27 @@ def frame(heading: str, keys: KeyMap[T], render: Callable[[T], str]) -> str:
 
 
 def request_for(spec: BatchSpec[T, A], keys: KeyMap[T]) -> ModelRequest:
-    """The request for one batch: the phase's fixed system, schema and tool, and the
-    batch's framed member list. The output cap is what an answer of the schema can
+    """The request for one batch: the phase's fixed system and tool, its schema with
+    this batch's keys (``batch_schema``), and the batch's framed member list closed by
+    an example answer. The output cap is what an answer of the schema can
     need for this many members (an open array counted at one entry a member), never
     above the phase's ``max_output_tokens``: a weak model looping to a loose cap spends
     the night's time on an answer no reader will take."""
-    return ModelRequest(system=spec.system, prompt=frame(spec.heading, keys, spec.render),
-                        schema=spec.schema, tool_name=spec.tool_name,
+    schema = batch_schema(spec.schema, keys.keys)
+    return ModelRequest(system=spec.system,
+                        prompt=f"{frame(spec.heading, keys, spec.render)}\n\n"
+                               f"{example_line(schema)}",
+                        schema=schema, tool_name=spec.tool_name,
                         max_output_tokens=output_token_cap(
-                            spec.schema, spec.max_output_tokens, len(keys.entries)))
+                            schema, spec.max_output_tokens, len(keys.entries)))
+
+
+def example_line(schema: Mapping[str, object]) -> str:
+    """The example answer that closes a batch's prompt: ``EXAMPLE_HEADING``, then one
+    answer of ``schema`` (``wire.example_answer``: keys from the batch's own, values of
+    the least form) on one line, members in the schema's order."""
+    shown = json.dumps(example_answer(schema), ensure_ascii=False, separators=(", ", ": "))
+    return f"{EXAMPLE_HEADING}\n{shown}"
 
 
 def plan_requests(spec: BatchSpec[T, A],

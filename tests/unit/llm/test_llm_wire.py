@@ -77,7 +77,7 @@ def test_openai_body_asks_for_a_strict_json_schema() -> None:
                                 {"role": "user", "content": "m1 -> m2"}]
     assert body["response_format"] == {"type": "json_schema", "json_schema": {
         "name": "type_edges", "strict": True,
-        "schema": closed_schema(SCHEMA, drop=frozenset({"minLength", "maxLength"}))}}
+        "schema": closed_schema(SCHEMA)}}
 
 
 def test_openai_token_field_can_be_the_older_name_for_local_servers() -> None:
@@ -95,11 +95,69 @@ def test_the_schema_is_sent_closed_at_every_depth_and_the_request_is_untouched()
     assert "additionalProperties" not in SCHEMA["properties"]["pairs"]["items"]  # type: ignore[index]
 
 
-def test_openai_leaves_string_lengths_out_and_anthropic_keeps_them() -> None:
-    sent = json.dumps(body_of(openai_body(REQUEST, "o"))["response_format"])
-    assert "maxLength" not in sent and "minLength" not in sent
-    kept = json.dumps(body_of(anthropic_body(REQUEST, "a"))["tools"])
-    assert "maxLength" in kept and "minLength" in kept
+BOUNDED: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "members": {"type": "array", "minItems": 2, "maxItems": 3,
+                    "items": {"type": "string", "enum": ["m1", "m2", "m3"],
+                              "minLength": 2, "maxLength": 2}},
+        "canonical": {"type": "string", "minLength": 1, "maxLength": 200},
+        "verdict": {"type": "string", "enum": ["same", "different"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["confidence", "verdict", "canonical", "members"],
+}
+"""Declared in reasoning order, which is not alphabetical, ``required`` in another."""
+
+
+def _sent_schemas(raw: bytes) -> list[object]:
+    """Every schema a request's bytes carry, parsed with its objects' order kept."""
+    body = json.loads(raw)
+    found: list[object] = []
+    for tool in body.get("tools", []):
+        found.append(tool["input_schema"])
+    fmt = body.get("response_format") or {}
+    if "json_schema" in fmt:
+        found.append(fmt["json_schema"]["schema"])
+    if "schema" in fmt:
+        found.append(fmt["schema"])
+    return found
+
+
+@pytest.mark.parametrize(("dialect", "form"), [
+    ("anthropic", "json_schema"), ("openai", "json_schema"), ("openai", "json_object")])
+def test_the_wire_schema_keeps_the_declared_property_order_and_every_bound(
+        dialect: str, form: str) -> None:
+    request = replace(REQUEST, schema=BOUNDED)
+    raw = request_bytes(dialect, request, "m", form=form).unwrap()  # type: ignore[arg-type]
+    (schema,) = _sent_schemas(raw)
+    assert isinstance(schema, dict)
+    order = ["members", "canonical", "verdict", "confidence"]
+    assert list(schema["properties"]) == order
+    assert schema["required"] == order
+    # Every bound the phase stated reaches the decoder, as stated.
+    assert schema["properties"]["members"]["minItems"] == 2
+    assert schema["properties"]["members"]["maxItems"] == 3
+    assert schema["properties"]["members"]["items"] == {
+        "enum": ["m1", "m2", "m3"], "maxLength": 2, "minLength": 2, "type": "string"}
+    assert schema["properties"]["canonical"]["minLength"] == 1
+    assert schema["properties"]["canonical"]["maxLength"] == 200
+    assert schema["properties"]["confidence"]["minimum"] == 0
+    assert schema["properties"]["confidence"]["maximum"] == 1
+    # Everything outside a schema's properties is still sorted.
+    assert list(json.loads(raw)) == sorted(json.loads(raw))
+
+
+def test_the_prompt_form_shows_the_schema_and_its_example_in_the_declared_order() -> None:
+    request = replace(REQUEST, schema=BOUNDED)
+    system = body_of(openai_body(request, "m", form="prompt"))["messages"]
+    assert isinstance(system, list)
+    text = str(system[0]["content"])
+    shown = text.index('"properties":{"members"')
+    assert shown < text.index('"canonical"', shown) < text.index('"verdict"', shown) \
+        < text.index('"confidence"', shown)
+    assert '{"members":["m1","m2"],"canonical":"text","verdict":"same","confidence":0.0}' \
+        in text
 
 
 # -- bytes ------------------------------------------------------------------------------
@@ -120,8 +178,14 @@ def test_bytes_are_canonical_json_in_utf8() -> None:
     request = replace(REQUEST, prompt="déjà vu — \"quoted\"")
     raw = request_bytes("anthropic", request, "m").unwrap()
     assert "déjà vu — ".encode() in raw
-    assert raw == json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"),
-                             ensure_ascii=False).encode("utf-8")
+    # No spaces, and sorted keys everywhere but in a schema's properties (and its
+    # required list), which keep their declared order.
+    body = json.loads(raw)
+    assert raw == json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    schema = body["tools"][0].pop("input_schema")
+    assert list(schema["properties"]) == list(SCHEMA["properties"])  # type: ignore[call-overload]
+    assert schema["required"] == SCHEMA["required"]
+    assert json.dumps(body, sort_keys=True) == json.dumps(body)
 
 
 def test_only_the_prompt_differs_between_two_batches_of_a_phase() -> None:

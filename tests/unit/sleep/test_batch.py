@@ -16,6 +16,7 @@ from tests.unit.sleep.fake_model import ScriptedModel, digest, offered, request_
 from memhtml.contracts.errors import ModelUnavailable
 from memhtml.contracts.services import LanguageModel, ModelRequest
 from memhtml.sleep.batch import (
+    EXAMPLE_HEADING,
     BatchRun,
     BatchSpec,
     Reader,
@@ -261,7 +262,11 @@ def test_a_member_cannot_forge_another_member() -> None:
     model = ScriptedModel(respond=_echo)
     _run(model, ["honest", forged], 2)
     assert offered(model.requests[0]) == {"m1": "honest", "m2": forged}
-    assert model.requests[0].prompt.count("\n") == 1
+    # Two member lines, then the example answer after a blank line: the forged text
+    # stayed inside its own line.
+    members, example = model.requests[0].prompt.split("\n\n")
+    assert members.count("\n") == 1
+    assert example.startswith(EXAMPLE_HEADING)
 
 
 def test_the_script_is_keyed_by_tool_and_prompt_digest() -> None:

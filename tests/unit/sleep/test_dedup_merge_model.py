@@ -35,7 +35,7 @@ from memhtml.domain.thresholds import (
 )
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.llm.schema import validate_schema
-from memhtml.sleep.batch import pack_groups, plan_requests
+from memhtml.sleep.batch import batch_schema, pack_groups, plan_requests
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.phase import PhaseResult
 from memhtml.sleep.phases.dedup_merge import (
@@ -144,7 +144,7 @@ def test_a_paraphrase_in_the_band_folds_into_the_older_when_the_model_groups_it(
     assert {k: counts[k] for k in KERNEL} == {
         "batches": 1, "calls": 1, "failed_batches": 0, "budget_skipped": 0, "unknown_keys": 0}
     (request,) = model.requests
-    assert (request.tool_name, request.schema) == (TOOL_NAME, SCHEMA)
+    assert (request.tool_name, request.schema) == (TOOL_NAME, batch_schema(SCHEMA, ("m1", "m2")))
     assert "areas/" not in request.prompt and "queue" not in request.prompt.split("\n")[0]
     (commit,) = result.commits
     assert "the model grouped 1 pair(s) in 1 group(s) over 1 component(s)" in commit.body

@@ -84,7 +84,9 @@ from memhtml.sleep.batch import (
     BatchRun,
     BatchSpec,
     Resolver,
+    after_claim,
     ask_batches,
+    key_field,
     slice_batches,
 )
 from memhtml.sleep.budget import BudgetedModel
@@ -154,7 +156,7 @@ TRIAGE_SCHEMA: Final[Mapping[str, object]] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "key": {"type": "string", "maxLength": KEY_CHARS},
+                    "key": key_field(KEY_CHARS),
                     "arc": {"type": "boolean"},
                     "title": {"type": ["string", "null"], "maxLength": TITLE_CHARS},
                 },
@@ -169,14 +171,15 @@ TRIAGE_SCHEMA: Final[Mapping[str, object]] = {
 
 WRITE_SCHEMA: Final[Mapping[str, object]] = {
     "type": "object",
+    # The notes the story covers first, then the story written from them.
     "properties": {
+        "covers": {"type": "array", "maxItems": ARC_WRITE_MEMBERS,
+                   "items": key_field(KEY_CHARS)},
         "claim": {"type": "string", "minLength": 1, "maxLength": CLAIM_CHARS},
         "body": {"type": "array", "maxItems": PARAGRAPHS,
                  "items": {"type": "string", "maxLength": PARAGRAPH_CHARS}},
-        "covers": {"type": "array", "maxItems": ARC_WRITE_MEMBERS,
-                   "items": {"type": "string", "maxLength": KEY_CHARS}},
     },
-    "required": ["claim", "body", "covers"],
+    "required": ["covers", "claim", "body"],
     "additionalProperties": False,
 }
 
@@ -311,7 +314,7 @@ class Draft:
 
 def render_member(record: MemoryRecord) -> str:
     """A member as the writing call reads it: a function of its file alone."""
-    text = " ".join(record.body_text.split())
+    text = after_claim(record.body_text, record.claim)
     if len(text) > MEMBER_TEXT_CHARS:
         text = text[:MEMBER_TEXT_CHARS] + " [...]"
     return "\n".join((f"title: {record.title}", f"type: {record.memory_type}",

@@ -149,7 +149,9 @@ from memhtml.sleep.batch import (
     BatchRun,
     BatchSpec,
     Resolver,
+    after_claim,
     ask_batches,
+    key_field,
     pack_groups,
 )
 from memhtml.sleep.budget import BudgetedModel
@@ -238,15 +240,17 @@ SCHEMA: Final[Mapping[str, object]] = {
             "maxItems": COMPRESS_BATCH // MIN_ABSORBED,
             "items": {
                 "type": "object",
+                # The members first, then the canonical they make: a decoder writes
+                # the properties in this order, so the text is written knowing whose.
                 "properties": {
+                    "absorbs": {"type": "array", "maxItems": COMPRESS_BATCH,
+                                "items": key_field(KEY_CHARS)},
                     "title": {"type": "string", "minLength": 1, "maxLength": TITLE_CHARS},
                     "claim": {"type": "string", "minLength": 1, "maxLength": CLAIM_CHARS},
                     "body": {"type": "array", "maxItems": PARAGRAPHS,
                              "items": {"type": "string", "maxLength": PARAGRAPH_CHARS}},
-                    "absorbs": {"type": "array", "maxItems": COMPRESS_BATCH,
-                                "items": {"type": "string", "maxLength": KEY_CHARS}},
                 },
-                "required": ["title", "claim", "body", "absorbs"],
+                "required": ["absorbs", "title", "claim", "body"],
                 "additionalProperties": False,
             },
         },
@@ -324,7 +328,7 @@ def _day(record: MemoryRecord) -> str:
 def render(candidate: Candidate) -> str:
     """A member as the model reads it: a function of its file alone."""
     record = candidate.record
-    text = " ".join(record.body_text.split())
+    text = after_claim(record.body_text, record.claim)
     if len(text) > MEMBER_TEXT_CHARS:
         text = text[:MEMBER_TEXT_CHARS] + " [...]"
     lines = [f"title: {record.title}", f"type: {record.memory_type}"]

@@ -149,7 +149,15 @@ from memhtml.domain.thresholds import (
     NEAR_DUPLICATE_THRESHOLD,
 )
 from memhtml.head import HeadVersion, VectorCache
-from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, pack_groups, run_packed
+from memhtml.sleep.batch import (
+    BatchRun,
+    BatchSpec,
+    Resolver,
+    after_claim,
+    key_field,
+    pack_groups,
+    run_packed,
+)
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, FigureValue, model_figures
 from memhtml.sleep.ledger import PendingMark
@@ -613,7 +621,7 @@ SCHEMA: Final[Mapping[str, object]] = {
                         "maxItems": DEDUP_COMPONENT_CAP,
                         "description": "The keys of the notes of one set that are one "
                                        "memory.",
-                        "items": {"type": "string", "minLength": 1, "maxLength": KEY_CHARS},
+                        "items": key_field(KEY_CHARS),
                     },
                 },
                 "required": ["members"],
@@ -694,7 +702,8 @@ def render(row: Row) -> str:
     boundary once past ``MEMBER_TEXT_CHARS``. Never its path."""
     record = row.record
     text = (f"set {row.component}: {_collapsed(record.title)}\n"
-            f"claim: {_collapsed(record.claim)}\n{_collapsed(record.body_text)}")
+            f"claim: {_collapsed(record.claim)}\n"
+            f"{_collapsed(after_claim(record.body_text, record.claim))}")
     if len(text) <= MEMBER_TEXT_CHARS:
         return text
     return text[:MEMBER_TEXT_CHARS].rsplit(" ", 1)[0] + " [...]"

@@ -98,7 +98,14 @@ from memhtml.domain.thresholds import (
     MINING_COSINE,
 )
 from memhtml.head import HeadVersion, IndexedView, VectorCache
-from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, run_batches, slice_batches
+from memhtml.sleep.batch import (
+    BatchRun,
+    BatchSpec,
+    Resolver,
+    key_field,
+    run_batches,
+    slice_batches,
+)
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, added_links, model_figures
 from memhtml.sleep.ledger import PendingMark
@@ -161,7 +168,7 @@ SCHEMA: Final[Mapping[str, object]] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "key": {"type": "string", "maxLength": 16},
+                    "key": key_field(),
                     "rel": {"type": "string", "enum": list(TYPED_RELS)},
                     "subject": {"type": "string", "enum": list(SUBJECTS)},
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},

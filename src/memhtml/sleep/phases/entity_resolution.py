@@ -122,6 +122,7 @@ from memhtml.sleep.batch import (
     BatchSpec,
     KeyMap,
     Resolver,
+    key_field,
     request_for,
     run_batches,
     slice_batches,
@@ -570,12 +571,10 @@ SCHEMA: Final[Mapping[str, object]] = {
                         "type": "array",
                         "minItems": 2,
                         "description": "The keys of the names for one thing.",
-                        "items": {"type": "string", "minLength": 1, "maxLength": KEY_CHARS},
+                        "items": key_field(KEY_CHARS),
                     },
-                    "canonical": {
-                        "type": "string", "minLength": 1, "maxLength": KEY_CHARS,
-                        "description": "The key of the member that best names it.",
-                    },
+                    "canonical": key_field(
+                        KEY_CHARS, "The member of those that best names the thing."),
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 },
                 "required": ["members", "canonical", "confidence"],

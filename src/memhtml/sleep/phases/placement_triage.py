@@ -87,7 +87,15 @@ from memhtml.domain.thresholds import (
 )
 from memhtml.head import HeadVersion
 from memhtml.llm.schema import violations
-from memhtml.sleep.batch import BatchRun, BatchSpec, Resolver, ask_batches, slice_batches
+from memhtml.sleep.batch import (
+    BatchRun,
+    BatchSpec,
+    Resolver,
+    after_claim,
+    ask_batches,
+    key_field,
+    slice_batches,
+)
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, model_figures
 from memhtml.sleep.phase import (
@@ -148,7 +156,7 @@ SCHEMA: Final[Mapping[str, object]] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "key": {"type": "string", "maxLength": KEY_CHARS},
+                    "key": key_field(KEY_CHARS),
                     "place": {"type": "string", "minLength": 1, "maxLength": PLACE_CHARS},
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 },
@@ -281,7 +289,7 @@ def render(candidate: Candidate) -> str:
     """A member as the model reads it: a function of its file alone (its path is not
     shown: the answer names a directory, and the member only by its key)."""
     record = candidate.record
-    text = " ".join(record.body_text.split())
+    text = after_claim(record.body_text, record.claim)
     if len(text) > MEMBER_TEXT_CHARS:
         text = text[:MEMBER_TEXT_CHARS] + " [...]"
     lines = [f"title: {record.title}", f"type: {record.memory_type}"]

@@ -131,6 +131,7 @@ from memhtml.domain.thresholds import (
 )
 from memhtml.llm.caps import output_token_cap
 from memhtml.llm.schema import violations
+from memhtml.sleep.batch import example_line
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision
 from memhtml.sleep.grounded import Fault, Written, source_terms, written_faults
@@ -225,15 +226,16 @@ SCHEMA: Final[Mapping[str, object]] = {
             "maxItems": MEMORIES_PER_SESSION,
             "items": {
                 "type": "object",
+                # The transcript's words first, then the memory written from them.
                 "properties": {
+                    "quote": _string(QUOTE_CHARS),
                     "title": _string(TITLE_CHARS),
                     "claim": _string(CLAIM_CHARS),
                     "body": {"type": "array", "maxItems": PARAGRAPHS,
                              "items": {"type": "string", "maxLength": PARAGRAPH_CHARS}},
                     "memory_type": {"type": "string", "enum": list(DISTILLED_TYPES)},
-                    "quote": _string(QUOTE_CHARS),
                 },
-                "required": ["title", "claim", "body", "memory_type", "quote"],
+                "required": ["quote", "title", "claim", "body", "memory_type"],
                 "additionalProperties": False,
             },
         },
@@ -242,13 +244,15 @@ SCHEMA: Final[Mapping[str, object]] = {
             "maxItems": COMMITMENTS_PER_SESSION,
             "items": {
                 "type": "object",
+                # The words, the commitment, whether it is done, and only then how
+                # sure: the judgement before the confidence that qualifies it.
                 "properties": {
-                    "statement": _string(STATEMENT_CHARS),
-                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                    "done": {"type": "boolean"},
                     "quote": _string(QUOTE_CHARS),
+                    "statement": _string(STATEMENT_CHARS),
+                    "done": {"type": "boolean"},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 },
-                "required": ["statement", "confidence", "done", "quote"],
+                "required": ["quote", "statement", "done", "confidence"],
                 "additionalProperties": False,
             },
         },
@@ -474,7 +478,10 @@ def render(session: str, turns: Sequence[Turn]) -> Shown:
 
 
 def request_for(shown: Shown) -> ModelRequest:
-    return ModelRequest(system=SYSTEM, prompt=shown.prompt, schema=SCHEMA,
+    """The session's request: its turns, closed by an example answer of the schema
+    (``batch.example_line``), as every batch of the kernel's phases is."""
+    return ModelRequest(system=SYSTEM, prompt=f"{shown.prompt}\n\n{example_line(SCHEMA)}",
+                        schema=SCHEMA,
                         tool_name=TOOL_NAME,
                         max_output_tokens=output_token_cap(SCHEMA, OUTPUT_TOKENS))
 
