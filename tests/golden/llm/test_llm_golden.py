@@ -29,4 +29,7 @@ def test_the_golden_files_show_what_they_pin() -> None:
     assert fmt["strict"] is True
     sent = fmt["schema"]["properties"]["groups"]["items"]
     assert sent["additionalProperties"] is False
-    assert "maxLength" not in sent["properties"]["members"]["items"]
+    # Every bound goes on the wire, in every form, so a decoder cannot leave it.
+    assert sent["properties"]["members"]["items"]["maxLength"] == 8
+    assert list(sent["properties"]) == ["members", "confidence", "note"], \
+        "properties in their declared order: the members before the confidence"
