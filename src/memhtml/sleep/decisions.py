@@ -39,6 +39,7 @@ from returns.io import IOResult, IOSuccess
 from memhtml.contracts.errors import GitError
 from memhtml.contracts.services import GitService, TreeEntry
 from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase, decisions_path
+from memhtml.sleep.ledger import append_lines
 
 if TYPE_CHECKING:
     from memhtml.domain.retention import RetentionScore
@@ -284,19 +285,8 @@ def _lines(data: bytes | None) -> list[str]:
 def append_decisions(data: bytes | None, decisions: Iterable[Decision]
                      ) -> tuple[bytes | None, int]:
     """The file with each decision's line appended unless the same line is there
-    already; and how many were added (the ledger's rule, ``ledger.append_marks``)."""
-    existing = b"" if data is None else data
-    present = set(_lines(existing))
-    added: list[str] = []
-    for decision in decisions:
-        line = decision.line()
-        if line not in present:
-            present.add(line)
-            added.append(line)
-    if not added:
-        return data, 0
-    prefix = existing if not existing or existing.endswith(b"\n") else existing + b"\n"
-    return prefix + "".join(f"{line}\n" for line in added).encode("utf-8"), len(added)
+    already; and how many were added (the ledger's rule, ``ledger.append_lines``)."""
+    return append_lines(data, (decision.line() for decision in decisions))
 
 
 @dataclass(frozen=True)

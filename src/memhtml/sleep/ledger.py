@@ -211,11 +211,18 @@ def append_marks(data: bytes | None, marks: Iterable[PendingMark]) -> tuple[byte
     """The file with each mark's line appended unless a line of the same text is
     already there (or was appended just before); and how many lines were added. Lines
     already in the file are kept as they are, unparsable ones included."""
+    return append_lines(data, (mark.line() for mark in marks))
+
+
+def append_lines(data: bytes | None, lines: Iterable[str]) -> tuple[bytes | None, int]:
+    """``data`` with each line appended unless the same text is there already (or was
+    appended just before), and how many were added: the rule every run record file
+    (the ledger, the decision files) is written by, so a resumed run writes the same
+    bytes as an uninterrupted one."""
     existing = b"" if data is None else data
     present = {raw.decode("utf-8", "replace") for raw in existing.split(b"\n") if raw.strip()}
     added: list[str] = []
-    for mark in marks:
-        line = mark.line()
+    for line in lines:
         if line not in present:
             present.add(line)
             added.append(line)
