@@ -38,6 +38,8 @@ provider only honours it spelled out. Every bound the schema states (``minLength
 sent in every form: a decoder that compiles the schema to a grammar (llama.cpp,
 llama-cpp-python, vLLM, Ollama) can only hold the model to the bounds it is given, and
 without them a grammar allows an empty key, a 78-character key or a confidence of 400.
+A length or count bound is sent at most ``WIRE_REPEAT_LIMIT`` (see there): the check
+still holds an answer to the phase's own bound, which is never tighter.
 """
 
 from __future__ import annotations
@@ -91,6 +93,18 @@ contradict the schema written into the prompt)."""
 
 PROMPT_FORM_HEADING: Final = "Answer format"
 """The heading of the instructions the ``prompt`` form appends to the system prompt."""
+
+WIRE_REPEAT_LIMIT: Final = 1000
+"""The largest ``maxLength``/``maxItems`` (and so ``minLength``/``minItems``) a wire
+schema states. llama.cpp's grammar parser refuses a rule repeated more than about a
+thousand times ("number of rules that are going to be repeated multiplied by the new
+repetition exceeds sane defaults"; measured with llama-cpp-python 0.3.36: a string of
+``maxLength`` 1001 compiles, 1002 does not, and an array likewise). llama-cpp-python
+then drops the grammar, and its 0.3.36 server died on the next token: compress's
+4,000-character paragraphs and trace-consolidation's 2,000 took the server down
+mid-night, and every later call was refused. A bound of 1,000 only narrows what the
+model may write (a paragraph of 1,000 characters, a list of 1,000 entries); the
+answer is still checked against the phase's own schema."""
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What both providers accept as a tool or response-format name."""
@@ -300,12 +314,19 @@ def merge_extra(body: Mapping[str, object],
     return Success({**body, **extra})
 
 
+_REPEAT_BOUNDS: Final = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
+
+
 def closed_schema(schema: Mapping[str, object],
                   drop: frozenset[str] = frozenset()) -> dict[str, object]:
     """A copy of a validated ``schema`` with ``additionalProperties: false`` written out
-    on every object schema, ``required`` listed in the properties' order, and the
-    ``drop`` keywords removed, at every depth."""
-    out: dict[str, object] = {key: value for key, value in schema.items() if key not in drop}
+    on every object schema, ``required`` listed in the properties' order, every length
+    and count bound at most ``WIRE_REPEAT_LIMIT``, and the ``drop`` keywords removed, at
+    every depth."""
+    out: dict[str, object] = {
+        key: (min(value, WIRE_REPEAT_LIMIT)
+              if key in _REPEAT_BOUNDS and isinstance(value, int) else value)
+        for key, value in schema.items() if key not in drop}
     declared = schema.get("type")
     types = [declared] if isinstance(declared, str) else declared
     if isinstance(types, list) and "object" in types:
