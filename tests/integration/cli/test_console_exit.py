@@ -37,10 +37,15 @@ def test_output_codes_and_writes_survive_the_fast_exit(tmp_path: Path) -> None:
 def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(tmp_path: Path) -> None:
     store = tmp_path / "store"
     assert memhtml_process(store, "init").returncode == 0
+    # Thirty notes in one process (one import), so the search has enough to print.
+    notes = tmp_path / "notes"
+    notes.mkdir()
     for i in range(30):
-        assert memhtml_process(store, "write", "--title", f"Long note {i}",
-                        "--claim", f"Service {i} deploys on Tuesdays after the checks.",
-                        ).returncode == 0
+        (notes / f"long-note-{i}.md").write_text(
+            f"# Long note {i}\n\nService {i} deploys on Tuesdays after the checks.\n",
+            encoding="utf-8")
+    imported = memhtml_process(store, "import", "markdown", str(notes))
+    assert imported.returncode == 0, imported.stdout + imported.stderr
     shell = (f"{sys.executable} -m memhtml search 'deploys Tuesdays' --limit 30 "
              f"--store {store} | head -c 10")
     piped = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True,
