@@ -24,6 +24,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``first`` (the real-model night, the crash, kill and hostile-clone
+    suites: the longest in the durations) run before the rest, in their own order:
+    under xdist's work stealing a long test collected late keeps one worker busy
+    after the other has finished, and the light tests then fill both workers to the
+    end instead."""
+    items.sort(key=lambda item: item.get_closest_marker("first") is None)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """No test reads the developer's own ``~/.config/memhtml/config.toml``: settings

@@ -68,7 +68,7 @@ from tests.integration.store.checkout_support import (
     porcelain,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.first]
 
 SHARDS = 4
 VARIANTS = {"frame": False, "busy": True}

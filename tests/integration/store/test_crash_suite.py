@@ -37,7 +37,7 @@ from tests.integration.store.checkout_support import (
     tree,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.first]
 
 CRASHED = 77
 PERSONS_FILE = "notes/mine.txt"

@@ -55,7 +55,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.first]
 
 SECRET = "hostile-secret-7c1e5d0a9b"
 HOSTILE = ("Mallory Hostile", "mallory@hostile.example")
