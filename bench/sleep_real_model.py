@@ -20,6 +20,8 @@ What is measured, per phase:
   its log after each call (``Llama.generate: K prefix-match hit, remaining R prompt
   tokens``, so prompt = K + R with the cached prefix included; ``eval time ... / M
   runs``, so completion = M);
+- **out/s**: completion tokens over model seconds (prompt evaluation and grammar
+  compilation included, so below the decoder's own speed);
 - what the phase did with the answers (its counts: applied, refused, failed batches).
 
 It prints one row per model phase and the night's totals. The figures depend on the
@@ -144,7 +146,7 @@ def main() -> None:
     print(f"model {server.model} via llama-cpp-python, {args.threads} thread(s); "
           f"night {night:.1f} s, ok={report.ok}")
     print(f"{'phase':20} {'calls':>5} {'wall s':>7} {'model s':>8} {'s/call':>7} "
-          f"{'prompt tok':>10} {'compl tok':>9} {'tok/s':>6}  outcome")
+          f"{'prompt tok':>10} {'compl tok':>9} {'out/s':>6}  outcome")
     records = {r.phase: r for r in report.phases}
     for phase in MODEL_PHASES:
         calls = [c for c in recorder.calls if c.phase == phase]
