@@ -4,7 +4,7 @@ python := env_var_or_default("PYTHON", "python3")
 
 # Install the package with its dev and benchmark extras.
 setup:
-    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" {{python}} -m pip install -e '.[dev,bench,local,model]'
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS_RELEASE=-O1 -DCMAKE_CXX_FLAGS_RELEASE=-O1" {{python}} -m pip install -e '.[dev,bench,local,model]'
 
 # Everything CI checks: lint, types, layering, then every test. Work stealing keeps
 # both workers busy to the end: the kill and crash suites' long cases otherwise

