@@ -6,7 +6,8 @@ loopback from the ``model`` extra (``bench.llama_server``), the store is the sma
 planted one of ``real_model_store`` (every model phase has work), configured as a
 person would configure it for that server (``llm_structured = auto``,
 ``llm_token_field = max_tokens``, greedy decoding through ``llm_extra_body``), and one
-``--deep`` night runs under a wall-clock budget for the model.
+``--deep`` night runs under a wall-clock budget for the model; the budget is spent
+before the last phases, so a second night on a fresh copy asks only those.
 
 A 270M model answers badly; that is the point. What must hold whatever it answers:
 
@@ -44,6 +45,7 @@ from memhtml.compose import value_of
 from memhtml.contracts.errors import ModelError
 from memhtml.contracts.services import LanguageModel, ModelRequest
 from memhtml.sleep.contract import SleepPhase, ledger_path
+from memhtml.sleep.phase import PhaseRecord
 from memhtml.sleep.runner import RunOptions, RunReport, run_sleep
 from tests.integration.real_model_support import need_real_model, weights_cache
 from tests.integration.sleep.real_model_store import (
@@ -114,8 +116,11 @@ class Night:
     tip: dict[str, bytes]
     marks: list[dict[str, Any]]
 
+    def record(self, phase: SleepPhase) -> PhaseRecord:
+        return next(r for r in self.report.phases if r.phase == phase)
+
     def counts(self, phase: SleepPhase) -> Mapping[str, object]:
-        return next(r for r in self.report.phases if r.phase == phase).counts
+        return self.record(phase).counts
 
 
 def _tree(repo: pygit2.Repository, sha: str) -> dict[str, bytes]:
@@ -132,28 +137,41 @@ def _tree(repo: pygit2.Repository, sha: str) -> dict[str, bytes]:
     return found
 
 
+LATE_PHASES: frozenset[SleepPhase] = frozenset(
+    {"trace-consolidation", "task-detection", "placement-triage"})
+LATE_BUDGET = 60.0
+"""The whole night's budget is spent before the last phases; a second night, on a
+fresh copy of the store, asks only them, so the sessions are read in every run."""
+
+
 def test_a_deep_night_with_the_real_small_model(
         tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     need_real_model()
-    with serving_llama(weights_cache(tmp_path_factory), tmp_path / "server.log") as server, \
-            a_night(server, tmp_path / "night") as night:
-        check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(night)
-        check_auto_steps_down_to_the_form_this_server_takes_and_remembers_it(night)
-        check_the_model_time_stays_within_the_budget(night)
-        check_no_false_compression(night)
-        check_no_false_merge(night)
-        check_no_lost_session(night)
+    with serving_llama(weights_cache(tmp_path_factory), tmp_path / "server.log") as server:
+        with a_night(server, tmp_path / "night", RunOptions(
+                deep=True, max_llm_seconds=BUDGET)) as night:
+            check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(night, 4)
+            check_auto_steps_down_to_the_form_this_server_takes_and_remembers_it(night)
+            check_the_model_time_stays_within_the_budget(night, BUDGET)
+            check_no_false_compression(night)
+            check_no_false_merge(night)
+            check_no_lost_session(night)
+        with a_night(server, tmp_path / "late", RunOptions(
+                deep=True, phases=LATE_PHASES, max_llm_seconds=LATE_BUDGET)) as late:
+            check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(late, 1)
+            assert "distill_session" in {e.tool for e in late.recorder.exchanges}
+            check_the_model_time_stays_within_the_budget(late, LATE_BUDGET)
+            check_no_lost_session(late)
 
 
 @contextlib.contextmanager
-def a_night(server: LlamaServer, base: Path) -> Iterator[Night]:
+def a_night(server: LlamaServer, base: Path, options: RunOptions) -> Iterator[Night]:
     with real_model_store(base) as store:
         deps = model_deps(model_settings(store, server.url, server.model, EXTRA_BODY,
                                          TOKEN_FIELD))
         assert deps.model is not None
         recorder = Recorder(deps.model)
-        report = value_of(run_sleep(replace(deps, model=recorder),
-                                    RunOptions(deep=True, max_llm_seconds=BUDGET)))
+        report = value_of(run_sleep(replace(deps, model=recorder), options))
         repo = pygit2.Repository(str(store.root))
         tip = _tree(repo, report.head_sha)
         raw = tip.get(ledger_path(report.run_id), b"")
@@ -162,20 +180,22 @@ def a_night(server: LlamaServer, base: Path) -> Iterator[Night]:
 
 
 def check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(
-        night: Night) -> None:
+        night: Night, at_least: int) -> None:
+    """``at_least``: how many tools the budget reaches on a busy machine, so the night
+    is not judged on a model that was never asked."""
     report = night.report
     assert report.ok, [(r.phase, r.status, r.reason) for r in report.phases]
-    assert all(r.status == "done" for r in report.phases), [
+    assert all(r.status in ("done", "not-selected") for r in report.phases), [
         (r.phase, r.status, r.reason) for r in report.phases]
     warnings = [w for r in report.phases for w in r.warnings]
     assert not [w for w in warnings if "cannot reach" in w], warnings
     asked = {e.tool for e in night.recorder.exchanges}
-    assert len(asked) >= 4, asked  # the budget reaches at least the first phases
-    for phase in MODEL_PHASES:
+    assert len(asked) >= at_least, asked
+    for phase in (p for p in MODEL_PHASES if night.record(p).status == "done"):
         counts = night.counts(phase)
         failed = sum(v for k, v in counts.items()
                      if k.endswith("failed_batches") and isinstance(v, int))
-        record = next(r for r in report.phases if r.phase == phase)
+        record = night.record(phase)
         assert len(record.warnings) >= failed, (phase, failed, record.warnings)
 
 
@@ -188,10 +208,10 @@ def check_auto_steps_down_to_the_form_this_server_takes_and_remembers_it(
     assert answered, "no call was answered through json_object"
 
 
-def check_the_model_time_stays_within_the_budget(night: Night) -> None:
+def check_the_model_time_stays_within_the_budget(night: Night, budget: float) -> None:
     # The budget is a bound the run enforces (each call is given what is left as its
     # deadline), not a speed: a second's grace covers closing the last connection.
-    assert night.recorder.seconds <= BUDGET + 1.0, night.recorder.seconds
+    assert night.recorder.seconds <= budget + 1.0, night.recorder.seconds
 
 
 def _words(text: str) -> set[str]:
