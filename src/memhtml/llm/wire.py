@@ -317,23 +317,21 @@ def merge_extra(body: Mapping[str, object],
 _REPEAT_BOUNDS: Final = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
 
 
-def closed_schema(schema: Mapping[str, object],
-                  drop: frozenset[str] = frozenset()) -> dict[str, object]:
+def closed_schema(schema: Mapping[str, object]) -> dict[str, object]:
     """A copy of a validated ``schema`` with ``additionalProperties: false`` written out
-    on every object schema, ``required`` listed in the properties' order, every length
-    and count bound at most ``WIRE_REPEAT_LIMIT``, and the ``drop`` keywords removed, at
-    every depth."""
+    on every object schema, ``required`` listed in the properties' order, and every
+    length and count bound at most ``WIRE_REPEAT_LIMIT``, at every depth."""
     out: dict[str, object] = {
         key: (min(value, WIRE_REPEAT_LIMIT)
               if key in _REPEAT_BOUNDS and isinstance(value, int) else value)
-        for key, value in schema.items() if key not in drop}
+        for key, value in schema.items()}
     declared = schema.get("type")
     types = [declared] if isinstance(declared, str) else declared
     if isinstance(types, list) and "object" in types:
         out["additionalProperties"] = False
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
-        out["properties"] = {name: closed_schema(sub, drop) if isinstance(sub, Mapping) else sub
+        out["properties"] = {name: closed_schema(sub) if isinstance(sub, Mapping) else sub
                              for name, sub in properties.items()}
         required = schema.get("required")
         if isinstance(required, list):
@@ -342,7 +340,7 @@ def closed_schema(schema: Mapping[str, object],
                 name for name in required if name not in properties]
     items = schema.get("items")
     if isinstance(items, Mapping):
-        out["items"] = closed_schema(items, drop)
+        out["items"] = closed_schema(items)
     return out
 
 

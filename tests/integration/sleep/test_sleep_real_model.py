@@ -29,21 +29,24 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pygit2
 import pytest
-from bench.llama_server import EXTRA_BODY, TOKEN_FIELD, LlamaServer, serving_llama
-from returns.io import IOResult, IOSuccess
-from returns.unsafe import unsafe_perform_io
+from bench.llama_server import (
+    EXTRA_BODY,
+    TOKEN_FIELD,
+    LlamaServer,
+    RecordingModel,
+    serving_llama,
+)
+from returns.result import Success
 
 from memhtml.compose import value_of
-from memhtml.contracts.errors import ModelError
-from memhtml.contracts.services import LanguageModel, ModelRequest
+from memhtml.head import record_from
 from memhtml.sleep.contract import SleepPhase, ledger_path
 from memhtml.sleep.phase import PhaseRecord
 from memhtml.sleep.runner import RunOptions, RunReport, run_sleep
@@ -79,39 +82,11 @@ oracle's own measure, looser than compress's check, so it cannot simply agree wi
 it."""
 
 
-@dataclass
-class Exchange:
-    tool: str
-    prompt: str
-    answer: Mapping[str, object] | None
-
-
-@dataclass
-class Recorder:
-    """What was asked and answered, and how long the model took in all."""
-
-    inner: LanguageModel
-    seconds: float = 0.0
-    exchanges: list[Exchange] = field(default_factory=list)
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    def complete_json(self, request: ModelRequest) -> IOResult[Mapping[str, object], ModelError]:
-        started = time.monotonic()
-        answer = self.inner.complete_json(request)
-        self.seconds += time.monotonic() - started
-        got = unsafe_perform_io(answer.unwrap()) if isinstance(answer, IOSuccess) else None
-        self.exchanges.append(Exchange(request.tool_name, request.prompt, got))
-        return answer
-
-
 @dataclass(frozen=True)
 class Night:
     store: RealStore
     report: RunReport
-    recorder: Recorder
+    recorder: RecordingModel
     base: dict[str, bytes]
     tip: dict[str, bytes]
     marks: list[dict[str, Any]]
@@ -159,7 +134,7 @@ def test_a_deep_night_with_the_real_small_model(
         with a_night(server, tmp_path / "late", RunOptions(
                 deep=True, phases=LATE_PHASES, max_llm_seconds=LATE_BUDGET)) as late:
             check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(late, 1)
-            assert "distill_session" in {e.tool for e in late.recorder.exchanges}
+            assert "distill_session" in {e.tool for e in late.recorder.calls}
             check_the_model_time_stays_within_the_budget(late, LATE_BUDGET)
             check_no_lost_session(late)
 
@@ -170,7 +145,7 @@ def a_night(server: LlamaServer, base: Path, options: RunOptions) -> Iterator[Ni
         deps = model_deps(model_settings(store, server.url, server.model, EXTRA_BODY,
                                          TOKEN_FIELD))
         assert deps.model is not None
-        recorder = Recorder(deps.model)
+        recorder = RecordingModel(deps.model)
         report = value_of(run_sleep(replace(deps, model=recorder), options))
         repo = pygit2.Repository(str(store.root))
         tip = _tree(repo, report.head_sha)
@@ -189,7 +164,7 @@ def check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(
         (r.phase, r.status, r.reason) for r in report.phases]
     warnings = [w for r in report.phases for w in r.warnings]
     assert not [w for w in warnings if "cannot reach" in w], warnings
-    asked = {e.tool for e in night.recorder.exchanges}
+    asked = {e.tool for e in night.recorder.calls}
     assert len(asked) >= at_least, asked
     for phase in (p for p in MODEL_PHASES if night.record(p).status == "done"):
         counts = night.counts(phase)
@@ -204,7 +179,7 @@ def check_auto_steps_down_to_the_form_this_server_takes_and_remembers_it(
     remembered = night.store.root / ".git" / "memhtml" / "llm-structured.json"
     forms = json.loads(remembered.read_text())
     assert "json_object" in json.dumps(forms), forms
-    answered = [e for e in night.recorder.exchanges if e.answer is not None]
+    answered = [e for e in night.recorder.calls if e.answer is not None]
     assert answered, "no call was answered through json_object"
 
 
@@ -218,9 +193,9 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def _claim(data: bytes) -> str:
-    found = re.search(rb"<mark>(.*?)</mark>", data, re.S)
-    return re.sub(r"<[^>]+>", "", found.group(1).decode()) if found else ""
+def _claim(path: str, data: bytes) -> str:
+    record = record_from(data.decode("utf-8"), path)
+    return record.unwrap().claim if isinstance(record, Success) else ""
 
 
 def check_no_false_compression(night: Night) -> None:
@@ -237,12 +212,12 @@ def check_no_false_compression(night: Night) -> None:
         assert path not in protected, path
         assert b'content="task"' not in data and b'content="arc"' not in data, path
         assert b'content="episodic"' not in data, path
-        claim = _claim(data)
-        holders = [d for d in written.values() if f"/{path}".encode() in d
-                   or path.encode() in d]
+        claim = _claim(path, data)
+        holders = {p: d for p, d in written.items() if path.encode() in d}
         if not holders:
             continue  # folded by dedup (its keeper holds it), not compressed
-        text = " ".join(_claim(d) + d.decode(errors="replace") for d in holders)
+        text = " ".join(f"{_claim(p, d)} {d.decode(errors='replace')}"
+                        for p, d in holders.items())
         numbers = set(_NUMBER.findall(claim))
         assert numbers <= set(_NUMBER.findall(text)), (path, numbers)
         words = _words(claim)
@@ -275,7 +250,7 @@ def check_no_lost_session(night: Night) -> None:
         lines = [str(line["content"]) for line in SESSIONS[session]]
         quoted = any(part in new_text for line in lines
                      for part in re.split(r"(?<=[.!?])\s+", line) if len(part) >= 12)
-        answers = [e.answer for e in night.recorder.exchanges
+        answers = [e.answer for e in night.recorder.calls
                    if e.tool == "distill_session" and lines[0] in e.prompt]
         declined = any(a is not None and a.get("nothing_to_keep") is True
                        and not a.get("memories") and not a.get("commitments")
