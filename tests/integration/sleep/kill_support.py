@@ -1,19 +1,19 @@
 """The sleep kill test's child process and what it compares.
 
-The child runs the real ``memhtml`` command line in-process behind a fault-injecting
-wrapper: every mutating method of ``PygitService`` and ``SqliteStatePlane`` and every
-file-system write is a numbered write event, and the child ends itself with
-``os._exit(77)`` just before the k-th (and, for ``commit`` and ``move_ref``, just after
-the call returns: the ref moved, nothing after it done). A write made inside another
-counted call (``Path.write_text``'s ``os.write``, the file writes of ``update_index``)
-is the same point, not a second one; each event is logged with the memhtml line that
-made it, so a failure names its point.
+The child runs the real ``memhtml`` command line behind the fault-injecting wrapper
+of ``write_faults`` (profile ``sleep``): every mutating method of ``PygitService`` and
+``SqliteStatePlane`` and every file-system write is a numbered write event, and the
+child ends itself with ``os._exit(77)`` just before the k-th (and, for ``commit`` and
+``move_ref``, just after the call returns: the ref moved, nothing after it done). A
+write made inside another counted call (``Path.write_text``'s ``os.write``, the file
+writes of ``update_index``) is the same point, not a second one; each event is logged
+with the memhtml line that made it, so a failure names its point.
 
 The run is stamped by one clock read; the child pins ``SystemClock.now`` to
-``SLEEP_KILL_CLOCK`` (the CLI has no setting for the time), so the crashed run, its
+``FAULT_CLOCK`` (the CLI has no setting for the time), so the crashed run, its
 resume and the uninterrupted run all carry the same stamp and make the same commits.
 
-With ``SLEEP_KILL_BUSY`` set, three phases that are not built yet get stand-in bodies
+With ``FAULT_BUSY`` set, three phases that are not built yet get stand-in bodies
 (the same in every child), so the run also exercises what the frame phases do not
 yet: a counter bumped at phase time (``SqliteStatePlane.bump``, once per run id), a
 phase of two commits (resume drops a half-landed one), a memory moved under
@@ -25,121 +25,18 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-CRASHED = 77
+from tests.integration.write_faults import CRASHED, Ran, WarmCli, run_once
+
+__all__ = ["CRASHED"]
+
 CLOCK = "2026-11-30T04:00:00+00:00"
 RUN_ID = "2026-11-30"
 SESSIONS = ("session-kill-1", "session-kill-9")
 BUSY_KEY = "kill-test|counter"
 ARCHIVED_BY_COMPRESS = "areas/checkout/sakura-auth-timeout-8s.html"
-REPO = Path(__file__).resolve().parents[3]
-
-CHILD = r'''
-import functools, os, pathlib, shutil, sys, threading
-from datetime import datetime
-import memhtml.adapters.clock as adapters_clock
-import memhtml.adapters.git as adapters_git
-import memhtml.adapters.state_db as adapters_state
-import memhtml.cli.app as cli_app
-import memhtml.cli.read_cmds, memhtml.cli.sleep_cmds, memhtml.cli.store_cmds
-import memhtml.compose, memhtml.compose.sleep, memhtml.store, memhtml.store.recovery
-import memhtml.sleep.merge, memhtml.sleep.plan, memhtml.sleep.resume
-import memhtml.sleep.review, memhtml.sleep.runner, memhtml.sleep.runs
-
-CRASH_AT = int(os.environ["SLEEP_KILL_AT"])
-TRACE = os.environ["SLEEP_KILL_TRACE"]
-AT = datetime.fromisoformat(os.environ["SLEEP_KILL_CLOCK"])
-SOURCE = os.path.dirname(os.path.dirname(memhtml.store.__file__))
-seen = []
-local = threading.local()
-
-
-def where():
-    frame = sys._getframe(3)
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith(SOURCE):
-            return f"{name[len(SOURCE) + 1:]}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "?"
-
-
-def save():
-    with open(TRACE, "w", encoding="utf-8") as out:
-        out.write("".join(line + "\n" for line in seen))
-
-
-def event(label):
-    inside = getattr(local, "inside", "")
-    seen.append(f"{label} at {where()}" + (f" [in {inside}]" if inside else ""))
-    if len(seen) == CRASH_AT:
-        save()
-        os._exit(77)
-
-
-def low(label, real):
-    @functools.wraps(real)
-    def wrapped(*args, **kwargs):
-        depth = getattr(local, "depth", 0)
-        if depth == 0:
-            event(label)
-        local.depth = depth + 1
-        try:
-            return real(*args, **kwargs)
-        finally:
-            local.depth = depth
-    return wrapped
-
-
-def method(label, real, after):
-    @functools.wraps(real)
-    def wrapped(self, *args, **kwargs):
-        event(label)
-        local.inside = label
-        try:
-            result = real(self, *args, **kwargs)
-        finally:
-            local.inside = ""
-        if after:
-            event(label + " returned")
-        return result
-    return wrapped
-
-
-adapters_clock.SystemClock.now = lambda self: AT
-
-if os.environ.get("SLEEP_KILL_BUSY"):
-    from tests.integration.sleep.kill_support import install_busy_bodies
-    install_busy_bodies()
-
-for name in ("replace", "rename", "unlink", "rmdir", "mkdir", "fsync", "write"):
-    setattr(os, name, low("os." + name, getattr(os, name)))
-shutil.copyfile = low("shutil.copyfile", shutil.copyfile)
-for name in ("write_bytes", "write_text", "unlink"):
-    setattr(pathlib.Path, name, low("Path." + name, getattr(pathlib.Path, name)))
-service = adapters_git.PygitService
-for name in ("commit", "move_ref", "create_branch", "delete_branch", "update_index",
-             "set_config"):
-    setattr(service, name, method("PygitService." + name, getattr(service, name),
-                                  name in ("commit", "move_ref")))
-plane = adapters_state.SqliteStatePlane
-for name in ("bump", "mark_consolidated", "append_access"):
-    setattr(plane, name, method("SqliteStatePlane." + name, getattr(plane, name), False))
-
-try:
-    cli_app.main(sys.argv[1:])
-except SystemExit as done:
-    code = done.code
-else:
-    code = 0
-save()
-sys.stdout.flush()
-sys.exit(code if isinstance(code, int) else 1)
-'''
 
 
 def install_busy_bodies() -> None:
@@ -194,39 +91,25 @@ def install_busy_bodies() -> None:
     setattr(runner, "body_for", chosen)  # noqa: B010 - runner binds it at import
 
 
-@dataclass(frozen=True)
-class Child:
-    """One child: where it was asked to die, how it ended, the events it saw."""
+Child = Ran
 
-    k: int
-    code: int
-    events: tuple[str, ...]
-    stdout: str
-    stderr: str
 
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-    @property
-    def point(self) -> str:
-        return self.events[-1] if self.code == CRASHED and self.events else "(ran to the end)"
+def _extra(busy: bool) -> dict[str, str]:
+    return {"FAULT_CLOCK": CLOCK, **({"FAULT_BUSY": "1"} if busy else {})}
 
 
 def child(root: Path, k: int, env: dict[str, str], trace: Path, *tokens: str,
           busy: bool) -> Child:
     """``memhtml <tokens> --store root`` behind the wrapper, dying at write ``k`` (0:
-    never)."""
-    extra = {"SLEEP_KILL_AT": str(k), "SLEEP_KILL_TRACE": str(trace),
-             "SLEEP_KILL_CLOCK": CLOCK}
-    if busy:
-        extra["SLEEP_KILL_BUSY"] = "1"
-    done = subprocess.run([sys.executable, "-c", CHILD, *tokens, "--store", str(root)],
-                          env={**env, **extra}, capture_output=True, text=True, timeout=120,
-                          check=False, cwd=REPO)
-    events = tuple(trace.read_text(encoding="utf-8").splitlines()) if trace.exists() else ()
-    trace.unlink(missing_ok=True)
-    return Child(k, done.returncode, events, done.stdout, done.stderr)
+    never), as a fresh interpreter (for commands started at the same moment)."""
+    return run_once({**env, **_extra(busy)}, "sleep", *tokens, "--store", str(root), at=k,
+                    trace=trace)
+
+
+def warm_child(warm: WarmCli, root: Path, k: int, *tokens: str, busy: bool) -> Child:
+    """``child`` forked from a warm server (see ``write_faults``): the same command
+    without an interpreter's start-up."""
+    return warm.run(*tokens, "--store", str(root), at=k, env=_extra(busy))
 
 
 def fresh(prepared: Path, where: Path) -> Path:

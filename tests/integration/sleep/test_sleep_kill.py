@@ -25,8 +25,8 @@ and ``busy``, with stand-in bodies for three unbuilt phases that bump a counter,
 commit in two parts, move a memory to the archive and earn ledger marks.
 
 Each write point is shared out over ``SHARDS`` cases per variant, so xdist spreads
-them; a point costs two interpreter start-ups (the kill, then the next command), about
-a second. The run is killed at every write point of both variants. The merge is killed at
+them; a point costs two commands (the kill, then the next command), each forked from one
+warm server per module and worker (``write_faults``). The run is killed at every write point of both variants. The merge is killed at
 every git and state-plane write and at the first and last occurrence of each
 file-system write point (the checkout's per-file writes repeat one line per file).
 """
@@ -37,7 +37,7 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,9 +54,9 @@ from tests.integration.sleep.kill_support import (
     SESSIONS,
     Child,
     PlaneRows,
-    child,
     fresh,
     plane_rows,
+    warm_child,
 )
 from tests.integration.sleep.sleep_support import LINKED, build_sleep_demo, dangle
 from tests.integration.store.checkout_support import (
@@ -67,6 +67,7 @@ from tests.integration.store.checkout_support import (
     memhtml,
     porcelain,
 )
+from tests.integration.write_faults import WarmCli
 
 pytestmark = [pytest.mark.slow, pytest.mark.first]
 
@@ -202,6 +203,13 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Iterator[WarmCli]:
+    """One warm server for the module's commands (see ``write_faults``)."""
+    with WarmCli(clean_env(home), tmp_path_factory.mktemp("warm"), "sleep") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def prepared(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Path:
     root = tmp_path_factory.mktemp("prepared") / "store"
     build_sleep_demo(root)
@@ -213,8 +221,8 @@ def prepared(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def goldens(prepared: Path, home: Path, tmp_path_factory: pytest.TempPathFactory
-            ) -> Callable[[str], Golden]:
+def goldens(prepared: Path, home: Path, tmp_path_factory: pytest.TempPathFactory,
+            warm: WarmCli) -> Callable[[str], Golden]:
     made: dict[str, Golden] = {}
     env = clean_env(home)
 
@@ -225,13 +233,13 @@ def goldens(prepared: Path, home: Path, tmp_path_factory: pytest.TempPathFactory
         work = tmp_path_factory.mktemp(f"golden-{variant}")
         root = fresh(prepared, work / "run")
         base = _main(root)
-        ran = child(root, 0, env, work / "trace", "sleep", "run", "--json", busy=busy)
+        ran = warm_child(warm, root, 0, "sleep", "run", "--json", busy=busy)
         assert ran.code == 0, ran.output
         tip = _ref(root, f"refs/heads/{BRANCH}")
         assert tip is not None and _json(ran)["head_sha"] == tip
         assert _main(root) == base
         merged = fresh(root, work / "merged")
-        merge = child(merged, 0, env, work / "trace", "sleep", "merge", "--json", busy=busy)
+        merge = warm_child(warm, merged, 0, "sleep", "merge", "--json", busy=busy)
         assert merge.code == 0, merge.output
         reply = _json(merge)
         assert reply["merged"] and reply["fast_forwarded"], reply
@@ -278,8 +286,8 @@ def test_the_uninterrupted_commands_write_what_the_kill_test_needs(
 # -- the run, killed and resumed --------------------------------------------------------
 
 
-def _finish_run(root: Path, golden: Golden, crash: Child, env: dict[str, str], busy: bool,
-                work: Path) -> list[str]:
+def _finish_run(root: Path, golden: Golden, crash: Child, warm: WarmCli, busy: bool
+                ) -> list[str]:
     """What the operator does next, and every way the result differs from the
     uninterrupted run."""
     problems: list[str] = []
@@ -291,7 +299,7 @@ def _finish_run(root: Path, golden: Golden, crash: Child, env: dict[str, str], b
         problems.append(f"the branch {'exists' if cut else 'does not exist'}, but the wrapper "
                         f"saw create_branch {'return' if saw_cut else 'not return'}")
     command = ("sleep", "resume") if cut else ("sleep", "run")
-    done = child(root, 0, env, work / "trace-next", *command, "--json", busy=busy)
+    done = warm_child(warm, root, 0, *command, "--json", busy=busy)
     if done.code != 0:
         return [*problems, f"{' '.join(command)} exited {done.code}:\n{done.output}"]
     report = _json(done)
@@ -331,18 +339,17 @@ def _finish_run(root: Path, golden: Golden, crash: Child, env: dict[str, str], b
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_a_run_killed_at_any_write_resumes_to_the_uninterrupted_branch(
         variant: str, shard: int, goldens: Callable[[str], Golden], prepared: Path,
-        tmp_path: Path, home: Path) -> None:
+        tmp_path: Path, warm: WarmCli) -> None:
     golden = goldens(variant)
-    env = clean_env(home)
     busy = VARIANTS[variant]
     points = len(golden.run_events)
     failures: list[str] = []
     for k in range(shard + 1, points + 1, SHARDS):
         root = fresh(prepared, tmp_path / f"run-{k}")
-        crash = child(root, k, env, tmp_path / "trace", "sleep", "run", busy=busy)
+        crash = warm_child(warm, root, k, "sleep", "run", busy=busy)
         assert crash.code == CRASHED, (k, crash.code, crash.output)
         assert crash.point == golden.run_events[k - 1], "the writes are not deterministic"
-        problems = _finish_run(root, golden, crash, env, busy, tmp_path)
+        problems = _finish_run(root, golden, crash, warm, busy)
         if problems:
             failures.append(f"k={k} killed before {crash.point}:\n  " + "\n  ".join(problems))
         shutil.rmtree(root)
@@ -353,8 +360,8 @@ def test_a_run_killed_at_any_write_resumes_to_the_uninterrupted_branch(
 # -- the merge, killed and merged again ------------------------------------------------------
 
 
-def _finish_merge(root: Path, golden: Golden, crash: Child, env: dict[str, str], busy: bool,
-                  work: Path) -> list[str]:
+def _finish_merge(root: Path, golden: Golden, crash: Child, warm: WarmCli, busy: bool
+                  ) -> list[str]:
     problems: list[str] = []
     moved = _main(root)
     swapped = any(e.startswith("PygitService.move_ref returned") for e in crash.events)
@@ -364,7 +371,7 @@ def _finish_merge(root: Path, golden: Golden, crash: Child, env: dict[str, str],
     applied = any(e.startswith("SqliteStatePlane.mark_consolidated") for e in crash.events[:-1])
     if not applied and plane_rows(root) != golden.rows:
         problems.append("the state plane changed before any mark was applied")
-    done = child(root, 0, env, work / "trace-next", "sleep", "merge", "--json", busy=busy)
+    done = warm_child(warm, root, 0, "sleep", "merge", "--json", busy=busy)
     if done.code != 0:
         return [*problems, f"sleep merge again exited {done.code}:\n{done.output}"]
     reply = _json(done)
@@ -382,7 +389,8 @@ def _finish_merge(root: Path, golden: Golden, crash: Child, env: dict[str, str],
     rows = plane_rows(root)
     if rows != golden.merged_rows:
         problems.append(f"the state plane differs: {rows} != {golden.merged_rows}")
-    unexpected = [line for line in porcelain(root, env) if not _TEMPORARY.fullmatch(line)]
+    unexpected = [line for line in porcelain(root, warm.env)
+                  if not _TEMPORARY.fullmatch(line)]
     if unexpected:
         problems.append(f"git status --porcelain: {unexpected}")
     findings = checkout_findings(root)
@@ -395,8 +403,8 @@ def _merge_points(golden: Golden) -> list[int]:
     """Every git and state-plane write of the merge, and the first and the last
     occurrence of each file-system write point. The checkout's per-file writes repeat
     the same few lines once per file the run changed (about 300 points for the demo's
-    night), and each point costs two interpreter start-ups; killing at the first and the
-    last file of each line covers every code path the others would."""
+    night), and each point costs two commands; killing at the first and the last file of
+    each line covers every code path the others would."""
     points: set[int] = set()
     first: dict[str, int] = {}
     last: dict[str, int] = {}
@@ -412,18 +420,18 @@ def _merge_points(golden: Golden) -> list[int]:
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_a_merge_killed_at_any_write_is_finished_by_merging_again(
         variant: str, shard: int, goldens: Callable[[str], Golden], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+        monkeypatch: pytest.MonkeyPatch, home: Path, warm: WarmCli) -> None:
     golden = goldens(variant)
-    env = clean_environment(monkeypatch, home)
+    clean_environment(monkeypatch, home)  # for the in-process doctor
     busy = VARIANTS[variant]
     points = _merge_points(golden)
     failures: list[str] = []
     for k in points[shard::SHARDS]:
         root = fresh(golden.run_store, tmp_path / f"merge-{k}")
-        crash = child(root, k, env, tmp_path / "trace", "sleep", "merge", busy=busy)
+        crash = warm_child(warm, root, k, "sleep", "merge", busy=busy)
         assert crash.code == CRASHED, (k, crash.code, crash.output)
         assert crash.point == golden.merge_events[k - 1], "the writes are not deterministic"
-        problems = _finish_merge(root, golden, crash, env, busy, tmp_path)
+        problems = _finish_merge(root, golden, crash, warm, busy)
         if problems:
             failures.append(f"k={k} killed before {crash.point}:\n  " + "\n  ".join(problems))
         shutil.rmtree(root)
@@ -435,20 +443,20 @@ def test_a_merge_killed_at_any_write_is_finished_by_merging_again(
                                    "SqliteStatePlane.mark_consolidated"])
 def test_a_merge_killed_between_the_fast_forward_and_the_ledger_applies_the_marks_once(
         point: str, goldens: Callable[[str], Golden], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+        monkeypatch: pytest.MonkeyPatch, home: Path, warm: WarmCli) -> None:
     golden = goldens("busy")
     env = clean_environment(monkeypatch, home)
     k = next(n for n, e in enumerate(golden.merge_events, start=1) if e.startswith(point))
     root = fresh(golden.run_store, tmp_path / "store")
-    crash = child(root, k, env, tmp_path / "trace", "sleep", "merge", busy=True)
+    crash = warm_child(warm, root, k, "sleep", "merge", busy=True)
     assert crash.code == CRASHED, crash.output
     assert _main(root) == golden.tip, "killed after the fast-forward"
     assert plane_rows(root) == golden.rows, "and before any mark"
-    status = child(root, 0, env, tmp_path / "trace", "sleep", "status", RUN_ID, "--json",
+    status = warm_child(warm, root, 0, "sleep", "status", RUN_ID, "--json",
                    busy=True)
     assert status.code == 0 and _json(status)["runs"][0]["state"] == "merged"
     for attempt in ("second", "third"):
-        done = child(root, 0, env, tmp_path / "trace", "sleep", "merge", "--json", busy=True)
+        done = warm_child(warm, root, 0, "sleep", "merge", "--json", busy=True)
         assert done.code == 0, (attempt, done.output)
         reply = _json(done)
         assert reply["merged"] and not reply["fast_forwarded"], (attempt, reply)

@@ -4,9 +4,10 @@ The doors are the writes, publish, a markdown import, and ``sync`` both ways the
 moves there: a merge commit and a fast-forward to the remote's commit.
 
 A child process runs the real CLI with a fault-injecting wrapper around every call that
-writes (the file system calls below, and ``PygitService``'s mutating methods) and ends
-itself with ``os._exit`` just before the k-th such call, or just after the commit
-returns (the branch moved, the checkout not yet). For k = 1, 2, ... until the door
+writes (the file system's writes and ``PygitService``'s mutating methods: see
+``write_faults``, which forks each command from a warm interpreter) and ends itself with
+``os._exit`` just before the k-th such call, or just after the commit returns (the
+branch moved, the checkout not yet). For k = 1, 2, ... until the door
 runs to the end, on a fresh copy of one prepared checkout, the next command must
 succeed and leave the checkout as the branch has it: nothing staged, no memory file
 changed, a person's ``git commit -a`` reverting nothing, ``doctor`` finding nothing.
@@ -16,8 +17,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,106 +35,12 @@ from tests.integration.store.checkout_support import (
     rev,
     tree,
 )
+from tests.integration.write_faults import CRASHED, Ran, WarmCli
 
 pytestmark = [pytest.mark.slow, pytest.mark.first]
 
-CRASHED = 77
 PERSONS_FILE = "notes/mine.txt"
 KETTLE = "areas/inbox/kettle.html"
-
-# The child: the wrapper, then the CLI in-process. Everything a command imports lazily
-# is imported first, so what is counted is the command's own writes, not an import's.
-# A call made inside another wrapped call (Path.unlink's os.unlink) is the same write
-# point, not a second one; PygitService's methods are not such calls (the writes inside
-# update_index are each a point of their own). Each event is logged with the memhtml
-# line that made it, so a failure names its point.
-CHILD = r'''
-import functools, os, pathlib, shutil, sys, threading
-import memhtml.adapters.git as adapters_git
-import memhtml.cli.app as cli_app
-import memhtml.cli.md_cmds, memhtml.cli.read_cmds, memhtml.cli.store_cmds
-import memhtml.compose, memhtml.store, memhtml.store.markdown_import, memhtml.store.markdown_run
-
-CRASH_AT = int(os.environ["CRASH_SUITE_AT"])
-TRACE = os.environ["CRASH_SUITE_TRACE"]
-SOURCE = os.path.dirname(os.path.dirname(memhtml.store.__file__))
-seen = []
-local = threading.local()
-
-
-def where():
-    frame = sys._getframe(3)
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith(SOURCE):
-            return f"{name[len(SOURCE) + 1:]}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "?"
-
-
-def save():
-    with open(TRACE, "w", encoding="utf-8") as out:
-        out.write("".join(line + "\n" for line in seen))
-
-
-def event(label):
-    inside = getattr(local, "inside", "")
-    seen.append(f"{label} at {where()}" + (f" [in {inside}]" if inside else ""))
-    if len(seen) == CRASH_AT:
-        save()
-        os._exit(77)
-
-
-def low(label, real):
-    @functools.wraps(real)
-    def wrapped(*args, **kwargs):
-        depth = getattr(local, "depth", 0)
-        if depth == 0:
-            event(label)
-        local.depth = depth + 1
-        try:
-            return real(*args, **kwargs)
-        finally:
-            local.depth = depth
-    return wrapped
-
-
-def method(label, real, after):
-    @functools.wraps(real)
-    def wrapped(self, *args, **kwargs):
-        event(label)
-        local.inside = label
-        try:
-            result = real(self, *args, **kwargs)
-        finally:
-            local.inside = ""
-        if after:
-            event(label + " returned")
-        return result
-    return wrapped
-
-
-for name in ("replace", "rename", "unlink", "rmdir", "mkdir", "fsync", "write"):
-    setattr(os, name, low("os." + name, getattr(os, name)))
-shutil.copyfile = low("shutil.copyfile", shutil.copyfile)
-for name in ("write_bytes", "write_text", "unlink"):
-    setattr(pathlib.Path, name, low("Path." + name, getattr(pathlib.Path, name)))
-service = adapters_git.PygitService
-LANDS = ("commit", "commit_merge", "move_ref")
-for name in (*LANDS, "update_index", "set_config", "create_branch", "delete_branch"):
-    setattr(service, name, method("PygitService." + name, getattr(service, name),
-                                  name in LANDS))
-
-try:
-    cli_app.main(sys.argv[1:])
-except SystemExit as done:
-    code = done.code
-else:
-    code = 0
-save()
-sys.stdout.flush()
-sys.exit(code if isinstance(code, int) else 1)
-'''
 
 MARKDOWN = "{markdown}"
 DOORS: dict[str, tuple[str, ...]] = {
@@ -177,19 +82,6 @@ class Prepared:
     markdown: Path
     tip: str
     remotes: dict[str, Path]
-
-
-@dataclass(frozen=True)
-class Crash:
-    k: int
-    code: int
-    events: tuple[str, ...]
-    output: str
-
-    @property
-    def point(self) -> str:
-        """The event the child died before (its last), or the end of the run."""
-        return self.events[-1] if self.code == CRASHED and self.events else "(ran to the end)"
 
 
 @pytest.fixture(scope="module")
@@ -251,8 +143,8 @@ def _diverge(base: Path, root: Path, env: dict[str, str]) -> dict[str, Path]:
     return {"origin": origin, "ahead": ahead}
 
 
-def _crash(prepared: Prepared, door: str, k: int, work: Path, env: dict[str, str]
-           ) -> tuple[Path, Crash]:
+def _crash(prepared: Prepared, door: str, k: int, work: Path, warm: WarmCli
+           ) -> tuple[Path, Ran]:
     """Run ``door`` on a fresh copy of the prepared store, dying at write point ``k``
     (0: never)."""
     root = work / f"{door}-{k}"
@@ -261,15 +153,9 @@ def _crash(prepared: Prepared, door: str, k: int, work: Path, env: dict[str, str
         name = REMOTES[door]
         remote = work / f"{door}-{k}.git"
         shutil.copytree(prepared.remotes[name], remote, symlinks=True)
-        git(root, env, "remote", "set-url", name, str(remote))
-    trace = work / f"{door}-{k}.trace"
+        git(root, dict(warm.env), "remote", "set-url", name, str(remote))
     tokens = [str(prepared.markdown) if t == MARKDOWN else t for t in DOORS[door]]
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, *tokens, "--store", str(root)],
-        env={**env, "CRASH_SUITE_AT": str(k), "CRASH_SUITE_TRACE": str(trace)},
-        capture_output=True, text=True, timeout=120, check=False)
-    events = tuple(trace.read_text(encoding="utf-8").splitlines()) if trace.exists() else ()
-    return root, Crash(k, done.returncode, events, done.stdout + done.stderr)
+    return root, warm.run(*tokens, "--store", str(root), at=k)
 
 
 def _discard(root: Path) -> None:
@@ -278,9 +164,10 @@ def _discard(root: Path) -> None:
     shutil.rmtree(root.with_name(root.name + ".git"), ignore_errors=True)
 
 
-def _after(prepared: Prepared, root: Path, crash: Crash, env: dict[str, str]
+def _after(prepared: Prepared, root: Path, crash: Ran, warm: WarmCli
            ) -> tuple[str, ...]:
     """What a person sees next: every way the checkout fails them."""
+    env = dict(warm.env)
     problems: list[str] = []
     moved = rev(root, env, "refs/heads/main")
     committed = any(e.startswith(LANDED) for e in crash.events)
@@ -289,9 +176,9 @@ def _after(prepared: Prepared, root: Path, crash: Crash, env: dict[str, str]
                         "but the wrapper saw the commit "
                         f"{'return' if committed else 'not return'}")
 
-    status = memhtml(env, "status", "--store", str(root))
-    if status.returncode != 0:
-        problems.append(f"memhtml status exited {status.returncode}: {_first(status.stderr)}")
+    status = warm.run("status", "--store", str(root))
+    if status.code != 0:
+        problems.append(f"memhtml status exited {status.code}: {_first(status.stderr)}")
     lines = porcelain(root, env)
     unexpected = [line for line in lines if not _TEMPORARY.fullmatch(line)]
     if unexpected:
@@ -337,7 +224,7 @@ def _first(text: str) -> str:
     return lines[0] if lines else ""
 
 
-def _report(door: str, failures: list[tuple[Crash, tuple[str, ...]]]) -> str:
+def _report(door: str, failures: list[tuple[Ran, tuple[str, ...]]]) -> str:
     return "\n".join(
         f"{door} k={crash.k} crashed before {crash.point}:\n  " + "\n  ".join(problems)
         for crash, problems in failures)
@@ -347,21 +234,22 @@ def _report(door: str, failures: list[tuple[Crash, tuple[str, ...]]]) -> str:
 def test_a_crash_at_any_write_point_is_finished_by_the_next_command(
         door: str, prepared: Prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = clean_environment(monkeypatch, tmp_path / "home")
-    failures: list[tuple[Crash, tuple[str, ...]]] = []
+    failures: list[tuple[Ran, tuple[str, ...]]] = []
     k = 0
-    while True:
-        k += 1
-        assert k < 200, "the door never ran to the end"
-        root, crash = _crash(prepared, door, k, tmp_path, env)
-        assert crash.code in (0, CRASHED), (k, crash.code, crash.output)
-        # The points holding git's index lock are the xfail test's below.
-        if crash.code != CRASHED or IN_INDEX_LOCK not in crash.point:
-            problems = _after(prepared, root, crash, env)
-            if problems:
-                failures.append((crash, problems))
-        _discard(root)
-        if crash.code == 0:
-            break
+    with WarmCli(env, tmp_path / "warm", "checkout") as warm:
+        while True:
+            k += 1
+            assert k < 200, "the door never ran to the end"
+            root, crash = _crash(prepared, door, k, tmp_path, warm)
+            assert crash.code in (0, CRASHED), (k, crash.code, crash.output)
+            # The points holding git's index lock are the test's below.
+            if crash.code != CRASHED or IN_INDEX_LOCK not in crash.point:
+                problems = _after(prepared, root, crash, warm)
+                if problems:
+                    failures.append((crash, problems))
+            _discard(root)
+            if crash.code == 0:
+                break
     points = k - 1
     assert points > 5, f"the wrapper saw only {points} write points: {crash.events}"
     assert crash.events and len(crash.events) == points
@@ -374,18 +262,19 @@ def test_a_crash_at_any_write_point_is_finished_by_the_next_command(
 def test_a_crash_holding_gits_index_lock_is_finished_by_the_next_command(
         door: str, prepared: Prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = clean_environment(monkeypatch, tmp_path / "home")
-    root, whole = _crash(prepared, door, 0, tmp_path, env)
-    assert whole.code == 0, whole.output
-    _discard(root)
-    points = [k for k, event in enumerate(whole.events, start=1) if IN_INDEX_LOCK in event]
-    assert points, whole.events
-    failures: list[tuple[Crash, tuple[str, ...]]] = []
-    for k in points:
-        root, crash = _crash(prepared, door, k, tmp_path, env)
-        assert crash.code == CRASHED, (k, crash.code, crash.output)
-        problems = _after(prepared, root, crash, env)
-        if problems:
-            failures.append((crash, problems))
+    failures: list[tuple[Ran, tuple[str, ...]]] = []
+    with WarmCli(env, tmp_path / "warm", "checkout") as warm:
+        root, whole = _crash(prepared, door, 0, tmp_path, warm)
+        assert whole.code == 0, whole.output
         _discard(root)
+        points = [k for k, event in enumerate(whole.events, start=1) if IN_INDEX_LOCK in event]
+        assert points, whole.events
+        for k in points:
+            root, crash = _crash(prepared, door, k, tmp_path, warm)
+            assert crash.code == CRASHED, (k, crash.code, crash.output)
+            problems = _after(prepared, root, crash, warm)
+            if problems:
+                failures.append((crash, problems))
+            _discard(root)
     if failures:
         raise LostWorkError(_report(door, failures))
