@@ -30,7 +30,7 @@ from memhtml.contracts.record import Link
 from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.contracts.vocabulary import TaskStatus, is_task_status
 from memhtml.head import HeadVersion, is_archived_path, is_candidate_path
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import Refused, StoreError, describe, widen
 from memhtml.store.inputs import (
     BArchive,
     BatchOp,
@@ -121,7 +121,7 @@ def _guard_tree(store: Store, base: HeadVersion, plan: Plan) -> IOResult[None, S
         return IOFailure(Refused("refused to write over a tree entry that is not a memory",
                                  problems))
 
-    return store.deps.git.entries_at(base.sha, asked).alt(_widen).bind(judge)
+    return store.deps.git.entries_at(base.sha, asked).alt(widen).bind(judge)
 
 
 def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None,
@@ -195,11 +195,11 @@ def _page_changes(store: Store, base: HeadVersion, plan: Plan,
             return IOFailure(Refused("refused to write a page over or through this "
                                      "tree entry", problems))
         ids = {e.path: e.blob_id for e in entries}
-        return store.deps.git.read_blobs(list(ids.values())).alt(_widen).map(
+        return store.deps.git.read_blobs(list(ids.values())).alt(widen).map(
             lambda blobs: _changed_pages(paths, pages, {
                 path: blobs.get(blob) for path, blob in ids.items()}))
 
-    return store.deps.git.entries_at(base.sha, asked).alt(_widen).bind(judge)
+    return store.deps.git.entries_at(base.sha, asked).alt(widen).bind(judge)
 
 
 def _changed_pages(paths: Sequence[str], pages: Mapping[str, bytes],
@@ -237,10 +237,6 @@ def _run(store: Store, steps: Steps, batch_subject: str | None = None,
 
 def _one(step: Callable[[Plan], Step]) -> Steps:
     return lambda plan: step(plan).map(lambda done: (done.plan, (done.outcome,)))
-
-
-def _widen(error: StoreError) -> StoreError:
-    return error
 
 
 def write(store: Store, data: WriteInput) -> IOResult[Landed, StoreError]:

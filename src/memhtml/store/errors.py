@@ -124,6 +124,13 @@ StoreError: TypeAlias = (
 )
 
 
+def widen(error: StoreError) -> StoreError:
+    """The identity, typed: ``.alt(widen)`` lifts a narrower error union (git's, the
+    overlay's, a record's) into ``StoreError``, which the checker does not infer through
+    a container on its own."""
+    return error
+
+
 def _listed(head: str, violations: tuple[str, ...]) -> str:
     if not violations:
         return head

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.services import CommitInfo
-from memhtml.store.errors import StoreError
+from memhtml.store.errors import StoreError, widen
 from memhtml.store.layout import normalize_directory
 from memhtml.store.session import Store
 
@@ -99,7 +99,7 @@ def _archived_by_import(store: Store, home: str, path: str, limit: int = 1
 
         return step.bind(settled)
 
-    return git.commits_touching(store.deps.ref, path, limit).alt(_widen).bind(first_of)
+    return git.commits_touching(store.deps.ref, path, limit).alt(widen).bind(first_of)
 
 
 def _then_added(store: Store, path: str, info: CommitInfo, home: str
@@ -112,7 +112,7 @@ def _then_added(store: Store, path: str, info: CommitInfo, home: str
             return IOSuccess(settled)
         if not info.parents:
             return IOSuccess(_is_import(info, home))
-        return store.deps.git.entries_at(info.parents[0], [path]).alt(_widen).map(
+        return store.deps.git.entries_at(info.parents[0], [path]).alt(widen).map(
             lambda before: None if before else _is_import(info, home))
 
     return step
@@ -135,8 +135,4 @@ def _with_archive(store: Store, home: str, path: str
             lambda yes: found | {path} if yes else found)
 
     return step
-
-
-def _widen(error: StoreError) -> StoreError:
-    return error
 

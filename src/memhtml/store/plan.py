@@ -56,7 +56,7 @@ from memhtml.head import HeadVersion, IndexedView, is_entity, with_overlay
 from memhtml.head.record import is_archived_path, record_from
 from memhtml.store.archived import archived_copy, archived_path_refusal, archived_refusal
 from memhtml.store.deps import Detector
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import Refused, StoreError, describe, widen
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import (
     INBOX,
@@ -140,7 +140,7 @@ class Plan:
             return replace(self, view=view, touched=touched,
                            own_names=self.own_names.after(self.base, view, paths))
 
-        return with_overlay(self.view, [op]).map(advanced).alt(_widen)
+        return with_overlay(self.view, [op]).map(advanced).alt(widen)
 
     def apply_all(self, ops: Iterable[OverlayOp]) -> Result[Plan, StoreError]:
         """Each op in turn; the first refusal stops the rest."""
@@ -182,11 +182,6 @@ class Stepped(NamedTuple):
 
 
 Step = Result[Stepped, StoreError]
-
-
-def _widen(error: StoreError) -> StoreError:
-    """Lift a narrower error union (the overlay's) into ``StoreError`` for the checker."""
-    return error
 
 
 def _done(op: str, primary: str | None, subject: str, body: str
@@ -405,7 +400,7 @@ def _explicit_path(plan: Plan, asked: str, names: Names) -> Result[str, StoreErr
 def _title_of(data: WriteInput, html: str) -> Result[str, StoreError]:
     if data.file_html is None:
         return Success(data.title)
-    return record_from(html, "(new file)").map(lambda record: record.title).alt(_widen)
+    return record_from(html, "(new file)").map(lambda record: record.title).alt(widen)
 
 
 def _folder(plan: Plan, data: WriteInput, directory: str | None, names: Names

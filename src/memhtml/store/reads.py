@@ -28,7 +28,7 @@ from memhtml.head import (
 )
 from memhtml.head.version import SkippedFile
 from memhtml.store.archived import archived_copy, archived_error
-from memhtml.store.errors import Archived, Moved, Refused, StoreError
+from memhtml.store.errors import Archived, Moved, Refused, StoreError, widen
 from memhtml.store.moved import moved_from
 from memhtml.store.paths import tree_path
 from memhtml.store.session import Store
@@ -318,13 +318,9 @@ def status(store: Store) -> IOResult[StoreStatus, StoreError]:
 def log(store: Store, path: str, limit: int = 20) -> IOResult[list[CommitInfo], StoreError]:
     """The commits on the branch that touched ``path``, newest first."""
     def touching(tree: str) -> IOResult[list[CommitInfo], StoreError]:
-        return store.deps.git.commits_touching(store.deps.ref, tree, limit).alt(_widen).map(list)
+        return store.deps.git.commits_touching(store.deps.ref, tree, limit).alt(widen).map(list)
 
     return IOResult.from_result(tree_path(path)).bind(touching)
-
-
-def _widen(error: StoreError) -> StoreError:
-    return error
 
 
 MARKDOWN_PAGE_LIMIT = 1 << 20
@@ -343,11 +339,11 @@ def markdown_pages(store: Store, version: HeadVersion) -> IOResult[dict[str, str
     def read(entries: tuple[TreeEntry, ...]) -> IOResult[dict[str, str], StoreError]:
         chosen = [e for e in entries if e.path.endswith(".md") and not e.is_symlink
                   and not any(part.startswith(".") for part in e.path.split("/"))]
-        return git.read_blobs([e.blob_id for e in chosen]).alt(_widen).map(
+        return git.read_blobs([e.blob_id for e in chosen]).alt(widen).map(
             lambda blobs: {e.path: text for e in chosen
                            if (text := _page_text(blobs.get(e.blob_id))) is not None})
 
-    return git.list_tree(version.sha).alt(_widen).bind(read)
+    return git.list_tree(version.sha).alt(widen).bind(read)
 
 
 def _page_text(data: bytes | None) -> str | None:

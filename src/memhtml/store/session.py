@@ -16,7 +16,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.head import HeadVersion, advance_head, empty_indexes, load_head
 from memhtml.store.deps import StoreDeps
-from memhtml.store.errors import StoreError
+from memhtml.store.errors import StoreError, widen
 from memhtml.store.snapshot import (
     Snapshot,
     discard_snapshot,
@@ -82,10 +82,10 @@ class Store:
             if cached is not None and cached.sha == sha:
                 return IOSuccess(cached)
             if cached is not None and cached.sha is not None:
-                return advance_head(git, cached, sha).alt(_widen)
-            return load_head(git, sha).alt(_widen)
+                return advance_head(git, cached, sha).alt(widen)
+            return load_head(git, sha).alt(widen)
 
-        return git.resolve(rev).alt(_widen).bind(build)
+        return git.resolve(rev).alt(widen).bind(build)
 
     def forget(self) -> None:
         """Drop the cached version, so the next call starts cold (tests, benchmarks)."""
@@ -101,7 +101,7 @@ class Store:
         if cached is not None and cached.sha == tip:
             return IOSuccess(cached)
         if cached is not None and cached.sha is not None:
-            return advance_head(self._deps.git, cached, tip).alt(_widen).bind(self._keep_warm)
+            return advance_head(self._deps.git, cached, tip).alt(widen).bind(self._keep_warm)
         return self._cold(tip)
 
     def _remember(self, version: HeadVersion) -> IOResult[HeadVersion, StoreError]:
@@ -128,7 +128,7 @@ class Store:
 
         start: IOResult[HeadVersion, _Miss] = IOFailure(_Miss())
         return reduce(then, files, start).lash(
-            lambda _: load_head(self._deps.git, tip).alt(_widen).bind(self._loaded))
+            lambda _: load_head(self._deps.git, tip).alt(widen).bind(self._loaded))
 
     def _from_snapshot(self, tip: str, path: Path) -> IOResult[HeadVersion, _Miss]:
         git = self._deps.git
@@ -146,7 +146,7 @@ class Store:
         def advance(snapshot: Snapshot) -> IOResult[HeadVersion, _Miss]:
             changed: IOResult[tuple[str, ...], StoreError] = git.changed_paths(snapshot.sha, tip)
             return changed.bind(lambda paths: advance_head(git, snapshot.version(), tip).alt(
-                _widen).map(lambda version: (version, len(paths)))).alt(
+                widen).map(lambda version: (version, len(paths)))).alt(
                 lambda _: _Miss(final=True)).bind(self._adopt)
 
         return read_snapshot(path, self._deps.recover_blob).lash(unusable).bind(
@@ -172,8 +172,3 @@ class Store:
             return IOSuccess(version)
         return save_snapshot(state_dir, version).map(lambda _: version).lash(
             lambda _: IOSuccess(version))
-
-
-def _widen(error: StoreError) -> StoreError:
-    """Lift a narrower error union into ``StoreError`` for the checker."""
-    return error

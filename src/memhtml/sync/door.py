@@ -44,7 +44,7 @@ from memhtml.contracts.services import PathChange, RemoteService, TreeEntry
 from memhtml.head import is_candidate_path
 from memhtml.head.record import is_archived_path
 from memhtml.store.carried import Around, carried_refusals, directories_around
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import Refused, StoreError, describe, widen
 from memhtml.store.landing import Draft, Landed, forward, land
 from memhtml.store.layout import original_of_archived
 from memhtml.store.recovery import settle_synced
@@ -120,10 +120,6 @@ def _widen(error: SyncError) -> SyncError:
     return error
 
 
-def _local(error: StoreError) -> StoreError:
-    return error
-
-
 @dataclass(frozen=True, slots=True)
 class _Side:
     sha: str
@@ -133,7 +129,7 @@ class _Side:
 
 def _side(store: Store, sha: str, changed: tuple[str, ...]) -> IOResult[_Side, StoreError]:
     wanted = set(changed)
-    return store.deps.git.list_tree(sha).alt(_local).map(lambda listed: _Side(
+    return store.deps.git.list_tree(sha).alt(widen).map(lambda listed: _Side(
         sha, {e.path: e for e in listed if e.path in wanted},
         frozenset(e.path for e in listed)))
 
@@ -145,9 +141,9 @@ def _changed(store: Store, base: str | None, a: str, b: str
     git = store.deps.git
     if base is None:
         return git.list_tree(a).bind(lambda x: git.list_tree(b).map(
-            lambda y: tuple(sorted({e.path for e in (*x, *y)})))).alt(_local)
+            lambda y: tuple(sorted({e.path for e in (*x, *y)})))).alt(widen)
     return git.changed_paths(base, a).bind(lambda x: git.changed_paths(base, b).map(
-        lambda y: tuple(sorted({*x, *y})))).alt(_local)
+        lambda y: tuple(sorted({*x, *y})))).alt(widen)
 
 
 def _trees(store: Store, sides: tuple[_Side | None, _Side, _Side]
@@ -166,7 +162,7 @@ def _trees(store: Store, sides: tuple[_Side | None, _Side, _Side]
 
         return tree(sides[0]), tree(sides[1]), tree(sides[2])
 
-    return store.deps.git.read_blobs(wanted).alt(_local).map(build)
+    return store.deps.git.read_blobs(wanted).alt(widen).map(build)
 
 
 def merge_draft(store: Store, ours: str, theirs: str, label: str
@@ -187,7 +183,7 @@ def merge_draft(store: Store, ours: str, theirs: str, label: str
                 lambda t: _trees(store, (b, o, t)).map(
                     lambda trees: _drafted(trees, (o, t), changed, ours, theirs, label)))))
 
-    return git.merge_base(ours, theirs).alt(_local).bind(with_base)
+    return git.merge_base(ours, theirs).alt(widen).bind(with_base)
 
 
 def _mode(path: str, data: bytes | None, trees: tuple[_Tree, _Tree],
