@@ -139,8 +139,11 @@ class Arrival:
     came_as: str
 
 
-class GitService(Protocol):
-    """The git operations memhtml needs, all against one repository."""
+class Repository(Protocol):
+    """A repository's objects, refs and history: trees and blobs read, commits made,
+    refs moved by compare-and-set, diffs, merge bases, who brought a path. Nothing here
+    reads or writes a working tree, an index or a config file, so a bare repository and
+    the in-memory twin answer every call."""
 
     def resolve(self, ref: str) -> IOResult[str, GitError]:
         """The commit sha a ref, branch name or sha prefix names."""
@@ -226,6 +229,67 @@ class GitService(Protocol):
         ``expected`` (None: the ref must not exist); otherwise ``RefMoved`` and nothing
         moves. The sleep merge's fast-forward of main onto a reviewed branch."""
         ...
+
+    def delete_branch(self, name: str) -> IOResult[None, GitError]: ...
+
+    def branches(self, prefix: str) -> IOResult[tuple[str, ...], GitError]:
+        """Local branch names (short form, no ``refs/heads/``) that start with
+        ``prefix``, sorted: how the sleep commands find the runs this clone holds."""
+        ...
+
+    def commit_info(self, sha: str) -> IOResult[CommitInfo, GitError]: ...
+
+    def commits_between(self, old: str | None, new: str) -> IOResult[tuple[str, ...], GitError]:
+        """Commits reachable from ``new`` and not from ``old``, oldest first."""
+        ...
+
+    def commits_touching(
+        self, ref: str, path: str, limit: int
+    ) -> IOResult[tuple[CommitInfo, ...], GitError]:
+        """Newest-first commits on ``ref`` whose change set includes ``path``."""
+        ...
+
+    def commits_mentioning(
+        self, ref: str, text: str, limit: int
+    ) -> IOResult[tuple[CommitInfo, ...], GitError]:
+        """Newest-first commits reachable from ``ref`` whose message contains ``text``
+        (``git log -F --grep``), at most ``limit``: one walk that reads messages only,
+        so a question about many paths costs the history once, not once a path."""
+        ...
+
+    def arrivals(self, ref: str, paths: Collection[str]
+                 ) -> IOResult[Mapping[str, int], GitError]:
+        """For each of ``paths`` that ``ref``'s tree holds as a file, how long it has been
+        on the branch: the steps back along ``ref``'s first-parent chain to the commit
+        that brought it (the newest whose first parent lacks it; a root commit holding
+        it counts), 0 when ``ref`` itself did. More steps: committed earlier. A path
+        ``ref`` does not hold is absent. The walk stops once every path is placed."""
+        ...
+
+    def arrived(self, ref: str, paths: Collection[str],
+                follow: Collection[tuple[str, str]] = ()
+                ) -> IOResult[Mapping[str, Arrival], GitError]:
+        """``arrivals`` with each commit and its committer time: for each of ``paths``
+        that ``ref``'s tree holds as a file, the ``Arrival`` that brought it.
+
+        ``follow`` names trailers (key and value, exactly) that mark a commit as a
+        move: where such a commit brought a path and deleted exactly one other path
+        holding the very same blob (and brought no other path with it), the path keeps
+        the arrival of the one it was moved from, followed back as far as the moves
+        go. A move that also changed the file's bytes, or one among identical copies,
+        is not followed: the path counts from the move. The walk reads only the
+        directories the paths still to place lie in, so a commit elsewhere costs one
+        tree comparison at the top."""
+        ...
+
+
+
+class Checkout(Protocol):
+    """A checkout beside the repository: its index (entries read and compare-and-set),
+    its working tree as git sees it (changes, the blob a file cleans to, the bytes a
+    blob checks out as), the index lock a dead writer left, a merge left in conflict,
+    and the repository's own config as git reads it. A bare repository answers as a
+    checkout with nothing in it."""
 
     def worktree_changes(self) -> IOResult[tuple[str, ...], GitError]:
         """Paths the checkout holds differently from its HEAD commit (staged,
@@ -320,57 +384,11 @@ class GitService(Protocol):
         holding it; True when one was removed. A live holder's lock is left."""
         ...
 
-    def delete_branch(self, name: str) -> IOResult[None, GitError]: ...
 
-    def branches(self, prefix: str) -> IOResult[tuple[str, ...], GitError]:
-        """Local branch names (short form, no ``refs/heads/``) that start with
-        ``prefix``, sorted: how the sleep commands find the runs this clone holds."""
-        ...
-
-    def commit_info(self, sha: str) -> IOResult[CommitInfo, GitError]: ...
-
-    def commits_between(self, old: str | None, new: str) -> IOResult[tuple[str, ...], GitError]:
-        """Commits reachable from ``new`` and not from ``old``, oldest first."""
-        ...
-
-    def commits_touching(
-        self, ref: str, path: str, limit: int
-    ) -> IOResult[tuple[CommitInfo, ...], GitError]:
-        """Newest-first commits on ``ref`` whose change set includes ``path``."""
-        ...
-
-    def commits_mentioning(
-        self, ref: str, text: str, limit: int
-    ) -> IOResult[tuple[CommitInfo, ...], GitError]:
-        """Newest-first commits reachable from ``ref`` whose message contains ``text``
-        (``git log -F --grep``), at most ``limit``: one walk that reads messages only,
-        so a question about many paths costs the history once, not once a path."""
-        ...
-
-    def arrivals(self, ref: str, paths: Collection[str]
-                 ) -> IOResult[Mapping[str, int], GitError]:
-        """For each of ``paths`` that ``ref``'s tree holds as a file, how long it has been
-        on the branch: the steps back along ``ref``'s first-parent chain to the commit
-        that brought it (the newest whose first parent lacks it; a root commit holding
-        it counts), 0 when ``ref`` itself did. More steps: committed earlier. A path
-        ``ref`` does not hold is absent. The walk stops once every path is placed."""
-        ...
-
-    def arrived(self, ref: str, paths: Collection[str],
-                follow: Collection[tuple[str, str]] = ()
-                ) -> IOResult[Mapping[str, Arrival], GitError]:
-        """``arrivals`` with each commit and its committer time: for each of ``paths``
-        that ``ref``'s tree holds as a file, the ``Arrival`` that brought it.
-
-        ``follow`` names trailers (key and value, exactly) that mark a commit as a
-        move: where such a commit brought a path and deleted exactly one other path
-        holding the very same blob (and brought no other path with it), the path keeps
-        the arrival of the one it was moved from, followed back as far as the moves
-        go. A move that also changed the file's bytes, or one among identical copies,
-        is not followed: the path counts from the move. The walk reads only the
-        directories the paths still to place lie in, so a commit elsewhere costs one
-        tree comparison at the top."""
-        ...
+class GitService(Repository, Checkout, Protocol):
+    """Both ports over one repository, as the pygit2 adapter and the in-memory twin
+    implement them: what a store holding a checkout takes. Code that reads or commits
+    only asks for a ``Repository``."""
 
 
 Progress: TypeAlias = Callable[[str], None]

@@ -590,7 +590,7 @@ def keeper_key(created_at: str, on_branch: int, path: str) -> tuple[str, int, st
     and two writes land in one second), the file committed first, then the path.
 
     ``on_branch`` is how long the file has been on the store's branch, in commits of
-    its first-parent history (``GitService.arrivals``), so more is earlier. It is data
+    its first-parent history (``Repository.arrivals``), so more is earlier. It is data
     the caller reads from git; for files whose stamps do not tie any value serves,
     since the stamp already decides. Before it a tie went to the smaller path, and a
     newer file with the smaller name kept its twin's place."""

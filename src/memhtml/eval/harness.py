@@ -18,7 +18,7 @@ import numpy.typing as npt
 from returns.io import IOResult
 
 from memhtml.contracts.errors import GitError
-from memhtml.contracts.services import GitService, PathChange, Signature
+from memhtml.contracts.services import PathChange, Repository, Signature
 from memhtml.contracts.view import HeadView
 from memhtml.eval.beir import BeirDoc, memory_path, render_doc
 from memhtml.eval.metrics import mean, mrr_at_k, ndcg_at_k, recall_at_k
@@ -61,7 +61,7 @@ def beir_changes(docs: Iterable[BeirDoc]) -> list[PathChange]:
 
 
 def import_beir(
-    git: GitService,
+    git: Repository,
     docs: Iterable[BeirDoc],
     at: datetime,
     ref: str = "refs/heads/main",

@@ -3,7 +3,7 @@
 A version is loaded from a tree, advanced by the paths two commits differ on,
 overlaid with a session's pending ops, searched by reciprocal-rank fusion over a
 BM25 arm and an optional vector arm, and compared with another by the gate.
-Pure apart from the ``GitService`` and ``DocumentEmbedder`` it is handed.
+Pure apart from the ``Repository`` and ``DocumentEmbedder`` it is handed.
 """
 
 from typing import TYPE_CHECKING

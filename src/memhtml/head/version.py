@@ -18,7 +18,7 @@ from returns.result import Failure, Success
 
 from memhtml.contracts.errors import GitError, GitFailure
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import GitService, TreeEntry
+from memhtml.contracts.services import Repository, TreeEntry
 from memhtml.head.indexes import IndexedView, build_indexes, replace_paths
 
 
@@ -104,7 +104,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read(git: GitService, entries: list[TreeEntry]) -> IOResult[dict[str, bytes], GitError]:
+def _read(git: Repository, entries: list[TreeEntry]) -> IOResult[dict[str, bytes], GitError]:
     ids = sorted({e.blob_id for e in entries if not e.is_symlink})
     return git.read_blobs(ids).map(dict)
 
@@ -115,7 +115,7 @@ def version_from_records(records: Iterable[MemoryRecord], sha: str) -> HeadVersi
     return HeadVersion(build_indexes(records), sha)
 
 
-def load_head(git: GitService, sha: str) -> IOResult[HeadVersion, GitError]:
+def load_head(git: Repository, sha: str) -> IOResult[HeadVersion, GitError]:
     """The version at ``sha`` from a full tree read: one listing, one batched read."""
 
     def build(entries: tuple[TreeEntry, ...]) -> IOResult[HeadVersion, GitError]:
@@ -130,7 +130,7 @@ def load_head(git: GitService, sha: str) -> IOResult[HeadVersion, GitError]:
     return git.list_tree(sha).bind(build)
 
 
-def advance_head(git: GitService, parent: HeadVersion, to: str) -> IOResult[HeadVersion, GitError]:
+def advance_head(git: Repository, parent: HeadVersion, to: str) -> IOResult[HeadVersion, GitError]:
     """The version at ``to``, built from ``parent`` plus the paths the trees differ on.
 
     Each changed path is removed, then re-inserted when it is still a candidate at

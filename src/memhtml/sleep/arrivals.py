@@ -7,7 +7,7 @@ memory unreinforced, and time before memhtml held a file was not time memhtml co
 have reinforced it; a grace period exists because a memory new to the store has had
 no time to be read, linked or corroborated. So both count from the later of
 ``memhtml-created`` and the file's arrival: the committer time of the first-parent
-commit of the run's base that brought the path (``GitService.arrived``), which is when
+commit of the run's base that brought the path (``Repository.arrived``), which is when
 the branch took it, whatever date its author or its frontmatter gives.
 
 A path the move door moved (``Memhtml-Op: move``), or placement-triage filed
@@ -30,7 +30,7 @@ from typing import Final
 
 from returns.io import IOResult, IOSuccess
 
-from memhtml.contracts.services import Arrival, GitService
+from memhtml.contracts.services import Arrival, Repository
 from memhtml.head import HeadVersion
 from memhtml.sleep.contract import TRAILER_OP, TRAILER_PHASE
 from memhtml.store.errors import describe
@@ -47,7 +47,7 @@ class ArrivalBook:
     Made once by the runner and handed to every phase, as ``TaskBudget`` is; a phase
     environment built without one reads its own."""
 
-    def __init__(self, git: GitService, base: str, base_version: HeadVersion) -> None:
+    def __init__(self, git: Repository, base: str, base_version: HeadVersion) -> None:
         self._git = git
         self._base = base
         self._version = base_version

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias, get_args
 from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.errors import GitError
-from memhtml.contracts.services import GitService, TreeEntry
+from memhtml.contracts.services import Repository, TreeEntry
 from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase, decisions_path
 from memhtml.sleep.ledger import append_lines
 
@@ -313,7 +313,7 @@ class DecidingCommit:
     """Its first parent (what a sweep commit's own changes are read against)."""
 
 
-def run_decisions(git: GitService, run_id: str, commits: Sequence[DecidingCommit]
+def run_decisions(git: Repository, run_id: str, commits: Sequence[DecidingCommit]
                   ) -> IOResult[RunDecisions, GitError]:
     """The decisions the run's commits (oldest first, as ``commits_between`` lists
     them) added to their phases' decision files, each attributed to the commit that
@@ -342,7 +342,7 @@ def run_decisions(git: GitService, run_id: str, commits: Sequence[DecidingCommit
     return reduce(step, commits, start)
 
 
-def _at(git: GitService, path: str, commit: DecidingCommit, found: RunDecisions,
+def _at(git: Repository, path: str, commit: DecidingCommit, found: RunDecisions,
         blob: str | None, seen: frozenset[str]
         ) -> IOResult[tuple[RunDecisions, str | None, frozenset[str]], GitError]:
     entries: IOResult[tuple[TreeEntry, ...], GitError] = git.entries_at(commit.sha, [path])

@@ -33,7 +33,7 @@ from typing import Final
 from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.errors import GitError
-from memhtml.contracts.services import GitService
+from memhtml.contracts.services import Repository
 from memhtml.sleep.contract import SLEEP_PHASES, SWEEP_PHASES, SleepPhase
 from memhtml.sleep.decisions import DecidingCommit, Decision, RunDecisions, run_decisions
 from memhtml.store.site import is_generated_path
@@ -115,7 +115,7 @@ def moves_of(decisions: Iterable[Decision]) -> Mapping[str, str]:
                              if d.action == "moved" and d.to is not None})
 
 
-def read_explanation(git: GitService, run_id: str, base: str, tip: str,
+def read_explanation(git: Repository, run_id: str, base: str, tip: str,
                      commits: Sequence[DecidingCommit]) -> IOResult[Explanation, GitError]:
     """``explain`` over what the branch holds: the paths ``base..tip`` changed, the
     run's decisions as its ``commits`` (oldest first) added them, and each sweep

@@ -18,7 +18,7 @@ from typing import Final
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import GitError, NotFound
-from memhtml.contracts.services import CommitInfo, GitService, Signature, TreeEntry
+from memhtml.contracts.services import CommitInfo, Repository, Signature, TreeEntry
 from memhtml.sleep.contract import (
     MERGE_OP,
     SLEEP_DIR,
@@ -192,7 +192,7 @@ def run_commit(info: CommitInfo, run_id: str) -> RunCommit:
     )
 
 
-def commit_infos(git: GitService, shas: Sequence[str]) -> IOResult[tuple[CommitInfo, ...],
+def commit_infos(git: Repository, shas: Sequence[str]) -> IOResult[tuple[CommitInfo, ...],
                                                                       SleepError]:
     def then(done: IOResult[tuple[CommitInfo, ...], SleepError], sha: str
              ) -> IOResult[tuple[CommitInfo, ...], SleepError]:
@@ -202,14 +202,14 @@ def commit_infos(git: GitService, shas: Sequence[str]) -> IOResult[tuple[CommitI
     return reduce(then, shas, start)
 
 
-def resolve_run(git: GitService, run_id: str) -> IOResult[str, SleepError]:
+def resolve_run(git: Repository, run_id: str) -> IOResult[str, SleepError]:
     """The run branch's tip, or ``RunNotFound`` when no branch carries that id."""
     resolved: IOResult[str, SleepError] = git.resolve(branch_of(run_id))
     return resolved.lash(lambda error: IOFailure(RunNotFound(run_id))
                          if isinstance(error, NotFound) else IOFailure(error))
 
 
-def read_history(git: GitService, main_ref: str, run_id: str
+def read_history(git: Repository, main_ref: str, run_id: str
                  ) -> IOResult[RunHistory, SleepError]:
     """The run's branch read back. Its base is the ``Memhtml-Base`` its commits carry;
     a branch with no commit of the run yet is based at its tip."""
@@ -283,7 +283,7 @@ lengthen for commits a person, a pull or a sync merge put there, and stop at the
 last."""
 
 
-def last_merged_run(git: GitService, at: str, now: datetime, committer: Signature | None
+def last_merged_run(git: Repository, at: str, now: datetime, committer: Signature | None
                     ) -> IOResult[RunLookup, GitError]:
     """The newest run merged into the history of ``at``, read from the commits that
     landed it, never from a file's name.

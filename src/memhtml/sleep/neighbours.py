@@ -57,7 +57,7 @@ def corpus_order(view: HeadView, arrivals: Mapping[str, int] | None = None
                  ) -> tuple[MemoryRecord, ...]:
     """The active non-task records, oldest first by ``domain.merge.keeper_key``: the
     creation stamp, then (for stamps that tie) how long the file has been on the branch
-    (``arrivals``, from ``GitService.arrivals``; a path it lacks counts as just
+    (``arrivals``, from ``Repository.arrivals``; a path it lacks counts as just
     arrived), then the path."""
     on_branch = arrivals or {}
     return tuple(sorted((r for r in view.records()

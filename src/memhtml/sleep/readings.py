@@ -56,7 +56,7 @@ from memhtml.contracts.services import (
     CommitInfo,
     CounterKey,
     Detection,
-    GitService,
+    Repository,
     StatePlane,
     TreeEntry,
 )
@@ -114,7 +114,7 @@ class ChangesSince:
         return tuple(change.sha for change in self.independent if change.paths & wanted)
 
 
-def _paths_of(git: GitService, info: CommitInfo) -> IOResult[frozenset[str], GitError]:
+def _paths_of(git: Repository, info: CommitInfo) -> IOResult[frozenset[str], GitError]:
     """What a commit changed (see the module docstring)."""
     if not info.parents:
         listed: IOResult[tuple[TreeEntry, ...], GitError] = git.list_tree(info.sha)
@@ -134,7 +134,7 @@ def _paths_of(git: GitService, info: CommitInfo) -> IOResult[frozenset[str], Git
     return reduce(narrowed, others, against(first))
 
 
-def changes_since(git: GitService, since: str, base: str
+def changes_since(git: Repository, since: str, base: str
                   ) -> IOResult[ChangesSince, GitError]:
     """The commits reachable from ``base`` and not from ``since``, split into a run's
     own (counted) and the independent ones (each with its paths), oldest first."""
@@ -200,7 +200,7 @@ class Readings:
     """One phase's reader of independent readings: the state plane, the history, and
     the changes since each earlier base, read once."""
 
-    def __init__(self, git: GitService, state: StatePlane, base: str, at: datetime) -> None:
+    def __init__(self, git: Repository, state: StatePlane, base: str, at: datetime) -> None:
         self.git = git
         self.state = state
         self.base = base

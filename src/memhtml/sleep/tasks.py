@@ -77,7 +77,7 @@ from memhtml.contracts.errors import GitError, PathRefused
 from memhtml.contracts.ops import Put
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import CommitInfo, GitService, Signature, TreeEntry
+from memhtml.contracts.services import CommitInfo, Repository, Signature, TreeEntry
 from memhtml.format import add_meta, content_hash, remove_meta, set_meta
 from memhtml.head import IndexedView
 from memhtml.sleep.contract import SLEEP_PHASES
@@ -520,7 +520,7 @@ def _decided(finding: Finding, path: str, *, rewritten: bool = False) -> list[De
     return [] if decision is None else [decision]
 
 
-def dismissed_digests(git: GitService, at: str, view: IndexedView, stamp: datetime,
+def dismissed_digests(git: Repository, at: str, view: IndexedView, stamp: datetime,
                       committer: Signature | None) -> IOResult[frozenset[str], GitError]:
     """The digests of the detected tasks a person closed through a door, as the history
     of ``at`` records it (``view`` is the version at ``at``).

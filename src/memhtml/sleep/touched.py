@@ -34,7 +34,7 @@ from functools import reduce
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import GitError, GitFailure
-from memhtml.contracts.services import CommitInfo, GitService
+from memhtml.contracts.services import CommitInfo, Repository
 from memhtml.sleep.contract import SWEEP_PHASES, TRAILER_PHASE, TRAILER_RUN
 from memhtml.store.errors import describe
 
@@ -87,7 +87,7 @@ class _Read:
     sweeps: int = 0
 
 
-def _diff_of(git: GitService, info: CommitInfo, run_id: str | None
+def _diff_of(git: Repository, info: CommitInfo, run_id: str | None
              ) -> IOResult[_Read, GitError]:
     if is_sweep(info, run_id):
         return IOSuccess(_Read(sweeps=1))
@@ -100,7 +100,7 @@ def _diff_of(git: GitService, info: CommitInfo, run_id: str | None
     return diffed.map(lambda paths: _Read(frozenset(paths), commits=1))
 
 
-def _per_commit(git: GitService, shas: Sequence[str], run_id: str | None
+def _per_commit(git: Repository, shas: Sequence[str], run_id: str | None
                 ) -> IOResult[_Read, GitError]:
     def then(done: IOResult[_Read, GitError], sha: str) -> IOResult[_Read, GitError]:
         def add(so_far: _Read) -> IOResult[_Read, GitError]:
@@ -115,7 +115,7 @@ def _per_commit(git: GitService, shas: Sequence[str], run_id: str | None
     return reduce(then, shas, start)
 
 
-def touched_paths(git: GitService, base: str, tip: str, *, run_id: str | None = None
+def touched_paths(git: Repository, base: str, tip: str, *, run_id: str | None = None
                   ) -> IOResult[TouchedSet, GitError]:
     """The touched set of the commits from ``base`` (excluded) to ``tip``: exact when
     every commit reads, the whole range's diff (``widened``) when one does not, and

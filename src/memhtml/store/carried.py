@@ -110,7 +110,7 @@ class Around:
     """What two trees hold around the new names a remote brings, enough to judge them
     without listing either tree: for each directory on the way to a new name
     (``directories_around``), the names it holds here and on the remote
-    (``GitService.names_in``: a subdirectory with a trailing slash); the paths the
+    (``Repository.names_in``: a subdirectory with a trailing slash); the paths the
     remote removed since the merge base; and this side's own additions since then,
     which a merge keeps (None: the histories share no commit, so all of this side
     is its own)."""

@@ -25,7 +25,7 @@ from typing import Final
 from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import CommitInfo, GitService, TreeEntry
+from memhtml.contracts.services import CommitInfo, Repository, TreeEntry
 from memhtml.head import HeadVersion, is_active, is_archived_path, is_candidate_path, record_from
 from memhtml.store.archived import archived_copy
 from memhtml.store.errors import Moved, StoreError
@@ -42,7 +42,7 @@ def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def _records(git: GitService, entries: tuple[TreeEntry, ...]
+def _records(git: Repository, entries: tuple[TreeEntry, ...]
              ) -> IOResult[dict[str, MemoryRecord], StoreError]:
     ids = {e.path: e.blob_id for e in entries if not e.is_symlink}
     blobs: IOResult[Mapping[str, bytes], StoreError] = git.read_blobs(
@@ -61,7 +61,7 @@ def _records(git: GitService, entries: tuple[TreeEntry, ...]
     return blobs.map(parsed)
 
 
-def moved_in(git: GitService, commit: CommitInfo, path: str
+def moved_in(git: Repository, commit: CommitInfo, path: str
              ) -> IOResult[str | None, StoreError]:
     """The path ``commit`` moved the memory at ``path`` to, or None when it did not
     move it (it did not remove ``path``, or added nothing holding the same article)."""
@@ -108,7 +108,7 @@ def _chosen(records: Mapping[str, MemoryRecord], path: str) -> str | None:
     return chosen[0] if chosen else None
 
 
-def moved_from(git: GitService, version: HeadVersion, rev: str, tree: str
+def moved_from(git: Repository, version: HeadVersion, rev: str, tree: str
                ) -> IOResult[Moved | None, StoreError]:
     """Where the memory last held at ``tree`` is now, as ``version`` (read at ``rev``)
     holds it, when a commit moved it away; None when no move explains the empty path."""

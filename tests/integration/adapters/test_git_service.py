@@ -27,7 +27,7 @@ from tests.contract.git_backends import (
     ok,
     put,
 )
-from tests.contract.test_git_service_contract import NESTED
+from tests.contract.test_repository_contract import NESTED
 
 
 def git(repo: PygitService, *args: str, stdin: bytes | None = None) -> bytes:

@@ -66,8 +66,8 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import (
     AccessCount,
     Arrival,
-    GitService,
     PathChange,
+    Repository,
     Signature,
     TreeEntry,
 )
@@ -85,7 +85,7 @@ from memhtml.store.errors import describe
 CONFIDENCE_META = "memhtml-confidence"
 
 
-def last_merged_run(git: GitService, at: str, now: datetime, committer: Signature | None
+def last_merged_run(git: Repository, at: str, now: datetime, committer: Signature | None
                     ) -> IOResult[RunLookup, PhaseFault]:
     """The newest run merged into ``at``'s history, read from the commits that landed
     it (``history.last_merged_run``): a run stamped after ``now`` (the run's stamp) is

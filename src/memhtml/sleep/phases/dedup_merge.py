@@ -10,7 +10,7 @@ tasks are never folded (two open tasks with one body are two pieces of work), ar
 files are history, and a file the head could not parse is not a record, so it is never
 read or moved. A member's offset in that order is what makes the older file the keeper.
 Two members created in the same second are ordered by which was committed first: the
-phase asks git how long each tied path has been on the branch (``GitService.arrivals``,
+phase asks git how long each tied path has been on the branch (``Repository.arrivals``,
 the first-parent history of the version it reads) and hands that to the order
 (``domain.merge.keeper_key``), so the newer of two same-second files never keeps on
 the strength of a smaller name. Only tied paths are looked up; a history that cannot
@@ -542,7 +542,7 @@ class KeeperHistory:
 
 
 def keeper_history(env: PhaseEnv) -> IOResult[KeeperHistory, PhaseFault]:
-    """``GitService.arrivals`` for the members whose stamps tie, at the version the
+    """``Repository.arrivals`` for the members whose stamps tie, at the version the
     phase reads. A failed read is no failed phase: the ties then go to the path, as
     they did before the history was read, and a warning says so."""
     tied = tied_paths(env.version)

@@ -1,4 +1,5 @@
-"""The ``GitService`` contract, run on ``PygitService`` and on ``InMemoryGit`` alike.
+"""The ``Repository`` contract, run on ``PygitService`` and on ``InMemoryGit`` alike:
+objects, refs, commits, diffs and history. The checkout's is ``test_checkout_contract``.
 
 A test here speaks only the Protocol (and, through ``Backend``, the few things done to a
 repository from outside it). Where the two could differ only by lying, shas are pinned:
@@ -21,10 +22,10 @@ from memhtml.contracts.services import (
     FILE_MODE_BLOB,
     FILE_MODE_EXECUTABLE,
     FILE_MODE_LINK,
-    FileStat,
+    Checkout,
     GitService,
-    IndexUpdate,
     PathChange,
+    Repository,
     Signature,
 )
 from tests.contract.git_backends import (
@@ -47,8 +48,12 @@ def blob_id(data: bytes) -> str:
 
 
 def test_both_implementations_are_git_services(backend: Backend) -> None:
-    implementations: tuple[type[GitService], ...] = (PygitService, InMemoryGit)
-    assert isinstance(backend.git, implementations)
+    """Both ports, each implementation: the checker holds the classes to each Protocol."""
+    repositories: tuple[type[Repository], ...] = (PygitService, InMemoryGit)
+    checkouts: tuple[type[Checkout], ...] = (PygitService, InMemoryGit)
+    services: tuple[type[GitService], ...] = (PygitService, InMemoryGit)
+    assert isinstance(backend.git, repositories) and isinstance(backend.git, checkouts)
+    assert isinstance(backend.git, services)
 
 
 # -- resolve ----------------------------------------------------------------------
@@ -495,12 +500,6 @@ def test_move_ref_is_a_compare_and_swap(backend: Backend) -> None:
     assert ok(git.resolve("main")) == ahead
 
 
-def test_a_bare_repository_has_no_worktree_changes(backend: Backend) -> None:
-    backend.commit(None, [put("a.html", "a")])
-    assert ok(backend.git.worktree_changes()) == ()
-    assert ok(backend.git.worktree_changes_begun()()) == ()
-
-
 # -- history ----------------------------------------------------------------------
 
 
@@ -648,192 +647,3 @@ def test_commits_mentioning_searches_messages_newest_first(backend: Backend) -> 
     assert (info.trailers, info.parents) == ((("Memhtml-Op", "archive"),), (c1,))
     assert info.author == info.committer == AUTHOR, "no committer given: the author signs"
     assert isinstance(err(backend.git.commits_mentioning("nope", "x", 5)), NotFound)
-
-
-# -- config and the index ---------------------------------------------------------------
-
-
-def test_set_config_stores_under_git_s_key(backend: Backend) -> None:
-    ok(backend.git.set_config("merge.memhtml.driver", "memhtml merge %O %A %B"))
-    ok(backend.git.set_config("Core.Sub Section.Name", "v"))
-    assert backend.config("merge.memhtml.driver") == "memhtml merge %O %A %B"
-    assert backend.config("core.Sub Section.name") == "v"
-    ok(backend.git.set_config("merge.memhtml.driver", "again"))
-    assert backend.config("merge.memhtml.driver") == "again"
-    for key in ("nodot", ".x", "x.", "a_b.c", "a.b_c", "a.b c"):
-        assert isinstance(err(backend.git.set_config(key, "v")), GitFailure), key
-
-
-def test_local_config_value_reads_back_what_set_config_wrote(backend: Backend) -> None:
-    git = backend.git
-    assert ok(git.local_config_value("memhtml.branch")) is None
-    ok(git.set_config("memhtml.branch", "memory/notes"))
-    ok(git.set_config("Core.Sub Section.Name", "v"))
-    assert ok(git.local_config_value("memhtml.branch")) == "memory/notes"
-    assert ok(git.local_config_value("MemHTML.Branch")) == "memory/notes"
-    assert ok(git.local_config_value("core.Sub Section.name")) == "v"
-    assert ok(git.local_config_value("core.sub section.name")) is None
-    assert ok(git.config_value("memhtml.branch")) == "memory/notes"
-    ok(git.set_config("memhtml.branch", "main"))
-    assert ok(git.local_config_value("memhtml.branch")) == "main"
-
-
-def test_drop_config_removes_only_the_value_it_names(backend: Backend) -> None:
-    git = backend.git
-    assert ok(git.drop_config("merge.ours.driver", "true")) is False
-    ok(git.set_config("merge.ours.driver", "true"))
-    assert ok(git.drop_config("merge.ours.driver", "true")) is True
-    assert backend.config("merge.ours.driver") is None
-    ok(git.set_config("merge.ours.driver", "my-merge %O %A %B"))
-    assert ok(git.drop_config("merge.ours.driver", "true")) is False
-    assert backend.config("merge.ours.driver") == "my-merge %O %A %B"
-
-
-ROOT_ATTRIBUTES = (
-    "# a comment line\n"
-    "*.html merge=ours\n"
-    "[attr]evil merge=x\n"
-    "areas/x.html evil\n"
-    "areas/b/*.html -merge\n"
-    "areas/c/** merge=text\n"
-    "areas/e.html !merge\n"
-    "/top.html merge=union\n"
-    "index.html merge=memhtml-generated\n"
-    "k[0-9].html merge=digit\n"
-    "q?.html merge=single\n"
-    "areas/**/deep.html merge=deep\n"
-    "notes/*.html merge=star\n"
-    "folder/ merge=directory-only\n"
-)
-EXPECTED_MERGE = {
-    "a.html": "ours", "areas/x.html": "x", "areas/b/y.html": "binary",
-    "areas/b/z/y.html": "ours", "areas/d/q.html": "binary", "top.html": "union",
-    "areas/top.html": "ours", "index.html": "memhtml-generated",
-    "areas/inbox/index.html": "memhtml-generated", "k1.html": "digit", "kx.html": "ours",
-    "qa.html": "single", "areas/deep.html": "deep", "areas/a/b/deep.html": "deep",
-    "notes/a.html": "star", "notes/x/a.html": "ours", "folder/a.html": "ours",
-    "areas/f/g.html": "ours", "areas/f/h.html": "nested",
-}
-"""What ``git check-attr merge`` says of each path of ``ROOT_ATTRIBUTES`` and the two
-nested files below (checked against git 2.39); the paths with git's text merge
-(``areas/c/x/y.html`` text, ``areas/e.html`` unspecified, ``areas/f/s.html`` set,
-``a.txt`` nothing) are left out."""
-
-
-def test_merge_attributes_read_every_gitattributes_as_git_does(backend: Backend) -> None:
-    sha = backend.commit(None, [
-        put(".gitattributes", ROOT_ATTRIBUTES),
-        put("areas/d/.gitattributes", "*.html binary\n"),
-        put("areas/f/.gitattributes", "s.html merge\nh.html merge=nested\n"),
-    ])
-    paths = sorted([*EXPECTED_MERGE, "areas/c/x/y.html", "areas/e.html", "areas/f/s.html",
-                    "a.txt"])
-    assert ok(backend.git.merge_attributes(sha, paths)) == EXPECTED_MERGE
-    # Only the paths asked about, and the commit's own files: a later commit without
-    # them gives nothing.
-    assert ok(backend.git.merge_attributes(sha, ["a.html"])) == {"a.html": "ours"}
-    later = backend.commit(sha, [drop(".gitattributes"), drop("areas/d/.gitattributes"),
-                                 drop("areas/f/.gitattributes")])
-    assert ok(backend.git.merge_attributes(later, paths)) == {}
-
-
-def test_a_bare_repository_has_no_index_to_update(backend: Backend) -> None:
-    sha = backend.commit(None, [put("a.html", "a")])
-    blob = ok(backend.git.list_tree(sha))[0].blob_id
-    assert ok(backend.git.update_index([IndexUpdate("a.html", None, blob)])) == ()
-    assert ok(backend.git.update_index([IndexUpdate("../x", None, blob)])) == ()
-
-
-def test_update_index_is_compare_and_set(checkout: Backend) -> None:
-    git = checkout.git
-    sha = checkout.commit(None, [put("a.html", "a"), put("b.html", "b")])
-    blobs = {e.path: e.blob_id for e in ok(git.list_tree(sha))}
-    a, b = blobs["a.html"], blobs["b.html"]
-    assert ok(git.update_index([])) == ()
-
-    done = ok(git.update_index([IndexUpdate("b.html", None, b), IndexUpdate("a.html", None, a),
-                                IndexUpdate("x/run", None, a, FILE_MODE_EXECUTABLE)]))
-    assert done == ("a.html", "b.html", "x/run")
-    assert [(e.path, e.blob_id, e.mode) for e in checkout.index()] == [
-        ("a.html", a, FILE_MODE_BLOB), ("b.html", b, FILE_MODE_BLOB),
-        ("x/run", a, FILE_MODE_EXECUTABLE)]
-
-    # Only entries still holding what the caller expects move: "b" was staged over.
-    done = ok(git.update_index([IndexUpdate("a.html", a, b), IndexUpdate("b.html", a, None),
-                                IndexUpdate("gone", None, None), IndexUpdate("a.html", b, a),
-                                IndexUpdate("x/run", a.upper(), None)]))
-    assert done == ("a.html", "a.html", "gone")
-    assert [(e.path, e.blob_id) for e in checkout.index()] == [
-        ("a.html", a), ("b.html", b), ("x/run", a)]
-    ok(git.update_index([IndexUpdate("b.html", b, None), IndexUpdate("x/run", a, b)]))
-    assert [(e.path, e.blob_id) for e in checkout.index()] == [("a.html", a), ("x/run", b)]
-
-
-@pytest.mark.parametrize(
-    "update",
-    [
-        IndexUpdate("../x", None, None),
-        IndexUpdate("new.html", None, "f" * 40),
-        IndexUpdate("new.html", None, "zz" * 20),
-        IndexUpdate("new.html", None, "BLOB", 0o40000),
-        IndexUpdate("new.html", None, "BLOB", 0o644),
-        IndexUpdate("new.html", None, "COMMIT"),
-        IndexUpdate("a/.git ", None, "BLOB"),
-    ],
-)
-def test_a_refused_index_update_changes_nothing(checkout: Backend, update: IndexUpdate) -> None:
-    sha = checkout.commit(None, [put("a.html", "a")])
-    blob = ok(checkout.git.list_tree(sha))[0].blob_id
-    named = {"BLOB": blob, "COMMIT": sha}
-    update = IndexUpdate(update.path, update.expected,
-                         named.get(update.blob_id or "", update.blob_id), update.mode)
-    first = IndexUpdate("first.html", None, blob)
-    failure = err(checkout.git.update_index([first, update]))
-    assert isinstance(failure, GitFailure)
-    assert failure.operation == "update_index"
-    assert checkout.index() == ()
-
-
-def test_a_submodule_entry_needs_no_object(checkout: Backend) -> None:
-    assert ok(checkout.git.update_index([IndexUpdate("sub", None, "1" * 40, 0o160000)])) == (
-        "sub",)
-    assert [(e.path, e.mode) for e in checkout.index()] == [("sub", 0o160000)]
-
-
-def _checked_out_as_they_are(repo: Backend) -> None:
-    data = {"a.html": "a\r\nb\n", "b.html": "\x00\rc"}
-    sha = repo.commit(None, [put(p, t) for p, t in data.items()])
-    blobs = {e.path: e.blob_id for e in ok(repo.git.list_tree(sha))}
-    asked = {**blobs, "gone.html": "f" * 40}
-    assert dict(ok(repo.git.checkout_bytes(asked))) == {p: t.encode() for p, t in data.items()}
-    assert ok(repo.git.checkout_bytes({})) == {}
-    failure = err(repo.git.checkout_bytes({"a.html": "abc"}))
-    assert isinstance(failure, GitFailure) and failure.operation == "checkout_bytes"
-
-
-def test_checkout_bytes_are_the_blobs_where_nothing_filters(checkout: Backend) -> None:
-    """With no ``core.autocrlf`` and no attributes, git checks a blob out as it is, CRLF,
-    lone CR and NUL included; an id git lacks is left out, a malformed one refused."""
-    _checked_out_as_they_are(checkout)
-
-
-def test_a_bare_repository_checks_blobs_out_as_they_are(backend: Backend) -> None:
-    _checked_out_as_they_are(backend)
-
-
-def test_a_repository_without_a_working_tree_reads_no_file(backend: Backend) -> None:
-    backend.commit(None, [put("a.html", "a")])
-    assert ok(backend.git.worktree_blobs(["a.html"])) == {}
-    assert ok(backend.git.worktree_blobs([])) == {}
-
-
-def test_an_index_update_ignores_stat_data_of_a_file_that_is_not_there(
-        checkout: Backend) -> None:
-    """Stat data recorded for a file that has since gone (or a double with no working
-    tree) leaves the entry without it; the update itself lands."""
-    sha = checkout.commit(None, [put("a.html", "a")])
-    blob = ok(checkout.git.list_tree(sha))[0].blob_id
-    stat = FileStat(1, 2, 3, 4, 5, 6, 0o100644, 7, 8, 1)
-    assert ok(checkout.git.update_index([IndexUpdate("a.html", None, blob, stat=stat)])) == (
-        "a.html",)
-    assert [(e.path, e.blob_id) for e in checkout.index()] == [("a.html", blob)]
