@@ -173,22 +173,23 @@ def _some(sha: str) -> str | None:
 
 
 def plan_sleep(deps: SleepDeps) -> IOResult[SleepPlan, SleepError]:
-    """The signals, the inputs of the uncountable phases, and the verdict."""
+    """The signals, the inputs of the uncountable phases, and the verdict. Each step
+    reads what the one before found; the first that fails is the answer."""
     main: IOResult[str, SleepError] = deps.git.resolve(deps.main_ref)
-
-    def counted(at: str) -> IOResult[SleepPlan, SleepError]:
-        return version_at(deps, at).bind(lambda version: _last_run(deps, at).bind(
-            lambda last: _changed_since(
-                deps, version, None if last.last is None else last.last.commit, at).bind(
-                lambda changed: _missing_vectors(deps, version).bind(
-                    lambda missing: _entity_waiting(deps).bind(
-                        lambda waiting: _transcripts(deps).bind(
-                            lambda transcripts: _checkout_matches(deps, at).map(
-                                lambda matches: _verdict(
-                                    at, version, last, changed, missing, waiting, matches,
-                                    transcripts, deps.model is not None))))))))
-
-    return main.bind(counted)
+    planned: IOResult[SleepPlan, SleepError] = IOResult.do(
+        _verdict(at, version, last, changed, missing, waiting, matches, transcripts,
+                 deps.model is not None)
+        for at in main
+        for version in version_at(deps, at)
+        for last in _last_run(deps, at)
+        for changed in _changed_since(
+            deps, version, None if last.last is None else last.last.commit, at)
+        for missing in _missing_vectors(deps, version)
+        for waiting in _entity_waiting(deps)
+        for transcripts in _transcripts(deps)
+        for matches in _checkout_matches(deps, at)
+    )
+    return planned
 
 
 def _verdict(main: str, version: HeadVersion, last: RunLookup, changed: int,

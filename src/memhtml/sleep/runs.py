@@ -215,9 +215,14 @@ def sleep_status(deps: SleepDeps, run_id: str | None = None
 
     if run_id is not None:
         return main.bind(lambda at: named(at, run_id))
-    return main.bind(lambda at: list_runs(deps).bind(
-        lambda ids: _quiet_read(deps).bind(lambda got: each(at, ids, got[0]).map(
-            lambda status: replace(status, notes=got[1])))))
+    listed: IOResult[SleepStatus, SleepError] = IOResult.do(
+        replace(status, notes=notes)
+        for at in main
+        for ids in list_runs(deps)
+        for quiet, notes in _quiet_read(deps)
+        for status in each(at, ids, quiet)
+    )
+    return listed
 
 
 def abort_run(deps: SleepDeps, run_id: str) -> IOResult[Aborted, SleepError]:
