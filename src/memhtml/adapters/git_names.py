@@ -25,11 +25,15 @@ So the git adapters never pass a name to those calls:
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Collection
 
 import pygit2
 from pygit2.enums import ObjectType
+
+FULL_SHA = re.compile(r"[0-9a-fA-F]{40}")
+"""A whole SHA-1 object id as written: looked up as an id, never as a name."""
 
 
 def _prefix_order(key: bytes, name: bytes) -> int:

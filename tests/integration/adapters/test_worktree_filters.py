@@ -40,7 +40,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memhtml.adapters.git import PygitService, worktree_blobs_of
+from memhtml.adapters.git import PygitService
+from memhtml.adapters.git_checkout import worktree_blobs_of
 from memhtml.contracts.services import FileStat, IndexUpdate, PathChange
 from memhtml.store import StoreDeps
 from memhtml.store.checkout import PathStep, bring_up_to_date

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memhtml.adapters.git import PygitService, _status_finished, _status_started
+from memhtml.adapters.git import PygitService
+from memhtml.adapters.git_checkout import _status_finished, _status_started
 from tests.integration.store.store_support import ok
 
 NAMES = st.sampled_from(["a.html", "b c.html", "é.html", 'q"uote.html', "日本.html",
