@@ -79,6 +79,12 @@ class Backend:
     """The checkout's index, sorted by path."""
     writer: Callable[[], GitService]
     """Another handle on the same repository, for a concurrent writer."""
+    person_writes: Callable[[str, bytes | None], None]
+    """A person's editor writes (or, for None, deletes) a working-tree file."""
+    person_locks: Callable[[bool], None]
+    """A person's git takes (True) or releases the index lock."""
+    person_leaves: Callable[[str], None]
+    """A person's git leaves an operation waiting (``MERGE_HEAD``, ``rebase-merge``)."""
 
     def commit(self, parent: str | None, changes: list[PathChange], message: str = "write",
                ref: str = "main") -> str:
@@ -116,8 +122,33 @@ def pygit_backend(root: Path, *, bare: bool) -> Backend:
         return tuple(sorted((TreeEntry(e.path, str(e.id), int(e.mode)) for e in entries),
                             key=lambda entry: entry.path))
 
+    workdir = Path(svc.path).parent
+
+    def person_writes(path: str, data: bytes | None) -> None:
+        target = workdir / path
+        if data is None:
+            target.unlink()
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+    def person_locks(held: bool) -> None:
+        lock = Path(svc.path) / "index.lock"
+        if held:
+            lock.write_bytes(b"")
+        else:
+            lock.unlink()
+
+    def person_leaves(marker: str) -> None:
+        where = Path(svc.path) / marker
+        if marker.startswith("rebase-"):
+            where.mkdir(parents=True)
+        else:
+            where.write_text("0" * 40 + "\n", encoding="utf-8")
+
     return Backend("pygit", svc, chmod, config, index,
-                   lambda: ok(PygitService.open(svc.path)))
+                   lambda: ok(PygitService.open(svc.path)), person_writes, person_locks,
+                   person_leaves)
 
 
 def memory_backend(*, bare: bool) -> Backend:
@@ -129,7 +160,8 @@ def memory_backend(*, bare: bool) -> Backend:
     def config(key: str) -> str | None:
         return mem.config.get(key)  # read now: ``config`` is a snapshot
 
-    return Backend("memory", mem, chmod, config, lambda: mem.index, lambda: mem)
+    return Backend("memory", mem, chmod, config, lambda: mem.index, lambda: mem,
+                   mem.person_writes, mem.person_holds_index_lock, mem.person_leaves)
 
 
 def make_backend(kind: str, root: Path, *, bare: bool) -> Backend:

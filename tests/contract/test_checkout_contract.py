@@ -227,3 +227,87 @@ def test_an_index_update_ignores_stat_data_of_a_file_that_is_not_there(
     assert ok(checkout.git.update_index([IndexUpdate("a.html", None, blob, stat=stat)])) == (
         "a.html",)
     assert [(e.path, e.blob_id) for e in checkout.index()] == [("a.html", blob)]
+
+
+# -- the working tree's files ---------------------------------------------------------------
+
+
+def test_a_written_file_is_there_as_git_sees_it(checkout: Backend) -> None:
+    git = checkout.git
+    stat = git.put_file("areas/kettle.html", b"descale on Mondays\n")
+    assert isinstance(stat, FileStat) and stat.size == len(b"descale on Mondays\n")
+    assert git.file_kind("areas/kettle.html") is True
+    assert git.file_stat("areas/kettle.html") is not None
+    assert git.file_kind("areas") is False, "a folder is something else"
+    assert git.file_kind("areas/missing.html") is None
+    assert git.file_kind("areas/kettle.html/under") is None
+    blob = blob_id(b"descale on Mondays\n")
+    assert ok(git.worktree_blobs(["areas/kettle.html"])) == {"areas/kettle.html": blob}
+    # Untracked until committed: git names a folder holding nothing tracked once.
+    assert ok(git.worktree_changes()) == ("areas/",)
+    assert git.files_under("areas/") == ("areas/kettle.html",)
+
+
+def test_removing_a_file_removes_the_folders_it_leaves_empty(checkout: Backend) -> None:
+    git = checkout.git
+    git.put_file("a/b/c.html", b"c")
+    git.put_file("a/keep.html", b"k")
+    assert git.put_file("a/b/c.html", None) is True
+    assert git.file_kind("a/b/c.html") is None and git.file_kind("a/b") is None
+    assert git.file_kind("a/keep.html") is True and git.file_kind("a") is False
+    assert git.put_file("a/b/c.html", None) is False, "nothing there to remove"
+
+
+def test_a_file_is_not_written_over_a_folder(checkout: Backend) -> None:
+    git = checkout.git
+    git.put_file("notes/inner.html", b"inner")
+    assert git.put_file("notes", b"a file where a folder is") is False
+    assert git.file_kind("notes") is False and git.file_kind("notes/inner.html") is True
+
+
+def test_files_under_lists_a_folder_s_files_sorted(checkout: Backend) -> None:
+    git = checkout.git
+    for path in ("new/z.html", "new/a/b.html", "new/a.html", "other/x.html"):
+        checkout.person_writes(path, b"x")
+    assert git.files_under("new/") == ("new/a.html", "new/a/b.html", "new/z.html")
+    assert git.files_under("missing/") == ()
+
+
+def test_a_persons_edits_are_worktree_changes(checkout: Backend) -> None:
+    git = checkout.git
+    tip = checkout.commit(None, [put("kept.html", "kept"), put("edited.html", "before"),
+                                 put("gone.html", "gone")])
+    entries = ok(git.list_tree(tip))
+    ok(git.update_index([IndexUpdate(e.path, None, e.blob_id) for e in entries]))
+    for entry in entries:
+        git.put_file(entry.path, ok(git.read_blobs([entry.blob_id]))[entry.blob_id])
+    assert ok(git.worktree_changes()) == ()
+    checkout.person_writes("edited.html", b"after")
+    checkout.person_writes("gone.html", None)
+    checkout.person_writes("new.html", b"new")
+    assert ok(git.worktree_changes()) == ("edited.html", "gone.html", "new.html")
+    assert ok(git.worktree_blobs(["edited.html", "gone.html"])) == {
+        "edited.html": blob_id(b"after")}
+
+
+def test_the_index_lock_and_an_operation_in_progress_are_seen(checkout: Backend) -> None:
+    git = checkout.git
+    assert not git.index_locked() and git.operation_in_progress() is None
+    checkout.person_locks(True)
+    assert git.index_locked()
+    checkout.person_locks(False)
+    assert not git.index_locked()
+    checkout.person_leaves("MERGE_HEAD")
+    merge = git.operation_in_progress()
+    assert merge is not None and merge[0] == "merge"
+    checkout.person_leaves("rebase-merge")
+    rebase = git.operation_in_progress()
+    assert rebase is not None and rebase[0] == "rebase", "checked in git's order"
+
+
+def test_a_bare_repository_has_no_files(backend: Backend) -> None:
+    git = backend.git
+    backend.commit(None, [put("a.html", "a")])
+    assert git.put_file("b.html", b"b") is False
+    assert git.file_kind("a.html") is None and git.file_stat("a.html") is None
+    assert git.files_under("") == () and not git.index_locked()

@@ -8,11 +8,13 @@ so one handle serves both ports over one ``pygit2.Repository``.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
 import shutil
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -40,7 +42,7 @@ from memhtml.adapters.git_remote import git_environment
 from memhtml.contracts.errors import GitError, GitFailure
 from memhtml.contracts.local_files import create_exclusive, read_regular
 from memhtml.contracts.paths import check_tree_path
-from memhtml.contracts.services import FileStat, IndexUpdate
+from memhtml.contracts.services import IN_PROGRESS, FileStat, IndexUpdate
 
 _INDEX_LOCK_WAIT_SECONDS = 2.0
 """How long ``update_index`` waits for another writer to release the index lock."""
@@ -514,6 +516,53 @@ _INDEX_READ_PAUSE_S = 0.005
 before the next (growing by this much each time)."""
 
 
+# -- the working tree's files ----------------------------------------------------------
+
+
+def _file_kind(root: Path, path: str) -> bool | None:
+    current = root
+    try:
+        mode = 0
+        for part in path.split("/"):
+            current = current / part
+            mode = os.lstat(current).st_mode
+            if stat.S_ISLNK(mode):
+                return False
+        return stat.S_ISREG(mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        return None if error.errno == errno.ENAMETOOLONG else False
+
+
+def _put_file(root: Path, path: str, data: bytes | None) -> FileStat | bool:
+    target = root / path
+    try:
+        if data is None:
+            target.unlink()
+            parent = target.parent
+            while parent != root and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+            return True
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, target)
+        return FileStat.of(os.lstat(target))
+    except OSError:
+        return False
+
+
+def _files_under(root: Path, directory: str) -> tuple[str, ...]:
+    folder = root / directory
+    try:
+        return tuple(sorted(f.relative_to(root).as_posix() for f in folder.rglob("*")
+                            if f.is_file() and ".git" not in f.relative_to(root).parts))
+    except OSError:
+        return ()
+
+
 class PygitCheckout:
     """The ``Checkout`` port over one ``pygit2.Repository`` (``_repo``, set by the
     class that inherits it)."""
@@ -808,3 +857,40 @@ class PygitCheckout:
         finally:
             scratch.unlink(missing_ok=True)
             lock.unlink(missing_ok=True)
+
+    # -- the working tree's files (see ``Checkout``) ------------------------------------
+
+    def _workdir(self) -> Path | None:
+        workdir = self._repo.workdir
+        return None if workdir is None else Path(workdir)
+
+    def file_kind(self, path: str) -> bool | None:
+        root = self._workdir()
+        return None if root is None else _file_kind(root, path)
+
+    def file_stat(self, path: str) -> FileStat | None:
+        root = self._workdir()
+        if root is None:
+            return None
+        try:
+            return FileStat.of(os.lstat(root / path))
+        except OSError:
+            return None
+
+    def put_file(self, path: str, data: bytes | None) -> FileStat | bool:
+        root = self._workdir()
+        return False if root is None else _put_file(root, path, data)
+
+    def files_under(self, directory: str) -> tuple[str, ...]:
+        root = self._workdir()
+        return () if root is None else _files_under(root, directory)
+
+    def index_locked(self) -> bool:
+        return self._repo.workdir is not None and (Path(self._repo.path) / "index.lock").exists()
+
+    def operation_in_progress(self) -> tuple[str, str] | None:
+        git_dir = Path(self._repo.path)
+        for marker, name, fix in IN_PROGRESS:
+            if (git_dir / marker).exists():
+                return name, fix
+        return None

@@ -29,8 +29,10 @@ from memhtml.contracts.services import (
     FILE_MODE_BLOB,
     FILE_MODE_EXECUTABLE,
     FILE_MODE_LINK,
+    IN_PROGRESS,
     Arrival,
     CommitInfo,
+    FileStat,
     IndexUpdate,
     PathChange,
     Signature,
@@ -259,9 +261,24 @@ def _signature(author: Signature, at: datetime) -> tuple[Signature, int, int]:
     return trimmed, math.floor(at.timestamp()) % 2**32, int(offset.total_seconds()) // 60
 
 
+def _shown_untracked(path: str, index: Mapping[str, _Entry]) -> str:
+    """How git's status names an untracked file: the highest folder on its way that
+    holds nothing tracked (``folder/``), else the file itself."""
+    parts = path.split("/")
+    tracked = list(index)
+    for n in range(1, len(parts)):
+        folder = "/".join(parts[:n]) + "/"
+        if not any(p.startswith(folder) for p in tracked):
+            return folder
+    return path
+
+
 class InMemoryGit:
     """One repository in memory. ``bare`` as in ``PygitService.init``: a bare repository
-    has no index, so ``update_index`` updates nothing.
+    has no index, so ``update_index`` updates nothing. A checkout's working tree is its
+    index until a file is written or removed (by a door through ``put_file``, or by a
+    person through ``person_writes``); the ``person_*`` methods are what a person's
+    own git and editor do beside memhtml, for tests.
 
     ``resolve`` knows what memhtml names: ``HEAD``/``@``, branches, full refs and shas
     or their prefixes. It refuses rev-parse operators (``~``, ``^``, ``:``, ``@{``) with a
@@ -280,6 +297,13 @@ class InMemoryGit:
         self._head = f"refs/heads/{initial_branch}"  # HEAD, which is always symbolic here
         self._config: dict[str, str] = {}
         self._index: dict[str, _Entry] = {}
+        self._written: dict[str, bytes | None] = {}
+        """The working tree where it differs from the index: a path's bytes, or None
+        where its file was removed. A path not here holds its index entry's blob, so a
+        checkout nobody wrote to is its index, as it was before files were modelled."""
+        self._writes = 0
+        self._index_locked = False
+        self._markers: set[str] = set()
 
     @property
     def config(self) -> Mapping[str, str]:
@@ -399,15 +423,20 @@ class InMemoryGit:
 
     @_operation("worktree_changes")
     def worktree_changes(self) -> tuple[str, ...]:
-        """An in-memory repository has no working tree: its index is all there is, and
-        the paths it holds differently from HEAD are the staged ones."""
+        """The paths the index holds differently from HEAD (staged), the files written
+        or removed since that differ from the index (unstaged), and the untracked ones,
+        a folder holding nothing tracked shown once as ``folder/`` as git shows it."""
         head = self._refs.get(self._head)
         tree = {} if head is None else dict(self._tree_of(head))
         if self._bare:
             return ()
         staged = {p for p, (_, oid) in self._index.items() if tree.get(p, (0, None))[1] != oid}
         removed = {p for p in tree if p not in self._index} if self._index else set()
-        return tuple(sorted(staged | removed))
+        modified = {p for p, data in self._written.items() if p in self._index
+                    and (data is None or _object_id(b"blob", data) != self._index[p][1])}
+        untracked = {_shown_untracked(p, self._index) for p, data in self._written.items()
+                     if data is not None and p not in self._index}
+        return tuple(sorted(staged | removed | modified | untracked))
 
     def worktree_changes_begun(self) -> Callable[[], IOResult[tuple[str, ...], GitError]]:
         """Listed at once: nothing here is slow enough to overlap."""
@@ -522,8 +551,14 @@ class InMemoryGit:
     def worktree_blobs(self, paths: Sequence[str],
                        likely: Mapping[str, Collection[str]] | None = None
                        ) -> Mapping[str, str]:
-        """An in-memory repository has no working tree: no file is read."""
-        return {}
+        """Each asked path's file, as its blob id (no filters here: a file is its
+        bytes); a path with no file is left out."""
+        found: dict[str, str] = {}
+        for path in paths:
+            kind = self._file_bytes(path)
+            if kind is not None:
+                found[path] = _object_id(b"blob", kind)
+        return found
 
     @_operation("checkout_bytes")
     def checkout_bytes(self, blobs: Mapping[str, str]) -> Mapping[str, bytes]:
@@ -545,6 +580,97 @@ class InMemoryGit:
     def clear_stale_index_lock(self) -> bool:
         """An index in memory has no lock file to leave behind."""
         return False
+
+    # -- the working tree's files (see ``Checkout``) -----------------------------------
+
+    def _file_bytes(self, path: str) -> bytes | None:
+        """The bytes of the file at ``path``; None when none is there."""
+        if self._bare:
+            return None
+        if path in self._written:
+            return self._written[path]
+        entry = self._index.get(path)
+        if entry is None or entry[0] in (FILE_MODE_LINK, _GITLINK_MODE):
+            return None
+        return self._blobs.get(entry[1])
+
+    def _paths(self) -> set[str]:
+        present = {p for p, data in self._written.items() if data is not None}
+        return present | {p for p in self._index if p not in self._written}
+
+    def file_kind(self, path: str) -> bool | None:
+        with self._lock:
+            if self._bare:
+                return None
+            if self._file_bytes(path) is not None:
+                return True
+            parts = path.split("/")
+            for n in range(1, len(parts) + 1):
+                step = "/".join(parts[:n])
+                entry = self._index.get(step) if step not in self._written else None
+                if entry is not None and entry[0] in (FILE_MODE_LINK, _GITLINK_MODE):
+                    return False  # a link on the way, or a submodule's folder
+            prefix = path + "/"
+            return False if any(p.startswith(prefix) for p in self._paths()) else None
+
+    def file_stat(self, path: str) -> FileStat | None:
+        with self._lock:
+            data = self._file_bytes(path)
+            if data is None:
+                return None
+            return FileStat(0, 0, self._writes, 0, 0, 0, 0o100644, 0, 0, len(data))
+
+    def put_file(self, path: str, data: bytes | None) -> FileStat | bool:
+        with self._lock:
+            parts = path.split("/")
+            if self._bare or not is_successful(check_tree_path(path)) or any(
+                    self._file_bytes("/".join(parts[:n])) is not None
+                    for n in range(1, len(parts))):
+                return False
+            if data is None:
+                if self._file_bytes(path) is None:
+                    return False
+                self._written[path] = None
+                return True
+            if any(p.startswith(path + "/") for p in self._paths()):
+                return False
+            self._writes += 1
+            self._written[path] = bytes(data)
+            return FileStat(0, 0, self._writes, 0, 0, 0, 0o100644, 0, 0, len(data))
+
+    def files_under(self, directory: str) -> tuple[str, ...]:
+        with self._lock:
+            prefix = directory if directory.endswith("/") else directory + "/"
+            return tuple(sorted(p for p in self._paths() if p.startswith(prefix)
+                                and ".git" not in p.split("/")))
+
+    def index_locked(self) -> bool:
+        with self._lock:
+            return not self._bare and self._index_locked
+
+    def operation_in_progress(self) -> tuple[str, str] | None:
+        with self._lock:
+            for marker, name, fix in IN_PROGRESS:
+                if marker in self._markers:
+                    return name, fix
+            return None
+
+    # -- what a person does beside memhtml, for tests ------------------------------------
+
+    def person_writes(self, path: str, data: bytes | None) -> None:
+        """A person's editor writes (or, for None, deletes) a working-tree file."""
+        with self._lock:
+            self._written[path] = None if data is None else bytes(data)
+
+    def person_holds_index_lock(self, held: bool) -> None:
+        """A person's git takes (True) or releases git's index lock."""
+        with self._lock:
+            self._index_locked = held
+
+    def person_leaves(self, marker: str, present: bool = True) -> None:
+        """A person's git leaves (or clears) an operation's marker, e.g. ``MERGE_HEAD``."""
+        with self._lock:
+            (self._markers.add if present else self._markers.discard)(marker)
 
     @_operation("commit_info")
     def commit_info(self, sha: str) -> CommitInfo:

@@ -262,8 +262,7 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
                 notes += (f"fixed: marked generated pages merge={MERGE_DRIVER} in "
                           f"{GITATTRIBUTES} (commit {migrated.commit[:10]})",)
             behind = store_value(doors.checkout_behind(store.deps))
-            synced = store_value(doors.fix_behind(store.deps.git, store.deps.worktree,
-                                                  store.deps.ref, behind)) \
+            synced = store_value(doors.fix_behind(store.deps.git, store.deps.ref, behind)) \
                 if behind and store.deps.worktree is not None else None
             if synced is not None:
                 notes += (f"fixed: {len(synced.paths)} path(s) brought up to date"

@@ -53,12 +53,12 @@ def status_report(services: Services, store: Store) -> IOResult[StatusReport, St
     """The report for ``store``. An embedder that cannot be used here is a note in it,
     not a failure: the store itself is fine."""
     from memhtml.store import status
-    from memhtml.store.edits import local_edits_begun, operation_in_progress
+    from memhtml.store.edits import local_edits_begun
     from memhtml.store.layout import marker_note
 
     deps = store.deps
     git_dir = deps.checkout_git_dir
-    busy = operation_in_progress(git_dir) if git_dir is not None else None
+    busy = deps.git.operation_in_progress() if git_dir is not None else None
     # Git walks the checkout in a process of its own while the version decodes below.
     local_edits = local_edits_begun(deps)
 

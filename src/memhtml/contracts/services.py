@@ -284,6 +284,19 @@ class Repository(Protocol):
 
 
 
+IN_PROGRESS: tuple[tuple[str, str, str], ...] = (
+    ("rebase-merge", "rebase", "git rebase --continue, or git rebase --abort"),
+    ("rebase-apply/applying", "am", "git am --continue, or git am --abort"),
+    ("rebase-apply", "rebase", "git rebase --continue, or git rebase --abort"),
+    ("MERGE_HEAD", "merge", "resolve the conflicts and git commit, or git merge --abort"),
+    ("CHERRY_PICK_HEAD", "cherry-pick", "git cherry-pick --continue, or git cherry-pick --abort"),
+    ("REVERT_HEAD", "revert", "git revert --continue, or git revert --abort"),
+)
+"""What git leaves in its directory while an operation waits for the person (the
+marker, the operation, how to finish or abort it), checked in this order
+(``rebase-apply`` is also where ``git am`` keeps its state)."""
+
+
 class Checkout(Protocol):
     """A checkout beside the repository: its index (entries read and compare-and-set),
     its working tree as git sees it (changes, the blob a file cleans to, the bytes a
@@ -382,6 +395,48 @@ class Checkout(Protocol):
     def clear_stale_index_lock(self) -> IOResult[bool, GitError]:
         """Remove the checkout's index lock when a memhtml process took it and died
         holding it; True when one was removed. A live holder's lock is left."""
+        ...
+
+    # The working tree's files, as a write leaves them and a check finds them. Each
+    # answer is total: the file system refusing is an answer (False, None or an empty
+    # tuple), never a failure, since a checkout a person shares with memhtml may hold
+    # anything at any name. A bare repository has no working tree: nothing is there and
+    # nothing can be written.
+
+    def file_kind(self, path: str) -> bool | None:
+        """True for a regular file reached without a symbolic link; None when nothing
+        is there (a name too long for the file system cannot be); False when something
+        else is (a directory, a link on the way, an entry that cannot be looked at).
+        ``path`` comes from a tree, which may hold any name git can: every step is
+        looked at, never followed."""
+        ...
+
+    def file_stat(self, path: str) -> FileStat | None:
+        """The file's stat data as git records it in an index entry, not following a
+        final link; None when nothing is there or it cannot be looked at."""
+        ...
+
+    def put_file(self, path: str, data: bytes | None) -> FileStat | bool:
+        """Write ``data`` at ``path`` (a temporary file renamed over it, so a reader
+        never sees half a file) and return its stat data for the index entry; for None,
+        remove the file and every folder the removal leaves empty, and return True.
+        False when it cannot be done (nothing else is changed)."""
+        ...
+
+    def files_under(self, directory: str) -> tuple[str, ...]:
+        """Every file under ``directory`` (``dir/``, as git's status lists an untracked
+        folder), as paths from the top, nothing under a ``.git``; none when it cannot be
+        walked."""
+        ...
+
+    def index_locked(self) -> bool:
+        """Whether git's ``index.lock`` is there now: another git command is
+        rewriting the index, and a write waits for it (``store.checkout``)."""
+        ...
+
+    def operation_in_progress(self) -> tuple[str, str] | None:
+        """The git operation left waiting in the checkout (``merge``, ``rebase``,
+        ``cherry-pick``, ``revert``) and how to finish or abort it; None when none is."""
         ...
 
 

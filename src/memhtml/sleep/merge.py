@@ -523,7 +523,7 @@ def _fast_forward(deps: SleepDeps, history: RunHistory, main: str, verdict: Gate
         return moved_or_refused(None).bind(lambda done: _apply(deps, history, done))
     at = deps.clock.now().timestamp()
     marked: IOResult[Journal, SleepError] = _steps(deps, history.base, history.tip).bind(
-        lambda steps: index_lock_free(git_dir, deps.clock.sleep).bind(
+        lambda steps: index_lock_free(deps.git, git_dir, deps.clock.sleep).bind(
             lambda _: write_journal(git_dir, deps.main_ref, history.base, steps, at,
                                     target=history.tip)))
     return marked.bind(moved_or_refused).bind(
@@ -534,12 +534,11 @@ def _follow(deps: SleepDeps, outcome: MergeOutcome, journal: Journal | None
             ) -> IOResult[MergeOutcome, SleepError]:
     """Bring the checkout up to date; what it cannot do is reported, never a failure
     (the mark stays for the next command)."""
-    worktree = deps.worktree
-    if journal is None or worktree is None:
+    if journal is None or deps.worktree is None:
         return IOSuccess(outcome)
     tip = outcome.tip or ""
     synced: IOResult[Synced, StoreError] = bring_up_to_date(
-        deps.git, worktree, deps.main_ref, journal.steps).lash(
+        deps.git, deps.main_ref, journal.steps).lash(
         lambda _: IOSuccess(Synced((), tuple(s.path for s in journal.steps), False)))
     return synced.bind(lambda done: mark_landed(journal, tip, done).map(
         lambda _: replace(outcome, synced=done.paths, kept=done.kept,

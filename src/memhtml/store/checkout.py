@@ -32,12 +32,10 @@ marks.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
 import secrets
-import stat
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
@@ -47,6 +45,7 @@ from returns.io import IOFailure, IOResult, IOSuccess, impure_safe
 
 from memhtml.contracts.local_files import blocking_entry, read_regular, write_replacing
 from memhtml.contracts.services import (
+    Checkout,
     CommitInfo,
     FileStat,
     GitService,
@@ -260,7 +259,7 @@ def _mtime(path: Path) -> int:
 # -- waiting for git ---------------------------------------------------------------------
 
 
-def index_lock_free(git_dir: Path, sleep: Callable[[float], None],
+def index_lock_free(checkout: Checkout, git_dir: Path, sleep: Callable[[float], None],
                     wait_seconds: float = INDEX_LOCK_WAIT_SECONDS) -> IOResult[None, StoreError]:
     """Wait for a person's git to release ``index.lock``; refuse when it stays held.
 
@@ -269,7 +268,7 @@ def index_lock_free(git_dir: Path, sleep: Callable[[float], None],
     """
     lock = git_dir / "index.lock"
     waited, pause = 0.0, 0.005
-    while lock.exists():
+    while checkout.index_locked():
         if waited >= wait_seconds:
             return IOFailure(Refused(
                 f"git's index lock {lock} has been held for {wait_seconds:.0f} s (another git "
@@ -284,31 +283,7 @@ def index_lock_free(git_dir: Path, sleep: Callable[[float], None],
 # -- bringing the checkout up to date --------------------------------------------------
 
 
-def plain_file(worktree: Path, path: str) -> bool | None:
-    """True for a regular file reached without a link; None when nothing is there;
-    False when something else is (a directory, a symlink on the way, an unreadable
-    entry).
-
-    ``path`` comes from a tree, which may hold any name git can: every step is
-    looked at with ``lstat`` (never followed), and an ``OSError`` from the file
-    system is an answer, never an escape. A name too long for the file system
-    (``ENAMETOOLONG``) cannot be there, so it reads as absent."""
-    current = worktree
-    try:
-        mode = 0
-        for part in path.split("/"):
-            current = current / part
-            mode = os.lstat(current).st_mode
-            if stat.S_ISLNK(mode):
-                return False
-        return stat.S_ISREG(mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as error:
-        return None if error.errno == errno.ENAMETOOLONG else False
-
-
-def file_blobs(git: GitService, worktree: Path, paths: Sequence[str],
+def file_blobs(git: GitService, paths: Sequence[str],
                likely: Mapping[str, Collection[str | None]] | None = None
                ) -> IOResult[dict[str, str | bool | None], StoreError]:
     """The blob git sees in each working-tree file (``GitService.worktree_blobs``: the
@@ -319,7 +294,7 @@ def file_blobs(git: GitService, worktree: Path, paths: Sequence[str],
     changed with no blob to say how. ``likely`` names the blobs each path is expected
     to hold (the index's, the branch's), which spares opening the index when a file
     holds one of them and nothing filters it."""
-    kinds = {path: plain_file(worktree, path) for path in dict.fromkeys(paths)}
+    kinds = {path: git.file_kind(path) for path in dict.fromkeys(paths)}
     files = [path for path, kind in kinds.items() if kind is True]
     expected = {path: {blob for blob in (likely or {}).get(path, ()) if blob is not None}
                 for path in files}
@@ -331,27 +306,6 @@ def file_blobs(git: GitService, worktree: Path, paths: Sequence[str],
     seen: IOResult[Mapping[str, str], StoreError] = (
         git.worktree_blobs(files, expected) if files else IOSuccess({}))
     return seen.map(answer)
-
-
-def _put_file(worktree: Path, path: str, data: bytes | None) -> FileStat | bool:
-    """Write (or, for None, remove) the working-tree file; False when it cannot be
-    done. A written file's stat data comes back, for its index entry."""
-    target = worktree / path
-    try:
-        if data is None:
-            target.unlink()
-            parent = target.parent
-            while parent != worktree and parent.is_dir() and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
-            return True
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-        temporary.write_bytes(data)
-        os.replace(temporary, target)
-        return FileStat.of(os.lstat(target))
-    except OSError:
-        return False
 
 
 def on_branch(git: GitService, ref: str) -> IOResult[str | None, StoreError]:
@@ -366,7 +320,7 @@ def on_branch(git: GitService, ref: str) -> IOResult[str | None, StoreError]:
     return resolved.bind(compare).lash(lambda _: IOSuccess(None))
 
 
-def bring_up_to_date(git: GitService, worktree: Path, ref: str, steps: Sequence[PathStep]
+def bring_up_to_date(git: GitService, ref: str, steps: Sequence[PathStep]
                      ) -> IOResult[Synced, StoreError]:
     """Bring ``steps``' paths to the branch tip's blobs where the checkout still holds
     the blob from before; the rest is a person's and is kept."""
@@ -376,7 +330,7 @@ def bring_up_to_date(git: GitService, worktree: Path, ref: str, steps: Sequence[
         if tip is None:
             return IOSuccess(Synced((), (), True, off_branch=True))
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
-        return entries.bind(lambda found: _apply(git, worktree, steps, {e.path: e for e in found}))
+        return entries.bind(lambda found: _apply(git, steps, {e.path: e for e in found}))
 
     return on_branch(git, ref).bind(against)
 
@@ -385,7 +339,7 @@ def _is_attributes(path: str) -> bool:
     return path == ".gitattributes" or path.endswith("/.gitattributes")
 
 
-def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
+def _apply(git: GitService, steps: Sequence[PathStep],
            now: Mapping[str, TreeEntry]) -> IOResult[Synced, StoreError]:
     """Decide every path against the checkout as git sees it now, then write in two
     rounds: the ``.gitattributes`` files first (files and index entries), then the
@@ -395,18 +349,18 @@ def _apply(git: GitService, worktree: Path, steps: Sequence[PathStep],
         first = [s for s in steps if _is_attributes(s.path)]
         rest = [s for s in steps if not _is_attributes(s.path)]
         if not first:
-            return _round(git, worktree, rest, now, current).map(lambda done: done[0])
+            return _round(git, rest, now, current).map(lambda done: done[0])
 
         def then(done: tuple[Synced, _Written]) -> IOResult[Synced, StoreError]:
             synced, written = done
-            settled = _refiltered(git, worktree, written, now) if synced.index_updated \
+            settled = _refiltered(git, written, now) if synced.index_updated \
                 else IOSuccess(None)
-            return settled.bind(lambda _: _round(git, worktree, rest, now, current).map(
+            return settled.bind(lambda _: _round(git, rest, now, current).map(
                 lambda more: _joined(synced, more[0])))
 
-        return _round(git, worktree, first, now, current).bind(then)
+        return _round(git, first, now, current).bind(then)
 
-    return file_blobs(git, worktree, [s.path for s in steps],
+    return file_blobs(git, [s.path for s in steps],
                       {s.path: (s.before, now[s.path].blob_id if s.path in now else None)
                        for s in steps}).bind(decide)
 
@@ -415,7 +369,7 @@ _Written = dict[str, tuple[bytes, FileStat]]
 """The files a round wrote: the bytes and the stat data each was left with."""
 
 
-def _refiltered(git: GitService, worktree: Path, written: _Written,
+def _refiltered(git: GitService, written: _Written,
                 now: Mapping[str, TreeEntry]) -> IOResult[None, StoreError]:
     """A ``.gitattributes`` file just written is filtered again by its own new rules
     (``* text eol=crlf`` applies to the file that says it, as ``git checkout`` does),
@@ -429,9 +383,9 @@ def _refiltered(git: GitService, worktree: Path, written: _Written,
         for path, (data, was) in sorted(written.items()):
             entry = now.get(path)
             fresh = again.get(path)
-            if entry is None or fresh is None or fresh == data or _stat_of(worktree, path) != was:
+            if entry is None or fresh is None or fresh == data or git.file_stat(path) != was:
                 continue
-            put = _put_file(worktree, path, fresh)
+            put = git.put_file(path, fresh)
             if isinstance(put, FileStat):
                 updates.append(IndexUpdate(path, entry.blob_id, entry.blob_id, entry.mode, put))
         indexed: IOResult[tuple[str, ...], StoreError] = git.update_index(updates)
@@ -442,13 +396,6 @@ def _refiltered(git: GitService, worktree: Path, written: _Written,
     return read.bind(rewrite).lash(lambda _: IOSuccess(None))
 
 
-def _stat_of(worktree: Path, path: str) -> FileStat | None:
-    try:
-        return FileStat.of(os.lstat(worktree / path))
-    except OSError:
-        return None
-
-
 def _joined(a: Synced, b: Synced) -> Synced:
     """What two rounds did, together."""
     return Synced(tuple(sorted({*a.paths, *b.paths})), tuple(sorted({*a.kept, *b.kept})),
@@ -456,7 +403,7 @@ def _joined(a: Synced, b: Synced) -> Synced:
                   indexed=tuple(sorted({*a.indexed, *b.indexed})))
 
 
-def _round(git: GitService, worktree: Path, steps: Sequence[PathStep],
+def _round(git: GitService, steps: Sequence[PathStep],
            now: Mapping[str, TreeEntry], current: Mapping[str, str | bool | None]
            ) -> IOResult[tuple[Synced, _Written], StoreError]:
     """Bring ``steps`` to the tip where the checkout (``current``) still holds the blob
@@ -488,7 +435,7 @@ def _round(git: GitService, worktree: Path, steps: Sequence[PathStep],
                     kept.add(step.path)
                 else:
                     data = None if after is None else checked_out[step.path]
-                    put = _put_file(worktree, step.path, data)
+                    put = git.put_file(step.path, data)
                     if put is False:
                         kept.add(step.path)
                     else:
@@ -524,7 +471,7 @@ def checkout_behind(deps: StoreDeps) -> IOResult[tuple[Behind, ...], StoreError]
     git_dir, worktree = deps.checkout_git_dir, deps.worktree
     if git_dir is None or worktree is None:
         return IOSuccess(())
-    return scan_checkout(deps.git, worktree, deps.ref)
+    return scan_checkout(deps.git, deps.ref)
 
 
 # -- the backstop: doctor's scan -------------------------------------------------------
@@ -562,7 +509,7 @@ def _last_memhtml_step(git: GitService, ref: str, path: str
     return touching.bind(before)
 
 
-def scan_checkout(git: GitService, worktree: Path, ref: str
+def scan_checkout(git: GitService, ref: str
                   ) -> IOResult[tuple[Behind, ...], StoreError]:
     """Every path whose index entry still holds the blob from before the last memhtml
     commit that touched it, its file either as before or as the branch has it: what a
@@ -590,7 +537,7 @@ def scan_checkout(git: GitService, worktree: Path, ref: str
         # so only those paths' files are looked at.
         staged_apart = sorted(p for p in set(head) | set(index) if index.get(p) != head.get(p))
         likely = {path: (head.get(path), index.get(path)) for path in staged_apart}
-        return file_blobs(git, worktree, staged_apart, likely).bind(lambda files: walk(
+        return file_blobs(git, staged_apart, likely).bind(lambda files: walk(
             [(path, head.get(path), index.get(path), files.get(path, False))
              for path in staged_apart]))
 
@@ -620,8 +567,8 @@ def _some(behind: Behind | None) -> tuple[Behind, ...]:
     return () if behind is None else (behind,)
 
 
-def fix_behind(git: GitService, worktree: Path, ref: str, behind: Sequence[Behind]
+def fix_behind(git: GitService, ref: str, behind: Sequence[Behind]
                ) -> IOResult[Synced, StoreError]:
     """Bring what ``scan_checkout`` found up to date, by the same compare-and-set rules
     a write uses (a person's change that appeared meanwhile is kept)."""
-    return bring_up_to_date(git, worktree, ref, [PathStep(b.path, b.before) for b in behind])
+    return bring_up_to_date(git, ref, [PathStep(b.path, b.before) for b in behind])

@@ -32,7 +32,7 @@ from memhtml.head.record import is_archived_path
 from memhtml.store.carried import layout_link_problem
 from memhtml.store.checkout import Behind, checkout_behind
 from memhtml.store.deps import StoreDeps
-from memhtml.store.edits import LocalEdit, local_edits, operation_in_progress, unmerged
+from memhtml.store.edits import LocalEdit, local_edits, unmerged
 from memhtml.store.errors import StoreError
 from memhtml.store.layout import (
     GITATTRIBUTES,
@@ -328,7 +328,7 @@ def worktree_findings(deps: StoreDeps, behind: frozenset[str] = frozenset()
     if git_dir is None or deps.worktree is None:
         return IOSuccess([])
     out: list[Finding] = []
-    busy = operation_in_progress(git_dir)
+    busy = deps.git.operation_in_progress()
     if busy is not None:
         operation, fix = busy
         marker = {"merge": "MERGE_HEAD", "cherry-pick": "CHERRY_PICK_HEAD",

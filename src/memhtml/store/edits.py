@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -30,18 +29,6 @@ from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import MergeInProgress, StoreError, UncommittedEdits
 
 EditKind = Literal["modified", "deleted", "added", "untracked"]
-
-_IN_PROGRESS: tuple[tuple[str, str, str], ...] = (
-    ("rebase-merge", "rebase", "git rebase --continue, or git rebase --abort"),
-    ("rebase-apply/applying", "am", "git am --continue, or git am --abort"),
-    ("rebase-apply", "rebase", "git rebase --continue, or git rebase --abort"),
-    ("MERGE_HEAD", "merge", "resolve the conflicts and git commit, or git merge --abort"),
-    ("CHERRY_PICK_HEAD", "cherry-pick", "git cherry-pick --continue, or git cherry-pick --abort"),
-    ("REVERT_HEAD", "revert", "git revert --continue, or git revert --abort"),
-)
-"""What git leaves in its directory while an operation waits for the person, checked in
-this order (``rebase-apply`` is also where ``git am`` keeps its state)."""
-
 
 @dataclass(frozen=True, slots=True)
 class LocalEdit:
@@ -109,7 +96,7 @@ def _classify(path: str, tip: str | None, index: str | None, file: str | bool | 
     return LocalEdit(path, kind, staged=index != tip, unstaged=file != index)
 
 
-def _edits(git: GitService, worktree: Path, paths: Sequence[str], tip: Mapping[str, str],
+def _edits(git: GitService, paths: Sequence[str], tip: Mapping[str, str],
            index: Mapping[str, str]) -> IOResult[tuple[LocalEdit, ...], StoreError]:
     """The edits among ``paths``, each file seen as git sees it (``file_blobs``: its
     stat check and clean filters, so a CRLF checkout of an LF blob is no edit)."""
@@ -121,26 +108,15 @@ def _edits(git: GitService, worktree: Path, paths: Sequence[str], tip: Mapping[s
         return tuple(edit for edit in found if edit is not None)
 
     likely = {path: (tip.get(path), index.get(path)) for path in ordered}
-    return file_blobs(git, worktree, ordered, likely).map(classified)
+    return file_blobs(git, ordered, likely).map(classified)
 
 
-def _checkout(deps: StoreDeps) -> tuple[Path, Path] | None:
-    git_dir, worktree = deps.checkout_git_dir, deps.worktree
-    if git_dir is None or worktree is None:
-        return None
-    return git_dir, worktree
+def _checkout(deps: StoreDeps) -> GitService | None:
+    """The checkout the doors keep up to date; None without one."""
+    return deps.git if deps.checkout_git_dir is not None else None
 
 
 # -- what a door checks ------------------------------------------------------------------
-
-
-def operation_in_progress(git_dir: Path) -> tuple[str, str] | None:
-    """The git operation left waiting in this checkout, and how to finish or abort it;
-    None when there is none."""
-    for marker, name, fix in _IN_PROGRESS:
-        if (git_dir / marker).exists():
-            return name, fix
-    return None
 
 
 def uncommitted_in(deps: StoreDeps, before: Mapping[str, str | None]
@@ -149,22 +125,20 @@ def uncommitted_in(deps: StoreDeps, before: Mapping[str, str | None]
     person has edited and not committed, or that would land under a merge or rebase
     in progress. Nothing to check without a checkout; no edit to check when the
     checkout is on another branch (a commit there cannot undo the store's)."""
-    found = _checkout(deps)
-    if found is None or not before:
+    git = _checkout(deps)
+    if git is None or not before:
         return IOSuccess(None)
-    git_dir, worktree = found
-    git = deps.git
 
     def judge(tip: str | None) -> IOResult[None, StoreError]:
         if tip is None:
             return IOSuccess(None)
         indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries(list(before))
         held = {path: blob for path, blob in before.items() if blob is not None}
-        return indexed.bind(lambda index: _edits(git, worktree, list(before), held, index)
+        return indexed.bind(lambda index: _edits(git, list(before), held, index)
                             ).bind(_refuse)
 
     # A rebase detaches HEAD, so an operation in progress is checked before the branch.
-    busy = operation_in_progress(git_dir)
+    busy = git.operation_in_progress()
     if busy is not None:
         return IOFailure(MergeInProgress(*busy))
     return on_branch(git, deps.ref).bind(judge)
@@ -180,19 +154,11 @@ def _refuse(edits: tuple[LocalEdit, ...]) -> IOResult[None, StoreError]:
 # -- what status and doctor list ---------------------------------------------------------
 
 
-def _expand(worktree: Path, changed: Sequence[str]) -> list[str]:
+def _expand(git: GitService, changed: Sequence[str]) -> list[str]:
     """Changed paths with each untracked directory (``dir/``) walked for its files."""
     paths: list[str] = []
     for path in changed:
-        if not path.endswith("/"):
-            paths.append(path)
-            continue
-        folder = worktree / path
-        try:
-            paths += [f.relative_to(worktree).as_posix() for f in folder.rglob("*")
-                      if f.is_file() and ".git" not in f.relative_to(worktree).parts]
-        except OSError:
-            continue
+        paths += git.files_under(path) if path.endswith("/") else [path]
     return paths
 
 
@@ -209,11 +175,9 @@ def local_edits_begun(deps: StoreDeps) -> Callable[[], IOResult[tuple[LocalEdit,
     """``local_edits``, with git's walk of the checkout started now and the rest done by
     the returned call: ``status`` decodes its snapshot while git walks (0.3-0.4 s over
     100,000 files). Nothing may write the checkout before the call."""
-    found = _checkout(deps)
-    if found is None:
+    git = _checkout(deps)
+    if git is None:
         return lambda: IOSuccess(())
-    _, worktree = found
-    git = deps.git
     walked = git.worktree_changes_begun()
 
     def compare(tip: str, paths: list[str]) -> IOResult[tuple[LocalEdit, ...], StoreError]:
@@ -222,7 +186,7 @@ def local_edits_begun(deps: StoreDeps) -> Callable[[], IOResult[tuple[LocalEdit,
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
         indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries(paths)
         return entries.bind(lambda held: indexed.bind(lambda index: _edits(
-            git, worktree, paths, {e.path: e.blob_id for e in held}, index)))
+            git, paths, {e.path: e.blob_id for e in held}, index)))
 
     def listed(tip: str | None) -> IOResult[tuple[LocalEdit, ...], StoreError]:
         # Waited for on every path, so the walk never outlives the call.
@@ -230,7 +194,7 @@ def local_edits_begun(deps: StoreDeps) -> Callable[[], IOResult[tuple[LocalEdit,
         if tip is None:
             return IOSuccess(())
         return changed.bind(lambda paths: compare(
-            tip, [p for p in _expand(worktree, paths) if is_store_file(p)]))
+            tip, [p for p in _expand(git, paths) if is_store_file(p)]))
 
     return lambda: on_branch(git, deps.ref).bind(listed)
 

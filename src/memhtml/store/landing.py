@@ -186,7 +186,7 @@ def _marked(deps: StoreDeps, git_dir: Path | None, draft: Draft
             ) -> IOResult[Journal | None, StoreError]:
     if git_dir is None:
         return IOSuccess(None)
-    free = index_lock_free(git_dir, deps.clock.sleep)
+    free = index_lock_free(deps.git, git_dir, deps.clock.sleep)
     at = deps.clock.now().timestamp()
     # A merge commit is made only on a parent (see ``swap``): its mark names both.
     second = draft.merge_parent if draft.parent is not None else None
@@ -224,7 +224,7 @@ def forward(deps: StoreDeps, expected: str | None, target: str, *, guard_edits: 
         marked: IOResult[Journal | None, StoreError] = IOSuccess(None)
         if git_dir is not None and deps.worktree is not None and found:
             at = deps.clock.now().timestamp()
-            marked = index_lock_free(git_dir, deps.clock.sleep).bind(
+            marked = index_lock_free(deps.git, git_dir, deps.clock.sleep).bind(
                 lambda _: write_journal(git_dir, deps.ref, expected, found, at,
                                         target=target))
         paths_moved = tuple(s.path for s in found)
@@ -274,7 +274,7 @@ def _followed(deps: StoreDeps, sha: str, paths: tuple[str, ...], journal: Journa
     worktree = deps.worktree
     if worktree is None or journal is None:
         return IOSuccess(Landed(sha, paths, message, primary))
-    synced = bring_up_to_date(deps.git, worktree, deps.ref, journal.steps).lash(
+    synced = bring_up_to_date(deps.git, deps.ref, journal.steps).lash(
         lambda _: IOSuccess(Synced((), paths, False)))
     return synced.bind(lambda done: mark_landed(journal, sha, done).map(
         lambda _: Landed(sha, paths, message, primary, done.kept,

@@ -157,10 +157,9 @@ def _settle(deps: StoreDeps, journal: Journal) -> IOResult[Recovered, StoreError
 
 
 def _follow(deps: StoreDeps, journal: Journal, commit: str) -> IOResult[Recovered, StoreError]:
-    worktree = deps.worktree
-    if worktree is None:
+    if deps.worktree is None:
         return mark_landed(journal, commit, Synced((), (), True)).map(lambda _: Recovered())
-    return bring_up_to_date(deps.git, worktree, deps.ref, journal.steps).bind(
+    return bring_up_to_date(deps.git, deps.ref, journal.steps).bind(
         lambda outcome: mark_landed(journal, commit, outcome).map(
             lambda _: Recovered(outcome.paths)))
 
@@ -357,7 +356,7 @@ def _raced(deps: StoreDeps, journal: Journal, undone: Sequence[PathStep]
             return IOSuccess(never)
         index: IOResult[Mapping[str, str], StoreError] = git.index_entries(paths)
         return index.bind(lambda entries: file_blobs(
-            git, worktree, paths, {s.path: (s.after, s.before) for s in rest}).map(
+            git, paths, {s.path: (s.after, s.before) for s in rest}).map(
             lambda files: shown(entries, files)))
 
     return on_branch(git, deps.ref).bind(look)

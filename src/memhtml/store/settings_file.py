@@ -21,7 +21,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
 from memhtml.contracts.services import PathChange, TreeEntry
-from memhtml.store.checkout import file_blobs, git_blob_id, plain_file
+from memhtml.store.checkout import file_blobs, git_blob_id
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.landing import Draft, Landed, land
@@ -125,15 +125,14 @@ def record_setting(deps: StoreDeps, path: str, key: str, value: str
         return listed.bind(blob)
 
     def checked(tip: str | None, data: bytes | None) -> IOResult[Draft, StoreError]:
-        worktree = deps.worktree
-        if worktree is None:
+        if deps.worktree is None:
             return draft(tip, data)
         # The checkout's copy as git sees it (its stat check and clean filters): a
         # CRLF checkout of the committed file is no change of the person's.
         held = None if data is None else git_blob_id(data)
-        seen = file_blobs(deps.git, worktree, [path], {path: (held,)})
+        seen = file_blobs(deps.git, [path], {path: (held,)})
         return seen.bind(lambda files: against(
-            files[path], plain_file(worktree, path), held, tip, data))
+            files[path], deps.git.file_kind(path), held, tip, data))
 
     def against(local: str | bool | None, plain: bool | None, held: str | None,
                 tip: str | None, data: bytes | None) -> IOResult[Draft, StoreError]:

@@ -169,7 +169,7 @@ def test_memhtml_sees_and_writes_the_checkout_as_git_does(
     after = {path: git(root, "rev-parse", f"{landed}:{path}").decode().strip()
              for path in alone}
     steps = [PathStep(path, blobs[path], after[path]) for path in alone]
-    synced = ok(bring_up_to_date(service, root, "refs/heads/main", steps))
+    synced = ok(bring_up_to_date(service, "refs/heads/main", steps))
     assert synced.index_updated and not synced.kept
     for path in alone:
         assert (root / path).read_bytes() == git(root, "cat-file", "--filters",
@@ -205,7 +205,7 @@ def test_a_written_file_s_entry_carries_its_stat_data_as_git_checkout_s_does(
                                [PathChange(p, b"new\r\nline\n") for p in PATHS],
                                "memhtml write", AUTHOR, CLOCK.now()))
     after = {p: git(root, "rev-parse", f"{landed}:{p}").decode().strip() for p in PATHS}
-    synced = ok(bring_up_to_date(service, root, "refs/heads/main",
+    synced = ok(bring_up_to_date(service, "refs/heads/main",
                                  [PathStep(p, before[p], after[p]) for p in PATHS]))
     assert synced.paths == PATHS and synced.index_updated
     for path in PATHS:
@@ -276,7 +276,7 @@ def test_no_filter_driver_runs_whatever_the_attributes_name(tmp_path: Path) -> N
                                [PathChange(PATHS[1], b"three\n")], "memhtml write", AUTHOR,
                                CLOCK.now()))
     after = git(root, "rev-parse", f"{landed}:{PATHS[1]}").decode().strip()
-    ok(bring_up_to_date(service, root, "refs/heads/main",
+    ok(bring_up_to_date(service, "refs/heads/main",
                         [PathStep(PATHS[1], blobs[PATHS[1]], after)]))
     assert (root / PATHS[1]).read_bytes() == b"three\r\n"
     assert not mark.exists()

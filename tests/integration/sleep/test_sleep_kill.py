@@ -80,7 +80,7 @@ READS = (LINKED, "areas/oncall/oncall-escalation.html")
 which it then counts under ``unknown_paths``)."""
 _STATUS = re.compile(rb'<meta name="memhtml-status" content="([a-z-]+)"')
 _ARCHIVED = re.compile(r"archive/(\d{4})/(.+)")
-# A file ``checkout._put_file`` writes before renaming it over a memory: a kill between
+# A file ``Checkout.put_file`` writes before renaming it over a memory: a kill between
 # the two leaves it, untracked (the crash suite tolerates it for the same reason).
 _TEMPORARY = re.compile(r"\?\? (?:.*/)?\.[^/]+\.[0-9a-f]{8}\.tmp")
 

@@ -143,7 +143,7 @@ def test_an_interrupted_sync_is_found_by_doctor_and_fixed_without_touching_edits
     assert [(b.path, b.index, b.file) for b in behind] == [(landed.primary, True, True)]
     assert behind[0].commit == landed.commit
 
-    synced = ok(fix_behind(store.deps.git, root, store.deps.ref, behind))
+    synced = ok(fix_behind(store.deps.git, store.deps.ref, behind))
     assert synced.paths == (landed.primary,)
     assert ok(checkout_behind(store.deps)) == ()
     assert set(_status(root)) == {"A  notes/staged.txt", " M notes/mine.txt"}

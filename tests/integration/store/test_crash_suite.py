@@ -70,7 +70,7 @@ IN_INDEX_LOCK = "[in PygitService.update_index]"
 """The points inside ``update_index``: every one of them is after git's index lock is
 taken (the lock itself is created with ``os.open``, not a wrapped call)."""
 
-# A file ``checkout._put_file`` writes before renaming it over the memory: a crash
+# A file ``Checkout.put_file`` writes before renaming it over the memory: a crash
 # between the two leaves it, untracked, for good. Litter a careless ``git add -A`` would
 # commit, but nothing a person's ``git commit`` reverts, so it is tolerated here.
 _TEMPORARY = re.compile(r"\?\? (?:.*/)?\.[^/]+\.[0-9a-f]{8}\.tmp")

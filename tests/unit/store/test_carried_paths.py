@@ -1,6 +1,6 @@
 """What a remote's tree may bring (``store.carried``): the doors' rules, applied to
 the paths a sync would take in, the new ones judged as new names and the ones this
-clone has judged only as what a checkout can hold; and ``checkout.plain_file`` gives
+clone has judged only as what a checkout can hold; and ``Checkout.file_kind`` gives
 an answer, never an ``OSError``, for any name a tree can spell."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from returns.unsafe import unsafe_perform_io
 
+from memhtml.adapters.git import PygitService
 from memhtml.contracts.services import FILE_MODE_BLOB, FILE_MODE_LINK, TreeEntry
 from memhtml.store.carried import (
     TRAVELLING,
@@ -20,7 +22,6 @@ from memhtml.store.carried import (
     directories_around,
     layout_link_problem,
 )
-from memhtml.store.checkout import plain_file
 
 BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 HERE = frozenset({"areas/inbox/coffee.html", "areas/inbox/.gitkeep", ".gitignore",
@@ -147,13 +148,14 @@ def test_plain_file_answers_for_any_name_a_tree_can_spell(tmp_path: Path) -> Non
     (tmp_path / "outside" / "y.html").write_bytes(b"elsewhere\n")
     (tmp_path / "linked").symlink_to(tmp_path / "outside")
     os.mkfifo(tmp_path / "areas" / "pipe.html")
+    git = unsafe_perform_io(PygitService.init(tmp_path).unwrap())
 
-    assert plain_file(tmp_path, "areas/x.html") is True
-    assert plain_file(tmp_path, "areas/" + "x" * 300 + ".html") is None
-    assert plain_file(tmp_path, "y" * 300 + "/x.html") is None
-    assert plain_file(tmp_path, "/".join(["d" * 200] * 30)) is None
-    assert plain_file(tmp_path, "areas/missing.html") is None
-    assert plain_file(tmp_path, "areas/x.html/under") is None
-    assert plain_file(tmp_path, "linked/y.html") is False
-    assert plain_file(tmp_path, "areas") is False
-    assert plain_file(tmp_path, "areas/pipe.html") is False
+    assert git.file_kind("areas/x.html") is True
+    assert git.file_kind("areas/" + "x" * 300 + ".html") is None
+    assert git.file_kind("y" * 300 + "/x.html") is None
+    assert git.file_kind("/".join(["d" * 200] * 30)) is None
+    assert git.file_kind("areas/missing.html") is None
+    assert git.file_kind("areas/x.html/under") is None
+    assert git.file_kind("linked/y.html") is False
+    assert git.file_kind("areas") is False
+    assert git.file_kind("areas/pipe.html") is False
