@@ -128,7 +128,15 @@ def error_code(error: object) -> str:
     """The stable code of a memhtml error value, for ``--json`` output and MCP tool
     errors: ``ERR_`` and the error type's name in upper snake case (``NotFound`` is
     ``ERR_NOT_FOUND``), unless ``ERROR_CODES`` names another. A value that is not a
-    memhtml error (a bare string) is ``ERR_FAILED``."""
+    memhtml error (a bare string) is ``ERR_FAILED``.
+
+    >>> from memhtml.compose import error_code
+    >>> from memhtml.contracts.errors import NotFound
+    >>> error_code(NotFound("areas/inbox/nope.html"))
+    'ERR_NOT_FOUND'
+    >>> error_code("a bare string")
+    'ERR_FAILED'
+    """
     name = type(error).__name__
     if name in ERROR_CODES:
         return ERROR_CODES[name]
@@ -138,14 +146,37 @@ def error_code(error: object) -> str:
 
 
 def perform(io: IOResult[T, E]) -> Result[T, E]:
-    """The outcome of an IO result as a plain ``Result``, to match or chain on."""
+    """The outcome of an IO result as a plain ``Result``, to match or chain on.
+
+    >>> from returns.io import IOFailure, IOSuccess
+    >>> from memhtml.compose import perform
+    >>> from memhtml.contracts.errors import NotFound
+    >>> perform(IOSuccess(3))
+    <Success: 3>
+    >>> perform(IOFailure(NotFound("areas/inbox/nope.html")))
+    <Failure: NotFound(what='areas/inbox/nope.html')>
+    """
     if is_successful(io):
         return Success(unsafe_perform_io(io.unwrap()))
     return Failure(unsafe_perform_io(io.failure()))
 
 
 def value_of(io: IOResult[T, E]) -> T:
-    """The value of an IO result, or ``MemhtmlError`` carrying its typed error."""
+    """The value of an IO result, or ``MemhtmlError`` carrying its typed error.
+
+    >>> from returns.io import IOFailure, IOSuccess
+    >>> from memhtml.compose import MemhtmlError, value_of
+    >>> from memhtml.contracts.errors import NotFound
+    >>> value_of(IOSuccess(3))
+    3
+    >>> try:
+    ...     value_of(IOFailure(NotFound("areas/inbox/nope.html")))
+    ... except MemhtmlError as failure:
+    ...     print(failure)
+    ...     print(failure.error)
+    no areas/inbox/nope.html
+    NotFound(what='areas/inbox/nope.html')
+    """
     if is_successful(io):
         return unsafe_perform_io(io.unwrap())
     raise MemhtmlError(unsafe_perform_io(io.failure()))

@@ -320,13 +320,36 @@ def _stray_state(folder: Path) -> tuple[str, ...]:
 def load_settings(
     store: Path, env: Mapping[str, str], overrides: Mapping[str, str] | None = None
 ) -> Result[LoadedSettings, SettingsError]:
-    """Settings for ``store``, with what was ignored: defaults, then the user's config
+    r"""Settings for ``store``, with what was ignored: defaults, then the user's config
     file (any key), then the store's ``.memhtml/config.toml`` (store keys only), then
     ``MEMHTML_*`` variables of ``env``, then ``overrides`` (the caller's flags).
 
     The user's file failing to parse, or holding an unknown key or a non-string
     value, is an error naming it. The store's file never is: an unreadable file,
     a local or unknown key, or a value of the wrong type is ignored with a warning.
+
+    A store's file may choose the embedder but not the branch; a variable beats the
+    file, and an unknown flag is an error (``env`` here names no home, so no user
+    file is read):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from memhtml.compose import load_settings
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = Path(tmp.name)
+    >>> (store / ".memhtml").mkdir()
+    >>> _ = (store / ".memhtml" / "config.toml").write_text(
+    ...     'embedder = "hashing"\nbranch = "elsewhere"\n')
+    >>> loaded = load_settings(store, {"MEMHTML_AUTHOR_NAME": "Ada"}).unwrap()
+    >>> loaded.settings.embedder, loaded.settings.branch, loaded.settings.author_name
+    ('hashing', '', 'Ada')
+    >>> print(loaded.warnings[0])
+    ignored branch in ...config.toml: settings that choose the branch this clone writes, ...
+    >>> load_settings(store, {"MEMHTML_EMBEDDER": "none"}).unwrap().settings.embedder
+    'none'
+    >>> load_settings(store, {}, {"colour": "red"})
+    <Failure: SettingsError(reason='unknown setting colour')>
+    >>> tmp.cleanup()
     """
     flags = dict(overrides or {})
     unknown = sorted(set(flags) - KNOWN_KEYS)

@@ -143,7 +143,20 @@ def set_meta(html: str, name: str, value: str) -> str:
     place, or insert a line at its META_ORDER position. On a repeatable name this
     sets the first value (``add_meta`` appends). An unknown name, or a file with no
     head to edit, is returned unchanged rather than given a line ``doctor`` would
-    flag at once. A meta already holding the value is left as written."""
+    flag at once. A meta already holding the value is left as written.
+
+    >>> from memhtml.format import NewMemoryInput, read_meta, render_template, set_meta
+    >>> html = render_template(NewMemoryInput(
+    ...     title="Deploy window", claim="Deploys happen on Tuesdays.",
+    ...     memory_type="procedural", at="2026-01-06T09:00:00Z"))
+    >>> edited = set_meta(html, "memhtml-confidence", "0.9")
+    >>> read_meta(edited, "memhtml-confidence")
+    '0.9'
+    >>> [line for line in edited.splitlines() if "confidence" in line]
+    ['<meta name="memhtml-confidence" content="0.9">']
+    >>> set_meta(html, "memhtml-colour", "red") == html
+    True
+    """
     if not is_memory_meta_name(name):
         return html
     scan = _head(html)
@@ -188,7 +201,18 @@ def remove_meta(html: str, name: str, value: str | None = None) -> str:
 
 def add_link(html: str, rel: EdgeRel, href: str) -> str:
     """Append a ``<link rel="memhtml-...">`` edge. Idempotent on ``(rel, href)`` in any
-    spelling of the rel, because a duplicated link would become a duplicated edge."""
+    spelling of the rel, because a duplicated link would become a duplicated edge.
+
+    >>> from memhtml.format import NewMemoryInput, add_link, read_links, render_template
+    >>> html = render_template(NewMemoryInput(
+    ...     title="Deploy window", claim="Deploys happen on Tuesdays.",
+    ...     memory_type="procedural", at="2026-01-06T09:00:00Z"))
+    >>> linked = add_link(html, "supports", "/areas/inbox/tuesday-freeze.html")
+    >>> read_links(linked)
+    (Link(rel='supports', href='/areas/inbox/tuesday-freeze.html'),)
+    >>> add_link(linked, "supports", "/areas/inbox/tuesday-freeze.html") == linked
+    True
+    """
     scan = _head(html)
     if scan is None:
         return html

@@ -135,6 +135,24 @@ def content_hash(source: str | HtmlElement | HashableArticle) -> str:
     whole file and the article is located first, so head content never reaches the
     digest; a string without one is hashed as article inner HTML rather than
     refused, because refusing malformed input is ``parse_memory``'s job.
+
+    Only the article's text counts: the file and its bare article hash alike, and
+    spacing or a head edit leaves the hash where it was, while a changed word moves it.
+
+    >>> from memhtml.format import NewMemoryInput, content_hash, render_template, set_meta
+    >>> html = render_template(NewMemoryInput(
+    ...     title="Deploy window", claim="Deploys happen on Tuesdays.",
+    ...     memory_type="procedural", at="2026-01-06T09:00:00Z"))
+    >>> content_hash(html)
+    'sha256:661bc6042ded413ca6d64448f90c35b79fb8905c361e3e49ef3906c16c61c245'
+    >>> content_hash("<p><mark>Deploys happen on Tuesdays.</mark></p>") == content_hash(html)
+    True
+    >>> content_hash(html.replace("happen on", "happen    on")) == content_hash(html)
+    True
+    >>> content_hash(set_meta(html, "memhtml-confidence", "0.9")) == content_hash(html)
+    True
+    >>> content_hash(html.replace("Tuesdays", "Mondays")) == content_hash(html)
+    False
     """
     if isinstance(source, HtmlElement):
         return digest(canonical_article_text(source))

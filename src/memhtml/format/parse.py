@@ -57,7 +57,28 @@ def _text(el: HtmlElement) -> str:
 
 
 def check_memory(html: str) -> CheckResult:
-    """The structured violations and warnings of a file. Total: never raises."""
+    """The structured violations and warnings of a file. Total: never raises.
+
+    Every violation is listed, in constraint order, not just the first:
+
+    >>> from memhtml.format import NewMemoryInput, check_memory, render_template
+    >>> html = render_template(NewMemoryInput(
+    ...     title="Deploy window", claim="Deploys happen on Tuesdays.",
+    ...     memory_type="procedural", at="2026-01-06T09:00:00Z"))
+    >>> check_memory(html).ok
+    True
+    >>> broken = (html.replace("<mark>", "").replace("</mark>", "")
+    ...           .replace("</article>", "<script>alert(1)</script></article>")
+    ...           .replace('content="procedural"', 'content="recipe"'))
+    >>> result = check_memory(broken)
+    >>> result.ok
+    False
+    >>> for violation in result.violations:
+    ...     print(violation)
+    claim: the article has no <mark>; mark the claim exactly once
+    forbidden element: <script> (a memory is data; data does not execute)
+    metadata: memhtml-type "recipe" is not one of the ten memory types
+    """
     reading = read_document(html)
     if reading.root is None:
         return CheckResult(reading.violations, ())
@@ -281,6 +302,34 @@ def parse_memory(html: str, path: str = "") -> Result[MemoryDoc, InvalidMemory]:
     """Parse a memory file, or fail with ``InvalidMemory`` listing every violation.
 
     No partial doc is ever returned. ``path`` only labels the error.
+
+    >>> from memhtml.format import NewMemoryInput, parse_memory, render_template
+    >>> html = render_template(NewMemoryInput(
+    ...     title="Deploy window", claim="Deploys happen on Tuesdays.",
+    ...     memory_type="procedural", at="2026-01-06T09:00:00Z",
+    ...     body=("Never on a Friday.",), entities=("service:checkout-api",)))
+    >>> doc = parse_memory(html).unwrap()
+    >>> doc.title, doc.metas.memory_type, doc.entities
+    ('Deploy window', 'procedural', ('service:checkout-api',))
+    >>> doc.article.gist
+    'Deploys happen on Tuesdays.'
+    >>> doc.article.body_text
+    'Deploys happen on Tuesdays. Never on a Friday.'
+
+    A file that is not a memory fails with every violation:
+
+    >>> refused = parse_memory("<p>Deploys happen on Tuesdays.</p>", "notes.html").failure()
+    >>> refused.path
+    'notes.html'
+    >>> for violation in refused.violations:
+    ...     print(violation)
+    charset: no <meta charset="utf-8">; a memory file declares UTF-8, and only UTF-8
+    skeleton: no <title> in the <head>; the title names the memory
+    skeleton: no <article>; the memory's content lives in one <article>
+    metadata: missing memhtml-type
+    metadata: missing memhtml-status
+    metadata: missing memhtml-created
+    metadata: missing memhtml-updated
     """
     return _parse(html, path).map(lambda pair: pair[0])
 

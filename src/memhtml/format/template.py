@@ -180,5 +180,35 @@ def new_memory_doc(data: NewMemoryInput) -> MemoryDoc:
 
 
 def render_template(data: NewMemoryInput) -> str:
-    """A fresh memory file as text: the one function a write door calls."""
+    """A fresh memory file as text: the one function a write door calls.
+
+    The claim becomes the ``<mark>`` leading the first paragraph, the first body
+    paragraph follows it there, and the content hash is stamped from that article:
+
+    >>> from memhtml.format import NewMemoryInput, render_template
+    >>> html = render_template(NewMemoryInput(
+    ...     title="Deploy window", claim="Deploys to checkout-api happen on Tuesdays.",
+    ...     memory_type="procedural", at="2026-01-06T09:00:00Z", body=("Never on a Friday.",),
+    ...     entities=("service:checkout-api",), tags=("deploy",)))
+    >>> print(html, end="")
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <title>Deploy window</title>
+    <meta name="memhtml-type" content="procedural">
+    <meta name="memhtml-status" content="active">
+    <meta name="memhtml-created" content="2026-01-06T09:00:00Z">
+    <meta name="memhtml-updated" content="2026-01-06T09:00:00Z">
+    <meta name="memhtml-content-hash" content="sha256:765291720004...">
+    <meta name="memhtml-entity" content="service:checkout-api">
+    <meta name="memhtml-tag" content="deploy">
+    </head>
+    <body>
+    <article>
+    <p><mark>Deploys to checkout-api happen on Tuesdays.</mark> Never on a Friday.</p>
+    </article>
+    </body>
+    </html>
+    """
     return serialize_memory(new_memory_doc(data))

@@ -259,7 +259,36 @@ def gate_heads(
     """Score the same probes at both versions. Passes when the landed MRR reaches the
     floor (base MRR minus tolerance, clamped at 0), inversions did not grow, and no
     target the base found is lost to search (``unfound``). Pure; never raises for any
-    pair of views."""
+    pair of views.
+
+    A landing that adds a memory passes; one that rewrites a memory into another
+    fact loses what its title and claim used to find, and fails:
+
+    >>> from memhtml.contracts.ops import Put
+    >>> from memhtml.format import NewMemoryInput, render_template
+    >>> from memhtml.head import (
+    ...     describe_head_gate_failure, gate_heads, record_from, version_from_records,
+    ...     with_overlay)
+    >>> def memory(title, claim):
+    ...     return render_template(NewMemoryInput(
+    ...         title=title, claim=claim, memory_type="semantic", at="2026-01-06T09:00:00Z"))
+    >>> base = version_from_records([
+    ...     record_from(memory("Deploy window", "Deploys happen on Tuesdays."),
+    ...                 "areas/inbox/deploys.html").unwrap(),
+    ...     record_from(memory("Coffee machine", "The coffee machine is on floor two."),
+    ...                 "areas/inbox/coffee.html").unwrap(),
+    ... ], "0" * 40)
+    >>> lunch = memory("Lunch", "Lunch is at noon.")
+    >>> added = with_overlay(base, [Put("areas/inbox/lunch.html", lunch)]).unwrap()
+    >>> describe_head_gate_failure(gate_heads(base, added))
+    'head gate: 4 probes; passed'
+    >>> rewritten = with_overlay(base, [Put("areas/inbox/deploys.html", lunch)]).unwrap()
+    >>> report = gate_heads(base, rewritten)
+    >>> report.passed, report.mrr_before, report.mrr, report.unfound
+    (False, 1.0, 0.5, ('areas/inbox/deploys.html',))
+    >>> [(inversion.kind, inversion.query) for inversion in report.inversions]
+    [('fell-out', 'Deploy window'), ('fell-out', 'Deploys happen on Tuesdays.')]
+    """
     opts = options or HeadGateOptions()
     succession = Succession.of(base, landed)
     probes = probes_for(base, landed, opts.probes, opts.seed, succession)

@@ -145,7 +145,31 @@ def apply_op(indexes: Indexes, op: OverlayOp) -> Result[Indexes, OverlayError]:
 
 def with_overlay(base: HeadView, ops: list[OverlayOp] | tuple[OverlayOp, ...]
                  ) -> Result[IndexedView, OverlayError]:
-    """``base`` with ``ops`` applied in order, keeping the base's sha."""
+    """``base`` with ``ops`` applied in order, keeping the base's sha.
+
+    A pending write is searchable before it is committed, and the base is untouched;
+    an op that does not parse or resolve is refused, naming it:
+
+    >>> from memhtml.contracts.ops import Label, Put
+    >>> from memhtml.format import NewMemoryInput, render_template
+    >>> from memhtml.head import (
+    ...     SearchHeadInput, record_from, search_head, version_from_records, with_overlay)
+    >>> def memory(title, claim):
+    ...     return render_template(NewMemoryInput(
+    ...         title=title, claim=claim, memory_type="semantic", at="2026-01-06T09:00:00Z"))
+    >>> deploys = memory("Deploy window", "Deploys happen on Tuesdays.")
+    >>> record = record_from(deploys, "areas/inbox/deploys.html").unwrap()
+    >>> base = version_from_records([record], "0" * 40)
+    >>> days = memory("Deploy days", "Deploys happen on Tuesdays and Thursdays.")
+    >>> pending = with_overlay(base, [Put("areas/inbox/deploy-days.html", days)]).unwrap()
+    >>> pending.size, base.size, pending.sha == base.sha
+    (2, 1, True)
+    >>> [hit.path for hit in search_head(pending, SearchHeadInput("deploys on Thursdays"))]
+    ['areas/inbox/deploy-days.html', 'areas/inbox/deploys.html']
+    >>> refused = with_overlay(base, [Label("areas/inbox/deploys.html", "checkout")]).failure()
+    >>> refused.op, refused.reason
+    ('label', "'checkout' is not a type:name entity")
+    """
     indexes = indexes_of(base)
     for op in ops:
         match apply_op(indexes, op):

@@ -518,7 +518,30 @@ def vector_scores(
 
 
 def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
-    """Rank the active records of ``view`` for ``search.query``."""
+    """Rank the active records of ``view`` for ``search.query``.
+
+    A version built from two records, searched lexically (no vectors given); each
+    hit carries its fused score and, per arm, its rank and the arm's own score:
+
+    >>> from memhtml.format import NewMemoryInput, render_template
+    >>> from memhtml.head import SearchHeadInput, record_from, search_head, version_from_records
+    >>> def memory(path, title, claim):
+    ...     html = render_template(NewMemoryInput(
+    ...         title=title, claim=claim, memory_type="semantic", at="2026-01-06T09:00:00Z"))
+    ...     return record_from(html, path).unwrap()
+    >>> version = version_from_records([
+    ...     memory("areas/inbox/deploys.html", "Deploy window", "Deploys happen on Tuesdays."),
+    ...     memory("areas/inbox/coffee.html", "Coffee machine", "Coffee is on floor two."),
+    ... ], "0" * 40)
+    >>> for hit in search_head(version, SearchHeadInput("when do we deploy")):
+    ...     print(f"{hit.score:.4f} {hit.path}  {hit.claim}")
+    0.0164 areas/inbox/deploys.html  Deploys happen on Tuesdays.
+    >>> hits = search_head(version, SearchHeadInput("deploy the coffee machine"))
+    >>> [hit.path for hit in hits]
+    ['areas/inbox/coffee.html', 'areas/inbox/deploys.html']
+    >>> [(rank.arm, rank.rank, round(rank.score, 3)) for rank in hits[0].ranks]
+    [('lexical', 1, 1.782)]
+    """
     indexes = indexes_of(view)
     records = indexes.records
     admit = search.admit

@@ -116,7 +116,40 @@ def version_from_records(records: Iterable[MemoryRecord], sha: str) -> HeadVersi
 
 
 def load_head(git: Repository, sha: str) -> IOResult[HeadVersion, GitError]:
-    """The version at ``sha`` from a full tree read: one listing, one batched read."""
+    """The version at ``sha`` from a full tree read: one listing, one batched read.
+
+    Any ``Repository`` will do; here the in-memory one. Only ``.html`` files are
+    candidates, and one that does not parse is skipped with its reason. A later
+    commit is reached with ``advance_head``, which reads only the changed paths and
+    keeps every untouched record:
+
+    >>> from datetime import UTC, datetime
+    >>> from memhtml.adapters.memory_git import InMemoryGit
+    >>> from memhtml.compose import value_of
+    >>> from memhtml.contracts.services import PathChange, Signature
+    >>> from memhtml.format import NewMemoryInput, render_template
+    >>> from memhtml.head import advance_head, load_head
+    >>> def change(path, title, claim):
+    ...     html = render_template(NewMemoryInput(
+    ...         title=title, claim=claim, memory_type="semantic", at="2026-01-06T09:00:00Z"))
+    ...     return PathChange(path, html.encode())
+    >>> git, ada = InMemoryGit(), Signature("Ada", "ada@example.org")
+    >>> at = datetime(2026, 1, 6, 9, 0, tzinfo=UTC)
+    >>> first = value_of(git.commit("refs/heads/main", None, [
+    ...     change("areas/inbox/deploys.html", "Deploy window", "Deploys happen on Tuesdays."),
+    ...     PathChange("README.txt", b"not a memory")], "first", ada, at))
+    >>> older = value_of(load_head(git, first))
+    >>> list(older.paths()), older.sha == first
+    (['areas/inbox/deploys.html'], True)
+    >>> second = value_of(git.commit("refs/heads/main", first, [
+    ...     change("areas/inbox/coffee.html", "Coffee machine", "Coffee is on floor two."),
+    ...     PathChange("areas/inbox/scratch.html", b"<p>a note</p>")], "second", ada, at))
+    >>> newer = value_of(advance_head(git, older, second))
+    >>> list(newer.paths()), [skipped.path for skipped in newer.skipped_files]
+    (['areas/inbox/coffee.html', 'areas/inbox/deploys.html'], ['areas/inbox/scratch.html'])
+    >>> newer.get("areas/inbox/deploys.html") is older.get("areas/inbox/deploys.html")
+    True
+    """
 
     def build(entries: tuple[TreeEntry, ...]) -> IOResult[HeadVersion, GitError]:
         candidates = [e for e in entries if is_candidate_path(e.path)]

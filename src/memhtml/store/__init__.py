@@ -4,6 +4,40 @@ Every write door is one reviewable commit, landed by compare-and-swap on the
 branch and re-derived when another writer got there first; every read door reads
 one parsed version of a commit. The store reaches git, the clock and the file
 system only through what ``StoreDeps`` hands it.
+
+A store in a temporary directory, opened as the commands open one: a real git
+repository with a checkout, a fixed clock and author so every run commits the same.
+A write lands in the checkout too; a read answers the summary tier unless told:
+
+>>> import tempfile
+>>> from datetime import UTC, datetime
+>>> from pathlib import Path
+>>> from memhtml.adapters.clock import FixedClock
+>>> from memhtml.compose import Settings, init_repository, open_services, value_of
+>>> from memhtml.store import WriteInput, init_store, read, search, write
+>>> tmp = tempfile.TemporaryDirectory()
+>>> root = Path(tmp.name)
+>>> _ = value_of(init_repository(root))
+>>> settings = Settings(store=root, author_name="Ada", author_email="ada@example.org")
+>>> clock = FixedClock(datetime(2026, 1, 6, 9, 0, tzinfo=UTC))
+>>> store = value_of(open_services(settings, clock=clock, require_store=False)).store()
+>>> value_of(init_store(store.deps)).message.splitlines()[0]
+'memhtml init: store layout'
+>>> landed = value_of(write(store, WriteInput(
+...     title="Deploy window", claim="Deploys to checkout-api happen on Tuesdays.",
+...     memory_type="procedural", body=("Never on a Friday.",))))
+>>> landed.message.splitlines()[0]
+'memhtml write: areas/inbox/deploy-window.html'
+>>> (root / "areas/inbox/deploy-window.html").is_file()
+True
+>>> print(value_of(read(store, "areas/inbox/deploy-window.html")))
+Deploys to checkout-api happen on Tuesdays.
+<BLANKLINE>
+Never on a Friday.
+>>> for hit in value_of(search(store, "when do we deploy")):
+...     print(f"{hit.score:.4f} {hit.path}  {hit.claim}")
+0.0164 areas/inbox/deploy-window.html  Deploys to checkout-api happen on Tuesdays.
+>>> tmp.cleanup()
 """
 
 from typing import TYPE_CHECKING

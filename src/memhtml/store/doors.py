@@ -246,7 +246,37 @@ def write(store: Store, data: WriteInput) -> IOResult[Landed, StoreError]:
 
 def correct(store: Store, path: str, data: WriteInput) -> IOResult[Landed, StoreError]:
     """A new memory superseding ``path``: the new file links ``supersedes`` to the old
-    one's archive path, the old one is stamped ``superseded-by`` and archived."""
+    one's archive path, the old one is stamped ``superseded-by`` and archived.
+
+    Over the in-memory git double, one commit each; the old path then says where
+    its memory went:
+
+    >>> from datetime import UTC, datetime
+    >>> from memhtml.adapters.clock import FixedClock
+    >>> from memhtml.adapters.memory_git import InMemoryGit
+    >>> from memhtml.compose import MemhtmlError, value_of
+    >>> from memhtml.contracts.services import Signature
+    >>> from memhtml.store import Store, StoreDeps, WriteInput, correct, read, write
+    >>> store = Store(StoreDeps(InMemoryGit(), FixedClock(datetime(2026, 1, 6, tzinfo=UTC)),
+    ...                         Signature("Ada", "ada@example.org")))
+    >>> old = value_of(write(store, WriteInput(
+    ...     title="Deploy window", claim="Deploys happen on Tuesdays.")))
+    >>> new = value_of(correct(store, old.primary, WriteInput(
+    ...     title="Deploy window", claim="Deploys happen on Tuesdays and Thursdays.")))
+    >>> new.primary
+    'areas/inbox/deploy-window-2.html'
+    >>> new.paths
+    ('archive/2026/areas/inbox/deploy-window.html', 'areas/inbox/deploy-window-2.html',
+     'areas/inbox/deploy-window.html')
+    >>> print(value_of(read(store, new.primary, tier="gist")))
+    Deploys happen on Tuesdays and Thursdays.
+    >>> try:
+    ...     value_of(read(store, old.primary))
+    ... except MemhtmlError as failure:
+    ...     print(failure)
+    areas/inbox/deploy-window.html was archived at archive/2026/areas/inbox/deploy-window.html
+    on 2026-01-06; areas/inbox/deploy-window-2.html superseded it; read it there
+    """
     return _run(store, _one(lambda plan: correct_step(plan, path, data)))
 
 
@@ -256,7 +286,40 @@ def archive(store: Store, path: str) -> IOResult[Landed, StoreError]:
 
 
 def link(store: Store, path: str, rel: str, href: str) -> IOResult[Landed, StoreError]:
-    """Add a ``rel`` edge from ``path`` to the memory at ``href`` (either path form)."""
+    """Add a ``rel`` edge from ``path`` to the memory at ``href`` (either path form).
+
+    An edge already there changes nothing (no commit, ``paths`` empty), and an edge
+    to no memory is refused:
+
+    >>> from datetime import UTC, datetime
+    >>> from memhtml.adapters.clock import FixedClock
+    >>> from memhtml.adapters.memory_git import InMemoryGit
+    >>> from memhtml.compose import MemhtmlError, value_of
+    >>> from memhtml.contracts.services import Signature
+    >>> from memhtml.store import Store, StoreDeps, WriteInput, link, related, write
+    >>> store = Store(StoreDeps(InMemoryGit(), FixedClock(datetime(2026, 1, 6, tzinfo=UTC)),
+    ...                         Signature("Ada", "ada@example.org")))
+    >>> deploys = value_of(write(store, WriteInput(
+    ...     title="Deploy window", claim="Deploys happen on Tuesdays."))).primary
+    >>> freeze = value_of(write(store, WriteInput(
+    ...     title="Change freeze", claim="Nothing ships in the December freeze."))).primary
+    >>> print(value_of(link(store, deploys, "relates_to", freeze)).message, end="")
+    memhtml link: areas/inbox/deploy-window.html
+    <BLANKLINE>
+    relates_to /areas/inbox/change-freeze.html
+    <BLANKLINE>
+    Memhtml-Op: link
+    Memhtml-Path: areas/inbox/deploy-window.html
+    >>> value_of(link(store, deploys, "relates_to", freeze)).paths
+    ()
+    >>> value_of(related(store, freeze)).inbound
+    (InboundLink(path='areas/inbox/deploy-window.html', rel='relates_to'),)
+    >>> try:
+    ...     value_of(link(store, deploys, "relates_to", "areas/inbox/nowhere.html"))
+    ... except MemhtmlError as failure:
+    ...     print(failure)
+    no memory at /areas/inbox/nowhere.html to link to
+    """
     return _run(store, _one(lambda plan: link_step(plan, path, rel, href)))
 
 
