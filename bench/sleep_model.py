@@ -76,8 +76,8 @@ from bench.common import run
 from bench.sleep_planted import AT, AUTHOR, SIZE, planted_store
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.memory_state import InMemoryState
-from memhtml.compose import VectorFiles
-from memhtml.compose.sleep import FileVectors, head_gate
+from memhtml.adapters.vector_files import VectorFiles
+from memhtml.compose.sleep import head_gate
 from memhtml.contracts import DocumentEmbedder, GitService, LanguageModel
 from memhtml.contracts.errors import ModelError, ModelMalformed
 from memhtml.contracts.services import ModelRequest
@@ -239,7 +239,7 @@ class Bench:
 
     git: GitService
     embedder: DocumentEmbedder
-    vectors: FileVectors
+    vectors: VectorFiles
     files: int
 
     def night(self, with_model: bool) -> Night:
@@ -279,7 +279,7 @@ def build(size: int) -> Bench:
     as ``bench.sleep_planted`` builds it."""
     root, git, corpus = planted_store(size, "memhtml-bench-model-")
     return Bench(git, scripted_embedder(corpus),
-                 FileVectors(VectorFiles(root / "vectors")), len(corpus.files))
+                 VectorFiles(root / "vectors"), len(corpus.files))
 
 
 def rounds(bench: Bench, count: int) -> list[tuple[Night, Night]]:

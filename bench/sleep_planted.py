@@ -30,8 +30,8 @@ from bench.common import run, scifact_dir
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.memory_state import InMemoryState
-from memhtml.compose import VectorFiles
-from memhtml.compose.sleep import FileVectors, head_gate
+from memhtml.adapters.vector_files import VectorFiles
+from memhtml.compose.sleep import head_gate
 from memhtml.contracts import Signature
 from memhtml.eval.beir import read_corpus
 from memhtml.eval.planted import PlantedCorpus, extra_files, plant_corpus, scripted_embedder
@@ -66,7 +66,7 @@ def main() -> None:
     embedder = scripted_embedder(corpus)
     base = run(git.resolve("main"))
     state = InMemoryState()
-    vectors = FileVectors(VectorFiles(root / "vectors"))
+    vectors = VectorFiles(root / "vectors")
     days = iter(range(1, 10_000))
     timings: dict[str, float] = {}
 

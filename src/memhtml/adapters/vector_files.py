@@ -1,5 +1,9 @@
 """The vector cache on disk: one file set per vector space, keyed by content hash.
 
+``VectorFiles`` is this layout as the ``VectorCacheStore`` port
+(``memhtml.contracts.vectors``); the functions below are its parts, and what the
+contract cannot see (healing, refused reads) is tested on them directly.
+
 Layout under ``root`` (``<git-dir>/memhtml/vectors`` in a store)::
 
     <space.key>/manifest.json        which generation is current, and what it holds
@@ -48,7 +52,13 @@ from memhtml.contracts.local_files import (
     read_regular,
 )
 from memhtml.contracts.services import Vector, VectorSpace
-from memhtml.head.vectors import VectorCache, cache_from, empty_vector_cache
+from memhtml.contracts.vectors import (
+    LoadedVectors,
+    VectorCache,
+    VectorCacheFault,
+    cache_from,
+    empty_vector_cache,
+)
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -106,12 +116,10 @@ class SaveCounts:
     added: int
 
 
-@dataclass(frozen=True, slots=True)
-class HealedCache:
-    """A loaded cache, and what loading it discarded or moved aside (None: nothing)."""
-
-    cache: VectorCache
-    discarded: str | None = None
+def storable_hash(content_hash: str) -> bool:
+    """Whether ``content_hash`` can be stored: one line of the hash list, of the
+    characters a content hash is spelled with."""
+    return _HASH.fullmatch(content_hash) is not None
 
 
 def space_dir(root: Path, space: VectorSpace) -> Path:
@@ -133,6 +141,58 @@ def _guard(path: Path, thunk: Callable[[], IOResult[T, VectorFilesError]]
             f" ({blocked}: move it aside)" if blocked else "")))
 
 
+# --------------------------------------------------------------------------- the port
+
+
+@dataclass(frozen=True, slots=True)
+class VectorFiles:
+    """The vector cache under ``root`` as a ``VectorCacheStore``: one file set per space.
+
+    ``load`` heals (``load_or_heal``) and ``save`` merges (``save_cache``); either's
+    failure is a ``VectorCacheFault`` whose reason names the folder.
+    """
+
+    root: Path
+
+    def load(self, space: VectorSpace) -> IOResult[LoadedVectors, VectorCacheFault]:
+        loaded: IOResult[LoadedVectors, VectorCacheFault] = load_or_heal(
+            self.root, space).alt(_fault)
+        return loaded
+
+    def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
+        saved: IOResult[int, VectorCacheFault] = save_cache(self.root, cache).map(
+            lambda counts: counts.stored).alt(_fault)
+        return saved
+
+    def saved_spaces(self) -> tuple[VectorSpace, ...]:
+        """The spaces the manifests under ``root`` name, read without judging the
+        sets: a set that does not add up is the next load's to repair. A manifest
+        that is not JSON naming a model and a width is passed over."""
+        try:
+            manifests = sorted(self.root.glob(f"*/{MANIFEST}"))
+        except OSError:
+            return ()
+        found: list[VectorSpace] = []
+        for manifest in manifests:
+            try:
+                # Only a regular file: a FIFO at a manifest's name must not hold the
+                # command (the load that follows judges and clears it).
+                data = json.loads(read_regular(manifest).decode("utf-8"))
+            except (OSError, ValueError):
+                continue
+            if not isinstance(data, dict):
+                continue
+            model_id, dimension = data.get("model_id"), data.get("dimension")
+            if isinstance(model_id, str) and isinstance(dimension, int) \
+                    and not isinstance(dimension, bool) and dimension >= 1:
+                found.append(VectorSpace(model_id, dimension))
+        return tuple(sorted(found, key=lambda space: space.key))
+
+
+def _fault(error: VectorFilesError) -> VectorCacheFault:
+    return VectorCacheFault(f"vector cache {error.path}: {error.reason}")
+
+
 # --------------------------------------------------------------------------- load
 
 
@@ -148,7 +208,7 @@ def load_cache(root: Path, space: VectorSpace) -> IOResult[VectorCache, VectorFi
     return _guard(folder, read)
 
 
-def load_or_heal(root: Path, space: VectorSpace) -> IOResult[HealedCache, VectorFilesError]:
+def load_or_heal(root: Path, space: VectorSpace) -> IOResult[LoadedVectors, VectorFilesError]:
     """``load_cache``, except that a corrupt set is deleted and a foreign one moved
     aside, and either loads as an empty cache with a note saying what happened.
 
@@ -160,21 +220,21 @@ def load_or_heal(root: Path, space: VectorSpace) -> IOResult[HealedCache, Vector
 
 
 def _heal(root: Path, folder: Path, space: VectorSpace
-          ) -> IOResult[HealedCache, VectorFilesError]:
+          ) -> IOResult[LoadedVectors, VectorFilesError]:
     empty = empty_vector_cache(space)
     for _ in range(_HEAL_ATTEMPTS):
         found = _read(folder, space)
         if isinstance(found, VectorCache):
-            return IOSuccess(HealedCache(found))
+            return IOSuccess(LoadedVectors(found))
         if isinstance(found, VectorFilesFailure):
             return IOFailure(found)
         if isinstance(found, VectorFilesForeign):
             moved = _move_aside(root, folder, found.tag)
-            return IOSuccess(HealedCache(empty, f"vector cache {folder}: {found.reason}; "
-                                                f"moved aside to {moved}"))
+            return IOSuccess(LoadedVectors(empty, f"vector cache {folder}: {found.reason}; "
+                                                  f"moved aside to {moved}"))
         if _delete_judged(folder, found):
-            return IOSuccess(HealedCache(empty, f"vector cache {folder}: {found.reason}; "
-                                                "discarded"))
+            return IOSuccess(LoadedVectors(empty, f"vector cache {folder}: {found.reason}; "
+                                                  "discarded"))
     return IOFailure(VectorFilesFailure(str(folder), "the file set kept changing while it "
                                                      "was read"))
 
@@ -333,9 +393,10 @@ def _write_matrix(matrix: np.ndarray) -> Callable[[int], None]:
 def save_cache(root: Path, cache: VectorCache) -> IOResult[SaveCounts, VectorFilesError]:
     """Merge ``cache`` into the file set of its space under ``root``.
 
-    Vectors already on disk are kept; ``cache``'s vector wins where both hold a hash.
-    A file set that does not load is replaced rather than merged with. Nothing is
-    written when the cache adds no hash the files lack.
+    Vectors already on disk are kept. Nothing is written when the cache adds no hash
+    the files lack; when it adds one, ``cache``'s vector wins where both hold a hash
+    (the merge semantics of ``VectorCacheStore.save``). A corrupt file set is replaced
+    rather than merged with, and a foreign one moved aside first.
     """
     folder = space_dir(root, cache.space)
     return _guard(folder, lambda: _save(folder, cache))
@@ -362,7 +423,7 @@ def _save_merged(folder: Path, cache: VectorCache, old: dict[str, Vector] | None
     if added == 0 and old is not None:
         return IOSuccess(SaveCounts(len(merged), 0))
     for content_hash in cache.vectors:
-        if not _HASH.fullmatch(content_hash):
+        if not storable_hash(content_hash):
             return IOFailure(VectorFilesCorrupt(str(folder),
                                                 f"refusing malformed hash {content_hash!r}"))
     merged.update(cache.vectors.items())

@@ -95,7 +95,7 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
         space = unwrap_io(services.embedder_space(resolve=True), lambda e: e.reason)
         if chosen is None or space is None:
             raise CliError(NO_EMBEDDER)
-        loaded = unwrap_io(services.vectors.load_noted(space), lambda e: e.reason)
+        loaded = unwrap_io(services.vectors.load(space), lambda e: e.reason)
         cache = loaded.cache
         if loaded.note:
             print_err(f"note: {loaded.note}")

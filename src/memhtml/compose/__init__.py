@@ -35,6 +35,8 @@ to name the store you meant
 >>> tmp.cleanup()
 """
 
+from typing import TYPE_CHECKING
+
 from memhtml.compose.run import MemhtmlError, error_code, explain, perform, value_of
 from memhtml.compose.services import (
     EMBEDDERS,
@@ -56,7 +58,22 @@ from memhtml.compose.settings import (
     load_settings,
 )
 from memhtml.compose.stores import BranchRefused, record_branch
-from memhtml.compose.vectors import Arm, Coverage, Hybrid, VectorFiles
+from memhtml.compose.vectors import Arm, Coverage, Hybrid
+
+if TYPE_CHECKING:
+    from memhtml.adapters.vector_files import VectorFiles
+
+
+def __getattr__(name: str) -> object:
+    # The vector cache's disk adapter, for a caller that keeps a cache of its own
+    # (``memhtml eval``'s scratch store). Imported on first use, as ``open_services``
+    # imports it, so a command that never opens a store does not pay for it.
+    if name == "VectorFiles":
+        from memhtml.adapters.vector_files import VectorFiles
+
+        return VectorFiles
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CONFIG_FILE",

@@ -114,6 +114,9 @@ def _worded(error: object) -> str | None:
 ERROR_CODES: Final[Mapping[str, str]] = MappingProxyType({
     # The spec's name for a refused landing; every other code is derived below.
     "HeadGateFailed": "ERR_DISCRIMINATION_FAILED",
+    # A vector cache that could not be read or written was a SettingsError when the
+    # code was published.
+    "VectorCacheFault": "ERR_SETTINGS_ERROR",
 })
 """Codes that differ from the derived spelling. A code, once published, never changes
 (agents match on it); renaming an error class means adding its old code here."""

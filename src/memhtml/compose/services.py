@@ -32,7 +32,7 @@ from memhtml.compose.stores import (
     refused_branch,
     store_branch,
 )
-from memhtml.compose.vectors import Arm, Coverage, VectorFiles, coverage_of, vector_arm
+from memhtml.compose.vectors import Arm, Coverage, coverage_of, vector_arm
 from memhtml.contracts.services import (
     Clock,
     GitService,
@@ -46,6 +46,7 @@ from memhtml.contracts.services import (
 
 if TYPE_CHECKING:
     from memhtml.adapters.git import PygitService
+    from memhtml.contracts.vectors import VectorCacheFault, VectorCacheStore
     from memhtml.contracts.view import HeadView
     from memhtml.mdindex import CorpusReader
     from memhtml.store import Store, StoreDeps
@@ -80,8 +81,8 @@ class Services:
     author: Signature
     """Who door commits are authored by: the person (the ``author_*`` settings, else
     git's identity), else memhtml."""
-    vectors: VectorFiles
-    """The vector cache on disk, one file set per vector space."""
+    vectors: VectorCacheStore
+    """This clone's vector cache (on disk: ``VectorFiles``), one set per vector space."""
     embedder: Result[QueryEmbedder | None, SettingsError]
     """The configured embedder (None: search is lexical only, ``embedder = "none"``),
     or why it cannot be built. Kept as a result so a store whose embedder is not
@@ -131,22 +132,35 @@ class Services:
         return IOResult.from_result(self.embedder).bind(
             lambda embedder: space_of(embedder, resolve))
 
-    def coverage(self, view: HeadView) -> IOResult[Coverage | None, SettingsError]:
+    def coverage(self, view: HeadView
+                 ) -> IOResult[Coverage | None, SettingsError | VectorCacheFault]:
         """How much of ``view`` the configured embedder's cache covers (None with no
-        embedder), or why the embedder cannot be used here."""
-        return IOResult.from_result(self.embedder).bind(
-            lambda embedder: space_of(embedder, resolve=False).bind(
-                lambda space: coverage_of(self.vectors, embedder, self.embedder_name,
-                                          space, view)))
+        embedder), or why the embedder or its cache cannot be used here."""
+
+        def measured(embedder: QueryEmbedder | None
+                     ) -> IOResult[Coverage | None, SettingsError | VectorCacheFault]:
+            space: IOResult[VectorSpace | None, SettingsError | VectorCacheFault] = space_of(
+                embedder, resolve=False)
+            return space.bind(lambda found: coverage_of(self.vectors, embedder,
+                                                        self.embedder_name, found, view))
+
+        chosen: IOResult[QueryEmbedder | None, SettingsError | VectorCacheFault] = \
+            IOResult.from_result(self.embedder)
+        return chosen.bind(measured)
 
     def vector_arm(self, view: HeadView, query: str) -> IOResult[Arm, Never]:
         """The vector arm for ``query`` over ``view``, or why search stays lexical."""
 
-        def armed(embedder: QueryEmbedder | None) -> IOResult[Arm, SettingsError]:
-            return space_of(embedder, resolve=False).bind(
-                lambda space: vector_arm(self.vectors, embedder, space, view, query))
+        def armed(embedder: QueryEmbedder | None
+                  ) -> IOResult[Arm, SettingsError | VectorCacheFault]:
+            space: IOResult[VectorSpace | None, SettingsError | VectorCacheFault] = space_of(
+                embedder, resolve=False)
+            return space.bind(
+                lambda found: vector_arm(self.vectors, embedder, found, view, query))
 
-        return IOResult.from_result(self.embedder).bind(armed).lash(
+        chosen: IOResult[QueryEmbedder | None, SettingsError | VectorCacheFault] = \
+            IOResult.from_result(self.embedder)
+        return chosen.bind(armed).lash(
             lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))
 
 
@@ -179,7 +193,7 @@ def space_of(embedder: QueryEmbedder | None, resolve: bool
     return resolved
 
 
-def pick_embedder(settings: Settings, vectors: VectorFiles, name: str | None = None,
+def pick_embedder(settings: Settings, vectors: VectorCacheStore, name: str | None = None,
                   env: Mapping[str, str] | None = None
                   ) -> Result[QueryEmbedder | None, SettingsError]:
     """The embedder ``name`` (default: the settings') names; None for ``none``.
@@ -210,8 +224,10 @@ def pick_embedder(settings: Settings, vectors: VectorFiles, name: str | None = N
                        f"or MEMHTML_EMBED_MODEL"))
             return Failure(SettingsError("the openai embedder needs " + "; ".join(
                 f"{key} ({where})" for key, value, where in wanted if not value)))
+        from memhtml.contracts.vectors import widest_space
+
         environ = os.environ if env is None else env
-        saved = vectors.saved_space(settings.embed_model)
+        saved = widest_space(vectors.saved_spaces(), settings.embed_model)
         return Success(OpenAICompatibleEmbedder(
             settings.embed_url, settings.embed_model,
             api_key=environ.get(settings.embed_key_env),
@@ -362,6 +378,7 @@ def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: 
     from memhtml.adapters.clock import SystemClock
     from memhtml.adapters.git_remote import GitRemotes
     from memhtml.adapters.state_db import SqliteStatePlane
+    from memhtml.adapters.vector_files import VectorFiles
     from memhtml.detect import detect_lang
 
     root = settings.store

@@ -11,22 +11,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from returns.io import IOResult
 from returns.result import Failure, Result, Success
 
 from memhtml.compose.run import perform
 from memhtml.compose.services import Services, blob_reader, space_of
 from memhtml.compose.settings import SettingsError
-from memhtml.compose.vectors import VectorFiles
-from memhtml.contracts.local_files import read_regular
-from memhtml.contracts.services import DocumentEmbedder, VectorSpace
+from memhtml.contracts.services import DocumentEmbedder
 from memhtml.contracts.transcripts import TranscriptSource
 from memhtml.domain.thresholds import VECTOR_COVERAGE_HARD_FLOOR
-from memhtml.head import HeadVersion, VectorCache
-from memhtml.sleep.deps import Gate, GateVerdict, PhaseProgress, SleepDeps, VectorFault
+from memhtml.head import HeadVersion
+from memhtml.sleep.deps import Gate, GateVerdict, PhaseProgress, SleepDeps
 
 
 def head_gate(base: HeadVersion, tip: HeadVersion) -> GateVerdict:
@@ -53,42 +50,6 @@ def head_gate(base: HeadVersion, tip: HeadVersion) -> GateVerdict:
     }, tuple(f"{path}: the base found it; neither it nor a memory standing for it is "
              f"in the top {report.k} of its own title or claim now"
              for path in report.unfound))
-
-
-@dataclass(frozen=True, slots=True)
-class FileVectors:
-    """``VectorFiles`` as the sleep room's ``VectorStore``."""
-
-    files: VectorFiles
-
-    def load(self, space: VectorSpace) -> IOResult[VectorCache, VectorFault]:
-        return self.files.load(space).alt(lambda error: VectorFault(error.reason))
-
-    def save(self, cache: VectorCache) -> IOResult[int, VectorFault]:
-        return self.files.save(cache).alt(lambda error: VectorFault(error.reason))
-
-    def saved_space(self, model_id: str) -> VectorSpace | None:
-        return self.files.saved_space(model_id)
-
-    def saved_spaces(self) -> tuple[VectorSpace, ...]:
-        import json
-
-        found: list[VectorSpace] = []
-        try:
-            manifests = sorted(self.files.root.glob("*/manifest.json"))
-        except OSError:
-            return ()
-        for manifest in manifests:
-            try:
-                # Only a regular file: a FIFO at a manifest's name must not hold the
-                # command (the load that follows judges and clears it).
-                data = json.loads(read_regular(manifest).decode("utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict) and isinstance(data.get("model_id"), str) \
-                    and isinstance(data.get("dimension"), int):
-                found.append(VectorSpace(data["model_id"], data["dimension"]))
-        return tuple(found)
 
 
 def coverage_floor(text: str) -> Result[float, SettingsError]:
@@ -199,7 +160,7 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
             embedder_name=services.embedder_name, embedder_problem=problem,
             model=services.language_model, model_notes=_model_notes(services),
             transcripts=transcripts,
-            vectors=FileVectors(services.vectors), coverage_floor=floor,
+            vectors=services.vectors, coverage_floor=floor,
             retention_grace_days=grace,
             archive_share=share,
             state_dir=services.state_dir, worktree=services.worktree,

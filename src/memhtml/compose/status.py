@@ -21,6 +21,7 @@ from memhtml.compose.settings import SettingsError
 from memhtml.compose.vectors import Coverage
 
 if TYPE_CHECKING:
+    from memhtml.contracts.vectors import VectorCacheFault
     from memhtml.head import HeadVersion
     from memhtml.store import Store, StoreError, StoreStatus
     from memhtml.store.edits import LocalEdit
@@ -63,7 +64,8 @@ def status_report(services: Services, store: Store) -> IOResult[StatusReport, St
     local_edits = local_edits_begun(deps)
 
     def vectors(view: HeadVersion) -> IOResult[tuple[Coverage | None, str | None], StoreError]:
-        measured: IOResult[tuple[Coverage | None, str | None], SettingsError] = \
+        measured: IOResult[tuple[Coverage | None, str | None],
+                           SettingsError | VectorCacheFault] = \
             services.coverage(view).map(lambda coverage: (coverage, None))
         noted: IOResult[tuple[Coverage | None, str | None], StoreError] = measured.lash(
             lambda error: IOSuccess((None, error.reason)))

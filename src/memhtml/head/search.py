@@ -24,10 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.vectors import VectorCache
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import Indexes, indexes_of, is_active
 from memhtml.head.lexical import Segment, bm25_norms, bm25_weight, index_terms, segment_impacts
-from memhtml.head.vectors import VectorCache
 
 SearchArm = Literal["lexical", "recency", "vector"]
 

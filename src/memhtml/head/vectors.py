@@ -1,24 +1,38 @@
-"""The vector cache and the one step that calls an embedder.
+"""The head's side of the vector cache: the text a record embeds, coverage, and the
+one step that calls an embedder.
 
-Vectors are keyed by content hash, so an unchanged article keeps its vector across
-versions, moves and head-only edits. ``search_head`` never embeds: ``fill_vectors``
-is where an embedder is called, at most once per fill.
+Vectors are keyed by content hash (``memhtml.contracts.vectors``), so an unchanged
+article keeps its vector across versions, moves and head-only edits. ``search_head``
+never embeds: ``fill_vectors`` is where an embedder is called, at most once per fill.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from immutables import Map
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import DocumentEmbedder, Vector, VectorSpace
+from memhtml.contracts.vectors import VectorCache, cache_from, empty_vector_cache
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import is_active
+
+# The cache is the value of the vector port and lives beside it in contracts; it is
+# re-exported here, where the head's callers have always found it.
+__all__ = [
+    "VECTOR_TEXT_MAX_CHARS",
+    "FillCounts",
+    "FillResult",
+    "VectorCache",
+    "cache_from",
+    "coverage",
+    "empty_vector_cache",
+    "fill_vectors",
+    "vector_text_of",
+]
 
 VECTOR_TEXT_MAX_CHARS = 1800
 """The longest text one record embeds. One vector per record, so a long article is
@@ -42,24 +56,6 @@ def vector_text_of(record: MemoryRecord) -> str:
     if len(units) >= 2 and 0xD800 <= int.from_bytes(units[-2:], "little") <= 0xDBFF:
         units = units[:-2]
     return units.decode("utf-16-le")
-
-
-@dataclass(frozen=True, slots=True)
-class VectorCache:
-    """Vectors of one space, by content hash."""
-
-    space: VectorSpace
-    vectors: Map[str, Vector]
-
-    def get(self, content_hash: str, /) -> Vector | None:
-        return self.vectors.get(content_hash)
-
-    def __len__(self) -> int:
-        return len(self.vectors)
-
-
-def empty_vector_cache(space: VectorSpace) -> VectorCache:
-    return VectorCache(space, Map())
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +161,3 @@ def _store(
     return IOSuccess(FillResult(VectorCache(space, cache.vectors.update(checked)), counts,
                                 remaining))
 
-
-def cache_from(space: VectorSpace, vectors: Mapping[str, Vector]) -> VectorCache:
-    """A cache over vectors loaded from elsewhere (a file); each is made read-only."""
-    frozen: dict[str, Vector] = {}
-    for key, value in vectors.items():
-        array = np.asarray(value, dtype=np.float32).ravel()
-        array.setflags(write=False)
-        frozen[key] = array
-    return VectorCache(space, Map(frozen))

@@ -13,7 +13,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 
 from returns.io import IOResult, IOSuccess
 
@@ -33,15 +32,15 @@ from memhtml.contracts.services import (
     QuietRun,
     Signature,
     StatePlane,
-    VectorSpace,
 )
 from memhtml.contracts.transcripts import TranscriptSource
+from memhtml.contracts.vectors import VectorCacheStore
 from memhtml.domain.thresholds import (
     ARCHIVE_SHARE,
     RETENTION_GRACE_DAYS,
     VECTOR_COVERAGE_FLOOR,
 )
-from memhtml.head import HeadVersion, VectorCache
+from memhtml.head import HeadVersion
 from memhtml.store.deps import StoreDeps
 
 
@@ -58,29 +57,6 @@ class GateVerdict:
 
 Gate = Callable[[HeadVersion, HeadVersion], GateVerdict]
 """The pre-merge gate over the run's base and its tip."""
-
-
-@dataclass(frozen=True, slots=True)
-class VectorFault:
-    """The vector cache could not be read or written."""
-
-    reason: str
-
-
-class VectorStore(Protocol):
-    """This clone's vector cache, one set per vector space."""
-
-    def load(self, space: VectorSpace) -> IOResult[VectorCache, VectorFault]: ...
-
-    def save(self, cache: VectorCache) -> IOResult[int, VectorFault]: ...
-
-    def saved_space(self, model_id: str) -> VectorSpace | None:
-        """The space of the set saved for ``model_id`` (the widest), None without one."""
-        ...
-
-    def saved_spaces(self) -> tuple[VectorSpace, ...]:
-        """Every space a set is saved for."""
-        ...
 
 
 PhaseProgress = Callable[[int, str, str], None]
@@ -114,7 +90,8 @@ class SleepDeps:
     embedder_name: str = "none"
     embedder_problem: str | None = None
     """Why the configured embedder cannot be used on this machine (preflight refuses)."""
-    vectors: VectorStore | None = None
+    vectors: VectorCacheStore | None = None
+    """This clone's vector cache (preflight loads, fills and saves it)."""
     coverage_floor: float = VECTOR_COVERAGE_FLOOR
     retention_grace_days: float = RETENTION_GRACE_DAYS
     """Days from creation during which retention-triage archives nothing (the store

@@ -28,13 +28,13 @@ from memhtml.contracts.services import (
     StatePlane,
 )
 from memhtml.contracts.transcripts import TranscriptSource
+from memhtml.contracts.vectors import VectorCacheStore
 from memhtml.domain.thresholds import DETECTED_TASKS_PER_NIGHT, RETENTION_GRACE_DAYS
 from memhtml.head import HeadVersion, VectorCache
 from memhtml.sleep.arrivals import ArrivalBook
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.contract import SLEEP_PHASES, PhaseStatus, SleepPhase, stamp_text
 from memhtml.sleep.decisions import Decision
-from memhtml.sleep.deps import VectorStore
 from memhtml.sleep.ledger import PendingMark
 from memhtml.store.plan import Plan
 
@@ -205,8 +205,8 @@ class PhaseEnv:
     embedder_problem: str | None = None
     vectors: VectorCache | None = None
     """The run's vector cache as preflight left it (None: no vector plane)."""
-    vector_store: VectorStore | None = None
-    """The cache on disk (preflight loads, fills and saves it)."""
+    vector_store: VectorCacheStore | None = None
+    """Where the cache is kept between runs (preflight loads, fills and saves it)."""
     coverage_floor: float = 0.95
     retention_grace_days: float = RETENTION_GRACE_DAYS
     """Days from creation during which retention-triage archives nothing."""

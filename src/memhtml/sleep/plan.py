@@ -114,7 +114,8 @@ def _missing_vectors(deps: SleepDeps, version: HeadVersion) -> IOResult[int | No
         have, total = coverage(version, cache)
         return total - have
 
-    return store.load(embedder.space).map(missing).lash(lambda _: IOSuccess(None))
+    return store.load(embedder.space).map(lambda loaded: missing(loaded.cache)).lash(
+        lambda _: IOSuccess(None))
 
 
 def _entity_waiting(deps: SleepDeps) -> IOResult[int | None, SleepError]:

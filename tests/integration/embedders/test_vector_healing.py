@@ -22,18 +22,18 @@ from memhtml.adapters.embedders import HashingEmbedder
 from memhtml.adapters.vector_files import (
     ASIDE_DIR,
     MANIFEST,
-    HealedCache,
+    VectorFiles,
     VectorFilesError,
     load_or_heal,
     space_dir,
 )
-from memhtml.compose import VectorFiles
 from memhtml.compose.vectors import coverage_of, vector_arm
 from memhtml.contracts.services import VectorSpace
+from memhtml.contracts.vectors import LoadedVectors, widest_space
 from memhtml.head import load_head
 
 
-def healed(root: Path, space: VectorSpace = SPACE) -> HealedCache:
+def healed(root: Path, space: VectorSpace = SPACE) -> LoadedVectors:
     result = load_or_heal(root, space)
     assert is_successful(result), result
     return unsafe_perform_io(result.unwrap())
@@ -99,10 +99,10 @@ def test_a_corrupt_set_is_deleted_once_and_then_rebuilt(tmp_path: Path, damage: 
     first = healed(tmp_path)
     assert len(first.cache) == 0
     assert first.cache.space == SPACE
-    assert first.discarded is not None and "discarded" in first.discarded
+    assert first.note is not None and "discarded" in first.note
     assert not (space_dir(tmp_path, SPACE) / MANIFEST).exists()
     # Reported once: the next load finds a clean, empty cache and says nothing.
-    assert healed(tmp_path) == HealedCache(first.cache)
+    assert healed(tmp_path) == LoadedVectors(first.cache)
     saved(tmp_path, sample_cache(SPACE, ["h3"]))
     assert sorted(loaded(tmp_path, SPACE).vectors.keys()) == ["h3"]
     assert len(list(space_dir(tmp_path, SPACE).iterdir())) == 3, "nothing of the bad set left"
@@ -126,13 +126,13 @@ def test_a_newer_format_is_moved_aside_whole_not_deleted(tmp_path: Path) -> None
     before = _contents(space_dir(tmp_path, SPACE))
     first = healed(tmp_path)
     assert len(first.cache) == 0
-    assert first.discarded is not None
-    assert "newer memhtml (format 2" in first.discarded
+    assert first.note is not None
+    assert "newer memhtml (format 2" in first.note
     aside = tmp_path / ASIDE_DIR / f"{SPACE.key}.format-2"
-    assert f"moved aside to {aside}" in first.discarded
+    assert f"moved aside to {aside}" in first.note
     assert _contents(aside) == before
     assert not space_dir(tmp_path, SPACE).exists()
-    assert healed(tmp_path).discarded is None
+    assert healed(tmp_path).note is None
     # This memhtml refills its own set; the newer one's stays where it was put.
     saved(tmp_path, sample_cache(SPACE, ["h3"]))
     assert sorted(loaded(tmp_path, SPACE).vectors.keys()) == ["h3"]
@@ -140,10 +140,10 @@ def test_a_newer_format_is_moved_aside_whole_not_deleted(tmp_path: Path) -> None
     # A later newer set replaces the one set aside before it under the same tag.
     _future(tmp_path, 2)
     again = _contents(space_dir(tmp_path, SPACE))
-    assert healed(tmp_path).discarded is not None
+    assert healed(tmp_path).note is not None
     assert _contents(aside) == again
     # The aside folder is not a space: it never answers for a model.
-    assert VectorFiles(tmp_path).saved_space(SPACE.model_id) is None
+    assert widest_space(VectorFiles(tmp_path).saved_spaces(), SPACE.model_id) is None
 
 
 def test_a_save_over_a_newer_set_moves_it_aside_first(tmp_path: Path) -> None:
@@ -160,10 +160,10 @@ def test_a_set_of_another_space_is_moved_aside(tmp_path: Path) -> None:
     other = VectorSpace("test-model", 9)
     os.rename(space_dir(tmp_path, SPACE), space_dir(tmp_path, other))
     first = healed(tmp_path, other)
-    assert first.discarded is not None and "not VectorSpace" in first.discarded
+    assert first.note is not None and "not VectorSpace" in first.note
     aside = tmp_path / ASIDE_DIR / f"{other.key}.space-{SPACE.key}"
     assert (aside / MANIFEST).exists()
-    assert healed(tmp_path, other).discarded is None
+    assert healed(tmp_path, other).note is None
 
 
 def test_a_set_replaced_while_it_is_judged_is_not_deleted(
@@ -184,7 +184,7 @@ def test_a_set_replaced_while_it_is_judged_is_not_deleted(
 
     monkeypatch.setattr(vector_files, "_read", racing)
     result = healed(tmp_path)
-    assert result.discarded is None
+    assert result.note is None
     assert sorted(result.cache.vectors.keys()) == ["h2"]
 
 
@@ -221,7 +221,7 @@ def test_the_compose_doors_give_the_note_once(tmp_path: Path) -> None:
     covered = unsafe_perform_io(coverage_of(vectors, embedder, "hashing", embedder.space,
                                             version).unwrap())
     assert covered is not None and covered.note is not None and "discarded" in covered.note
-    assert len(unsafe_perform_io(vectors.load(embedder.space).unwrap())) == 0
+    assert len(unsafe_perform_io(vectors.load(embedder.space).unwrap()).cache) == 0
 
 
 def test_search_status_and_embed_carry_on_over_a_corrupt_cache(

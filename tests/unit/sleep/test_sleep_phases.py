@@ -11,11 +11,11 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from tests.unit.sleep.sleep_support import AUTHOR, RUN_AT, RUN_DAY, World, ok, world
 
 from memhtml.adapters.memory_state import InMemoryState
+from memhtml.adapters.memory_vectors import MemoryVectors
 from memhtml.contracts.errors import EmbedFailure, StateUnusable
 from memhtml.contracts.services import PathChange, Signature, Vector, VectorSpace
-from memhtml.head import VectorCache, empty_vector_cache
+from memhtml.head import empty_vector_cache
 from memhtml.sleep.contract import ACCESS_EXPORT_PATH
-from memhtml.sleep.deps import VectorFault
 from memhtml.sleep.merge import merge_run
 from memhtml.sleep.plan import plan_sleep
 from memhtml.sleep.runner import RunOptions, RunReport, run_sleep
@@ -163,27 +163,9 @@ class ToyEmbedder:
                           for i, _ in enumerate(texts)])
 
 
-class ToyVectors:
-    def __init__(self, saved: dict[VectorSpace, VectorCache] | None = None) -> None:
-        self.saved = saved or {}
-
-    def load(self, space: VectorSpace) -> IOResult[VectorCache, VectorFault]:
-        return IOSuccess(self.saved.get(space, empty_vector_cache(space)))
-
-    def save(self, cache: VectorCache) -> IOResult[int, VectorFault]:
-        self.saved[cache.space] = cache
-        return IOSuccess(len(cache))
-
-    def saved_space(self, model_id: str) -> VectorSpace | None:
-        return next((s for s in self.saved if s.model_id == model_id), None)
-
-    def saved_spaces(self) -> tuple[VectorSpace, ...]:
-        return tuple(self.saved)
-
-
 def test_preflight_fills_the_base_and_records_coverage() -> None:
     w = world()
-    vectors = ToyVectors()
+    vectors = MemoryVectors()
     embedder = ToyEmbedder()
     report = ok(run_sleep(w.deps(embedder=embedder, embedder_name="toy", vectors=vectors)))
     got = record(report, "preflight")
@@ -191,13 +173,13 @@ def test_preflight_fills_the_base_and_records_coverage() -> None:
     assert (got["vector_coverage"], got["vector_check"], got["vectors_total"]) == (1.0, "ok", 3)
     assert got["observed"] == {"embedded": 3, "worktree_changes": 0, "entity_counters": 0,
                                "edge_counters": 0}
-    assert len(vectors.saved[SPACE]) == 3
+    assert len(ok(vectors.load(SPACE)).cache) == 3
 
 
 def test_an_embedder_that_embeds_nothing_is_refused_naming_the_remedy() -> None:
     w = world()
     report = ok(run_sleep(w.deps(embedder=ToyEmbedder(fail=True), embedder_name="toy",
-                                 vectors=ToyVectors())))
+                                 vectors=MemoryVectors())))
     got = record(report, "preflight")
     assert got["status"] == "failed"
     assert "MEMHTML_EMBEDDER=none" in str(got["reason"])
@@ -212,7 +194,7 @@ def test_coverage_between_the_floors_warns_and_goes_on() -> None:
 
     partial = ok(fill_vectors(version, empty_vector_cache(SPACE), ToyEmbedder(), limit=3)).cache
     report = ok(run_sleep(w.deps(embedder=ToyEmbedder(fail=True), embedder_name="toy",
-                                 vectors=ToyVectors({SPACE: partial}))))
+                                 vectors=MemoryVectors(partial))))
     got = record(report, "preflight")
     assert (got["status"], got["vector_check"], got["vector_coverage"]) == ("done", "warned", 0.75)
     assert report.ok
@@ -220,22 +202,22 @@ def test_coverage_between_the_floors_warns_and_goes_on() -> None:
 
 def test_a_dry_run_embeds_nothing() -> None:
     w = world()
-    vectors, embedder = ToyVectors(), ToyEmbedder()
+    vectors, embedder = MemoryVectors(), ToyEmbedder()
     report = ok(run_sleep(w.deps(embedder=embedder, vectors=vectors), RunOptions(dry_run=True)))
-    assert embedder.calls == 0 and vectors.saved == {}
+    assert embedder.calls == 0 and vectors.saved_spaces() == ()
     assert record(report, "preflight")["reason"] is not None  # nothing embedded yet: refused
 
 
 def test_a_half_migrated_space_is_refused() -> None:
     w = world()
-    vectors = ToyVectors({VectorSpace("toy", 8): empty_vector_cache(VectorSpace("toy", 8))})
+    vectors = MemoryVectors(empty_vector_cache(VectorSpace("toy", 8)))
     report = ok(run_sleep(w.deps(embedder=ToyEmbedder(), vectors=vectors)))
     assert "not the cached one" in str(record(report, "preflight")["reason"])
 
 
 def test_no_embedder_is_lexical_only() -> None:
     w = world()
-    vectors = ToyVectors({SPACE: empty_vector_cache(SPACE)})
+    vectors = MemoryVectors(empty_vector_cache(SPACE))
     report = ok(run_sleep(w.deps(vectors=vectors)))
     got = record(report, "preflight")
     assert got["status"] == "done" and got["vector_check"] == "off"

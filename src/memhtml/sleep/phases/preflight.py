@@ -35,9 +35,9 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.services import Counter, DocumentEmbedder
+from memhtml.contracts.vectors import VectorCacheFault, VectorCacheStore, widest_space
 from memhtml.domain.thresholds import VECTOR_COVERAGE_HARD_FLOOR
 from memhtml.head import FillResult, HeadVersion, VectorCache, coverage, fill_vectors, is_active
-from memhtml.sleep.deps import VectorFault, VectorStore
 from memhtml.sleep.phase import CountValue, PhaseEnv, PhaseFault, PhaseResult
 from memhtml.store.errors import describe
 
@@ -117,20 +117,21 @@ def _vectors(env: PhaseEnv, base: HeadVersion) -> IOResult[_Vectors, PhaseFault]
                  "embedder is configured, so this run is lexical-only",) if others else ()
         return IOSuccess(_Vectors({"vector_check": "off"}, notes, None))
     space = embedder.space
-    saved = store.saved_space(space.model_id)
+    saved = widest_space(store.saved_spaces(), space.model_id)
     if saved is not None and saved != space:
         return IOFailure(PhaseFault(
             f"the configured vector space {space.key} is not the cached one {saved.key} "
             f"(the same model at another width): a half-migrated space makes every cosine "
             f"meaningless; move the old set aside and run memhtml embed, or "
             f"{LEXICAL_REMEDY}"))
-    loaded: IOResult[VectorCache, PhaseFault] = store.load(space).alt(
+    loaded: IOResult[VectorCache, PhaseFault] = store.load(space).map(
+        lambda found: found.cache).alt(
         lambda fault: PhaseFault(f"the vector cache cannot be read: {fault.reason}"))
     return loaded.bind(lambda cache: _filled(env, base, embedder, store, cache))
 
 
-def _filled(env: PhaseEnv, base: HeadVersion, embedder: DocumentEmbedder, store: VectorStore,
-            cache: VectorCache) -> IOResult[_Vectors, PhaseFault]:
+def _filled(env: PhaseEnv, base: HeadVersion, embedder: DocumentEmbedder,
+            store: VectorCacheStore, cache: VectorCache) -> IOResult[_Vectors, PhaseFault]:
     have, total = coverage(base, cache)
     missing = total - have
     if env.dry_run or missing == 0:
@@ -138,7 +139,8 @@ def _filled(env: PhaseEnv, base: HeadVersion, embedder: DocumentEmbedder, store:
                        failure=None)
 
     def saved(filled: FillResult) -> IOResult[_Vectors, PhaseFault]:
-        stored: IOResult[str | None, VectorFault] = store.save(filled.cache).map(_no_problem)
+        stored: IOResult[str | None, VectorCacheFault] = store.save(filled.cache).map(
+            _no_problem)
         return stored.lash(lambda fault: IOSuccess(fault.reason)).bind(
             lambda problem: _judged(env, filled.cache, filled.counts.embedded, 0, None,
                                     (f"the filled vectors could not be saved: {problem}",)

@@ -1,0 +1,90 @@
+"""``VectorCacheStore`` in memory: the test double of ``VectorFiles``, held to the same
+contract by ``tests/contract/test_vector_cache_contract.py``.
+
+It keeps the disk's semantics where the port can see them: one set per space key (so
+two spaces whose keys collide displace each other, as their folders do), the same
+merge and no-op rule on save, the same refusal of a hash the hash list cannot hold,
+and float32 read-only copies, so a caller cannot change a saved vector through the
+array it saved. One lock serializes every call, so threads may share an instance.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from immutables import Map
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from memhtml.adapters.vector_files import storable_hash
+from memhtml.contracts.services import Vector, VectorSpace
+from memhtml.contracts.vectors import (
+    LoadedVectors,
+    VectorCache,
+    VectorCacheFault,
+    empty_vector_cache,
+)
+
+
+def _frozen_copy(vector: Vector) -> Vector:
+    copy = np.array(vector, dtype=np.float32).ravel()
+    copy.setflags(write=False)
+    return copy
+
+
+class MemoryVectors:
+    """Sets of vectors by space key, in this process only."""
+
+    def __init__(self, *caches: VectorCache) -> None:
+        """Start with ``caches`` as saved sets (an empty one too: the disk can hold a
+        set of no vectors)."""
+        self._sets: dict[str, VectorCache] = {}
+        self.aside: list[VectorCache] = []
+        """Sets displaced by a space whose key collides with theirs, oldest first
+        (the disk moves such a set aside rather than deleting it)."""
+        self._lock = threading.Lock()
+        for cache in caches:
+            self._sets[cache.space.key] = VectorCache(
+                cache.space, Map({h: _frozen_copy(v) for h, v in cache.vectors.items()}))
+
+    def load(self, space: VectorSpace) -> IOResult[LoadedVectors, VectorCacheFault]:
+        with self._lock:
+            held = self._sets.get(space.key)
+            if held is None:
+                return IOSuccess(LoadedVectors(empty_vector_cache(space)))
+            if held.space == space:
+                return IOSuccess(LoadedVectors(held))
+            self._set_aside(space.key)
+            return IOSuccess(LoadedVectors(
+                empty_vector_cache(space),
+                f"vector cache {space.key}: the set is for {held.space}, not {space}; "
+                f"set aside"))
+
+    def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
+        space = cache.space
+        with self._lock:
+            held = self._sets.get(space.key)
+            if held is not None and held.space != space:
+                self._set_aside(space.key)
+                old: Map[str, Vector] | None = None  # a foreign set is never merged with
+            else:
+                old = held.vectors if held is not None else Map()
+            base: Map[str, Vector] = Map() if old is None else old
+            added = sum(1 for h in cache.vectors if h not in base)
+            if added == 0 and old is not None:
+                return IOSuccess(len(base))
+            for content_hash in cache.vectors:
+                if not storable_hash(content_hash):
+                    return IOFailure(VectorCacheFault(
+                        f"vector cache {space.key}: refusing malformed hash {content_hash!r}"))
+            merged = base.update({h: _frozen_copy(v) for h, v in cache.vectors.items()})
+            self._sets[space.key] = VectorCache(space, merged)
+            return IOSuccess(len(merged))
+
+    def saved_spaces(self) -> tuple[VectorSpace, ...]:
+        with self._lock:
+            return tuple(sorted((held.space for held in self._sets.values()),
+                                key=lambda space: space.key))
+
+    def _set_aside(self, key: str) -> None:
+        self.aside.append(self._sets.pop(key))

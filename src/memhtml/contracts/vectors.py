@@ -1,0 +1,115 @@
+"""The vector cache: the value, the port that keeps it, and the one rule read off it.
+
+Vectors are keyed by content hash inside one ``VectorSpace``, so an unchanged article
+keeps its vector across versions, moves and head-only edits, and a vector of one
+space is never compared with one of another. Embedding costs a model call (often an
+API bill), so the cache outlives any one command: ``VectorCacheStore`` is where a
+clone keeps it between runs. The disk adapter (``memhtml.adapters.vector_files``)
+and its in-memory double (``memhtml.adapters.memory_vectors``) are held to one
+contract suite, ``tests/contract/test_vector_cache_contract.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from immutables import Map
+from returns.io import IOResult
+
+from memhtml.contracts.services import Vector, VectorSpace
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCache:
+    """Vectors of one space, by content hash."""
+
+    space: VectorSpace
+    vectors: Map[str, Vector]
+
+    def get(self, content_hash: str, /) -> Vector | None:
+        return self.vectors.get(content_hash)
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+
+def empty_vector_cache(space: VectorSpace) -> VectorCache:
+    return VectorCache(space, Map())
+
+
+def cache_from(space: VectorSpace, vectors: Mapping[str, Vector]) -> VectorCache:
+    """A cache over vectors loaded from elsewhere (a file); each is made read-only."""
+    frozen: dict[str, Vector] = {}
+    for key, value in vectors.items():
+        array = np.asarray(value, dtype=np.float32).ravel()
+        array.setflags(write=False)
+        frozen[key] = array
+    return VectorCache(space, Map(frozen))
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCacheFault:
+    """The cache could not be read or written. ``reason`` names where (the disk
+    adapter: ``vector cache <folder>: <what failed>``), because the fix is usually
+    done by hand at that path."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedVectors:
+    """A space's saved vectors, and ``note`` when loading them had to repair the cache.
+
+    A set that cannot be used (corrupt, or written for a newer format or another
+    space) is not a failure: search, status and a sleep run must carry on, and
+    ``memhtml embed`` rebuilds it. So the load repairs the cache (deletes the corrupt
+    set, moves the foreign one aside), answers with an empty cache, and says what it
+    did in ``note``, once: the load that did the repair gives the note, later loads
+    find a clean, empty cache and none.
+    """
+
+    cache: VectorCache
+    note: str | None = None
+
+
+class VectorCacheStore(Protocol):
+    """This clone's vector cache: one set of vectors per vector space."""
+
+    def load(self, space: VectorSpace) -> IOResult[LoadedVectors, VectorCacheFault]:
+        """The vectors saved for ``space``; an empty cache when none are. Only a
+        store that refuses the read (or the repair) is a failure."""
+        ...
+
+    def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
+        """Merge ``cache`` into the set of its space; the number of vectors the set
+        holds afterwards.
+
+        A merge, not a replace: a caller holds the vectors it embedded this time,
+        while the set serves every version of the store (and every clone process that
+        saved into it), so a hash the set has and ``cache`` lacks is kept. When the
+        save adds a hash, ``cache``'s vector wins where both hold one. A save that
+        adds no hash changes nothing: within one space a hash's vector is a function
+        of its text, so rewriting the set to swap equal vectors would be work for
+        nothing. A hash that cannot be stored is refused and nothing is saved.
+        """
+        ...
+
+    def saved_spaces(self) -> tuple[VectorSpace, ...]:
+        """Every space a set is saved for, in ``key`` order. Read without repairing
+        anything: a set listed here may still load as empty (and be repaired then)."""
+        ...
+
+
+def widest_space(spaces: Iterable[VectorSpace], model_id: str) -> VectorSpace | None:
+    """The widest of ``spaces`` for ``model_id``; None when the model has none.
+
+    A saved set answers for its model's width: an endpoint of unconfigured width
+    takes it from there instead of a probe call, and a configured width that differs
+    from it is a half-migrated space. When one model has sets at several widths the
+    widest is taken, so the answer never depends on the order spaces are listed in.
+    """
+    found = [space for space in spaces if space.model_id == model_id]
+    return max(found, key=lambda space: space.dimension) if found else None

@@ -1,0 +1,296 @@
+"""The ``VectorCacheStore`` contract, run on ``VectorFiles`` (a temporary folder) and on
+``MemoryVectors`` alike.
+
+A test here speaks only the port. What only the files can get wrong (a corrupt or
+foreign set healed, a refused read, concurrent saves) is tested on the adapter in
+``tests/integration/embedders/test_vector_files.py`` and ``test_vector_healing.py``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from immutables import Map
+from returns.io import IOResult
+from returns.pipeline import is_successful
+from returns.unsafe import unsafe_perform_io
+
+from memhtml.adapters.memory_vectors import MemoryVectors
+from memhtml.adapters.vector_files import VectorFiles
+from memhtml.contracts.services import Vector, VectorSpace
+from memhtml.contracts.vectors import (
+    LoadedVectors,
+    VectorCache,
+    VectorCacheFault,
+    VectorCacheStore,
+    cache_from,
+    empty_vector_cache,
+    widest_space,
+)
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+KINDS = ["files", "memory"]
+SPACE = VectorSpace("test-model", 4)
+LAWS = settings(max_examples=25)
+"""Every disk save writes and syncs three files: a few examples per law keep the suite fast."""
+
+
+def ok(io: IOResult[T, E]) -> T:
+    assert is_successful(io), io
+    return unsafe_perform_io(io.unwrap())
+
+
+def err(io: IOResult[T, E]) -> E:
+    assert not is_successful(io), io
+    return unsafe_perform_io(io.failure())
+
+
+def make_store(kind: str, folder: Path) -> VectorCacheStore:
+    return VectorFiles(folder / "vectors") if kind == "files" else MemoryVectors()
+
+
+@pytest.fixture(params=KINDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> VectorCacheStore:
+    return make_store(request.param, tmp_path)
+
+
+@contextmanager
+def fresh(kind: str) -> Iterator[VectorCacheStore]:
+    """A store of ``kind`` for one hypothesis example (a fixture would be shared)."""
+    with tempfile.TemporaryDirectory() as folder:
+        yield make_store(kind, Path(folder))
+
+
+def bits(cache: VectorCache) -> dict[str, bytes]:
+    """Each vector's float32 bytes: equal bits, not merely close floats."""
+    return {h: np.asarray(v, dtype=np.float32).tobytes() for h, v in cache.vectors.items()}
+
+
+def loaded(store: VectorCacheStore, space: VectorSpace) -> VectorCache:
+    found = ok(store.load(space))
+    assert found.note is None, found.note
+    assert found.cache.space == space
+    for vector in found.cache.vectors.values():
+        assert vector.dtype == np.float32
+        assert vector.shape == (space.dimension,)
+        assert not vector.flags.writeable
+    return found.cache
+
+
+def vector(space: VectorSpace, seed: int) -> Vector:
+    return np.random.default_rng(seed).standard_normal(space.dimension).astype(np.float32)
+
+
+def cache_of(space: VectorSpace, seeds: Mapping[str, int]) -> VectorCache:
+    return cache_from(space, {h: vector(space, seed) for h, seed in seeds.items()})
+
+
+# A tiny hash alphabet makes two drawn caches share hashes often, which the merge
+# laws need.
+hashes = st.text(alphabet="0123456789abcdef", min_size=1, max_size=2).map(
+    lambda tail: f"sha256:{tail}")
+
+
+def vectors_of(space: VectorSpace) -> st.SearchStrategy[Vector]:
+    # Any finite float32, -0.0 and subnormals included: the round trip keeps bits.
+    return st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False),
+                    min_size=space.dimension, max_size=space.dimension).map(
+        lambda xs: np.array(xs, dtype=np.float32))
+
+
+def caches(space: VectorSpace, min_size: int = 0) -> st.SearchStrategy[VectorCache]:
+    return st.dictionaries(hashes, vectors_of(space), min_size=min_size, max_size=5).map(
+        lambda found: cache_from(space, found))
+
+
+# -- the port ---------------------------------------------------------------------------
+
+
+def test_both_implementations_are_vector_cache_stores(tmp_path: Path) -> None:
+    implementations: tuple[VectorCacheStore, ...] = (VectorFiles(tmp_path), MemoryVectors())
+    assert len(implementations) == 2
+
+
+def test_an_unsaved_space_loads_empty(store: VectorCacheStore) -> None:
+    assert ok(store.load(SPACE)) == LoadedVectors(empty_vector_cache(SPACE))
+    assert store.saved_spaces() == ()
+
+
+def test_saving_an_empty_cache_stores_nothing(store: VectorCacheStore) -> None:
+    assert ok(store.save(empty_vector_cache(SPACE))) == 0
+    assert store.saved_spaces() == ()
+    assert len(loaded(store, SPACE)) == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@LAWS
+@given(cache=caches(SPACE, min_size=1))
+def test_save_then_load_gives_back_the_saved_vectors_bit_for_bit(kind: str,
+                                                                  cache: VectorCache) -> None:
+    with fresh(kind) as store:
+        assert ok(store.save(cache)) == len(cache)
+        assert bits(loaded(store, SPACE)) == bits(cache)
+        assert store.saved_spaces() == (SPACE,)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@LAWS
+@given(first=caches(SPACE), second=caches(SPACE))
+def test_a_second_save_merges(kind: str, first: VectorCache, second: VectorCache) -> None:
+    # The model: the old hashes are kept; a save that adds a hash brings its vectors in
+    # (replacing a hash both hold), and one that adds none changes nothing.
+    expected = bits(first)
+    if any(h not in expected for h in second.vectors):
+        expected |= bits(second)
+    with fresh(kind) as store:
+        assert ok(store.save(first)) == len(first)
+        assert ok(store.save(second)) == len(expected)
+        assert bits(loaded(store, SPACE)) == expected
+
+
+def test_a_save_that_adds_a_hash_replaces_the_vectors_both_hold(store: VectorCacheStore
+                                                                 ) -> None:
+    old = cache_of(SPACE, {"sha256:a": 1, "sha256:b": 2})
+    new = cache_of(SPACE, {"sha256:b": 3, "sha256:c": 4})
+    assert ok(store.save(old)) == 2
+    assert ok(store.save(new)) == 3
+    back = loaded(store, SPACE)
+    assert bits(back) == bits(old) | bits(new)
+    assert bits(back)["sha256:b"] == bits(new)["sha256:b"]
+
+
+def test_a_save_that_adds_no_hash_changes_nothing(store: VectorCacheStore) -> None:
+    old = cache_of(SPACE, {"sha256:a": 1, "sha256:b": 2})
+    assert ok(store.save(old)) == 2
+    assert ok(store.save(cache_of(SPACE, {"sha256:a": 9}))) == 2
+    assert bits(loaded(store, SPACE)) == bits(old)
+
+
+def test_spaces_never_mix(store: VectorCacheStore) -> None:
+    narrow, wide = VectorSpace("m", 4), VectorSpace("m", 8)
+    other = VectorSpace("other/model", 4)
+    saves = {narrow: cache_of(narrow, {"sha256:a": 1}),
+             wide: cache_of(wide, {"sha256:a": 2, "sha256:b": 3}),
+             other: cache_of(other, {"sha256:c": 4})}
+    for cache in saves.values():
+        ok(store.save(cache))
+    for space, cache in saves.items():
+        assert bits(loaded(store, space)) == bits(cache)
+    assert len(loaded(store, VectorSpace("m", 16))) == 0
+    assert len(loaded(store, VectorSpace("other/model", 8))) == 0
+
+
+def test_a_space_never_reads_a_set_whose_key_it_shares(store: VectorCacheStore) -> None:
+    # "org/model" and "org_model" have one key (the disk's folder name): the later save
+    # displaces the earlier set, and the other space loads empty, saying so.
+    first, second = VectorSpace("org/model", 4), VectorSpace("org_model", 4)
+    assert first.key == second.key
+    ok(store.save(cache_of(first, {"sha256:a": 1})))
+    replacing = cache_of(second, {"sha256:b": 2})
+    assert ok(store.save(replacing)) == 1
+    assert store.saved_spaces() == (second,)
+    assert bits(loaded(store, second)) == bits(replacing)
+    crossed = ok(store.load(first))
+    assert crossed.cache == empty_vector_cache(first)
+    assert crossed.note is not None
+    assert store.saved_spaces() == ()
+    assert ok(store.load(first)) == LoadedVectors(empty_vector_cache(first))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@LAWS
+@given(saves=st.lists(st.tuples(st.sampled_from(["m", "other/model"]),
+                                st.integers(min_value=1, max_value=6), st.booleans()),
+                      max_size=5))
+def test_saved_spaces_lists_every_space_saved_into_in_key_order(
+        kind: str, saves: list[tuple[str, int, bool]]) -> None:
+    expected: set[VectorSpace] = set()
+    with fresh(kind) as store:
+        for model_id, dimension, empty in saves:
+            space = VectorSpace(model_id, dimension)
+            ok(store.save(empty_vector_cache(space) if empty
+                          else cache_of(space, {"sha256:a": dimension})))
+            if not empty:
+                expected.add(space)
+        assert store.saved_spaces() == tuple(sorted(expected, key=lambda s: s.key))
+
+
+def test_the_widest_saved_space_answers_for_a_model(store: VectorCacheStore) -> None:
+    for model_id, dimension in (("m", 4), ("m", 16), ("m", 8), ("n", 32)):
+        space = VectorSpace(model_id, dimension)
+        ok(store.save(cache_of(space, {"sha256:a": dimension})))
+    spaces = store.saved_spaces()
+    assert widest_space(spaces, "m") == VectorSpace("m", 16)
+    assert widest_space(spaces, "n") == VectorSpace("n", 32)
+    assert widest_space(spaces, "x") is None
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]),
+                          st.integers(min_value=1, max_value=64)).map(
+    lambda pair: VectorSpace(*pair))), st.sampled_from(["a", "b", "c"]))
+def test_widest_space_is_the_largest_width_of_the_model(spaces: list[VectorSpace],
+                                                       model_id: str) -> None:
+    widths = [s.dimension for s in spaces if s.model_id == model_id]
+    found = widest_space(spaces, model_id)
+    assert found == (VectorSpace(model_id, max(widths)) if widths else None)
+    assert widest_space(list(reversed(spaces)), model_id) == found
+
+
+def test_a_hash_that_cannot_be_stored_is_refused_and_nothing_saved(store: VectorCacheStore
+                                                                   ) -> None:
+    fault = err(store.save(cache_of(SPACE, {"sha256:a": 1, "bad\nhash": 2})))
+    assert isinstance(fault, VectorCacheFault)
+    assert fault.reason.startswith("vector cache ")
+    assert "malformed hash" in fault.reason
+    assert store.saved_spaces() == ()
+    assert len(loaded(store, SPACE)) == 0
+
+
+def test_a_saved_vector_is_the_store_s_own_copy(store: VectorCacheStore) -> None:
+    mine = vector(SPACE, 1)
+    before = mine.tobytes()
+    ok(store.save(VectorCache(SPACE, Map({"sha256:a": mine}))))
+    mine[0] += 1.0
+    assert loaded(store, SPACE).vectors["sha256:a"].tobytes() == before
+
+
+# -- the two agree ----------------------------------------------------------------------
+
+_SPACES = [VectorSpace("m", 2), VectorSpace("m", 3), VectorSpace("org/model", 2),
+           VectorSpace("org_model", 2)]
+_OPS = st.one_of(
+    st.sampled_from(_SPACES).flatmap(lambda space: caches(space).map(lambda c: ("save", c))),
+    st.sampled_from(_SPACES).map(lambda space: ("load", space)),
+)
+
+
+def _apply(store: VectorCacheStore, op: tuple[str, object]) -> object:
+    match op:
+        case ("save", VectorCache() as cache):
+            saved = store.save(cache)
+            return ok(saved) if is_successful(saved) else "refused"
+        case ("load", VectorSpace() as space):
+            found = ok(store.load(space))
+            return found.cache.space, bits(found.cache), found.note is not None
+    raise AssertionError(op)
+
+
+@LAWS
+@given(st.lists(_OPS, max_size=8))
+def test_the_double_answers_every_call_as_the_adapter_does(ops: list[tuple[str, object]]
+                                                          ) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        adapter, double = VectorFiles(Path(folder)), MemoryVectors()
+        for op in ops:
+            assert _apply(adapter, op) == _apply(double, op), op
+            assert adapter.saved_spaces() == double.saved_spaces(), op
