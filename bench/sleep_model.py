@@ -76,7 +76,7 @@ from bench.common import run
 from bench.sleep_planted import AT, AUTHOR, SIZE, planted_store
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.memory_state import InMemoryState
-from memhtml.adapters.vector_files import VectorFiles
+from memhtml.adapters.vector_cache import VectorFiles
 from memhtml.compose.sleep import head_gate
 from memhtml.contracts import DocumentEmbedder, GitService, LanguageModel
 from memhtml.contracts.errors import ModelError, ModelMalformed

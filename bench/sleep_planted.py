@@ -30,7 +30,7 @@ from bench.common import run, scifact_dir
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.memory_state import InMemoryState
-from memhtml.adapters.vector_files import VectorFiles
+from memhtml.adapters.vector_cache import VectorFiles
 from memhtml.compose.sleep import head_gate
 from memhtml.contracts import Signature
 from memhtml.eval.beir import read_corpus

@@ -24,7 +24,7 @@ from returns.pipeline import is_successful
 from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.memory_vectors import MemoryVectors
-from memhtml.adapters.vector_files import VectorFiles
+from memhtml.adapters.vector_cache import VectorFiles
 from memhtml.contracts.services import Vector, VectorSpace
 from memhtml.contracts.vectors import (
     LoadedVectors,

@@ -45,6 +45,7 @@ from typing import TypeAlias, TypeVar
 import numpy as np
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.adapters.vector_cache import MANIFEST
 from memhtml.contracts.local_files import (
     NotRegularFileError,
     blocking_entry,
@@ -61,7 +62,6 @@ from memhtml.contracts.vectors import (
 )
 
 FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
 ASIDE_DIR = ".aside"
 _HASH = re.compile(r"[0-9A-Za-z_:.+/=-]{1,256}")
 _GENERATION = re.compile(r"([0-9]{1,12})-[0-9a-f]{8}")
@@ -141,55 +141,8 @@ def _guard(path: Path, thunk: Callable[[], IOResult[T, VectorFilesError]]
             f" ({blocked}: move it aside)" if blocked else "")))
 
 
-# --------------------------------------------------------------------------- the port
-
-
-@dataclass(frozen=True, slots=True)
-class VectorFiles:
-    """The vector cache under ``root`` as a ``VectorCacheStore``: one file set per space.
-
-    ``load`` heals (``load_or_heal``) and ``save`` merges (``save_cache``); either's
-    failure is a ``VectorCacheFault`` whose reason names the folder.
-    """
-
-    root: Path
-
-    def load(self, space: VectorSpace) -> IOResult[LoadedVectors, VectorCacheFault]:
-        loaded: IOResult[LoadedVectors, VectorCacheFault] = load_or_heal(
-            self.root, space).alt(_fault)
-        return loaded
-
-    def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
-        saved: IOResult[int, VectorCacheFault] = save_cache(self.root, cache).map(
-            lambda counts: counts.stored).alt(_fault)
-        return saved
-
-    def saved_spaces(self) -> tuple[VectorSpace, ...]:
-        """The spaces the manifests under ``root`` name, read without judging the
-        sets: a set that does not add up is the next load's to repair. A manifest
-        that is not JSON naming a model and a width is passed over."""
-        try:
-            manifests = sorted(self.root.glob(f"*/{MANIFEST}"))
-        except OSError:
-            return ()
-        found: list[VectorSpace] = []
-        for manifest in manifests:
-            try:
-                # Only a regular file: a FIFO at a manifest's name must not hold the
-                # command (the load that follows judges and clears it).
-                data = json.loads(read_regular(manifest).decode("utf-8"))
-            except (OSError, ValueError):
-                continue
-            if not isinstance(data, dict):
-                continue
-            model_id, dimension = data.get("model_id"), data.get("dimension")
-            if isinstance(model_id, str) and isinstance(dimension, int) \
-                    and not isinstance(dimension, bool) and dimension >= 1:
-                found.append(VectorSpace(model_id, dimension))
-        return tuple(sorted(found, key=lambda space: space.key))
-
-
-def _fault(error: VectorFilesError) -> VectorCacheFault:
+def fault_of(error: VectorFilesError) -> VectorCacheFault:
+    """The port's failure for a file set's: the reason names the folder."""
     return VectorCacheFault(f"vector cache {error.path}: {error.reason}")
 
 

@@ -61,7 +61,7 @@ from memhtml.compose.stores import BranchRefused, record_branch
 from memhtml.compose.vectors import Arm, Coverage, Hybrid
 
 if TYPE_CHECKING:
-    from memhtml.adapters.vector_files import VectorFiles
+    from memhtml.adapters.vector_cache import VectorFiles
 
 
 def __getattr__(name: str) -> object:
@@ -69,7 +69,7 @@ def __getattr__(name: str) -> object:
     # (``memhtml eval``'s scratch store). Imported on first use, as ``open_services``
     # imports it, so a command that never opens a store does not pay for it.
     if name == "VectorFiles":
-        from memhtml.adapters.vector_files import VectorFiles
+        from memhtml.adapters.vector_cache import VectorFiles
 
         return VectorFiles
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -378,7 +378,7 @@ def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: 
     from memhtml.adapters.clock import SystemClock
     from memhtml.adapters.git_remote import GitRemotes
     from memhtml.adapters.state_db import SqliteStatePlane
-    from memhtml.adapters.vector_files import VectorFiles
+    from memhtml.adapters.vector_cache import VectorFiles
     from memhtml.detect import detect_lang
 
     root = settings.store

@@ -15,8 +15,8 @@ from returns.unsafe import unsafe_perform_io
 from tests.property.head_support import commit, memory, new_repo, run
 
 from memhtml.adapters.embedders import HashingEmbedder
+from memhtml.adapters.vector_cache import MANIFEST
 from memhtml.adapters.vector_files import (
-    MANIFEST,
     SaveCounts,
     VectorFilesCorrupt,
     VectorFilesForeign,

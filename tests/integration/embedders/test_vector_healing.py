@@ -19,10 +19,9 @@ from tests.property.head_support import commit, memory, new_repo, run
 
 from memhtml.adapters import vector_files
 from memhtml.adapters.embedders import HashingEmbedder
+from memhtml.adapters.vector_cache import MANIFEST, VectorFiles
 from memhtml.adapters.vector_files import (
     ASIDE_DIR,
-    MANIFEST,
-    VectorFiles,
     VectorFilesError,
     load_or_heal,
     space_dir,

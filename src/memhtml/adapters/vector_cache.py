@@ -1,0 +1,69 @@
+"""The vector cache on disk as the ``VectorCacheStore`` port: the handle every command
+that opens a store wires, kept light. The file sets' format, healing and merge live in
+``vector_files`` (numpy, temporary files), imported when a cache is loaded or saved,
+so a command that never touches vectors does not pay for them at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from returns.io import IOResult
+
+from memhtml.contracts.local_files import read_regular
+from memhtml.contracts.services import VectorSpace
+from memhtml.contracts.vectors import LoadedVectors, VectorCache, VectorCacheFault
+
+MANIFEST = "manifest.json"
+"""Each file set's manifest: its format, space and generation (``vector_files``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorFiles:
+    """The vector cache under ``root`` as a ``VectorCacheStore``: one file set per space.
+
+    ``load`` heals (``load_or_heal``) and ``save`` merges (``save_cache``); either's
+    failure is a ``VectorCacheFault`` whose reason names the folder.
+    """
+
+    root: Path
+
+    def load(self, space: VectorSpace) -> IOResult[LoadedVectors, VectorCacheFault]:
+        from memhtml.adapters.vector_files import fault_of, load_or_heal
+
+        loaded: IOResult[LoadedVectors, VectorCacheFault] = load_or_heal(
+            self.root, space).alt(fault_of)
+        return loaded
+
+    def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
+        from memhtml.adapters.vector_files import fault_of, save_cache
+
+        saved: IOResult[int, VectorCacheFault] = save_cache(self.root, cache).map(
+            lambda counts: counts.stored).alt(fault_of)
+        return saved
+
+    def saved_spaces(self) -> tuple[VectorSpace, ...]:
+        """The spaces the manifests under ``root`` name, read without judging the
+        sets: a set that does not add up is the next load's to repair. A manifest
+        that is not JSON naming a model and a width is passed over."""
+        try:
+            manifests = sorted(self.root.glob(f"*/{MANIFEST}"))
+        except OSError:
+            return ()
+        found: list[VectorSpace] = []
+        for manifest in manifests:
+            try:
+                # Only a regular file: a FIFO at a manifest's name must not hold the
+                # command (the load that follows judges and clears it).
+                data = json.loads(read_regular(manifest).decode("utf-8"))
+            except (OSError, ValueError):
+                continue
+            if not isinstance(data, dict):
+                continue
+            model_id, dimension = data.get("model_id"), data.get("dimension")
+            if isinstance(model_id, str) and isinstance(dimension, int) \
+                    and not isinstance(dimension, bool) and dimension >= 1:
+                found.append(VectorSpace(model_id, dimension))
+        return tuple(sorted(found, key=lambda space: space.key))
