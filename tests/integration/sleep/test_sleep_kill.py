@@ -25,10 +25,11 @@ and ``busy``, with stand-in bodies for three unbuilt phases that bump a counter,
 commit in two parts, move a memory to the archive and earn ledger marks.
 
 Each write point is shared out over ``SHARDS`` cases per variant, so xdist spreads
-them; a point costs two commands (the kill, then the next command), each forked from one
-warm server per module and worker (``write_faults``). The run is killed at every write point of both variants. The merge is killed at
-every git and state-plane write and at the first and last occurrence of each
-file-system write point (the checkout's per-file writes repeat one line per file).
+them; a point costs two commands (the kill, then the next command), each forked from
+one warm server per module and worker (``write_faults``). The run is killed at every
+write point of both variants. The merge is killed at every git and state-plane write
+and at the first and last occurrence of each file-system write point (the checkout's
+per-file writes repeat one line per file).
 """
 
 from __future__ import annotations
