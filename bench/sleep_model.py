@@ -193,7 +193,8 @@ class InstantModel:
 
     What goes wrong is kept, not raised: a phase that raises is recorded as failed,
     and the bench must see it. ``problems`` lists every answer off its schema and
-    every request it could not answer (those are answered ``ModelMalformed``)."""
+    every request it could not answer; both are answered ``ModelMalformed``, as the
+    port promises."""
 
     calls: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
@@ -215,7 +216,11 @@ class InstantModel:
             return IOFailure(ModelMalformed(self.model_id, "no answer for this tool"))
         found = violations(request.schema, answer)
         if found:
+            # Recorded for the bench, and failed as any model fails an answer off its
+            # schema: handed over, it would reach a reader no real model's answer can.
             self.problems.append(f"{request.tool_name}: off-schema answer: {'; '.join(found)}")
+            return IOFailure(ModelMalformed(self.model_id,
+                                            f"off-schema answer: {'; '.join(found)}"))
         return IOSuccess(answer)
 
 

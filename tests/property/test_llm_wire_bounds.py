@@ -16,7 +16,7 @@ from returns.result import Success
 
 from memhtml.llm import validate_schema, violations
 from memhtml.llm.wire import WIRE_REPEAT_LIMIT, closed_schema
-from tests.property.test_llm_schema_props import Schema, schema_and_value
+from tests.property.schema_strategies import Schema, schema_and_value
 
 BOUND_PAIRS = (("minLength", "maxLength"), ("minItems", "maxItems"))
 wide = st.integers(min_value=0, max_value=3 * WIRE_REPEAT_LIMIT)

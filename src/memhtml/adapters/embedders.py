@@ -396,6 +396,13 @@ class LocalEmbedder:
         problem = self.missing_extra()
         if problem is not None:
             return IOFailure(EmbedFailure(self._space.model_id, problem))
+        unreadable = _first_not_utf8(texts)
+        if unreadable is not None:
+            # The tokenizer raises a TypeError on such a text; the port answers a value.
+            return IOFailure(EmbedFailure(
+                self._space.model_id,
+                f"text {unreadable} holds a lone surrogate: it is not UTF-8, which the "
+                f"tokenizer reads"))
         try:
             matrix = self._loaded().encode(list(texts), self.batch_size)
         except ImportError as exc:
@@ -409,6 +416,17 @@ class LocalEmbedder:
 
     def embed_query(self, text: str) -> IOResult[Vector, EmbedFailure]:
         return self.embed([text]).map(lambda vectors: vectors[0])
+
+
+def _first_not_utf8(texts: Sequence[str]) -> int | None:
+    """The position of the first text UTF-8 cannot encode (one holding a lone
+    surrogate, as a ``surrogateescape`` decode leaves), or None."""
+    for position, text in enumerate(texts):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return position
+    return None
 
 
 # What loading or running the model raises: a missing extra, a missing or unreadable

@@ -789,8 +789,11 @@ def seeded_unit_vector(text: str, dimension: int, seed: int = PLANT_SEED, salt: 
                        ) -> npt.NDArray[np.float64]:
     """A unit vector drawn from SHAKE-256 of the text: the same on every machine and
     numpy release (a numpy generator's stream may change between releases). Two such
-    vectors are nearly orthogonal: their cosine has a spread of about 1/sqrt(dimension)."""
-    raw = hashlib.shake_256(f"{seed}\x00{salt}\x00{text}".encode()).digest(4 * dimension)
+    vectors are nearly orthogonal: their cosine has a spread of about 1/sqrt(dimension).
+    A text holding a lone surrogate (a ``str`` that is not UTF-8) hashes its code points
+    as they are, so it gets a vector like any other text instead of an exception."""
+    raw = hashlib.shake_256(f"{seed}\x00{salt}\x00{text}".encode("utf-8", "surrogatepass")
+                            ).digest(4 * dimension)
     units = np.frombuffer(raw, dtype=">u4").astype(np.float64) / 2.0**31 - 1.0
     return units / float(np.linalg.norm(units))
 

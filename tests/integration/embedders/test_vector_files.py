@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from returns.io import IOResult
 from returns.pipeline import is_successful
 from returns.unsafe import unsafe_perform_io
+from tests.fake_embedders import RecordingEmbedder
 from tests.property.head_support import commit, memory, new_repo, run
 
-from memhtml.adapters.embedders import HashingEmbedder
 from memhtml.adapters.vector_cache import MANIFEST
 from memhtml.adapters.vector_files import (
     SaveCounts,
@@ -24,26 +23,9 @@ from memhtml.adapters.vector_files import (
     save_cache,
     space_dir,
 )
-from memhtml.contracts.errors import EmbedFailure
-from memhtml.contracts.services import Vector, VectorSpace
+from memhtml.contracts.services import VectorSpace
 from memhtml.format import set_meta
 from memhtml.head import VectorCache, cache_from, empty_vector_cache, fill_vectors, load_head
-
-
-class CountingEmbedder:
-    """A HashingEmbedder that records every batch it is asked to embed."""
-
-    def __init__(self, dimension: int = 32) -> None:
-        self.inner = HashingEmbedder(dimension)
-        self.calls: list[list[str]] = []
-
-    @property
-    def space(self) -> VectorSpace:
-        return self.inner.space
-
-    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
-        self.calls.append(list(texts))
-        return self.inner.embed(texts)
 
 
 def loaded(root: Path, space: VectorSpace) -> VectorCache:
@@ -206,7 +188,7 @@ def test_reuse_across_a_move_and_a_head_only_edit(tmp_path: Path) -> None:
     first = memory("Deploys", "Deploys happen on Tuesdays.", "Never on a Friday afternoon.")
     second = memory("Caches", "The cache is warmed before traffic.", "A cold cache doubles p99.")
     c1 = commit(git, None, {"notes/deploys.html": first, "notes/caches.html": second})
-    embedder = CountingEmbedder()
+    embedder = RecordingEmbedder()
     filled = run(fill_vectors(run(load_head(git, c1)), empty_vector_cache(embedder.space),
                               embedder))
     assert filled.counts.embedded == 2
@@ -219,7 +201,7 @@ def test_reuse_across_a_move_and_a_head_only_edit(tmp_path: Path) -> None:
                           "notes/caches.html": edited})
     version = run(load_head(git, c2))
     assert sorted(version.paths()) == ["elsewhere/deploys.html", "notes/caches.html"]
-    again = CountingEmbedder()
+    again = RecordingEmbedder()
     refill = run(fill_vectors(version, loaded(store, again.space), again))
     assert again.calls == []
     assert refill.counts.reused == 2
@@ -228,7 +210,7 @@ def test_reuse_across_a_move_and_a_head_only_edit(tmp_path: Path) -> None:
 
     # A body edit is a new content hash: exactly that one text is embedded.
     c3 = commit(git, c2, {"notes/caches.html": memory("Caches", "The cache is warmed first.")})
-    third = CountingEmbedder()
+    third = RecordingEmbedder()
     last = run(fill_vectors(run(load_head(git, c3)), loaded(store, third.space), third))
     assert third.calls == [["The cache is warmed first."]]
     assert saved(store, last.cache) == SaveCounts(stored=3, added=1)

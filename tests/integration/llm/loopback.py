@@ -5,6 +5,9 @@ up, so each test counts its own attempts on a shared server:
 ``http://127.0.0.1:<port>/<mode>/<token>/v1``. The dialect is read from the endpoint
 the client posts to (``/messages`` or ``/chat/completions``). Every request is
 recorded with its raw body bytes and headers.
+
+Mode ``echo`` is a model that says what it is told: its answer is the JSON value the
+request's prompt holds, in the dialect's envelope, whatever the schema asks.
 """
 
 from __future__ import annotations
@@ -103,6 +106,15 @@ def sse_events(dialect: str) -> list[dict[str, object] | str]:
             "[DONE]"]
 
 
+def echo_body(dialect: str, request: bytes) -> dict[str, object]:
+    """The 200 body ``echo`` answers ``request`` with: the JSON value its prompt (the
+    last message's text) holds, as the model's answer."""
+    said = json.loads(json.loads(request)["messages"][-1]["content"])
+    if dialect == "anthropic":
+        return anthropic_reply([tool_use(said)], "tool_use")
+    return openai_reply(json.dumps(said))
+
+
 def answer_body(dialect: str, mode: str) -> dict[str, object]:
     """The 200 body ``mode`` answers with in ``dialect``."""
     if dialect == "anthropic":
@@ -151,6 +163,9 @@ class Handler(BaseHTTPRequestHandler):
             dialect = "openai"
         else:
             self.reply(404, b'{"error": "no such route"}')
+            return
+        if mode == "echo":
+            self.reply(200, json.dumps(echo_body(dialect, raw)).encode())
             return
         self.play(mode, count, dialect)
 

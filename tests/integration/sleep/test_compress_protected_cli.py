@@ -18,20 +18,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import pygit2
 import pytest
 
 from memhtml.adapters.clock import SystemClock
-from memhtml.eval.planted import (
-    PLANTED_DIMENSION,
-    PLANTED_MODEL_ID,
-    ScriptedEmbedder,
-    at_cosine,
-    seeded_unit_vector,
-)
+from memhtml.eval.planted import PLANTED_MODEL_ID
 from memhtml.sleep.contract import ledger_path
+from tests.fake_embedders import AnchoredEmbedder, Pull
 from tests.integration.cli.cli_support import call_text
 from tests.integration.sleep.model_server import Log, serving_model
 from tests.integration.sleep.planted_support import serve_embeddings
@@ -73,19 +66,13 @@ def path_of(title: str) -> str:
     return f"{OPS}{title.lower().replace(' ', '-')}.html"
 
 
-class TtlEmbedder(ScriptedEmbedder):
-    """The two cache TTL notes at cosine about 0.95 (a near duplicate, above dedup's
-    0.92); every other text a direction of its own."""
+TTL_PULL = Pull(("cache ttl",), "cache ttl", 0.975)
+"""The two cache TTL notes at cosine about 0.95 (a near duplicate, above dedup's 0.92);
+every other text a direction of its own."""
 
-    def __init__(self) -> None:
-        super().__init__({})
 
-    def vector_of(self, text: str) -> npt.NDArray[np.float32]:
-        lean = seeded_unit_vector(text, PLANTED_DIMENSION, salt="lean")
-        if "cache ttl" in text.lower():
-            anchor = seeded_unit_vector("cache ttl", PLANTED_DIMENSION)
-            return at_cosine(anchor, 0.975, lean).astype(np.float32)
-        return seeded_unit_vector(text, PLANTED_DIMENSION).astype(np.float32)
+def ttl_embedder() -> AnchoredEmbedder:
+    return AnchoredEmbedder((TTL_PULL,), lean_salt="lean")
 
 
 def fold_everything(tool: str, offered: Mapping[str, str]) -> Mapping[str, object]:
@@ -141,7 +128,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     clock = Clock(RUN_AT - timedelta(days=2))
     monkeypatch.setattr(SystemClock, "now", lambda self: clock.at)
     clean_environment(monkeypatch, tmp_path / "home")
-    with (serve_embeddings(TtlEmbedder()) as embed_url,
+    with (serve_embeddings(ttl_embedder()) as embed_url,
           serving_model(fold_everything) as (url, log)):
         for name, value in {"MEMHTML_EMBEDDER": "openai", "MEMHTML_EMBED_MODEL": PLANTED_MODEL_ID,
                             "MEMHTML_EMBED_URL": embed_url, "MEMHTML_LLM": "openai",

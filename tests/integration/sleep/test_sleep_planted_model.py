@@ -346,8 +346,11 @@ def detected(version: HeadVersion, detector: str) -> list[MemoryRecord]:
 
 
 def scripted(oracle: Oracle, malformed_calls: frozenset[int] = frozenset()) -> ScriptedModel:
+    """The oracle as a model; one told to name a stranger breaks the port's schema check
+    on purpose (a stranger is outside every batch's key enum), so its answers are handed
+    over unchecked, for the readers' own second line."""
     return ScriptedModel(respond=oracle, name="planted-oracle",
-                         malformed_calls=malformed_calls)
+                         malformed_calls=malformed_calls, checked=oracle.stranger is None)
 
 
 # -- 1. paraphrases ---------------------------------------------------------------------

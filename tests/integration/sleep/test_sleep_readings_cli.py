@@ -20,20 +20,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import pygit2
 import pytest
 
 from memhtml.adapters.clock import SystemClock
-from memhtml.eval.planted import (
-    PLANTED_DIMENSION,
-    PLANTED_MODEL_ID,
-    ScriptedEmbedder,
-    at_cosine,
-    seeded_unit_vector,
-)
+from memhtml.eval.planted import PLANTED_MODEL_ID
 from memhtml.sleep.contract import ledger_path
+from tests.fake_embedders import AnchoredEmbedder, Pull
 from tests.integration.cli.cli_support import call_text
 from tests.integration.sleep.model_server import Log, serving_model
 from tests.integration.sleep.planted_support import serve_embeddings
@@ -58,21 +51,14 @@ NOTES = (("Rota", "The weekend rota was swapped for the holidays.", "Laith Al-Sa
 """Notes about one person under two spellings, the name in their entity alone."""
 
 
-class PairEmbedder(ScriptedEmbedder):
-    """The upload pair at cosine 0.83 (above edge-typing's shared-entity floor, 0.80,
-    under mining's 0.85 and dedup's 0.86); every other text a seeded direction."""
+UPLOAD_PULLS = (Pull(("ten megabytes",), "upload limit", 1.0),
+                Pull(("fifty megabytes",), "upload limit", 0.83))
+"""The upload pair at cosine 0.83 (above edge-typing's shared-entity floor, 0.80, under
+mining's 0.85 and dedup's 0.86); every other text a seeded direction."""
 
-    def __init__(self) -> None:
-        super().__init__({})
 
-    def vector_of(self, text: str) -> npt.NDArray[np.float32]:
-        anchor = seeded_unit_vector("upload limit", PLANTED_DIMENSION)
-        if "ten megabytes" in text:
-            return anchor.astype(np.float32)
-        if "fifty megabytes" in text:
-            lean = seeded_unit_vector(text, PLANTED_DIMENSION, salt="lean")
-            return at_cosine(anchor, 0.83, lean).astype(np.float32)
-        return seeded_unit_vector(text, PLANTED_DIMENSION).astype(np.float32)
+def pair_embedder() -> AnchoredEmbedder:
+    return AnchoredEmbedder(UPLOAD_PULLS, lean_salt="lean")
 
 
 def respond(tool: str, offered: Mapping[str, str]) -> Mapping[str, object]:
@@ -122,7 +108,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     clock = Clock(RUN_AT - timedelta(days=2))
     monkeypatch.setattr(SystemClock, "now", lambda self: clock.at)
     env = clean_environment(monkeypatch, tmp_path / "home")
-    with serve_embeddings(PairEmbedder()) as embed_url, serving_model(respond) as (url, log):
+    with serve_embeddings(pair_embedder()) as embed_url, serving_model(respond) as (url, log):
         for name, value in {"MEMHTML_EMBEDDER": "openai", "MEMHTML_EMBED_MODEL": PLANTED_MODEL_ID,
                             "MEMHTML_EMBED_URL": embed_url, "MEMHTML_LLM": "openai",
                             "MEMHTML_LLM_URL": url, "MEMHTML_LLM_MODEL": "loopback"}.items():

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from returns.io import IOResult, IOSuccess
+from returns.io import IOSuccess
 from returns.unsafe import unsafe_perform_io
+from tests.fake_embedders import RecordingEmbedder
 from tests.property.head_support import archived, memory, record_at
 
 from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.ops import Label, Move, Put
-from memhtml.contracts.services import DocumentEmbedder, Vector, VectorSpace
+from memhtml.contracts.services import VectorSpace
 from memhtml.contracts.view import HeadView
 from memhtml.head import (
     VECTOR_TEXT_MAX_CHARS,
@@ -32,32 +30,6 @@ from memhtml.head import (
 SPACE = VectorSpace("test-model", 3)
 
 
-@dataclass
-class FakeEmbedder:
-    """Answers with a vector derived from each text; can be told to misbehave."""
-
-    space: VectorSpace = SPACE
-    calls: list[list[str]] = field(default_factory=list)
-    drop_one: bool = False
-    width: int | None = None
-
-    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
-        self.calls.append(list(texts))
-        width = self.space.dimension if self.width is None else self.width
-        out: list[Vector] = []
-        for text in texts:
-            digest = hashlib.sha256(text.encode()).digest()
-            out.append(np.array([digest[i] + 1 for i in range(width)], dtype=np.float32))
-        if self.drop_one:
-            out = out[1:]
-        return IOSuccess(out)
-
-
-def _embedder_type_check(embedder: FakeEmbedder) -> DocumentEmbedder:
-    """Never called: mypy checks here that the fake satisfies the Protocol."""
-    return embedder
-
-
 def _view() -> HeadVersion:
     empty = dataclasses.replace(record_at("areas/e.html", memory("Empty", "An empty one.")),
                                 body_text="   ")
@@ -72,12 +44,12 @@ def _view() -> HeadVersion:
     ], "sha")
 
 
-def _fill(view: HeadView, cache: VectorCache, embedder: FakeEmbedder,
+def _fill(view: HeadView, cache: VectorCache, embedder: RecordingEmbedder,
           limit: int | None = None) -> FillResult:
     return unsafe_perform_io(fill_vectors(view, cache, embedder, limit).unwrap())
 
 
-def _failure(view: HeadVersion, cache: VectorCache, embedder: FakeEmbedder) -> EmbedFailure:
+def _failure(view: HeadVersion, cache: VectorCache, embedder: RecordingEmbedder) -> EmbedFailure:
     result = fill_vectors(view, cache, embedder)
     assert not isinstance(result, IOSuccess), result
     return unsafe_perform_io(result.failure())
@@ -85,7 +57,7 @@ def _failure(view: HeadVersion, cache: VectorCache, embedder: FakeEmbedder) -> E
 
 def test_one_call_one_text_per_distinct_hash() -> None:
     view = _view()
-    embedder = FakeEmbedder()
+    embedder = RecordingEmbedder(SPACE)
     result = _fill(view, empty_vector_cache(SPACE), embedder)
     # Path order: a.html (twin of b.html) then c.html; archived and empty records skipped.
     assert embedder.calls == [["The twin claim. Body.", "Another claim."]]
@@ -105,8 +77,8 @@ def test_one_call_one_text_per_distinct_hash() -> None:
 
 def test_a_full_cache_is_reused_without_a_call() -> None:
     view = _view()
-    first = _fill(view, empty_vector_cache(SPACE), FakeEmbedder())
-    embedder = FakeEmbedder()
+    first = _fill(view, empty_vector_cache(SPACE), RecordingEmbedder(SPACE))
+    embedder = RecordingEmbedder(SPACE)
     second = _fill(view, first.cache, embedder)
     assert embedder.calls == []
     assert second.counts.reused == 3
@@ -116,14 +88,14 @@ def test_a_full_cache_is_reused_without_a_call() -> None:
 
 def test_limit_holds_texts_back_for_the_next_fill() -> None:
     view = _view()
-    embedder = FakeEmbedder()
+    embedder = RecordingEmbedder(SPACE)
     first = _fill(view, empty_vector_cache(SPACE), embedder, limit=1)
     assert embedder.calls == [["The twin claim. Body."]]
     assert (first.counts.embedded, first.remaining) == (1, 1)
     second = _fill(view, first.cache, embedder, limit=1)
     assert embedder.calls[1] == ["Another claim."]
     assert (second.counts.embedded, second.counts.reused, second.remaining) == (1, 2, 0)
-    idle = FakeEmbedder()
+    idle = RecordingEmbedder(SPACE)
     nothing = _fill(view, empty_vector_cache(SPACE), idle, limit=0)
     assert idle.calls == []
     assert (nothing.counts.embedded, nothing.remaining) == (0, 2)
@@ -132,14 +104,15 @@ def test_limit_holds_texts_back_for_the_next_fill() -> None:
 def test_vectors_for_hashes_the_view_lacks_are_kept() -> None:
     stale = np.ones(3, dtype=np.float32)
     cache = VectorCache(SPACE, empty_vector_cache(SPACE).vectors.set("sha256:gone", stale))
-    result = _fill(_view(), cache, FakeEmbedder())
+    result = _fill(_view(), cache, RecordingEmbedder(SPACE))
     assert result.cache.vectors["sha256:gone"] is stale
     assert len(result.cache) == 3
 
 
-@pytest.mark.parametrize("embedder", [FakeEmbedder(drop_one=True), FakeEmbedder(width=4)],
+@pytest.mark.parametrize("embedder", [RecordingEmbedder(SPACE, drop_one=True),
+                                      RecordingEmbedder(SPACE, width=4)],
                          ids=["wrong-count", "wrong-width"])
-def test_a_wrong_answer_is_refused_and_nothing_stored(embedder: FakeEmbedder) -> None:
+def test_a_wrong_answer_is_refused_and_nothing_stored(embedder: RecordingEmbedder) -> None:
     cache = empty_vector_cache(SPACE)
     error = _failure(_view(), cache, embedder)
     assert error.model_id == "test-model"
@@ -148,16 +121,16 @@ def test_a_wrong_answer_is_refused_and_nothing_stored(embedder: FakeEmbedder) ->
 
 
 def test_a_space_mismatch_is_refused_before_any_call() -> None:
-    embedder = FakeEmbedder(space=VectorSpace("test-model", 4))
+    embedder = RecordingEmbedder(VectorSpace("test-model", 4))
     _failure(_view(), empty_vector_cache(SPACE), embedder)
-    other = FakeEmbedder(space=VectorSpace("other-model", 3))
+    other = RecordingEmbedder(VectorSpace("other-model", 3))
     _failure(_view(), empty_vector_cache(SPACE), other)
     assert embedder.calls == other.calls == []
 
 
 def test_the_cache_survives_a_move_and_a_head_only_edit() -> None:
     view = _view()
-    filled = _fill(view, empty_vector_cache(SPACE), FakeEmbedder())
+    filled = _fill(view, empty_vector_cache(SPACE), RecordingEmbedder(SPACE))
     retitled = memory("A brand new title", "Another claim.", at="2026-08-01T00:00:00Z")
     moved = with_overlay(view, [Move("areas/a.html", "areas/z.html"),
                                 Label("areas/b.html", "team:sre"),
@@ -166,7 +139,7 @@ def test_the_cache_survives_a_move_and_a_head_only_edit() -> None:
         record = moved.get(path)
         assert record is not None
         assert record.content_hash in filled.cache.vectors
-    embedder = FakeEmbedder()
+    embedder = RecordingEmbedder(SPACE)
     again = _fill(moved, filled.cache, embedder)
     assert embedder.calls == []
     assert again.counts.reused == 3

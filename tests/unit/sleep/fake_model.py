@@ -2,10 +2,15 @@
 
 It answers from a script keyed by ``(tool name, sha256 of the prompt)``, or from a
 function of the request, and records every request it is sent, in order, so a test
-can compare the bytes two runs sent. It can be told to answer malformed or be
-unavailable on the n-th call (1-based, counting every call it receives), or to swap
-an offered key in its answer for one the batch never offered. Nothing in it reads a
-clock or a random source: the same requests get the same answers.
+can compare the bytes two runs sent. Like every ``LanguageModel`` it checks an answer
+against the request's schema (``memhtml.llm.check``) and fails an answer off it
+``ModelMalformed``, so a test cannot script an answer no model adapter would hand
+over. It can be told to answer malformed or be unavailable on the n-th call (1-based,
+counting every call it receives), or to break that promise on purpose, for the tests
+of what a reader does with an answer the check should have stopped: swap an offered
+key in its answer for one the batch never offered, or hand over answers unchecked.
+Nothing in it reads a clock or a random source: the same requests get the same
+answers.
 
 ``offered`` reads back the member list the batching kernel framed, so a responder
 can build its answer from what a batch actually held.
@@ -20,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from returns.io import IOFailure, IOResult, IOSuccess
+from returns.result import Failure
 
 from memhtml.contracts.errors import (
     BudgetExhausted,
@@ -28,6 +34,7 @@ from memhtml.contracts.errors import (
     ModelUnavailable,
 )
 from memhtml.contracts.services import ModelRequest
+from memhtml.llm import check
 from memhtml.sleep.batch import key_for
 
 Answer = Mapping[str, object]
@@ -77,10 +84,14 @@ class ScriptedModel:
     """Calls (1-based) failed ``ModelUnavailable``."""
     unknown_key_calls: frozenset[int] = frozenset()
     """Calls (1-based) whose answer has its first offered key (depth-first) replaced
-    by ``unknown_key``."""
+    by ``unknown_key``, after the schema check (which a batch's key ``enum`` would
+    otherwise stop it at)."""
     unknown_key: str | None = None
     """What replaces it (``None``: the key one past the batch's last, as ``m99``
     stands for in the acceptance tests)."""
+    checked: bool = True
+    """Whether an answer is checked against the request's schema, as the port
+    promises. False hands over whatever the script says: a model breaking the promise."""
     name: str = "scripted"
     requests: list[ModelRequest] = field(default_factory=list)
     unscripted: list[ModelRequest] = field(default_factory=list)
@@ -113,6 +124,9 @@ class ScriptedModel:
         if isinstance(got, ModelUnavailable | ModelMalformed | BudgetExhausted):
             return IOFailure(got)
         answer = copy.deepcopy(dict(got))
+        if self.checked and isinstance(refused := check(request.schema, answer,
+                                                        model_id=self.name), Failure):
+            return IOFailure(refused.failure())
         if call in self.unknown_key_calls:
             answer = self._poisoned(request, answer)
         return IOSuccess(answer)

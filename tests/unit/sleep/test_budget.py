@@ -14,8 +14,10 @@ from memhtml.contracts.errors import BudgetExhausted
 from memhtml.contracts.services import ModelRequest
 from memhtml.sleep.budget import BudgetedModel, CallBudget
 
-REQUEST = ModelRequest(system="judge", prompt="p", schema={"type": "object"},
-                       tool_name="answer", max_output_tokens=64)
+SCHEMA: dict[str, object] = {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                             "required": ["ok"], "additionalProperties": False}
+REQUEST = ModelRequest(system="judge", prompt="p", schema=SCHEMA, tool_name="answer",
+                       max_output_tokens=64)
 
 
 def _ok(_: ModelRequest) -> dict[str, object]:

@@ -10,24 +10,21 @@ plays every test."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
-import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from returns.io import IOResult, IOSuccess
+from tests.fake_embedders import AnchoredEmbedder, Pull
 from tests.unit.sleep.fake_model import ScriptedModel, offered
 from tests.unit.sleep.sleep_support import World, blank_world, ok
 from tests.unit.sleep.test_compress import STAMP, env_for
 
-from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link
-from memhtml.contracts.services import ModelRequest, PathChange, Vector, VectorSpace
+from memhtml.contracts.services import ModelRequest, PathChange
 from memhtml.domain.merge import merge_veto
 from memhtml.domain.thresholds import DEDUP_RECALL_FLOOR
-from memhtml.eval.planted import at_cosine, seeded_unit_vector
 from memhtml.format import add_meta, set_meta
 from memhtml.head import HeadVersion, VectorCache, empty_vector_cache, fill_vectors, load_head
 from memhtml.sleep.ledger import PendingMark
@@ -45,27 +42,13 @@ TTL_A = f"{OPS}cache-ttl.html"
 TTL_B = f"{OPS}cache-ttl-again.html"
 
 
-@dataclass
-class TtlEmbedder:
-    """Texts about the cache TTL near one direction (two of them meet above 0.9);
-    every other text a seeded direction of its own."""
+TTL_PULL = Pull(("ttl",), "ttl", 0.98)
+"""Texts about the cache TTL near one direction (two of them meet above 0.9); every
+other text a seeded direction of its own."""
 
-    log: list[str] = field(default_factory=list)
 
-    @property
-    def space(self) -> VectorSpace:
-        return VectorSpace("ttl", DIMENSION)
-
-    def vector_of(self, text: str) -> npt.NDArray[np.float32]:
-        lean = seeded_unit_vector(text, DIMENSION, 3)
-        if "ttl" in text.lower():
-            return at_cosine(seeded_unit_vector("ttl", DIMENSION, 3), 0.98,
-                             lean).astype(np.float32)
-        return lean.astype(np.float32)
-
-    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
-        self.log += texts
-        return IOSuccess([self.vector_of(text) for text in texts])
+def ttl_embedder() -> AnchoredEmbedder:
+    return AnchoredEmbedder((TTL_PULL,), dimension=DIMENSION, seed=3, model_id="ttl")
 
 
 def note(w: World, path: str, claim: str, earlier: Sequence[str] = (),
@@ -108,7 +91,7 @@ def fold_everything(request: ModelRequest) -> Mapping[str, object]:
 
 
 def vectors_of(w: World) -> VectorCache:
-    embedder = TtlEmbedder()
+    embedder = ttl_embedder()
     version = ok(w.store.head())
     return ok(fill_vectors(version, empty_vector_cache(embedder.space), embedder)).cache
 

@@ -7,11 +7,9 @@ unchanged, and a run without ``--deep`` exactly as before."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-import numpy as np
-import numpy.typing as npt
-from returns.io import IOResult, IOSuccess
+from tests.fake_embedders import AnchoredEmbedder, Pull
 from tests.unit.sleep.fake_model import ScriptedModel, offered
 from tests.unit.sleep.sleep_support import WRITTEN, World, blank_world, ok
 from tests.unit.sleep.test_compress import (
@@ -35,16 +33,14 @@ from tests.unit.sleep.test_compress import (
     title_of,
 )
 
-from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link
-from memhtml.contracts.services import ModelRequest, Vector, VectorSpace
+from memhtml.contracts.services import ModelRequest
 from memhtml.domain.thresholds import (
     COMPRESS_BATCH,
     DEEP_COMPRESS_PASSES,
     ENTITY_HUB_CLAIMANTS,
 )
-from memhtml.eval.planted import at_cosine, seeded_unit_vector
 from memhtml.head import empty_vector_cache, fill_vectors, vector_text_of
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.phase import PhaseEnv, PhaseResult
@@ -53,38 +49,16 @@ from memhtml.sleep.phases.relationship_mining import relationship_mining
 from memhtml.store.layout import archive_path
 
 DIMENSION = 64
-TOPICS = (("freeze", ("freeze", "froze")), ("deploy", ("deploy",)))
+TOPICS = (Pull(("freeze", "froze"), "freeze", 0.9), Pull(("deploy",), "deploy", 0.9))
 """A text naming a topic's word lies at cosine 0.9 to the topic's direction (the first
 topic it names), so two such texts meet at about 0.81: in the grouping band, under the
 mining floor."""
 
 
-@dataclass
-class TopicEmbedder:
-    """A deterministic ``DocumentEmbedder`` that records what it is asked to embed (in
-    ``log``, shared with the model's responder, so the order of the two shows)."""
-
-    log: list[tuple[str, str]] = field(default_factory=list)
-
-    @property
-    def space(self) -> VectorSpace:
-        return VectorSpace("topic", DIMENSION)
-
-    def vector_of(self, text: str) -> npt.NDArray[np.float32]:
-        lean = seeded_unit_vector(text, DIMENSION, 7)
-        for topic, words in TOPICS:
-            if any(word in text.lower() for word in words):
-                anchor = seeded_unit_vector(topic, DIMENSION, 7)
-                return at_cosine(anchor, 0.9, lean).astype(np.float32)
-        return lean.astype(np.float32)
-
-    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
-        self.log += [("embed", text) for text in texts]
-        return IOSuccess([self.vector_of(text) for text in texts])
-
-    @property
-    def embedded(self) -> list[str]:
-        return [text for what, text in self.log if what == "embed"]
+def topic_embedder() -> AnchoredEmbedder:
+    """A deterministic embedder that records what it is asked to embed (in ``log``,
+    shared with the model's responder, so the order of the two shows)."""
+    return AnchoredEmbedder(TOPICS, dimension=DIMENSION, seed=7, model_id="topic")
 
 
 def logging(log: list[tuple[str, str]],
@@ -97,7 +71,7 @@ def logging(log: list[tuple[str, str]],
     return logged
 
 
-def deep_env(w: World, model: ScriptedModel | None, embedder: TopicEmbedder | None, *,
+def deep_env(w: World, model: ScriptedModel | None, embedder: AnchoredEmbedder | None, *,
              deep: bool = True, dry_run: bool = False, calls: CallBudget | None = None
              ) -> PhaseEnv:
     """The env compress sees after preflight and relationship-mining of a run (deep or
@@ -141,21 +115,21 @@ numbers differ are a pair the merge veto refuses, which compress never folds."""
 
 def test_the_band_gives_linkless_neighbours_a_community_under_deep_only() -> None:
     plain_model = ScriptedModel(respond=answering())
-    plain = run(deep_env(isolated(LOOSE), plain_model, TopicEmbedder(), deep=False))
+    plain = run(deep_env(isolated(LOOSE), plain_model, topic_embedder(), deep=False))
     assert plain_model.calls == 0
     assert (plain.counts["without_community"], plain.counts["communities"]) == (3, 0)
 
     model = ScriptedModel(respond=answering())
-    deep = run(deep_env(isolated(LOOSE), model, TopicEmbedder()))
+    deep = run(deep_env(isolated(LOOSE), model, topic_embedder()))
     assert model.calls == 1
     assert sorted(titles(model.requests[0])) == sorted(title_of(p) for p in LOOSE)
     assert (deep.counts["without_community"], deep.counts["communities"]) == (0, 1)
 
 
 def test_retention_bands_do_not_move_with_the_band() -> None:
-    plain = run(deep_env(isolated(LOOSE), ScriptedModel(respond=answering()), TopicEmbedder(),
+    plain = run(deep_env(isolated(LOOSE), ScriptedModel(respond=answering()), topic_embedder(),
                          deep=False))
-    deep = run(deep_env(isolated(LOOSE), ScriptedModel(respond=answering()), TopicEmbedder()))
+    deep = run(deep_env(isolated(LOOSE), ScriptedModel(respond=answering()), topic_embedder()))
     assert deep.counts["band"] == plain.counts["band"] == len(LOOSE)
 
 
@@ -240,7 +214,7 @@ DEPLOY: Canon = ("Deploy notes facts", facts(OPS[2:4]), details(OPS[2:4]), (OPS[
 def test_a_folding_pass_embeds_its_canonical_before_the_next_pass_asks() -> None:
     w = corpus()
     before = ok(w.store.head())
-    embedder = TopicEmbedder()
+    embedder = topic_embedder()
     model = ScriptedModel(respond=logging(embedder.log, answering(DEPLOY)))
     env = deep_env(w, model, embedder)
     result = run(env)
@@ -281,7 +255,7 @@ def first_two(request: ModelRequest) -> Mapping[str, object]:
 def test_passes_stop_at_three_even_while_folding() -> None:
     assert DEEP_COMPRESS_PASSES == 3
     w = corpus()
-    embedder = TopicEmbedder()
+    embedder = topic_embedder()
     model = ScriptedModel(respond=logging(embedder.log, first_two))
     result = run(deep_env(w, model, embedder))
     assert result.counts["passes"] == DEEP_COMPRESS_PASSES
@@ -304,7 +278,7 @@ def test_passes_stop_at_three_even_while_folding() -> None:
 
 def test_a_spent_budget_ends_the_passes() -> None:
     w = corpus()
-    embedder = TopicEmbedder()
+    embedder = topic_embedder()
     model = ScriptedModel(respond=first_two)
     result = run(deep_env(w, model, embedder, calls=CallBudget(1)))
     assert (model.calls, result.counts["passes"]) == (1, 1)
@@ -314,7 +288,7 @@ def test_a_spent_budget_ends_the_passes() -> None:
 def test_without_an_embedder_a_pass_still_follows_a_fold() -> None:
     w = corpus()
     model = ScriptedModel(respond=first_two)
-    env = deep_env(w, model, TopicEmbedder())
+    env = deep_env(w, model, topic_embedder())
     result = run(replace(env, embedder=None))
     assert result.counts["passes"] == 3
     assert result.vectors is None
@@ -327,7 +301,7 @@ def test_deep_never_archives_an_unnamed_member_or_a_dated_episode() -> None:
     freeze: Canon = ("The deploy freeze facts",
                      f"The deploy froze at noon; {facts(DIARY_NOTES)[4:]}",
                      details(DIARY_NOTES), (DIARY, *DIARY_NOTES))
-    embedder = TopicEmbedder()
+    embedder = topic_embedder()
     result = run(deep_env(w, ScriptedModel(respond=answering(freeze)), embedder))
     assert result.counts["episodes_kept"] == 1
     after = land(w, result)
@@ -346,7 +320,7 @@ def test_deep_never_archives_an_unnamed_member_or_a_dated_episode() -> None:
 
 
 def test_without_deep_the_result_is_todays_whatever_the_run_carries() -> None:
-    embedder = TopicEmbedder()
+    embedder = topic_embedder()
     carried = deep_env(corpus(), ScriptedModel(respond=first_two), embedder)
     assert carried.lateral  # a deep mining's band, handed to a run told not to read it
     bare = run(env_for(corpus(), ScriptedModel(respond=first_two)))
@@ -366,7 +340,7 @@ def test_without_deep_the_result_is_todays_whatever_the_run_carries() -> None:
 
 
 def test_a_dry_deep_run_counts_pass_one_and_asks_and_embeds_nothing() -> None:
-    embedder = TopicEmbedder()
+    embedder = topic_embedder()
     model = ScriptedModel(respond=first_two)
     w = isolated(LOOSE)
     for path in BILLING:
@@ -380,7 +354,7 @@ def test_a_dry_deep_run_counts_pass_one_and_asks_and_embeds_nothing() -> None:
 
 def test_two_deep_runs_send_the_same_bytes() -> None:
     first, second = (ScriptedModel(respond=first_two) for _ in range(2))
-    run(deep_env(corpus(db=True), first, TopicEmbedder()))
-    run(deep_env(corpus(db=True), second, TopicEmbedder()))
+    run(deep_env(corpus(db=True), first, topic_embedder()))
+    run(deep_env(corpus(db=True), second, topic_embedder()))
     assert first.sent == second.sent
     assert len(first.sent) > 2

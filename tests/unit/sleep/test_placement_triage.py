@@ -255,7 +255,7 @@ def test_an_answer_naming_a_path_or_an_unoffered_key_changes_nothing() -> None:
     for stray in ("areas/notes/pointer.html", "m99", "/areas/inbox/two.html", "one.html"):
         model = ScriptedModel(respond=placing(
             {a: ("areas/ops", 1.0)},
-            {"key": stray, "place": "areas/ops", "confidence": 1.0}))
+            {"key": stray, "place": "areas/ops", "confidence": 1.0}), checked=False)
         result = run(w, model)
         # A long path is off the schema; a short stray is a key never offered.
         assert result.counts["failed_batches"] == 1 and result.counts["moved"] == 0, stray

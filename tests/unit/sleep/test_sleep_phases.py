@@ -4,16 +4,14 @@ access export, preflight's vector checks, and plan's three verdicts."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
-import numpy as np
-from returns.io import IOFailure, IOResult, IOSuccess
+from tests.fake_embedders import RecordingEmbedder
 from tests.unit.sleep.sleep_support import AUTHOR, RUN_AT, RUN_DAY, World, ok, world
 
 from memhtml.adapters.memory_state import InMemoryState
 from memhtml.adapters.memory_vectors import MemoryVectors
-from memhtml.contracts.errors import EmbedFailure, StateUnusable
-from memhtml.contracts.services import PathChange, Signature, Vector, VectorSpace
+from memhtml.contracts.errors import StateUnusable
+from memhtml.contracts.services import PathChange, Signature, VectorSpace
 from memhtml.head import empty_vector_cache
 from memhtml.sleep.contract import ACCESS_EXPORT_PATH
 from memhtml.sleep.merge import merge_run
@@ -147,26 +145,12 @@ def test_the_access_export_holds_reads_by_path() -> None:
 SPACE = VectorSpace("toy", 4)
 
 
-class ToyEmbedder:
-    def __init__(self, *, fail: bool = False, space: VectorSpace = SPACE) -> None:
-        self.fail, self._space, self.calls = fail, space, 0
-
-    @property
-    def space(self) -> VectorSpace:
-        return self._space
-
-    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
-        self.calls += 1
-        if self.fail:
-            return IOFailure(EmbedFailure(self._space.model_id, "no credential"))
-        return IOSuccess([np.ones(self._space.dimension, dtype=np.float32) * (i + 1)
-                          for i, _ in enumerate(texts)])
 
 
 def test_preflight_fills_the_base_and_records_coverage() -> None:
     w = world()
     vectors = MemoryVectors()
-    embedder = ToyEmbedder()
+    embedder = RecordingEmbedder(SPACE)
     report = ok(run_sleep(w.deps(embedder=embedder, embedder_name="toy", vectors=vectors)))
     got = record(report, "preflight")
     assert got["status"] == "done"
@@ -178,8 +162,8 @@ def test_preflight_fills_the_base_and_records_coverage() -> None:
 
 def test_an_embedder_that_embeds_nothing_is_refused_naming_the_remedy() -> None:
     w = world()
-    report = ok(run_sleep(w.deps(embedder=ToyEmbedder(fail=True), embedder_name="toy",
-                                 vectors=MemoryVectors())))
+    report = ok(run_sleep(w.deps(embedder=RecordingEmbedder(SPACE, fail="no credential"),
+                                 embedder_name="toy", vectors=MemoryVectors())))
     got = record(report, "preflight")
     assert got["status"] == "failed"
     assert "MEMHTML_EMBEDDER=none" in str(got["reason"])
@@ -192,9 +176,10 @@ def test_coverage_between_the_floors_warns_and_goes_on() -> None:
     version = ok(w.store.head())
     from memhtml.head import fill_vectors
 
-    partial = ok(fill_vectors(version, empty_vector_cache(SPACE), ToyEmbedder(), limit=3)).cache
-    report = ok(run_sleep(w.deps(embedder=ToyEmbedder(fail=True), embedder_name="toy",
-                                 vectors=MemoryVectors(partial))))
+    partial = ok(fill_vectors(version, empty_vector_cache(SPACE), RecordingEmbedder(SPACE),
+                              limit=3)).cache
+    report = ok(run_sleep(w.deps(embedder=RecordingEmbedder(SPACE, fail="no credential"),
+                                 embedder_name="toy", vectors=MemoryVectors(partial))))
     got = record(report, "preflight")
     assert (got["status"], got["vector_check"], got["vector_coverage"]) == ("done", "warned", 0.75)
     assert report.ok
@@ -202,16 +187,16 @@ def test_coverage_between_the_floors_warns_and_goes_on() -> None:
 
 def test_a_dry_run_embeds_nothing() -> None:
     w = world()
-    vectors, embedder = MemoryVectors(), ToyEmbedder()
+    vectors, embedder = MemoryVectors(), RecordingEmbedder(SPACE)
     report = ok(run_sleep(w.deps(embedder=embedder, vectors=vectors), RunOptions(dry_run=True)))
-    assert embedder.calls == 0 and vectors.saved_spaces() == ()
+    assert embedder.calls == [] and vectors.saved_spaces() == ()
     assert record(report, "preflight")["reason"] is not None  # nothing embedded yet: refused
 
 
 def test_a_half_migrated_space_is_refused() -> None:
     w = world()
     vectors = MemoryVectors(empty_vector_cache(VectorSpace("toy", 8)))
-    report = ok(run_sleep(w.deps(embedder=ToyEmbedder(), vectors=vectors)))
+    report = ok(run_sleep(w.deps(embedder=RecordingEmbedder(SPACE), vectors=vectors)))
     assert "not the cached one" in str(record(report, "preflight")["reason"])
 
 
