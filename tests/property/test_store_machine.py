@@ -6,9 +6,11 @@ hrefs; a second archive of one path in the year takes the year's next folder),
 so a door that loses a write, leaves an href dangling or commits a refused
 change shows up as a disagreement after the step that did it.
 
-The machine runs at full size on ``InMemoryGit``, which passes the same contract
-suite as the pygit2 adapter (``tests/contract``), and again, smaller, on a real
-repository, so the doors are also seen landing through libgit2.
+The machine runs on ``InMemoryGit``, which passes the same contract suite as the
+pygit2 adapter (``tests/contract``): bare, and at full size keeping a checkout up to
+date on the twins beside a person's uncommitted edit (``CheckoutStoreMachine``); and
+again, smaller, on a real repository, so the doors are also seen landing through
+libgit2.
 """
 
 from __future__ import annotations
@@ -44,8 +46,15 @@ from memhtml.store import (
     unlink,
     write,
 )
+from memhtml.store.checkout import git_blob_id
+from memhtml.store.errors import UncommittedEdits
 from memhtml.store.layout import archive_rank, original_of_archived
-from tests.integration.store.store_support import make_memory_store, make_store, ok
+from tests.integration.store.store_support import (
+    make_memory_checkout_store,
+    make_memory_store,
+    make_store,
+    ok,
+)
 
 YEAR = "2026"
 TITLES = ["Deploy", "Cache", "Queue retry", "Déjà vu", "Deploy!"]
@@ -95,6 +104,10 @@ class StoreMachine(RuleBasedStateMachine):
 
     def active(self) -> list[str]:
         return sorted(p for p, m in self.model.items() if m.status == "active")
+
+    def sources(self) -> list[str]:
+        """The memories a door may rewrite by name (link from, label)."""
+        return sorted(self.model)
 
     def refused(self, result: object, before: str | None) -> None:
         assert not is_successful(result), result  # type: ignore[arg-type]
@@ -215,10 +228,10 @@ class StoreMachine(RuleBasedStateMachine):
         self.model[original] = replace(self.model.pop(copy), status="active",
                                        superseded_by=None)
 
-    @precondition(lambda self: bool(self.model))
+    @precondition(lambda self: bool(self.sources()))
     @rule(data=st.data(), rel=st.sampled_from(RELS))
     def link_memories(self, data: st.DataObject, rel: str) -> None:
-        source = data.draw(st.sampled_from(sorted(self.model)))
+        source = data.draw(st.sampled_from(self.sources()))
         target = data.draw(st.sampled_from(sorted(self.model)))
         landed = self.landed(link(self.store, source, rel, target))
         m = self.model[source]
@@ -235,10 +248,10 @@ class StoreMachine(RuleBasedStateMachine):
         self.landed(unlink(self.store, source, rel, href))
         self.model[source] = replace(m, links=m.links - {(rel, href)})
 
-    @precondition(lambda self: bool(self.model))
+    @precondition(lambda self: bool(self.sources()))
     @rule(data=st.data(), entity=st.sampled_from(ENTITIES), remove=st.booleans())
     def label_memory(self, data: st.DataObject, entity: str, remove: bool) -> None:
-        path = data.draw(st.sampled_from(sorted(self.model)))
+        path = data.draw(st.sampled_from(self.sources()))
         m = self.model[path]
         before = self.tip()
         if remove:
@@ -326,7 +339,90 @@ class RealGitStoreMachine(StoreMachine):
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-StoreMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=30)
+class CheckoutStoreMachine(StoreMachine):
+    """The same machine keeping a checkout up to date, every part of it on the twins
+    (the in-memory git's working tree and index, the marks of writes in memory), with a
+    person beside it who edits a memory and leaves the edit uncommitted, then puts it
+    back: a door on that memory is refused with the edit named and never overwrites
+    it, and every other file and index entry follows the branch, each write's mark
+    landed and synced."""
+
+    person_text = b"<p>The person's own words, not committed yet.</p>\n"
+
+    def make_store(self) -> tuple[Store, GitService]:
+        store, git, self.journals = make_memory_checkout_store()
+        self.twin = git
+        self.held: set[str] = set()
+        return store, git
+
+    def active(self) -> list[str]:
+        return [p for p in super().active() if p not in self.held]
+
+    def sources(self) -> list[str]:
+        return [p for p in super().sources() if p not in self.held]
+
+    def editable(self) -> list[str]:
+        """What the person edits: an active memory no door rewrites while it is held
+        (no links out, not superseded, not a task)."""
+        return [p for p in self.active() if not self.model[p].links
+                and self.model[p].superseded_by is None and self.model[p].memory_type != "task"]
+
+    @precondition(lambda self: bool(self.editable()))
+    @rule(data=st.data())
+    def person_edits_a_memory(self, data: st.DataObject) -> None:
+        path = data.draw(st.sampled_from(self.editable()))
+        self.twin.person_writes(path, self.person_text)
+        self.held.add(path)
+
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data(), door=st.sampled_from(["archive", "label", "move", "correct"]))
+    def a_door_on_the_edited_memory_is_refused(self, data: st.DataObject, door: str) -> None:
+        path = data.draw(st.sampled_from(sorted(self.held)))
+        before = self.tip()
+        # A label it already has changes nothing, so nothing is refused: a new one.
+        missing = [e for e in ENTITIES if e not in self.model[path].entities] or [None]
+        if door == "label" and missing[0] is None:
+            door = "archive"
+        result = {
+            "archive": lambda: archive(self.store, path),
+            "label": lambda: label(self.store, path, missing[0] or ""),
+            "move": lambda: move(self.store, path, "areas/ops/held.html"),
+            "correct": lambda: correct(self.store, path, WriteInput(
+                title=self.model[path].title, claim="Corrected over an edit.")),
+        }[door]()
+        self.refused(result, before)
+        failure = unsafe_perform_io(result.failure())
+        assert isinstance(failure, UncommittedEdits) and path in failure.paths, failure
+
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data())
+    def person_puts_it_back(self, data: st.DataObject) -> None:
+        path = data.draw(st.sampled_from(sorted(self.held)))
+        tip = self.tip()
+        assert tip is not None
+        entry = ok(self.git.entries_at(tip, [path]))[0]
+        self.twin.person_writes(path, ok(self.git.read_blobs([entry.blob_id]))[entry.blob_id])
+        self.held.discard(path)
+
+    @invariant()
+    def the_checkout_follows_the_branch_around_the_persons_edit(self) -> None:
+        tip = self.tip()
+        if tip is None:
+            return
+        tree = {e.path: e.blob_id for e in ok(self.git.list_tree(tip))}
+        assert dict(ok(self.git.index_entries())) == tree
+        assert ok(self.git.worktree_changes()) == tuple(sorted(self.held))
+        edited = ok(self.git.worktree_blobs(sorted(self.held)))
+        assert set(edited.values()) <= {git_blob_id(self.person_text)}
+        assert all(j.commit is not None and j.synced for j in self.journals.read_all())
+
+
+# The checkout machine runs every rule of the bare one and more, on the same twin, so
+# it takes the many examples (500, 20 steps each); the bare one keeps fewer, longer
+# sequences; real git a few.
+StoreMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=30)
 TestStoreMachine = StoreMachine.TestCase
 RealGitStoreMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=30)
 TestRealGitStoreMachine = RealGitStoreMachine.TestCase
+CheckoutStoreMachine.TestCase.settings = settings(max_examples=500, stateful_step_count=20)
+TestCheckoutStoreMachine = CheckoutStoreMachine.TestCase

@@ -298,9 +298,10 @@ class InMemoryGit:
         self._config: dict[str, str] = {}
         self._index: dict[str, _Entry] = {}
         self._written: dict[str, bytes | None] = {}
-        """The working tree where it differs from the index: a path's bytes, or None
-        where its file was removed. A path not here holds its index entry's blob, so a
-        checkout nobody wrote to is its index, as it was before files were modelled."""
+        """The working tree where it may differ from the index: a path's bytes, or None
+        where there is no file. A path not here holds its index entry's blob (a checkout
+        nobody wrote to is its index); ``update_index`` pins each path it moves here
+        first, so the index moving never moves a file."""
         self._writes = 0
         self._index_locked = False
         self._markers: set[str] = set()
@@ -522,7 +523,8 @@ class InMemoryGit:
     @_operation("update_index")
     def update_index(self, updates: Sequence[IndexUpdate]) -> tuple[str, ...]:
         """Compare-and-set as ``PygitService`` does: all or nothing, an entry that moved
-        skipped, a new entry's object checked the way libgit2 checks it."""
+        skipped, a new entry's object checked the way libgit2 checks it. Like git's,
+        it changes the index only: the working tree's files stay as they were."""
         if self._bare or not updates:
             return ()
         index, done = dict(self._index), []
@@ -544,6 +546,11 @@ class InMemoryGit:
                     update.mode != _GITLINK_MODE and blob not in self._blobs):
                 raise _RefusalError(f"no blob {update.blob_id!r} for {update.path!r}")
             index[update.path] = (update.mode, blob)
+        # The index moves, the files do not: each updated path keeps the file it had
+        # (its old entry's bytes, or none), so only ``put_file`` changes what is there.
+        for path in done:
+            if path not in self._written:
+                self._written[path] = self._file_bytes(path)
         self._index = index
         return tuple(sorted(done))
 

@@ -12,12 +12,10 @@ from pathlib import Path
 
 from returns.io import IOResult
 
+from memhtml.adapters.vector_layout import MANIFEST
 from memhtml.contracts.local_files import read_regular
 from memhtml.contracts.services import VectorSpace
 from memhtml.contracts.vectors import LoadedVectors, VectorCache, VectorCacheFault
-
-MANIFEST = "manifest.json"
-"""Each file set's manifest: its format, space and generation (``vector_files``)."""
 
 
 @dataclass(frozen=True, slots=True)

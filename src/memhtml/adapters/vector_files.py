@@ -45,7 +45,7 @@ from typing import TypeAlias, TypeVar
 import numpy as np
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.adapters.vector_cache import MANIFEST
+from memhtml.adapters.vector_layout import MANIFEST
 from memhtml.contracts.local_files import (
     NotRegularFileError,
     blocking_entry,

@@ -33,6 +33,7 @@ from memhtml.compose.stores import (
     store_branch,
 )
 from memhtml.compose.vectors import Arm, Coverage, coverage_of, vector_arm
+from memhtml.contracts.journals import Journals
 from memhtml.contracts.services import (
     Clock,
     GitService,
@@ -95,6 +96,9 @@ class Services:
     git_dir: Path | None
     worktree: Path | None
     """The checkout to keep up to date after each commit; None for a bare repository."""
+    journals: Journals | None
+    """The checkout's marks of writes in flight, on disk under the git directory; None
+    without a checkout."""
     language_model: LanguageModel | None = None
     """The curation run's model (``llm`` and its keys); None with ``llm = "none"`` or
     when the settings cannot build one (then ``language_model_error`` says why)."""
@@ -118,7 +122,8 @@ class Services:
         return StoreDeps(git=self.git, clock=self.clock, author=self.author,
                          branch=self.settings.branch, state_dir=self.state_dir,
                          worktree=self.worktree, git_dir=self.git_dir, detect=self.detect,
-                         state=self.state, recover_blob=blob_reader(self.git))
+                         state=self.state, journals=self.journals,
+                         recover_blob=blob_reader(self.git))
 
     def store(self) -> Store:
         """A fresh store handle over these services (it caches its own head)."""
@@ -377,6 +382,7 @@ def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: 
           env: Mapping[str, str]) -> Services:
     from memhtml.adapters.clock import SystemClock
     from memhtml.adapters.git_remote import GitRemotes
+    from memhtml.adapters.journal_files import JournalFiles
     from memhtml.adapters.state_db import SqliteStatePlane
     from memhtml.adapters.vector_cache import VectorFiles
     from memhtml.detect import detect_lang
@@ -393,6 +399,7 @@ def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: 
         vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
         embedder_name=embedder or settings.embedder, detect=detect_lang,
         state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None,
+        journals=JournalFiles(Path(git.path)) if is_checkout else None,
         state=SqliteStatePlane(state_dir / STATE_DB), remote=GitRemotes(git.path),
         language_model=model.unwrap() if is_successful(model) else None,
         language_model_error=None if is_successful(model) else model.failure())

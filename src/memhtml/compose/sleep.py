@@ -164,7 +164,8 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
             retention_grace_days=grace,
             archive_share=share,
             state_dir=services.state_dir, worktree=services.worktree,
-            git_dir=services.git_dir, recover_blob=blob_reader(services.git))
+            git_dir=services.git_dir, journals=services.journals,
+            recover_blob=blob_reader(services.git))
         return deps if progress is None else replace(deps, progress=progress)
 
     settings = services.settings

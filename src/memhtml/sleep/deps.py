@@ -17,6 +17,7 @@ from pathlib import Path
 from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.errors import StateError
+from memhtml.contracts.journals import Journals
 from memhtml.contracts.services import (
     AccessCount,
     AccessKind,
@@ -103,6 +104,9 @@ class SleepDeps:
     """This clone's state directory, for the snapshot a cold load starts from."""
     worktree: Path | None = None
     git_dir: Path | None = None
+    journals: Journals | None = None
+    """The checkout's marks of writes in flight (``StoreDeps.journals``), which the
+    merge leaves before it moves main."""
     progress: PhaseProgress = _quiet
     recover_blob: Callable[[str], bytes | None] | None = None
     """Reads one blob by id now, for a snapshot's text damaged after the load (see
@@ -116,7 +120,8 @@ class SleepDeps:
         """The store on main, with the checkout merge brings up to date."""
         return StoreDeps(git=self.git, clock=self.clock, author=self.author, branch=self.main,
                          state_dir=self.state_dir, worktree=self.worktree,
-                         git_dir=self.git_dir, recover_blob=self.recover_blob)
+                         git_dir=self.git_dir, journals=self.journals,
+                         recover_blob=self.recover_blob)
 
     def branch_deps(self, branch: str, stamp: datetime) -> StoreDeps:
         """The store on a run branch: every commit stamped with the run's one clock

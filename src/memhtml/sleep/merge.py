@@ -56,6 +56,7 @@ from typing import Final, Literal, TypeAlias
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import RefMoved, StateError
+from memhtml.contracts.journals import Journal, PathStep
 from memhtml.contracts.services import CounterKey, CounterKind, TreeEntry
 from memhtml.head import HeadVersion, Succession, advance_head, is_active
 from memhtml.sleep.contract import (
@@ -75,8 +76,6 @@ from memhtml.sleep.loss import Unrecorded, attribute, over_archived, rewrites, u
 from memhtml.sleep.replay import Clash, Replay, Sides, clash, links_clash, replay, shown
 from memhtml.sleep.runner import versions_at
 from memhtml.store.checkout import (
-    Journal,
-    PathStep,
     Synced,
     bring_up_to_date,
     drop_journal,
@@ -499,7 +498,7 @@ def _fast_forward(deps: SleepDeps, history: RunHistory, main: str, verdict: Gate
                   moved: tuple[tuple[str, str], ...] = ()
                   ) -> IOResult[MergeOutcome, SleepError]:
     main_deps = deps.main_deps()
-    git_dir, worktree = main_deps.checkout_git_dir, main_deps.worktree
+    git_dir, journals = main_deps.checkout_git_dir, main_deps.journals
     outcome = MergeOutcome(history.run_id, True, base=history.base, tip=history.tip,
                            main_before=main, fast_forwarded=True, gate=verdict, moved=moved)
 
@@ -508,8 +507,7 @@ def _fast_forward(deps: SleepDeps, history: RunHistory, main: str, verdict: Gate
             deps.main_ref, history.base, history.tip)
 
         def lost_race(error: SleepError) -> IOResult[MergeOutcome, SleepError]:
-            dropped: IOResult[None, SleepError] = (drop_journal(journal) if journal is not None
-                                                   else IOSuccess(None))
+            dropped: IOResult[None, SleepError] = drop_journal(journals, journal)
             if isinstance(error, RefMoved):
                 return dropped.map(lambda _: _refused(
                     history, main, "main-advanced",
@@ -519,12 +517,12 @@ def _fast_forward(deps: SleepDeps, history: RunHistory, main: str, verdict: Gate
         return swapped.map(lambda _: outcome).bind(
             lambda done: _follow(deps, done, journal)).lash(lost_race)
 
-    if git_dir is None or worktree is None:
+    if git_dir is None or journals is None:
         return moved_or_refused(None).bind(lambda done: _apply(deps, history, done))
     at = deps.clock.now().timestamp()
     marked: IOResult[Journal, SleepError] = _steps(deps, history.base, history.tip).bind(
         lambda steps: index_lock_free(deps.git, git_dir, deps.clock.sleep).bind(
-            lambda _: write_journal(git_dir, deps.main_ref, history.base, steps, at,
+            lambda _: write_journal(journals, deps.main_ref, history.base, steps, at,
                                     target=history.tip)))
     return marked.bind(moved_or_refused).bind(
         lambda done: _apply(deps, history, done) if done.merged else IOSuccess(done))
@@ -540,7 +538,7 @@ def _follow(deps: SleepDeps, outcome: MergeOutcome, journal: Journal | None
     synced: IOResult[Synced, StoreError] = bring_up_to_date(
         deps.git, deps.main_ref, journal.steps).lash(
         lambda _: IOSuccess(Synced((), tuple(s.path for s in journal.steps), False)))
-    return synced.bind(lambda done: mark_landed(journal, tip, done).map(
+    return synced.bind(lambda done: mark_landed(deps.journals, journal, tip, done).map(
         lambda _: replace(outcome, synced=done.paths, kept=done.kept,
                           checkout_pending=not done.index_updated)))
 

@@ -7,9 +7,10 @@ person's next ``git commit`` undoes it. Three rules keep that from ever happenin
 silently:
 
 - **A durable mark first.** Before a write moves the branch it records, in this
-  clone's own state (``<git-dir>/memhtml/pending/``), which paths it changes and each
-  one's blob before. The mark is removed only once the index has been brought up to
-  date; a process killed in between leaves it for the next command to finish.
+  clone's own state (``Journals``: ``<git-dir>/memhtml/pending/`` on disk), which
+  paths it changes and each one's blob before. The mark is removed only once the
+  index has been brought up to date; a process killed in between leaves it for the
+  next command to finish.
 - **Compare-and-set, against the branch as it stands.** A path is brought to what the
   checked-out branch's tip holds (which may already be a later writer's version),
   and only where the index entry, and separately the working-tree file, still hold
@@ -31,19 +32,15 @@ marks.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
-import os
-import secrets
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
 from pathlib import Path
 
-from returns.io import IOFailure, IOResult, IOSuccess, impure_safe
+from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.local_files import blocking_entry, read_regular, write_replacing
+from memhtml.contracts.journals import Journal, Journals, PathStep
 from memhtml.contracts.services import (
     Checkout,
     CommitInfo,
@@ -55,8 +52,6 @@ from memhtml.contracts.services import (
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
 
-PENDING_DIR = "pending"
-JOURNAL_SUFFIX = ".json"
 INDEX_LOCK_WAIT_SECONDS = 2.0
 """How long a write waits for a person's git to release ``index.lock`` before it
 refuses (nothing committed) rather than commit past it."""
@@ -66,51 +61,6 @@ MEMHTML_SUBJECT = "memhtml "
 def git_blob_id(data: bytes) -> str:
     """The id git gives a blob of these bytes."""
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class PathStep:
-    """One path of a write: its blob before and the blob the write commits (None:
-    absent). The checkout is brought to the branch's blob, which may be a later
-    writer's; ``after`` is what a revert check compares against."""
-
-    path: str
-    before: str | None
-    after: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Journal:
-    """The durable mark of one write, and where it is kept.
-
-    Written before the branch moves (``commit`` None, ``parent`` the expected tip);
-    rewritten with ``commit`` once the write has landed, and kept a while after, so
-    a person's commit made from an index read before the write (which would undo
-    it) is noticed and undone in turn.
-    """
-
-    file: Path
-    ref: str
-    steps: tuple[PathStep, ...]
-    parent: str | None = None
-    commit: str | None = None
-    at: float = 0.0
-    """When the mark was written (the injected clock's time, as a POSIX timestamp)."""
-    synced: bool = False
-    """The checkout's index has been brought up to date for this write."""
-    target: str | None = None
-    """Set for a fast-forward (the sleep merge): the existing commit the branch is
-    moved to from ``parent``, rather than a new commit made on it. Such a write has
-    landed once the branch holds ``target``."""
-    merge_parent: str | None = None
-    """Set for a merge (``memhtml sync``): the commit's second parent, so the write is
-    recognised by both of its parents when the process died before marking it landed."""
-    received: tuple[str, ...] | None = ()
-    """The paths whose index entry bringing the checkout up to date set to the write's
-    blobs (every follow adds to it; a checkout on another branch counts as all of
-    them). A path never there is one the person's index never held as written, which
-    is what tells a commit from a stale index (``recovery``). None: a mark an earlier
-    release wrote, read as all of them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,130 +80,48 @@ class Synced:
     """Paths whose index entry was set to the branch's blob."""
 
 
-def pending_dir(git_dir: Path) -> Path:
-    return git_dir / "memhtml" / PENDING_DIR
-
-
 # -- the durable mark ------------------------------------------------------------------
 
 
-def _journal_body(journal: Journal) -> str:
-    return json.dumps({
-        "ref": journal.ref, "parent": journal.parent, "commit": journal.commit,
-        "at": journal.at, "synced": journal.synced, "target": journal.target,
-        "merge_parent": journal.merge_parent,
-        "received": None if journal.received is None else list(journal.received),
-        "steps": [[s.path, s.before, s.after] for s in journal.steps],
-    })
-
-
-@impure_safe(exceptions=(OSError,))
-def _put_journal(journal: Journal) -> Journal:
-    journal.file.parent.mkdir(parents=True, exist_ok=True)
-    # A new temporary, renamed over the mark: nothing found at either name (a FIFO, a
-    # link) is ever opened for writing.
-    write_replacing(journal.file, _journal_body(journal).encode("utf-8"),
-                    journal.file.with_suffix(".tmp"), sync=True)
-    return journal
-
-
-def write_journal(git_dir: Path, ref: str, parent: str | None, steps: Sequence[PathStep],
+def write_journal(journals: Journals, ref: str, parent: str | None, steps: Sequence[PathStep],
                   at: float, target: str | None = None, merge_parent: str | None = None
                   ) -> IOResult[Journal, StoreError]:
     """Record a write before it moves the branch; a failure to record commits nothing.
     ``target`` marks a fast-forward to that existing commit; ``merge_parent`` a merge
     commit's second parent."""
-    name = f"{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
-    journal = Journal(pending_dir(git_dir) / name, ref, tuple(steps), parent, None, at,
+    journal = Journal(journals.new_name(), ref, tuple(steps), parent, None, at,
                       target=target, merge_parent=merge_parent)
-    return _put_journal(journal).alt(lambda exc: Refused(_unrecorded(git_dir, exc)))
+    put: IOResult[Journal, StoreError] = journals.put(journal).alt(
+        lambda unrecorded: Refused(unrecorded.reason))
+    return put
 
 
-def _unrecorded(git_dir: Path, exc: Exception) -> str:
-    folder = pending_dir(git_dir)
-    blocked = blocking_entry(folder, git_dir)
-    return (f"cannot record the write in {folder}: {exc}"
-            + (f" ({blocked}: move it aside)" if blocked else ""))
-
-
-def mark_landed(journal: Journal, commit: str, done: Synced) -> IOResult[Journal, StoreError]:
+def mark_landed(journals: Journals | None, journal: Journal, commit: str, done: Synced
+                ) -> IOResult[Journal, StoreError]:
     """The mark of a write that has landed as ``commit``, with what bringing the
     checkout up to date did (``done``). Failing to rewrite it only leaves the older
     mark, from which the same is found again."""
+    if journals is None:
+        return IOSuccess(journal)
     received = (tuple(s.path for s in journal.steps) if done.off_branch or journal.received is None
                 else tuple(sorted({*journal.received, *done.indexed})))
     landed = replace(journal, commit=commit, synced=done.index_updated, received=received)
-    return _put_journal(landed).lash(lambda _: IOSuccess(journal))
+    return journals.put(landed).lash(lambda _: IOSuccess(journal))
 
 
-def rewrite_journal(journal: Journal) -> None:
+def rewrite_journal(journals: Journals, journal: Journal) -> None:
     """Put ``journal`` back as it now is (fewer paths to watch); a failure leaves the
     older mark, which only watches more than it needs to."""
-    _put_journal(journal)
+    journals.put(journal)
 
 
-def drop_journal(journal: Journal) -> IOResult[None, StoreError]:
-    """Remove a mark whose work is done (a mark already gone is fine)."""
-    # A mark that cannot be removed is only looked at again, harmlessly.
-    with contextlib.suppress(OSError):
-        journal.file.unlink(missing_ok=True)
+def drop_journal(journals: Journals | None, journal: Journal | None
+                 ) -> IOResult[None, StoreError]:
+    """Remove a mark whose work is done (a mark already gone is fine); nothing when
+    there is none."""
+    if journals is not None and journal is not None:
+        journals.drop(journal)
     return IOSuccess(None)
-
-
-def read_journals(git_dir: Path) -> tuple[Journal, ...]:
-    """Every mark, oldest first. An unreadable one is skipped (``doctor``'s scan
-    still finds what it was about, and names a mark that is not a regular file); a
-    FIFO or a link at a mark's name is never opened, so it cannot hold a command."""
-    folder = pending_dir(git_dir)
-    try:
-        files = sorted(folder.glob(f"*{JOURNAL_SUFFIX}"), key=lambda p: (_mtime(p), p.name))
-    except OSError:
-        return ()
-    found: list[Journal] = []
-    for file in files:
-        try:
-            data = json.loads(read_regular(file).decode("utf-8"))
-            steps = tuple(PathStep(str(path), _blob(before), _blob(after))
-                          for path, before, after in data["steps"])
-            found.append(Journal(file, str(data["ref"]), steps, _blob(data.get("parent")),
-                                 _blob(data.get("commit")), float(data.get("at", 0.0)),
-                                 data.get("synced") is True, _blob(data.get("target")),
-                                 _blob(data.get("merge_parent")),
-                                 _received(data.get("received", None))))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return tuple(found)
-
-
-ABANDONED_TEMPORARY_SECONDS = 600.0
-"""A mark's temporary file older than this was left by a process killed while writing
-it (writing one takes milliseconds); ``sweep_temporaries`` removes it."""
-
-
-def sweep_temporaries(git_dir: Path, now: float) -> None:
-    """Remove the half-written marks killed processes left (never read as marks)."""
-    with contextlib.suppress(OSError):
-        for file in pending_dir(git_dir).glob("*.tmp"):
-            with contextlib.suppress(OSError):
-                if now - file.stat().st_mtime > ABANDONED_TEMPORARY_SECONDS:
-                    file.unlink()
-
-
-def _blob(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _received(value: object) -> tuple[str, ...] | None:
-    if not isinstance(value, list):
-        return None
-    return tuple(str(path) for path in value)
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return 0
 
 
 # -- waiting for git ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import TypeAlias
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import NotFound
+from memhtml.contracts.journals import Journals
 from memhtml.contracts.services import AccessKind, Clock, GitService, Signature, StatePlane
 from memhtml.store.errors import StoreError
 
@@ -38,10 +39,18 @@ class StoreDeps:
     A guess is pinned to one release of its lexers, so the composition root picks it."""
     state: StatePlane | None = None
     """This clone's sleep state, where the read doors log accesses; None logs none."""
+    journals: Journals | None = None
+    """This clone's marks of writes in flight (``store.checkout``): needed with a
+    ``worktree``, which the marks keep safe from a person's stale index."""
     recover_blob: Callable[[str], bytes | None] | None = None
     """Reads one blob by id, now: for a snapshot's text found damaged after the load
     (``head.codec``), which is then read again from git. Running IO is the composition
     root's job, so it builds this; None leaves such a text a failed read."""
+
+    def __post_init__(self) -> None:
+        if self.worktree is not None and self.journals is None:
+            raise ValueError("a store keeping a checkout up to date needs its journals "
+                             "(the marks of writes in flight)")
 
     @property
     def ref(self) -> str:

@@ -19,10 +19,9 @@ from pathlib import Path
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import RefMoved
+from memhtml.contracts.journals import Journal, PathStep
 from memhtml.contracts.services import GitService, PathChange, TreeEntry
 from memhtml.store.checkout import (
-    Journal,
-    PathStep,
     Synced,
     bring_up_to_date,
     drop_journal,
@@ -149,7 +148,7 @@ def land(deps: StoreDeps, derive: Derive, rng: random.Random | None = None, *,
                                   message, deps.author, deps.clock.now()))
 
         def lost(failure: StoreError) -> IOResult[Landed, StoreError]:
-            unmarked = drop_journal(journal) if journal is not None else IOSuccess(None)
+            unmarked = drop_journal(deps.journals, journal)
             return unmarked.bind(lambda _: retry(number, failure))
 
         # Bringing the checkout up to date never fails (what it cannot do it reports,
@@ -184,14 +183,15 @@ def _blob(data: bytes | None) -> str | None:
 
 def _marked(deps: StoreDeps, git_dir: Path | None, draft: Draft
             ) -> IOResult[Journal | None, StoreError]:
-    if git_dir is None:
+    journals = deps.journals
+    if git_dir is None or journals is None:
         return IOSuccess(None)
     free = index_lock_free(deps.git, git_dir, deps.clock.sleep)
     at = deps.clock.now().timestamp()
     # A merge commit is made only on a parent (see ``swap``): its mark names both.
     second = draft.merge_parent if draft.parent is not None else None
-    return free.bind(lambda _: write_journal(git_dir, deps.ref, draft.parent, _steps(draft), at,
-                                             merge_parent=second))
+    return free.bind(lambda _: write_journal(journals, deps.ref, draft.parent, _steps(draft),
+                                             at, merge_parent=second))
 
 
 def _synced(deps: StoreDeps, sha: str, draft: Draft, message: str, journal: Journal | None
@@ -220,12 +220,12 @@ def forward(deps: StoreDeps, expected: str | None, target: str, *, guard_edits: 
         return uncommitted_in(deps, {s.path: s.before for s in found}).map(lambda _: found)
 
     def move(found: tuple[PathStep, ...]) -> IOResult[Landed, StoreError]:
-        git_dir = deps.checkout_git_dir
+        git_dir, journals = deps.checkout_git_dir, deps.journals
         marked: IOResult[Journal | None, StoreError] = IOSuccess(None)
-        if git_dir is not None and deps.worktree is not None and found:
+        if git_dir is not None and journals is not None and found:
             at = deps.clock.now().timestamp()
             marked = index_lock_free(deps.git, git_dir, deps.clock.sleep).bind(
-                lambda _: write_journal(git_dir, deps.ref, expected, found, at,
+                lambda _: write_journal(journals, deps.ref, expected, found, at,
                                         target=target))
         paths_moved = tuple(s.path for s in found)
 
@@ -233,7 +233,7 @@ def forward(deps: StoreDeps, expected: str | None, target: str, *, guard_edits: 
             swapped: IOResult[None, StoreError] = git.move_ref(deps.ref, expected, target)
 
             def lost(error: StoreError) -> IOResult[Journal | None, StoreError]:
-                unmarked = drop_journal(journal) if journal is not None else IOSuccess(None)
+                unmarked = drop_journal(deps.journals, journal)
                 return unmarked.bind(lambda _: IOFailure(error))
 
             return swapped.map(lambda _: journal).lash(lost).bind(
@@ -276,6 +276,6 @@ def _followed(deps: StoreDeps, sha: str, paths: tuple[str, ...], journal: Journa
         return IOSuccess(Landed(sha, paths, message, primary))
     synced = bring_up_to_date(deps.git, deps.ref, journal.steps).lash(
         lambda _: IOSuccess(Synced((), paths, False)))
-    return synced.bind(lambda done: mark_landed(journal, sha, done).map(
+    return synced.bind(lambda done: mark_landed(deps.journals, journal, sha, done).map(
         lambda _: Landed(sha, paths, message, primary, done.kept,
                          pending=not done.index_updated, off_branch=done.off_branch)))

@@ -55,25 +55,21 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
-from pathlib import Path
 
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 
+from memhtml.contracts.journals import Journal, Journals, PathStep
 from memhtml.contracts.services import CommitInfo, PathChange, TreeEntry
 from memhtml.store.checkout import (
     MEMHTML_SUBJECT,
-    Journal,
-    PathStep,
     Synced,
     bring_up_to_date,
     drop_journal,
     file_blobs,
     mark_landed,
     on_branch,
-    read_journals,
     rewrite_journal,
-    sweep_temporaries,
 )
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import Refused, StoreError
@@ -118,15 +114,15 @@ class Recovered:
 def finish_checkout(deps: StoreDeps) -> IOResult[Recovered, StoreError]:
     """Finish every mark a write left; nothing to do without a checkout (two directory
     listings when there are no marks: the marks, and temporaries killed writes left)."""
-    git_dir, worktree = deps.checkout_git_dir, deps.worktree
-    if git_dir is None or worktree is None:
+    git_dir, marks = deps.checkout_git_dir, deps.journals
+    if git_dir is None or marks is None:
         return IOSuccess(Recovered())
     # A clone never copies git's config: define the merge driver the generated pages'
     # attribute lines name (and drop the ``ours`` driver an earlier release defined). A
     # lookup when all is in place; a failure leaves doctor to say so.
     ensure_merge_driver(deps.git)
-    sweep_temporaries(git_dir, deps.clock.now().timestamp())
-    journals = read_journals(git_dir)
+    marks.sweep(deps.clock.now().timestamp())
+    journals = marks.read_all()
     if not journals:
         return IOSuccess(Recovered())
     cleared: IOResult[bool, StoreError] = deps.git.clear_stale_index_lock()
@@ -138,7 +134,7 @@ def finish_checkout(deps: StoreDeps) -> IOResult[Recovered, StoreError]:
     def settle_all(_: bool) -> IOResult[Recovered, StoreError]:
         start: IOResult[Recovered, StoreError] = IOSuccess(Recovered())
         settled = reduce(then, journals, start)
-        return settled.bind(lambda recovered: _watch_all(deps, git_dir).map(
+        return settled.bind(lambda recovered: _watch_all(deps, marks).map(
             lambda more: recovered + more))
 
     return cleared.lash(lambda _: IOSuccess(False)).bind(settle_all)
@@ -149,7 +145,7 @@ def _settle(deps: StoreDeps, journal: Journal) -> IOResult[Recovered, StoreError
     whose checkout did not follow is brought up to date."""
     if journal.commit is None:
         return _landing_of(deps, journal).bind(lambda sha: (
-            drop_journal(journal).map(lambda _: Recovered()) if sha is None
+            drop_journal(deps.journals, journal).map(lambda _: Recovered()) if sha is None
             else _follow(deps, journal, sha)))
     if not journal.synced:
         return _follow(deps, journal, journal.commit)
@@ -158,9 +154,10 @@ def _settle(deps: StoreDeps, journal: Journal) -> IOResult[Recovered, StoreError
 
 def _follow(deps: StoreDeps, journal: Journal, commit: str) -> IOResult[Recovered, StoreError]:
     if deps.worktree is None:
-        return mark_landed(journal, commit, Synced((), (), True)).map(lambda _: Recovered())
+        return mark_landed(deps.journals, journal, commit, Synced((), (), True)).map(
+            lambda _: Recovered())
     return bring_up_to_date(deps.git, deps.ref, journal.steps).bind(
-        lambda outcome: mark_landed(journal, commit, outcome).map(
+        lambda outcome: mark_landed(deps.journals, journal, commit, outcome).map(
             lambda _: Recovered(outcome.paths)))
 
 
@@ -221,20 +218,20 @@ def settle_synced(deps: StoreDeps, paths: Collection[str], landed: str) -> None:
     commit is ``landed``): what the sync brought there is another clone's doing. A
     mark left with no path is dropped; one that cannot be rewritten is left, and is
     only looked at again."""
-    git_dir = deps.checkout_git_dir
+    marks = deps.journals
     settled = frozenset(paths)
-    if git_dir is None or not settled:
+    if marks is None or not settled:
         return
-    for journal in read_journals(git_dir):
+    for journal in marks.read_all():
         if journal.commit is None or journal.commit == landed:
             continue
         steps = tuple(s for s in journal.steps if s.path not in settled)
         if len(steps) == len(journal.steps):
             continue
         if steps:
-            rewrite_journal(replace(journal, steps=steps))
+            rewrite_journal(marks, replace(journal, steps=steps))
         else:
-            drop_journal(journal)
+            drop_journal(marks, journal)
 
 
 def _holds(deps: StoreDeps, tip: str | None, target: str) -> IOResult[str | None, StoreError]:
@@ -247,17 +244,17 @@ def _holds(deps: StoreDeps, tip: str | None, target: str) -> IOResult[str | None
     return missing.map(lambda shas: None if shas else target)
 
 
-def _watch_all(deps: StoreDeps, git_dir: Path) -> IOResult[Recovered, StoreError]:
+def _watch_all(deps: StoreDeps, marks: Journals) -> IOResult[Recovered, StoreError]:
     """One tree lookup for every watched write: restore what a commit from a stale
     index undid, and drop the marks that can no longer be undone unseen."""
-    landed = [j for j in read_journals(git_dir) if j.commit is not None]
+    landed = [j for j in marks.read_all() if j.commit is not None]
     now = deps.clock.now().timestamp()
     keep = landed[-MAX_WATCHED:]
     stale = landed[:-MAX_WATCHED] + [j for j in keep if now - j.at > WATCH_SECONDS]
     watched = [j for j in keep if now - j.at <= WATCH_SECONDS]
 
     def drop(done: IOResult[None, StoreError], journal: Journal) -> IOResult[None, StoreError]:
-        return done.bind(lambda _: drop_journal(journal))
+        return done.bind(lambda _: drop_journal(deps.journals, journal))
 
     start: IOResult[None, StoreError] = IOSuccess(None)
     dropped = reduce(drop, stale, start)
@@ -294,17 +291,17 @@ def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str]
     if not undone:
         if all(held.get(s.path) != s.after for s in journal.steps):
             # Every path has moved on since: nothing of this write is left to undo.
-            return drop_journal(journal).map(lambda _: Recovered())
+            return drop_journal(deps.journals, journal).map(lambda _: Recovered())
         return IOSuccess(Recovered())
 
     def decide(commits: tuple[CommitInfo, ...]) -> IOResult[Recovered, StoreError]:
         if not commits or commits[0].message.startswith(MEMHTML_SUBJECT):
             # memhtml itself moved the path on (an archive, a move): not an undo.
-            return drop_journal(journal).map(lambda _: Recovered())
+            return drop_journal(deps.journals, journal).map(lambda _: Recovered())
         undoer = commits[0]
         if journal.commit is not None and _reverts(undoer.message, journal.commit):
             # The person's own git revert of this write, in git's words: kept.
-            return drop_journal(journal).map(lambda _: _kept(undone, undoer))
+            return drop_journal(deps.journals, journal).map(lambda _: _kept(undone, undoer))
         return _raced(deps, journal, undone).bind(lambda raced: _settle_undo(
             deps, journal, undone, raced, undoer))
 
@@ -325,7 +322,7 @@ def _settle_undo(deps: StoreDeps, journal: Journal, undone: Sequence[PathStep],
     written: IOResult[Recovered, StoreError] = (
         _restore(deps, journal, [s.path for s in undone if s.path in raced], undoer)
         if raced else IOSuccess(Recovered()))
-    return written.bind(lambda restored: drop_journal(journal).map(
+    return written.bind(lambda restored: drop_journal(deps.journals, journal).map(
         lambda _: restored + kept))
 
 

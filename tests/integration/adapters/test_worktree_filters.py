@@ -42,9 +42,11 @@ from hypothesis import strategies as st
 
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.git_checkout import worktree_blobs_of
+from memhtml.adapters.journal_files import JournalFiles
+from memhtml.contracts.journals import PathStep
 from memhtml.contracts.services import FileStat, IndexUpdate, PathChange
 from memhtml.store import StoreDeps
-from memhtml.store.checkout import PathStep, bring_up_to_date
+from memhtml.store.checkout import bring_up_to_date
 from memhtml.store.edits import local_edits, uncommitted_in
 from memhtml.store.errors import UncommittedEdits
 from tests.integration.store.store_support import AUTHOR, CLOCK, err, ok
@@ -142,7 +144,8 @@ def test_memhtml_sees_and_writes_the_checkout_as_git_does(
             overwrite(root / path, mine)
     listed = git_lists(root)
 
-    deps = StoreDeps(git=service, clock=CLOCK, author=AUTHOR, worktree=root)
+    deps = StoreDeps(git=service, clock=CLOCK, author=AUTHOR, worktree=root,
+                     journals=JournalFiles(root / ".git"))
     assert {edit.path for edit in ok(local_edits(deps))} == listed
     view = pygit2.Repository(str(root))
     seen = worktree_blobs_of(view, PATHS, one_by_one=len(PATHS))
@@ -213,7 +216,8 @@ def test_a_written_file_s_entry_carries_its_stat_data_as_git_checkout_s_does(
         assert _index_stat(root, path) == (int((root / path).stat().st_mtime),
                                            (root / path).stat().st_ino & 0xFFFFFFFF)
     date_index(root)
-    deps = StoreDeps(git=service, clock=CLOCK, author=AUTHOR, worktree=root)
+    deps = StoreDeps(git=service, clock=CLOCK, author=AUTHOR, worktree=root,
+                     journals=JournalFiles(root / ".git"))
     assert git_lists(root) == set() and ok(local_edits(deps)) == ()
 
     # Without matching stat data git looks at the content, which is not the blob's.
@@ -270,7 +274,8 @@ def test_no_filter_driver_runs_whatever_the_attributes_name(tmp_path: Path) -> N
     seen = ok(service.worktree_blobs(PATHS))
     assert {p for p in PATHS if seen[p] != blobs[p]} == {PATHS[0]}
     assert ok(service.checkout_bytes(blobs)) == dict.fromkeys(PATHS, b"one\r\n")
-    deps = StoreDeps(git=service, clock=CLOCK, author=AUTHOR, worktree=root)
+    deps = StoreDeps(git=service, clock=CLOCK, author=AUTHOR, worktree=root,
+                     journals=JournalFiles(root / ".git"))
     assert {e.path for e in ok(local_edits(deps))} == {PATHS[0]}
     landed = ok(service.commit("main", ok(service.resolve("main")),
                                [PathChange(PATHS[1], b"three\n")], "memhtml write", AUTHOR,

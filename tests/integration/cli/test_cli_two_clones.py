@@ -23,6 +23,7 @@ from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.clock import SystemClock
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.journal_files import JournalFiles
 from memhtml.contracts.services import Signature
 from memhtml.store import Store, StoreDeps, doctor
 from memhtml.store.merge_driver import DRIVER_COMMAND, DRIVER_KEY
@@ -174,7 +175,7 @@ def test_doctor_reports_a_clone_without_the_merge_driver_until_a_command_defines
     assert is_successful(opened)
     deps = StoreDeps(git=unsafe_perform_io(opened.unwrap()), clock=SystemClock(),
                      author=Signature("Person", "person@example.org"), branch=branch,
-                     worktree=cara)
+                     worktree=cara, journals=JournalFiles(cara / ".git"))
     found = doctor(Store(deps))
     assert is_successful(found)
     missing = [f for f in unsafe_perform_io(found.unwrap()) if f.kind == "merge-driver"]

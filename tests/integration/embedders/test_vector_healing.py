@@ -19,13 +19,14 @@ from tests.property.head_support import commit, memory, new_repo, run
 
 from memhtml.adapters import vector_files
 from memhtml.adapters.embedders import HashingEmbedder
-from memhtml.adapters.vector_cache import MANIFEST, VectorFiles
+from memhtml.adapters.vector_cache import VectorFiles
 from memhtml.adapters.vector_files import (
     ASIDE_DIR,
     VectorFilesError,
     load_or_heal,
     space_dir,
 )
+from memhtml.adapters.vector_layout import MANIFEST
 from memhtml.compose.vectors import coverage_of, vector_arm
 from memhtml.contracts.services import VectorSpace
 from memhtml.contracts.vectors import LoadedVectors, widest_space

@@ -26,6 +26,7 @@ from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.journal_files import JournalFiles
 from memhtml.contracts.services import Signature
 from memhtml.store import Store, StoreDeps, init_store
 
@@ -48,7 +49,8 @@ def make_store(tmp_path: Path) -> Path:
     root.mkdir()
     git = ok(PygitService.init(root))
     ok(init_store(StoreDeps(git=git, clock=OUTSIDE_CLOCK, author=OUTSIDE_AUTHOR,
-                            state_dir=root / ".memhtml", worktree=root)))
+                            state_dir=root / ".memhtml", worktree=root,
+                            journals=JournalFiles(root / ".git"))))
     return root
 
 
@@ -62,7 +64,7 @@ def outside_store(root: Path) -> Store:
     """A second handle on the store, as the CLI or another process would hold one."""
     git = ok(PygitService.open(root / ".git"))
     return Store(StoreDeps(git=git, clock=OUTSIDE_CLOCK, author=OUTSIDE_AUTHOR,
-                           state_dir=None, worktree=root))
+                           state_dir=None, worktree=root, journals=JournalFiles(root / ".git")))
 
 
 def server_environment() -> dict[str, str]:

@@ -18,6 +18,7 @@ from mcp.types import Tool
 
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.journal_files import JournalFiles
 from memhtml.contracts.vocabulary import MEMORY_TYPES
 from memhtml.store import Store, StoreDeps, WriteInput, link, write
 from tests.integration.mcp.mcp_support import (
@@ -207,7 +208,7 @@ def _store_at(root: Path, when: str) -> Store:
     git = ok(PygitService.open(root / ".git"))
     clock = FixedClock(datetime.fromisoformat(when.replace("Z", "+00:00")))
     return Store(StoreDeps(git=git, clock=clock, author=OUTSIDE_AUTHOR, state_dir=None,
-                           worktree=root))
+                           worktree=root, journals=JournalFiles(root / ".git")))
 
 
 def test_recent_context_and_list(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from mcp import ClientSession
 
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.journal_files import JournalFiles
 from memhtml.contracts.record import Link
 from memhtml.store import Store, StoreDeps, WriteInput, link, write
 from tests.integration.mcp.mcp_support import (
@@ -51,7 +52,7 @@ def _store_at(root: Path, when: str = "2026-05-01T09:00:00Z") -> Store:
     git = ok(PygitService.open(root / ".git"))
     clock = FixedClock(datetime.fromisoformat(when.replace("Z", "+00:00")))
     return Store(StoreDeps(git=git, clock=clock, author=OUTSIDE_AUTHOR, state_dir=None,
-                           worktree=root))
+                           worktree=root, journals=JournalFiles(root / ".git")))
 
 
 def _put(root: Path, title: str, claim: str, links: tuple[Link, ...] = (),

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from memhtml.adapters.journal_files import JournalFiles
 from memhtml.compose import value_of
 from memhtml.sleep import merge as merge_module
 from memhtml.sleep.merge import merge_run
 from memhtml.sleep.runner import run_sleep
 from memhtml.store import finish_checkout
-from memhtml.store.checkout import read_journals
 from tests.integration.sleep.sleep_support import RUN_ID, build_sleep_demo, dangle, deps_at, git_cli
 
 
@@ -49,7 +49,7 @@ def test_killed_after_the_fast_forward_the_next_command_syncs_the_checkout(
         merge_run(deps_at(store), RUN_ID)
     assert git_cli(store, "rev-parse", "main").strip() == report.head_sha
     assert git_cli(store, "status", "--porcelain") != "", "the checkout is behind"
-    assert read_journals(store / ".git")
+    assert JournalFiles(store / ".git").read_all()
     monkeypatch.undo()
     done = value_of(finish_checkout(deps_at(store).main_deps()))
     assert done.synced
@@ -73,9 +73,9 @@ def test_killed_before_the_fast_forward_the_mark_is_dropped(
     with pytest.raises(Killed):
         merge_run(deps, RUN_ID)
     monkeypatch.undo()
-    assert read_journals(store / ".git")
+    assert JournalFiles(store / ".git").read_all()
     value_of(finish_checkout(deps_at(store).main_deps()))
-    assert read_journals(store / ".git") == ()
+    assert JournalFiles(store / ".git").read_all() == ()
     assert git_cli(store, "rev-parse", "main").strip() == main
     assert git_cli(store, "status", "--porcelain") == ""
     assert value_of(merge_run(deps_at(store), RUN_ID)).merged

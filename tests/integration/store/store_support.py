@@ -14,7 +14,9 @@ from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.journal_files import JournalFiles
 from memhtml.adapters.memory_git import InMemoryGit
+from memhtml.adapters.memory_journals import MemoryJournals
 from memhtml.contracts.services import Clock, Signature
 from memhtml.store import Store, StoreDeps, init_store
 
@@ -46,6 +48,7 @@ def make_store(root: Path, *, bare: bool = False, state: bool = True, worktree: 
         author=AUTHOR,
         state_dir=(root / ".memhtml") if state and not bare else None,
         worktree=root if worktree and not bare else None,
+        journals=JournalFiles(root / ".git") if worktree and not bare else None,
     )
     if init:
         ok(init_store(deps))
@@ -61,6 +64,23 @@ def make_memory_store(git: InMemoryGit | None = None, *, clock: Clock = CLOCK,
     if init:
         ok(init_store(deps))
     return Store(deps), memory
+
+
+IN_MEMORY_CHECKOUT = Path("/in-memory/checkout")
+"""The ``worktree`` a store on the twins names: never opened, since its files, index,
+lock and marks are all the twins' (``InMemoryGit``, ``MemoryJournals``)."""
+
+
+def make_memory_checkout_store(*, clock: Clock = CLOCK, init: bool = True
+                               ) -> tuple[Store, InMemoryGit, MemoryJournals]:
+    """A store keeping a checkout up to date, every part of it in memory: the twin's
+    working tree and index, and the marks of writes in flight."""
+    memory, journals = InMemoryGit(bare=False), MemoryJournals()
+    deps = StoreDeps(git=memory, clock=clock, author=AUTHOR, worktree=IN_MEMORY_CHECKOUT,
+                     journals=journals)
+    if init:
+        ok(init_store(deps))
+    return Store(deps), memory, journals
 
 
 def git_cli(root: Path, *args: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memhtml.adapters.clock import SystemClock
+from memhtml.adapters.journal_files import JournalFiles
 from memhtml.store import (
     Refused,
     Store,
@@ -25,7 +26,6 @@ from memhtml.store import (
     fix_behind,
     write,
 )
-from memhtml.store.checkout import read_journals
 from tests.integration.store.store_support import err, git_cli, make_store, ok, tip
 
 
@@ -46,7 +46,7 @@ def _system_clock(store: Store) -> Store:
     deps = store.deps
     return Store(StoreDeps(git=deps.git, clock=SystemClock(), author=deps.author,
                            branch=deps.branch, state_dir=deps.state_dir,
-                           worktree=deps.worktree))
+                           worktree=deps.worktree, journals=deps.journals))
 
 
 def test_a_write_leaves_a_clean_checkout_and_a_landed_mark(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def test_a_write_leaves_a_clean_checkout_and_a_landed_mark(tmp_path: Path) -> No
     landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
     root = tmp_path / "repo"
     assert _status(root) == []
-    mark = read_journals(root / ".git")[-1]
+    mark = JournalFiles(root / ".git").read_all()[-1]
     assert (mark.commit, mark.synced) == (landed.commit, True)
 
 
@@ -63,7 +63,7 @@ def test_a_held_index_lock_refuses_the_write_and_commits_nothing(tmp_path: Path)
     store = _system_clock(store)
     root = tmp_path / "repo"
     before = tip(store)
-    marks = read_journals(root / ".git")
+    marks = JournalFiles(root / ".git").read_all()
     (root / ".git" / "index.lock").write_bytes(b"")
     started = time.monotonic()
     failure = err(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
@@ -71,7 +71,7 @@ def test_a_held_index_lock_refuses_the_write_and_commits_nothing(tmp_path: Path)
     assert isinstance(failure, Refused)
     assert "index lock" in failure.reason
     assert tip(store) == before
-    assert read_journals(root / ".git") == marks, "a refused write leaves no mark"
+    assert JournalFiles(root / ".git").read_all() == marks, "a refused write leaves no mark"
 
 
 def test_a_lock_released_while_waiting_lets_the_write_through(tmp_path: Path) -> None:
@@ -108,10 +108,10 @@ def test_a_lock_taken_after_the_commit_leaves_a_mark_the_next_command_finishes(
     deps = store.deps
     racing = Store(StoreDeps(git=LockAfterCommit(), clock=deps.clock,  # type: ignore[arg-type]
                              author=deps.author, state_dir=deps.state_dir,
-                             worktree=deps.worktree))
+                             worktree=deps.worktree, journals=deps.journals))
     landed = ok(write(racing, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
     assert landed.pending
-    mark = read_journals(root / ".git")[-1]
+    mark = JournalFiles(root / ".git").read_all()[-1]
     assert (mark.commit, mark.synced) == (landed.commit, False)
     lock.unlink()
     # The person's git sees the index as it was: a staged deletion of the memory.
@@ -119,7 +119,7 @@ def test_a_lock_taken_after_the_commit_leaves_a_mark_the_next_command_finishes(
     fixed = ok(finish_checkout(store.deps))
     assert fixed.synced == (landed.primary,)
     assert _status(root) == []
-    mark = read_journals(root / ".git")[-1]
+    mark = JournalFiles(root / ".git").read_all()[-1]
     assert mark.synced
 
 
@@ -171,7 +171,7 @@ def test_a_persons_modified_file_is_kept_and_the_door_refuses_it(tmp_path: Path)
     assert refused.paths == (first.primary,)
     assert tip(store) == before
     assert (root / first.primary).read_text(encoding="utf-8") == "my own draft\n"
-    assert [j for j in read_journals(root / ".git") if j.commit is None] == []
+    assert [j for j in JournalFiles(root / ".git").read_all() if j.commit is None] == []
 
 
 def test_a_commit_made_from_a_stale_index_is_undone_by_the_next_command(
@@ -240,12 +240,12 @@ def test_a_write_killed_before_its_checkout_followed_is_restored_after_a_stale_c
     deps = store.deps
     dying = Store(StoreDeps(git=DiesAfterCommit(), clock=deps.clock,  # type: ignore[arg-type]
                             author=deps.author, state_dir=deps.state_dir,
-                            worktree=deps.worktree))
+                            worktree=deps.worktree, journals=deps.journals))
     with pytest.raises(Killed):
         write(dying, WriteInput(title="Kettle", claim="Descaled on Mondays."))
     written = git_cli(root, "diff", "--name-only", "HEAD~1", "HEAD").split()
     assert len(written) == 1 and not (root / written[0]).exists()
-    assert not read_journals(root / ".git")[-1].synced
+    assert not JournalFiles(root / ".git").read_all()[-1].synced
     _hand_commit(root, "notes/mine.txt", "mine\n")
     assert written[0] not in git_cli(root, "ls-tree", "-r", "--name-only", "HEAD").split()
 
@@ -258,7 +258,7 @@ def test_a_write_killed_before_its_checkout_followed_is_restored_after_a_stale_c
 def test_a_half_written_mark_a_kill_left_is_swept_once_abandoned(tmp_path: Path) -> None:
     import os
 
-    from memhtml.store.checkout import ABANDONED_TEMPORARY_SECONDS, pending_dir
+    from memhtml.adapters.journal_files import ABANDONED_TEMPORARY_SECONDS, pending_dir
 
     store, _ = make_store(tmp_path / "repo")
     system = _system_clock(store)
@@ -277,11 +277,13 @@ def test_a_half_written_mark_a_kill_left_is_swept_once_abandoned(tmp_path: Path)
 def test_a_mark_whose_parent_is_gone_is_dropped_and_blocks_nothing(tmp_path: Path) -> None:
     """A killed write's mark names a parent the person later amended away and pruned:
     that write never landed, and the marks after it are still settled and watched."""
-    from memhtml.store.checkout import PathStep, write_journal
+    from memhtml.contracts.journals import PathStep
+    from memhtml.store.checkout import write_journal
 
     store, _ = make_store(tmp_path / "repo")
     root = tmp_path / "repo"
-    gone = ok(write_journal(root / ".git", store.deps.ref, "1" * 40,
+    marks = JournalFiles(root / ".git")
+    gone = ok(write_journal(marks, store.deps.ref, "1" * 40,
                             [PathStep("areas/inbox/never.html", None, "2" * 40)], 0.0))
     stale_index = (root / ".git" / "index").read_bytes()
     landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
@@ -291,5 +293,5 @@ def test_a_mark_whose_parent_is_gone_is_dropped_and_blocks_nothing(tmp_path: Pat
             "commit", "-q", "--allow-empty", "-m", "from a stale index")
     recovered = ok(finish_checkout(store.deps))
     assert recovered.restored == (landed.primary,)
-    assert not gone.file.exists()
+    assert not marks.path_of(gone).exists()
     assert _status(root) == []

@@ -13,9 +13,9 @@ import pygit2
 import pytest
 from returns.io import IOResult, IOSuccess
 
+from memhtml.adapters.journal_files import JournalFiles
 from memhtml.contracts.services import PathChange
 from memhtml.store import Store, StoreDeps, checkout_behind, finish_checkout
-from memhtml.store.checkout import read_journals
 from memhtml.store.errors import StoreError
 from memhtml.store.landing import Draft, land
 from tests.integration.store.store_support import AUTHOR, CLOCK, git_cli, make_store, ok, tip
@@ -86,12 +86,12 @@ def test_a_merge_killed_before_the_checkout_followed_is_finished(tmp_path: Path,
 
     dying = Store(StoreDeps(git=DiesAfterMerge(git), clock=CLOCK,  # type: ignore[arg-type]
                             author=AUTHOR, state_dir=store.deps.state_dir,
-                            worktree=store.deps.worktree))
+                            worktree=store.deps.worktree, journals=store.deps.journals))
     with pytest.raises(Killed):
         land(dying.deps, derive)
     merged = tip(store)
     assert merged != ours, "the merge landed before the process died"
-    assert [m.commit for m in read_journals(root / ".git")][-1] is None
+    assert [m.commit for m in JournalFiles(root / ".git").read_all()][-1] is None
     assert _status(root), "the checkout is behind the merge"
 
     recovered = ok(finish_checkout(store.deps))
@@ -101,5 +101,5 @@ def test_a_merge_killed_before_the_checkout_followed_is_finished(tmp_path: Path,
     assert (root / "remote" / "theirs.txt").read_text(encoding="utf-8") == (
         "from the other clone\n")
     assert (root / ours_path).exists() is not deleting
-    mark = read_journals(root / ".git")[-1]
+    mark = JournalFiles(root / ".git").read_all()[-1]
     assert (mark.commit, mark.synced) == (merged, True)
