@@ -380,12 +380,12 @@ class CheckoutStoreMachine(StoreMachine):
         path = data.draw(st.sampled_from(sorted(self.held)))
         before = self.tip()
         # A label it already has changes nothing, so nothing is refused: a new one.
-        missing = [e for e in ENTITIES if e not in self.model[path].entities] or [None]
-        if door == "label" and missing[0] is None:
+        missing = [e for e in ENTITIES if e not in self.model[path].entities]
+        if door == "label" and not missing:
             door = "archive"
         result = {
             "archive": lambda: archive(self.store, path),
-            "label": lambda: label(self.store, path, missing[0] or ""),
+            "label": lambda: label(self.store, path, missing[0]),
             "move": lambda: move(self.store, path, "areas/ops/held.html"),
             "correct": lambda: correct(self.store, path, WriteInput(
                 title=self.model[path].title, claim="Corrected over an edit.")),
