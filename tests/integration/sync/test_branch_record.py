@@ -38,6 +38,9 @@ def tip(root: Path, branch: str = "main") -> str | None:
     return None if found is None else str(found.target)
 
 
+PUSH_ATTEMPTS = 5
+
+
 def local_branches(root: Path) -> dict[str, str]:
     out = git(root, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads")
     return dict(line.split(" ", 1) for line in out.splitlines())
@@ -62,20 +65,27 @@ def dangling_commits(root: Path) -> list[str]:
 
 def push_files(clone: Path, files: Mapping[str, str | None], message: str) -> str:
     """The collaborator's side: commit ``files`` (None deletes one) on top of the
-    remote's main with plain git, and push. Returns the pushed commit."""
-    git(clone, "fetch", "-q", "origin")
-    git(clone, "reset", "-q", "--hard", "origin/main")
-    for path, text in files.items():
-        target = clone / path
-        if text is None:
-            git(clone, "rm", "-q", "--ignore-unmatch", path)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        git(clone, "add", "-f", path)
-    git(clone, "commit", "-q", "--allow-empty", "-m", message)
-    git(clone, "push", "-q", "origin", "HEAD:main")
-    return git(clone, "rev-parse", "HEAD").strip()
+    remote's main with plain git, and push. Returns the pushed commit. A push the
+    remote rejects because another clone pushed first (a server syncing beside it) is
+    made again on the new main, as a person would, a few times."""
+    for _ in range(PUSH_ATTEMPTS):
+        git(clone, "fetch", "-q", "origin")
+        git(clone, "reset", "-q", "--hard", "origin/main")
+        for path, text in files.items():
+            target = clone / path
+            if text is None:
+                git(clone, "rm", "-q", "--ignore-unmatch", path)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            git(clone, "add", "-f", path)
+        git(clone, "commit", "-q", "--allow-empty", "-m", message)
+        pushed = subprocess.run(["git", "-C", str(clone), "push", "-q", "origin", "HEAD:main"],
+                                capture_output=True, text=True, check=False)
+        if pushed.returncode == 0:
+            return git(clone, "rev-parse", "HEAD").strip()
+        assert "rejected" in pushed.stderr or "fetch first" in pushed.stderr, pushed.stderr
+    raise AssertionError(f"the remote rejected {PUSH_ATTEMPTS} pushes of {message!r}")
 
 
 def marker_naming(branch: str) -> str:
