@@ -23,14 +23,14 @@ from memhtml.contracts.services import PathChange
 from memhtml.eval.planted import PlantConfig, PlantedCorpus, plant_corpus, synthetic_docs
 from memhtml.head import HeadVersion, load_head
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget
-from memhtml.sleep.phases.entity_resolution import (
+from memhtml.sleep.phases.entity_names import (
     DETECTOR,
     entity_counts,
-    entity_resolution,
     person_alias_groups,
     resolve_entities,
     rewrites,
 )
+from memhtml.sleep.phases.entity_resolution import entity_resolution
 from memhtml.sleep.tasks import NO_LONGER_DETECTED, SLEEP_AUTHOR, digest_of_path, finding_digest
 from memhtml.store import Store, StoreDeps, WriteInput, archive, init_store, label, unlabel, write
 

@@ -55,7 +55,7 @@ from memhtml.format import add_link, add_meta, remove_link, set_meta
 from memhtml.head import HeadVersion, IndexedView
 from memhtml.sleep.decisions import Decision
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult
-from memhtml.sleep.phases.entity_resolution import PERSON_TYPE, is_curated, split_entity
+from memhtml.sleep.phases.entity_names import PERSON_TYPE, is_curated, split_entity
 from memhtml.sleep.tasks import SLEEP_AUTHOR
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
