@@ -9,6 +9,7 @@ the double computes git's own object ids, so a golden sha holds on both.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,7 @@ from tests.contract.git_backends import (
     Backend,
     drop,
     err,
+    make_backend,
     ok,
     put,
 )
@@ -263,6 +265,8 @@ def test_a_file_is_not_written_over_a_folder(checkout: Backend) -> None:
     git.put_file("notes/inner.html", b"inner")
     assert git.put_file("notes", b"a file where a folder is") is False
     assert git.file_kind("notes") is False and git.file_kind("notes/inner.html") is True
+    assert [p for p in git.files_under("") if p.endswith(".tmp")] == [], \
+        "a write that failed leaves no temporary behind"
 
 
 def test_files_under_lists_a_folder_s_files_sorted(checkout: Backend) -> None:
@@ -311,3 +315,12 @@ def test_a_bare_repository_has_no_files(backend: Backend) -> None:
     assert git.put_file("b.html", b"b") is False
     assert git.file_kind("a.html") is None and git.file_stat("a.html") is None
     assert git.files_under("") == () and not git.index_locked()
+
+
+def test_a_dangling_link_at_the_index_lock_is_a_held_lock(tmp_path: Path) -> None:
+    """Git creates its lock exclusively, so anything at the name holds it, a link to
+    nothing included; a write waits for it rather than racing git."""
+    checkout = make_backend("pygit", tmp_path / "checkout", bare=False)
+    lock = Path(checkout.git.path) / "index.lock"  # type: ignore[attr-defined]
+    lock.symlink_to(tmp_path / "nowhere")
+    assert checkout.git.index_locked()

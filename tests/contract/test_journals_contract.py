@@ -114,3 +114,41 @@ def test_a_half_written_mark_is_never_read_and_is_swept_once_old(tmp_path: Path)
     assert half.exists(), "young: a writer may still be writing it"
     journals.sweep(half.stat().st_mtime + 3600)
     assert not half.exists()
+
+
+@pytest.mark.parametrize("body", [
+    b"[" * 200_000 + b"]" * 200_000,
+    b'{"ref": "refs/heads/main", "steps": [["a\\u0000b.html", null, null]]}',
+    b'{"ref": "refs/heads/main", "commit": "' + b"1" * 40 + b'", "synced": false,'
+    b' "steps": [["../victim.txt", "' + b"2" * 40 + b'", null]]}',
+    b'{"ref": "refs/heads/main", "steps": [["a.html", "not an id", null]]}',
+    b'{"ref": "main", "steps": []}',
+    b'{"ref": "refs/heads/main", "steps": [], "at": "soon"}',
+])
+def test_a_mark_that_is_not_memhtml_s_is_passed_over(tmp_path: Path, body: bytes) -> None:
+    """A mark is this clone's state, never trusted: one nested past any parser's depth,
+    naming a path outside the tree, or holding what is not an object id is skipped, so
+    no command stops on it and none touches a file it names."""
+    journals = JournalFiles(tmp_path / ".git")
+    kept = mark(journals)
+    ok(journals.put(kept))
+    (journals.folder / "0-planted.json").write_bytes(body)
+    assert journals.read_all() == (kept,)
+
+
+def test_a_link_where_the_marks_folder_belongs_is_never_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    old = elsewhere / "notes.tmp"
+    old.write_bytes(b"a person's file")
+    os.utime(old, (0, 0))
+    git_dir = tmp_path / ".git"
+    (git_dir / "memhtml").mkdir(parents=True)
+    pending_dir(git_dir).symlink_to(elsewhere)
+    journals = JournalFiles(git_dir)
+    refused = err(journals.put(mark(journals)))
+    assert "symbolic link" in refused.reason and str(pending_dir(git_dir)) in refused.reason
+    assert journals.read_all() == ()
+    journals.sweep(10_000_000_000.0)
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["notes.tmp"], \
+        "nothing written there, nothing swept there"

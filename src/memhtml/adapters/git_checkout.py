@@ -8,6 +8,7 @@ so one handle serves both ports over one ``pygit2.Repository``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -547,8 +548,14 @@ def _put_file(root: Path, path: str, data: bytes | None) -> FileStat | bool:
             return True
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-        temporary.write_bytes(data)
-        os.replace(temporary, target)
+        try:
+            temporary.write_bytes(data)
+            os.replace(temporary, target)
+        except OSError:
+            # A full disk or a refused rename leaves no half-written copy behind.
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise
         return FileStat.of(os.lstat(target))
     except OSError:
         return False
@@ -886,7 +893,10 @@ class PygitCheckout:
         return () if root is None else _files_under(root, directory)
 
     def index_locked(self) -> bool:
-        return self._repo.workdir is not None and (Path(self._repo.path) / "index.lock").exists()
+        # Anything at the lock's name is a held lock, a dangling link included, as git
+        # sees it (it creates the lock exclusively and cannot while a link stands there).
+        return self._repo.workdir is not None and os.path.lexists(
+            Path(self._repo.path) / "index.lock")
 
     def operation_in_progress(self) -> tuple[str, str] | None:
         git_dir = Path(self._repo.path)

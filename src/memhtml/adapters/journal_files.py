@@ -3,7 +3,11 @@
 fsyncing, so a kill leaves the older mark or the newer one, never half of either.
 
 Nothing at a mark's name is ever opened for writing or followed: a FIFO or a link
-there cannot hold a command or send the bytes elsewhere.
+there cannot hold a command or send the bytes elsewhere, and a link standing where
+the marks' folder (or ``memhtml/`` above it) belongs is refused, not followed. A mark
+is local state, never trusted: one that does not parse as a mark (a ref, blob ids,
+step paths that stay inside the tree) is passed over, so no mark can name a file
+outside the checkout or stop a command.
 """
 
 from __future__ import annotations
@@ -11,20 +15,29 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
 
 from memhtml.contracts.journals import Journal, JournalUnrecorded, PathStep
 from memhtml.contracts.local_files import blocking_entry, read_regular, write_replacing
+from memhtml.contracts.paths import check_tree_path
 
 PENDING_DIR = "pending"
 JOURNAL_SUFFIX = ".json"
 ABANDONED_TEMPORARY_SECONDS = 600.0
 """A mark's temporary file older than this was left by a process killed while writing
 it (writing one takes milliseconds); ``sweep`` removes it."""
+
+
+MAX_MARK_BYTES = 1 << 22
+"""The largest mark read (4 MiB: a write of every memory of a large store); a bigger
+file at a mark's name is not one of memhtml's."""
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def pending_dir(git_dir: Path) -> Path:
@@ -49,8 +62,20 @@ class JournalFiles:
     def new_name(self) -> str:
         return f"{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
 
+    def _linked(self) -> Path | None:
+        """A symbolic link standing where the marks' folder or ``memhtml/`` belongs."""
+        for folder in (self.folder.parent, self.folder):
+            if folder.is_symlink():
+                return folder
+        return None
+
     def put(self, journal: Journal) -> IOResult[Journal, JournalUnrecorded]:
         file = self.path_of(journal)
+        linked = self._linked()
+        if linked is not None:
+            return IOFailure(JournalUnrecorded(
+                f"cannot record the write in {self.folder}: {linked} is a symbolic link, "
+                "where memhtml keeps a folder of its own (move it aside)"))
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
             # A new temporary, renamed over the mark: nothing found at either name (a
@@ -72,6 +97,8 @@ class JournalFiles:
         """Every mark, oldest first (by the file's time, then its name). An unreadable
         one is skipped (``doctor``'s scan still finds what it was about, and names a
         mark that is not a regular file)."""
+        if self._linked() is not None:
+            return ()
         try:
             files = sorted(self.folder.glob(f"*{JOURNAL_SUFFIX}"),
                            key=lambda p: (_mtime(p), p.name))
@@ -80,12 +107,15 @@ class JournalFiles:
         found: list[Journal] = []
         for file in files:
             try:
-                found.append(_parsed(file.name, json.loads(read_regular(file).decode("utf-8"))))
-            except (OSError, ValueError, KeyError, TypeError):
+                data = read_regular(file, MAX_MARK_BYTES)
+                found.append(_parsed(file.name, json.loads(data.decode("utf-8"))))
+            except (OSError, ValueError, KeyError, TypeError, RecursionError):
                 continue
         return tuple(found)
 
     def sweep(self, now: float) -> None:
+        if self._linked() is not None:
+            return
         with contextlib.suppress(OSError):
             for file in self.folder.glob("*.tmp"):
                 with contextlib.suppress(OSError):
@@ -103,17 +133,35 @@ def _body(journal: Journal) -> str:
     })
 
 
-def _parsed(name: str, data: dict[str, object]) -> Journal:
-    steps = tuple(PathStep(str(path), _blob(before), _blob(after))
-                  for path, before, after in data["steps"])  # type: ignore[attr-defined]
-    return Journal(name, str(data["ref"]), steps, _blob(data.get("parent")),
-                   _blob(data.get("commit")), float(data.get("at", 0.0)),  # type: ignore[arg-type]
-                   data.get("synced") is True, _blob(data.get("target")),
-                   _blob(data.get("merge_parent")), _received(data.get("received")))
+def _parsed(name: str, data: object) -> Journal:
+    """The mark ``data`` holds; ``ValueError`` when it is not one of memhtml's."""
+    if not isinstance(data, dict) or not isinstance(data.get("ref"), str) \
+            or not data["ref"].startswith("refs/") or not isinstance(data.get("steps"), list):
+        raise ValueError("not a mark")
+    steps: list[PathStep] = []
+    for step in data["steps"]:
+        if not isinstance(step, list) or len(step) != 3 or not isinstance(step[0], str) \
+                or not is_successful(check_tree_path(step[0])):
+            raise ValueError("a step that is not a path inside the tree")
+        steps.append(PathStep(step[0], _object(step[1]), _object(step[2])))
+    at = data.get("at", 0.0)
+    if not isinstance(at, (int, float)) or isinstance(at, bool):
+        raise ValueError("a time that is not a number")
+    received = _received(data.get("received", None))
+    if received is not None and not all(is_successful(check_tree_path(p)) for p in received):
+        raise ValueError("a received path that is not inside the tree")
+    return Journal(name, data["ref"], tuple(steps), _object(data.get("parent")),
+                   _object(data.get("commit")), float(at), data.get("synced") is True,
+                   _object(data.get("target")), _object(data.get("merge_parent")), received)
 
 
-def _blob(value: object) -> str | None:
-    return None if value is None else str(value)
+def _object(value: object) -> str | None:
+    """An object id, or None; anything else is not a mark's."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _OBJECT_ID.fullmatch(value):
+        raise ValueError("not an object id")
+    return value
 
 
 def _received(value: object) -> tuple[str, ...] | None:
