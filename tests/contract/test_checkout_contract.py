@@ -250,6 +250,14 @@ def test_a_written_file_is_there_as_git_sees_it(checkout: Backend) -> None:
     assert git.files_under("areas/") == ("areas/kettle.html",)
 
 
+def test_an_executable_file_is_written_executable(checkout: Backend) -> None:
+    git = checkout.git
+    put = git.put_file("tools/run.html", b"x", executable=True)
+    assert isinstance(put, FileStat) and put.mode & 0o111
+    plain = git.put_file("tools/run.html", b"y")
+    assert isinstance(plain, FileStat) and not plain.mode & 0o111
+
+
 def test_removing_a_file_removes_the_folders_it_leaves_empty(checkout: Backend) -> None:
     git = checkout.git
     git.put_file("a/b/c.html", b"c")

@@ -536,7 +536,7 @@ def _file_kind(root: Path, path: str) -> bool | None:
         return None if error.errno == errno.ENAMETOOLONG else False
 
 
-def _put_file(root: Path, path: str, data: bytes | None) -> FileStat | bool:
+def _put_file(root: Path, path: str, data: bytes | None, executable: bool) -> FileStat | bool:
     target = root / path
     try:
         if data is None:
@@ -550,6 +550,9 @@ def _put_file(root: Path, path: str, data: bytes | None) -> FileStat | bool:
         temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
         try:
             temporary.write_bytes(data)
+            if executable:
+                mode = os.stat(temporary).st_mode
+                os.chmod(temporary, mode | ((mode & 0o444) >> 2))
             os.replace(temporary, target)
         except OSError:
             # A full disk or a refused rename leaves no half-written copy behind.
@@ -884,9 +887,10 @@ class PygitCheckout:
         except OSError:
             return None
 
-    def put_file(self, path: str, data: bytes | None) -> FileStat | bool:
+    def put_file(self, path: str, data: bytes | None, *, executable: bool = False
+                 ) -> FileStat | bool:
         root = self._workdir()
-        return False if root is None else _put_file(root, path, data)
+        return False if root is None else _put_file(root, path, data, executable)
 
     def files_under(self, directory: str) -> tuple[str, ...]:
         root = self._workdir()

@@ -303,6 +303,7 @@ class InMemoryGit:
         nobody wrote to is its index); ``update_index`` pins each path it moves here
         first, so the index moving never moves a file."""
         self._writes = 0
+        self._executable: set[str] = set()
         self._index_locked = False
         self._markers: set[str] = set()
 
@@ -623,11 +624,14 @@ class InMemoryGit:
     def file_stat(self, path: str) -> FileStat | None:
         with self._lock:
             data = self._file_bytes(path)
-            if data is None:
-                return None
-            return FileStat(0, 0, self._writes, 0, 0, 0, 0o100644, 0, 0, len(data))
+            return None if data is None else self._stat(path, data)
 
-    def put_file(self, path: str, data: bytes | None) -> FileStat | bool:
+    def _stat(self, path: str, data: bytes) -> FileStat:
+        mode = 0o100755 if path in self._executable else 0o100644
+        return FileStat(0, 0, self._writes, 0, 0, 0, mode, 0, 0, len(data))
+
+    def put_file(self, path: str, data: bytes | None, *, executable: bool = False
+                 ) -> FileStat | bool:
         with self._lock:
             parts = path.split("/")
             if self._bare or not is_successful(check_tree_path(path)) or any(
@@ -643,7 +647,8 @@ class InMemoryGit:
                 return False
             self._writes += 1
             self._written[path] = bytes(data)
-            return FileStat(0, 0, self._writes, 0, 0, 0, 0o100644, 0, 0, len(data))
+            (self._executable.add if executable else self._executable.discard)(path)
+            return self._stat(path, data)
 
     def files_under(self, directory: str) -> tuple[str, ...]:
         with self._lock:

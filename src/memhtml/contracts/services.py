@@ -416,11 +416,14 @@ class Checkout(Protocol):
         final link; None when nothing is there or it cannot be looked at."""
         ...
 
-    def put_file(self, path: str, data: bytes | None) -> FileStat | bool:
+    def put_file(self, path: str, data: bytes | None, *, executable: bool = False
+                 ) -> FileStat | bool:
         """Write ``data`` at ``path`` (a temporary file renamed over it, so a reader
-        never sees half a file) and return its stat data for the index entry; for None,
-        remove the file and every folder the removal leaves empty, and return True.
-        False when it cannot be done (nothing else is changed)."""
+        never sees half a file), executable when its tree entry is (as ``git checkout``
+        makes it: execute where read is allowed), and return its stat data for the
+        index entry; for None, remove the file and every folder the removal leaves
+        empty, and return True. False when it cannot be done (nothing else is
+        changed, no temporary left)."""
         ...
 
     def files_under(self, directory: str) -> tuple[str, ...]:

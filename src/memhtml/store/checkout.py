@@ -42,6 +42,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.journals import Journal, Journals, PathStep
 from memhtml.contracts.services import (
+    FILE_MODE_EXECUTABLE,
     Checkout,
     CommitInfo,
     FileStat,
@@ -253,7 +254,7 @@ def _refiltered(git: GitService, written: _Written,
             fresh = again.get(path)
             if entry is None or fresh is None or fresh == data or git.file_stat(path) != was:
                 continue
-            put = git.put_file(path, fresh)
+            put = git.put_file(path, fresh, executable=entry.mode == FILE_MODE_EXECUTABLE)
             if isinstance(put, FileStat):
                 updates.append(IndexUpdate(path, entry.blob_id, entry.blob_id, entry.mode, put))
         indexed: IOResult[tuple[str, ...], StoreError] = git.update_index(updates)
@@ -303,7 +304,8 @@ def _round(git: GitService, steps: Sequence[PathStep],
                     kept.add(step.path)
                 else:
                     data = None if after is None else checked_out[step.path]
-                    put = git.put_file(step.path, data)
+                    put = git.put_file(step.path, data,
+                                       executable=mode == FILE_MODE_EXECUTABLE)
                     if put is False:
                         kept.add(step.path)
                     else:

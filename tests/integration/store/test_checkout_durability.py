@@ -24,6 +24,7 @@ from memhtml.store import (
     checkout_behind,
     finish_checkout,
     fix_behind,
+    label,
     write,
 )
 from tests.integration.store.store_support import err, git_cli, make_store, ok, tip
@@ -56,6 +57,23 @@ def test_a_write_leaves_a_clean_checkout_and_a_landed_mark(tmp_path: Path) -> No
     assert _status(root) == []
     mark = JournalFiles(root / ".git").read_all()[-1]
     assert (mark.commit, mark.synced) == (landed.commit, True)
+
+
+def test_a_memory_a_person_made_executable_stays_executable_when_a_door_rewrites_it(
+        tmp_path: Path) -> None:
+    """A door rewrites the file as ``git checkout`` would: with the tree entry's mode,
+    so the person's ``git commit -a`` finds no mode change to commit."""
+    store, _ = make_store(tmp_path / "repo")
+    root = tmp_path / "repo"
+    landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert landed.primary is not None
+    (root / landed.primary).chmod(0o755)
+    git_cli(root, "-c", "user.name=Person", "-c", "user.email=p@example.org",
+            "commit", "-q", "-am", "executable, for a reason of the person's")
+    ok(label(store, landed.primary, "topic:kitchen"))
+    assert _status(root) == []
+    assert git_cli(root, "ls-files", "-s", landed.primary).startswith("100755 ")
+    assert (root / landed.primary).stat().st_mode & 0o111
 
 
 def test_a_held_index_lock_refuses_the_write_and_commits_nothing(tmp_path: Path) -> None:
