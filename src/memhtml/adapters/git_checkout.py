@@ -63,7 +63,6 @@ def _config_key(key: str) -> str:
     return f"{section.lower()}.{head}{dot}{name.lower()}"
 
 
-
 def _status_paths(repo: pygit2.Repository) -> Result[tuple[str, ...], GitError]:
     status = repo.status(untracked_files="normal", ignored=False)
     return Success(tuple(sorted(path for path, flags in status.items()
