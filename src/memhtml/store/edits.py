@@ -17,7 +17,7 @@ reports it along with every path left in conflict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -132,6 +132,10 @@ def uncommitted_in(deps: StoreDeps, before: Mapping[str, str | None]
     def judge(tip: str | None) -> IOResult[None, StoreError]:
         if tip is None:
             return IOSuccess(None)
+        blocked = _in_the_way(git, before)
+        if blocked:
+            return IOFailure(UncommittedEdits(tuple(p for p, _ in blocked),
+                                              tuple(why for _, why in blocked)))
         indexed: IOResult[Mapping[str, str], StoreError] = git.index_entries(list(before))
         held = {path: blob for path, blob in before.items() if blob is not None}
         return indexed.bind(lambda index: _edits(git, list(before), held, index)
@@ -142,6 +146,23 @@ def uncommitted_in(deps: StoreDeps, before: Mapping[str, str | None]
     if busy is not None:
         return IOFailure(MergeInProgress(*busy))
     return on_branch(git, deps.ref).bind(judge)
+
+
+def _in_the_way(git: GitService, paths: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """Files standing where a folder of ``paths`` belongs (``areas/todo`` a file of the
+    person's, a write going to ``areas/todo/x.html``): the commit would land and the
+    checkout could not hold it, so the person's next ``git commit -a`` would delete it.
+    Each with the line that says so."""
+    found: dict[str, str] = {}
+    for path in paths:
+        parts = path.split("/")
+        for n in range(1, len(parts)):
+            folder = "/".join(parts[:n])
+            if folder not in found and git.file_kind(folder) is True:
+                found[folder] = (f"{folder}: a file stands where the folder of {path} "
+                                 "belongs, so the checkout could not hold the write; move "
+                                 "it aside and run the command again")
+    return tuple(sorted(found.items()))
 
 
 def _refuse(edits: tuple[LocalEdit, ...]) -> IOResult[None, StoreError]:

@@ -25,8 +25,10 @@ from memhtml.store import (
     finish_checkout,
     fix_behind,
     label,
+    move,
     write,
 )
+from memhtml.store.errors import UncommittedEdits
 from tests.integration.store.store_support import err, git_cli, make_store, ok, tip
 
 
@@ -57,6 +59,29 @@ def test_a_write_leaves_a_clean_checkout_and_a_landed_mark(tmp_path: Path) -> No
     assert _status(root) == []
     mark = JournalFiles(root / ".git").read_all()[-1]
     assert (mark.commit, mark.synced) == (landed.commit, True)
+
+
+@pytest.mark.parametrize("door", ["write", "move"])
+def test_a_file_where_the_write_s_folder_belongs_refuses_the_write_naming_it(
+        tmp_path: Path, door: str) -> None:
+    """A person's untracked ``areas/todo`` file, and a write into ``areas/todo/``: the
+    commit would land while the checkout cannot hold the file, and the person's next
+    ``git commit -a`` would delete the memory. Refused before anything is committed,
+    the file in the way named and left as it is."""
+    store, _ = make_store(tmp_path / "repo")
+    root = tmp_path / "repo"
+    landed = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
+    assert landed.primary is not None
+    (root / "areas" / "todo").write_bytes(b"the person's list\n")
+    before = tip(store)
+    refused = err(write(store, WriteInput(title="Ladder", claim="In the shed.",
+                                          directory="areas/todo"))
+                  if door == "write" else move(store, landed.primary, "areas/todo/kettle.html"))
+    assert isinstance(refused, UncommittedEdits) and refused.paths == ("areas/todo",), refused
+    assert "move it aside" in refused.violations[0]
+    assert tip(store) == before
+    assert (root / "areas" / "todo").read_bytes() == b"the person's list\n"
+    assert _status(root) == ["?? areas/todo"]
 
 
 def test_a_memory_a_person_made_executable_stays_executable_when_a_door_rewrites_it(
