@@ -8,7 +8,6 @@ so one handle serves both ports over one ``pygit2.Repository``.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
@@ -41,7 +40,7 @@ from memhtml.adapters.git_guard import guarded
 from memhtml.adapters.git_names import FULL_SHA
 from memhtml.adapters.git_remote import git_environment
 from memhtml.contracts.errors import GitError, GitFailure
-from memhtml.contracts.local_files import create_exclusive, read_regular
+from memhtml.contracts.local_files import create_exclusive, read_regular, write_replacing
 from memhtml.contracts.paths import check_tree_path
 from memhtml.contracts.services import IN_PROGRESS, FileStat, IndexUpdate
 
@@ -547,17 +546,9 @@ def _put_file(root: Path, path: str, data: bytes | None, executable: bool) -> Fi
             return True
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-        try:
-            temporary.write_bytes(data)
-            if executable:
-                mode = os.stat(temporary).st_mode
-                os.chmod(temporary, mode | ((mode & 0o444) >> 2))
-            os.replace(temporary, target)
-        except OSError:
-            # A full disk or a refused rename leaves no half-written copy behind.
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise
+        # Created as git's checkout creates a file (0777 or 0666, under the umask); a
+        # full disk or a refused rename leaves no half-written copy behind.
+        write_replacing(target, data, temporary, mode=0o777 if executable else 0o666)
         return FileStat.of(os.lstat(target))
     except OSError:
         return False

@@ -420,7 +420,7 @@ class Checkout(Protocol):
                  ) -> FileStat | bool:
         """Write ``data`` at ``path`` (a temporary file renamed over it, so a reader
         never sees half a file), executable when its tree entry is (as ``git checkout``
-        makes it: execute where read is allowed), and return its stat data for the
+        makes it: 0777, else 0666, under the umask), and return its stat data for the
         index entry; for None, remove the file and every folder the removal leaves
         empty, and return True. False when it cannot be done (nothing else is
         changed, no temporary left)."""

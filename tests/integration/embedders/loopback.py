@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.integration.loopback_http import serving_on_loopback
 
 WIDTH = 4
 SLOW_SECONDS = 1.5
@@ -109,14 +110,5 @@ class Handler(BaseHTTPRequestHandler):
 def serving() -> Iterator[tuple[str, Seen]]:
     """The endpoint on an ephemeral loopback port: its base address and what it saw."""
     seen = Seen()
-    handler = type("BoundHandler", (Handler,), {"seen": seen})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with serving_on_loopback(type("BoundHandler", (Handler,), {"seen": seen})) as base:
+        yield base, seen

@@ -20,7 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.integration.loopback_http import serving_on_loopback
 
 TOOL = "judge_pair"
 GOOD_ANSWER: dict[str, object] = {"verdict": "same", "confidence": 0.9}
@@ -241,17 +243,8 @@ class Handler(BaseHTTPRequestHandler):
 def serving() -> Iterator[tuple[str, Seen]]:
     """A server on an ephemeral loopback port: its base address and what it saw."""
     seen = Seen()
-    handler = type("BoundHandler", (Handler,), {"seen": seen})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with serving_on_loopback(type("BoundHandler", (Handler,), {"seen": seen})) as base:
+        yield base, seen
 
 
 def http_date(when: datetime) -> str:
