@@ -47,12 +47,17 @@ RUNS = 9
 T = TypeVar("T")
 FIRST_RUNS = 3
 SNAPSHOT_MODULE = "src/memhtml/store/snapshot.py"
+"""Where the snapshot files' code lived when the pickles were replaced (it is the
+snapshot port now, its files in ``adapters/snapshot_files.py``)."""
 
 _ALONE = textwrap.dedent("""
     import sys, tempfile, time
     from pathlib import Path
     from returns.unsafe import unsafe_perform_io
-    from memhtml.store.snapshot import read_snapshot, save_snapshot, snapshot_files
+    try:  # the snapshot files moved into the adapters once the snapshot was a port
+        from memhtml.adapters.snapshot_files import read_snapshot, save_snapshot, snapshot_files
+    except ImportError:
+        from memhtml.store.snapshot import read_snapshot, save_snapshot, snapshot_files
     [path] = snapshot_files(Path(sys.argv[1]))[:1]
     read_snapshot(path)  # the first call also imports what the load needs
     loads, saves = [], []

@@ -34,6 +34,7 @@ from bench.common import run, scifact_dir
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.memory_state import InMemoryState
+from memhtml.adapters.snapshot_files import SnapshotFiles
 from memhtml.compose.sleep import head_gate
 from memhtml.contracts import PathChange, Signature
 from memhtml.eval.beir import memory_path, read_corpus, render_doc
@@ -76,7 +77,9 @@ def main() -> None:
             # A new day per run, so every run cuts a branch of its own.
             at = AT + timedelta(days=next(days))
             return SleepDeps(git=git, clock=FixedClock(at), author=AUTHOR, state=state,
-                             gate=head_gate, state_dir=state_dir)
+                             gate=head_gate,
+                             snapshots=None if state_dir is None
+                             else SnapshotFiles(state_dir, git))
 
         report, run_s = fastest(lambda: run(run_sleep(deps())))
         assert report.ok, report

@@ -26,6 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from returns.pipeline import is_successful
 from returns.unsafe import unsafe_perform_io
 
+from memhtml.adapters.memory_snapshots import MemorySnapshots
 from memhtml.contracts.record import Link
 from memhtml.contracts.services import GitService
 from memhtml.head import is_candidate_path
@@ -393,6 +394,17 @@ class CheckoutStoreMachine(StoreMachine):
         self.refused(result, before)
         failure = unsafe_perform_io(result.failure())
         assert isinstance(failure, UncommittedEdits) and path in failure.paths, failure
+
+    @rule(damaged=st.booleans())
+    def a_new_process_starts_cold(self, damaged: bool) -> None:
+        """Another command on the same clone: a new handle, which starts from the
+        newest snapshot the twins keep (damaged, when ``damaged``: then it is dropped
+        and the tip read from git again). The invariants check what it answers."""
+        snapshots = self.store.deps.snapshots
+        assert isinstance(snapshots, MemorySnapshots)
+        if damaged and snapshots.saved():
+            snapshots.damage(snapshots.saved()[0])
+        self.store = Store(self.store.deps)
 
     @precondition(lambda self: bool(self.held))
     @rule(data=st.data())

@@ -212,7 +212,7 @@ def test_a_persons_undo_stays_and_only_a_proven_race_is_written_back(
             deps = store.deps
             racing = Store(StoreDeps(
                 git=_InTheWindow(deps.git, root, with_own_file),  # type: ignore[arg-type]
-                clock=deps.clock, author=deps.author, state_dir=deps.state_dir,
+                clock=deps.clock, author=deps.author, snapshots=deps.snapshots, local=deps.local,
                 worktree=deps.worktree, journals=deps.journals))
             ok(DOORS[door](racing, kettle.primary, ladder.primary))
             # The door's commit, under the person's (and the write-back the door's own

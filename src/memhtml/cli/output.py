@@ -162,6 +162,18 @@ def respond(as_json: bool, command: Callable[[], Reply]) -> int:
         reply = command()
     except CliError as failure:
         return report_failure(as_json, failure)
+    except ValueError as crash:
+        # A snapshot's text damaged after the load, that git could not give back, is
+        # raised from the attribute read that found it (``head.codec``), carrying its
+        # typed error: answered here as the door's failure would be.
+        from memhtml.contracts.errors import TextUnreadable
+
+        damaged = getattr(crash, "error", None)
+        if not isinstance(damaged, TextUnreadable):
+            raise
+        from memhtml.compose import error_code, explain
+
+        return report_failure(as_json, CliError(explain(damaged), code=error_code(damaged)))
     if as_json:
         print_out(dumps(reply.payload))
     else:

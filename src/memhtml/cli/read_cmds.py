@@ -22,10 +22,8 @@ SNIPPET = 100
 def warm(store: Store, as_json: bool) -> None:
     """Load the tip's version under a progress bar when there is no snapshot yet, so
     the first load of a large store (a full parse) shows that it is working."""
-    from memhtml.store.snapshot import snapshot_files
-
-    state = store.deps.state_dir
-    if state is not None and snapshot_files(state):
+    snapshots = store.deps.snapshots
+    if snapshots is not None and snapshots.saved():
         return
     from memhtml.cli.progress import progress, shown
 

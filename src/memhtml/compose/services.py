@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Never
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
-from returns.unsafe import unsafe_perform_io
 
 from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
 from memhtml.compose.stores import (
@@ -34,6 +33,7 @@ from memhtml.compose.stores import (
 )
 from memhtml.compose.vectors import Arm, Coverage, coverage_of, vector_arm
 from memhtml.contracts.journals import Journals
+from memhtml.contracts.local_state import LocalState
 from memhtml.contracts.services import (
     Clock,
     GitService,
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from memhtml.mdindex import CorpusReader
     from memhtml.store import Store, StoreDeps
     from memhtml.store.deps import Detector
+    from memhtml.store.snapshot import SnapshotCache
 
 STATE_DIR = "memhtml"
 """This clone's own state, under the git directory (``.git/memhtml`` of a checkout,
@@ -120,10 +121,23 @@ class Services:
         from memhtml.store import StoreDeps
 
         return StoreDeps(git=self.git, clock=self.clock, author=self.author,
-                         branch=self.settings.branch, state_dir=self.state_dir,
-                         worktree=self.worktree, git_dir=self.git_dir, detect=self.detect,
-                         state=self.state, journals=self.journals,
-                         recover_blob=blob_reader(self.git))
+                         branch=self.settings.branch, worktree=self.worktree,
+                         git_dir=self.git_dir, detect=self.detect, state=self.state,
+                         journals=self.journals, snapshots=self.snapshots(),
+                         local=self.local_state())
+
+    def snapshots(self) -> SnapshotCache | None:
+        """This clone's snapshots, on disk under ``state_dir`` (a damaged text read
+        again from this repository); None without a state directory."""
+        from memhtml.adapters.snapshot_files import SnapshotFiles
+
+        return None if self.state_dir is None else SnapshotFiles(self.state_dir, self.git)
+
+    def local_state(self) -> LocalState | None:
+        """This clone's own directory on disk; None without one."""
+        from memhtml.adapters.local_state_files import LocalStateFiles
+
+        return None if self.state_dir is None else LocalStateFiles(self.state_dir)
 
     def store(self) -> Store:
         """A fresh store handle over these services (it caches its own head)."""
@@ -167,18 +181,6 @@ class Services:
             IOResult.from_result(self.embedder)
         return chosen.bind(armed).lash(
             lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))
-
-
-def blob_reader(git: GitService) -> Callable[[str], bytes | None]:
-    """One blob by id, read now (``None`` when git cannot): how a store re-reads a
-    snapshot's text found damaged after the load. Built here, where IO may be run."""
-
-    def read(blob_sha: str) -> bytes | None:
-        found = git.read_blobs([blob_sha])
-        return unsafe_perform_io(found.unwrap()).get(blob_sha) if is_successful(found) \
-            else None
-
-    return read
 
 
 def space_of(embedder: QueryEmbedder | None, resolve: bool

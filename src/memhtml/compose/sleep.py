@@ -17,7 +17,7 @@ from pathlib import Path
 from returns.result import Failure, Result, Success
 
 from memhtml.compose.run import perform
-from memhtml.compose.services import Services, blob_reader, space_of
+from memhtml.compose.services import Services, space_of
 from memhtml.compose.settings import SettingsError
 from memhtml.contracts.services import DocumentEmbedder
 from memhtml.contracts.transcripts import TranscriptSource
@@ -163,9 +163,8 @@ def sleep_deps(services: Services, gate: Gate, progress: PhaseProgress | None = 
             vectors=services.vectors, coverage_floor=floor,
             retention_grace_days=grace,
             archive_share=share,
-            state_dir=services.state_dir, worktree=services.worktree,
-            git_dir=services.git_dir, journals=services.journals,
-            recover_blob=blob_reader(services.git))
+            snapshots=services.snapshots(), worktree=services.worktree,
+            git_dir=services.git_dir, journals=services.journals)
         return deps if progress is None else replace(deps, progress=progress)
 
     settings = services.settings

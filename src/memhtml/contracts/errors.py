@@ -63,6 +63,17 @@ class NotFound:
 
 
 @dataclass(frozen=True, slots=True)
+class TextUnreadable:
+    """A memory's text in this clone's snapshot was found damaged when it was read,
+    and git could not give it back. The snapshot is dropped when the damage is seen,
+    so the next command builds its version from git again."""
+
+    path: str
+    field: str
+    """Which text: ``html`` (the file) or ``body_text`` (its article, as text)."""
+
+
+@dataclass(frozen=True, slots=True)
 class OverlayRefused:
     """An overlay op that does not resolve against the view it is applied to."""
 

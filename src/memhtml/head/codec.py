@@ -61,6 +61,7 @@ import numpy.typing as npt
 from immutables import Map
 from returns.result import Failure, Result, Success
 
+from memhtml.contracts.errors import TextUnreadable
 from memhtml.contracts.record import (
     RECORD_FIELDS,
     CitationValue,
@@ -460,7 +461,16 @@ _RESTORED_NAMES = tuple(deferred_key(name) if RECORD_KINDS[name] == _TEXT else n
 
 class DeferredTextError(ValueError):
     """A deferred text whose bytes fail their checksum, with no good copy to be had:
-    the snapshot file was damaged after it was read."""
+    the snapshot file was damaged after it was read, and git could not give the text
+    back. It is raised from an attribute read (a record's text is a plain ``str``), so
+    it carries its typed value, ``error``, which the store's doors answer with
+    (``Store.run``) and the command line and the MCP server show as any other failure:
+    no path leaves it uncaught."""
+
+    def __init__(self, error: TextUnreadable) -> None:
+        super().__init__(f"the local snapshot's copy of {error.path} ({error.field}) is "
+                         "damaged and git could not give it back")
+        self.error = error
 
 
 RecoverBlob = Callable[[str], "bytes | None"]
@@ -528,10 +538,7 @@ class _TextColumn:
             if isinstance(reparsed, Success):
                 body: str = reparsed.unwrap().body_text
                 return body
-        raise DeferredTextError(
-            f"the local snapshot's copy of {record.path} ({self.field}) is damaged and "
-            "cannot be read again; remove .git/memhtml/snapshots (it is rebuilt from "
-            "git) and run the command again")
+        raise DeferredTextError(TextUnreadable(record.path, self.field))
 
 
 def _delta(entries: object, name: str) -> Map[str, TermCounts]:

@@ -77,7 +77,7 @@ class StoreGate:
                 sync.before(self._store)
             before = self._tip() if sync is not None else None
             outcome = perform(finished.bind(lambda _: self._store.head()).bind(
-                lambda _: door(self._store)))
+                lambda _: self._store.run(door)))
             if sync is not None and self._tip() != before:
                 sync.wrote(self.flush)
             note = None if sync is None else sync.take_note()

@@ -43,6 +43,7 @@ from memhtml.domain.thresholds import (
 )
 from memhtml.head import HeadVersion
 from memhtml.store.deps import StoreDeps
+from memhtml.store.snapshot import SnapshotCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,17 +101,14 @@ class SleepDeps:
     archive_share: float = ARCHIVE_SHARE
     """The most of the base's live memories a run may archive with nothing standing
     for them before merge refuses it (``sleep.loss``)."""
-    state_dir: Path | None = None
-    """This clone's state directory, for the snapshot a cold load starts from."""
+    snapshots: SnapshotCache | None = None
+    """This clone's snapshots, which a cold load on main starts from."""
     worktree: Path | None = None
     git_dir: Path | None = None
     journals: Journals | None = None
     """The checkout's marks of writes in flight (``StoreDeps.journals``), which the
     merge leaves before it moves main."""
     progress: PhaseProgress = _quiet
-    recover_blob: Callable[[str], bytes | None] | None = None
-    """Reads one blob by id now, for a snapshot's text damaged after the load (see
-    ``StoreDeps.recover_blob``)."""
 
     @property
     def main_ref(self) -> str:
@@ -119,9 +117,8 @@ class SleepDeps:
     def main_deps(self) -> StoreDeps:
         """The store on main, with the checkout merge brings up to date."""
         return StoreDeps(git=self.git, clock=self.clock, author=self.author, branch=self.main,
-                         state_dir=self.state_dir, worktree=self.worktree,
-                         git_dir=self.git_dir, journals=self.journals,
-                         recover_blob=self.recover_blob)
+                         worktree=self.worktree, git_dir=self.git_dir,
+                         journals=self.journals, snapshots=self.snapshots)
 
     def branch_deps(self, branch: str, stamp: datetime) -> StoreDeps:
         """The store on a run branch: every commit stamped with the run's one clock

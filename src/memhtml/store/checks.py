@@ -13,8 +13,6 @@ what memhtml keeps there.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +20,6 @@ from typing import Literal
 
 from returns.io import IOResult, IOSuccess
 
-from memhtml.contracts.local_files import kind_of
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import GitService, TreeEntry
@@ -234,77 +231,27 @@ def checkout_findings(deps: StoreDeps) -> IOResult[list[Finding], StoreError]:
 
 def _where(deps: StoreDeps, name: str) -> str:
     """A file in the git directory, named as a person would find it from the checkout."""
-    git_dir, worktree = deps.checkout_git_dir, deps.worktree
-    if git_dir is None:
-        return name
-    path = git_dir / name
-    if worktree is not None and path.is_relative_to(worktree):
-        return path.relative_to(worktree).as_posix()
-    return path.as_posix()
-
-
-_STATE_DIRECTORIES = frozenset({"pending", "snapshots", "vectors"})
-"""Directories local state keeps at its top (and ``vectors/<space>/`` below)."""
-_STATE_FILE_NAMES = (".snapshot", ".json", ".npy", ".txt", ".tmp", "state.db",
-                     "state.db-wal", "state.db-shm", "state.db-journal")
-"""How the files local state keeps end: a directory with such a name stands where a
-file of memhtml's belongs."""
+    git_dir = deps.checkout_git_dir
+    return name if git_dir is None else _shown(deps, git_dir / name)
 
 
 def local_state_findings(deps: StoreDeps) -> list[Finding]:
     """Every entry in this clone's local state (``<git-dir>/memhtml/``) that is not what
-    memhtml keeps there: a FIFO, a socket, a device or a symbolic link anywhere, a
-    directory with a file's name, a file where a directory belongs. memhtml never
-    opens such an entry (a cache there is rebuilt, a mark skipped, the state database
-    refused by name), so nothing hangs on it; this names it so a person can remove it.
-    Looked at by name only (``lstat``, nothing followed or opened)."""
-    root = deps.state_dir
-    if root is None:
+    memhtml keeps there (``LocalState.odd_entries``). memhtml never opens such an
+    entry (a cache there is rebuilt, a mark skipped, the state database refused by
+    name), so nothing hangs on it; this names it so a person can remove it."""
+    local = deps.local
+    if local is None:
         return []
-    out: list[Finding] = []
-
-    def odd(path: Path, what: str) -> None:
-        out.append(Finding(_where_state(deps, path), "local-state",
-                           f"{what} in this clone's local state, where memhtml keeps only "
-                           "its own files and directories; memhtml never opens it (a cache "
-                           "there is rebuilt, a write mark skipped, the state database "
-                           "refused): remove it"))
-
-    def walk(folder: Path, depth: int) -> None:
-        try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-        except OSError:
-            return
-        for entry in entries:
-            path = Path(entry.path)
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError:
-                continue
-            directory_here = (depth == 0 and entry.name in _STATE_DIRECTORIES) or (
-                depth == 1 and folder.name == "vectors")
-            if stat.S_ISDIR(mode):
-                if entry.name.endswith(_STATE_FILE_NAMES) and not directory_here:
-                    odd(path, "a directory named as a file")
-                elif depth < 4:
-                    walk(path, depth + 1)
-            elif not stat.S_ISREG(mode):
-                odd(path, kind_of(mode))
-            elif directory_here:
-                odd(path, "a file where a directory belongs")
-
-    try:
-        mode = os.lstat(root).st_mode
-    except OSError:
-        return out
-    if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and root.is_dir())):
-        odd(root, "a file where a directory belongs" if stat.S_ISREG(mode) else kind_of(mode))
-        return out
-    walk(root, 0)
-    return out
+    return [Finding(_shown(deps, odd.path), "local-state",
+                    f"{odd.what} in this clone's local state, where memhtml keeps only "
+                    "its own files and directories; memhtml never opens it (a cache "
+                    "there is rebuilt, a write mark skipped, the state database "
+                    "refused): remove it") for odd in local.odd_entries()]
 
 
-def _where_state(deps: StoreDeps, path: Path) -> str:
+def _shown(deps: StoreDeps, path: Path) -> str:
+    """``path`` as a person finds it from the checkout (relative to it when inside)."""
     worktree = deps.worktree
     if worktree is not None and path.is_relative_to(worktree):
         return path.relative_to(worktree).as_posix()

@@ -1,4 +1,11 @@
-"""What a store needs from outside: the services and the few settings a caller picks."""
+"""What a store needs from outside: the services and the few settings a caller picks.
+
+Every byte a store reads or writes outside its repository goes through a port here:
+git (the repository and its checkout), the write marks (``journals``), the
+snapshots, this clone's directory (``local``), the state plane. The two paths a
+store holds, ``worktree`` and ``git_dir``, say whether there is a checkout to keep
+up to date and name its files in messages; nothing is opened through them.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +18,10 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import NotFound
 from memhtml.contracts.journals import Journals
+from memhtml.contracts.local_state import LocalState
 from memhtml.contracts.services import AccessKind, Clock, GitService, Signature, StatePlane
 from memhtml.store.errors import StoreError
+from memhtml.store.snapshot import SnapshotCache
 
 Detector: TypeAlias = Callable[[str], str | None]
 """Guesses an unlabeled code fence's language for a write (None: no guess)."""
@@ -26,9 +35,6 @@ class StoreDeps:
     clock: Clock
     author: Signature
     branch: str = "main"
-    state_dir: Path | None = None
-    """This clone's own state (snapshots), under the git directory where a clone cannot
-    supply it (``.git/memhtml``). None keeps no state."""
     worktree: Path | None = None
     """A checkout to bring up to date after each commit; None for a bare repository."""
     git_dir: Path | None = None
@@ -42,10 +48,12 @@ class StoreDeps:
     journals: Journals | None = None
     """This clone's marks of writes in flight (``store.checkout``): needed with a
     ``worktree``, which the marks keep safe from a person's stale index."""
-    recover_blob: Callable[[str], bytes | None] | None = None
-    """Reads one blob by id, now: for a snapshot's text found damaged after the load
-    (``head.codec``), which is then read again from git. Running IO is the composition
-    root's job, so it builds this; None leaves such a text a failed read."""
+    snapshots: SnapshotCache | None = None
+    """This clone's parsed versions by commit (``store.snapshot``), which a cold handle
+    advances instead of parsing the tree; None keeps none."""
+    local: LocalState | None = None
+    """This clone's own directory, ``<git-dir>/memhtml`` (``contracts.local_state``):
+    made by ``init``, looked over by ``doctor``; None where a store keeps no state."""
 
     def __post_init__(self) -> None:
         if self.worktree is not None and self.journals is None:

@@ -17,6 +17,7 @@ from memhtml.contracts.errors import (
     OverlayRefused,
     PathRefused,
     RefMoved,
+    TextUnreadable,
 )
 from memhtml.contracts.paths import shown_path
 
@@ -120,7 +121,7 @@ def describe_frontmatter(error: FrontmatterRefused) -> str:
 StoreError: TypeAlias = (
     InvalidMemory | PathRefused | GitFailure | RefMoved | NotFound | OverlayRefused | Refused
     | UncommittedEdits | MergeInProgress
-    | Archived | Moved
+    | Archived | Moved | TextUnreadable
 )
 
 
@@ -190,5 +191,11 @@ def describe(error: StoreError) -> str:
         case MergeInProgress(operation=operation, fix=fix):
             return (f"nothing was written: a git {operation} is in progress in the "
                     f"checkout; finish it ({fix}), then retry")
+        case TextUnreadable(path=path, field=field):
+            what = "text" if field == "html" else "article text"
+            return (f"the local snapshot's copy of {path} ({what}) was damaged after it "
+                    "was loaded and git could not give it back; the snapshot is dropped, "
+                    "so the next command reads the store from git again (if it fails the "
+                    "same way, the repository's object is missing: run git fsck)")
         case _ as never:
             assert_never(never)

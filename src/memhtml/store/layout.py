@@ -16,10 +16,9 @@ import tomllib
 import unicodedata
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from returns.io import IOResult, IOSuccess, impure_safe
+from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.paths import ARCHIVE_FOLDER, is_reserved_name, path_key
 from memhtml.contracts.paths import original_of_archived as _original_of_archived
@@ -462,11 +461,6 @@ def _init_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
         lambda tip: _seeded(deps, tip).map(lambda seen: _layout_draft(branch, tip, *seen)))
 
 
-@impure_safe(exceptions=(OSError,))
-def _make_state_dir(state_dir: Path) -> None:
-    state_dir.mkdir(parents=True, exist_ok=True)
-
-
 def _attributes_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
     def drafted(tip: str | None, seen: Seen) -> Draft:
         from memhtml.store.landing import Draft
@@ -504,13 +498,12 @@ def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
     the tree, so it is set here (``ensure_merge_driver``), as every command that opens
     a checkout sets it.
     """
-    state_dir = deps.state_dir
+    local = deps.local
 
     def state(_: object) -> IOResult[None, StoreError]:
-        if state_dir is None:
+        if local is None:
             return IOSuccess(None)
-        return _make_state_dir(state_dir).alt(
-            lambda exc: Refused(f"cannot create {state_dir}: {exc}"))
+        return local.prepare().alt(Refused)
 
     from memhtml.store.landing import land
 

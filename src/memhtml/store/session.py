@@ -2,28 +2,26 @@
 
 ``Store`` caches the last version it built and reaches every later tip with
 ``advance_head``, which costs the paths that changed rather than the tree. A cold
-handle first tries a snapshot under ``state_dir`` and advances that instead of
-parsing the whole corpus.
+handle first tries a snapshot (``StoreDeps.snapshots``) and advances that instead
+of parsing the whole corpus.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
-from pathlib import Path
+from typing import TypeVar
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.head import HeadVersion, advance_head, empty_indexes, load_head
+from memhtml.head.codec import DeferredTextError
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import StoreError, widen
-from memhtml.store.snapshot import (
-    Snapshot,
-    discard_snapshot,
-    read_snapshot,
-    save_snapshot,
-    snapshot_files,
-)
+from memhtml.store.snapshot import SnapshotCache
+
+T = TypeVar("T")
 
 SNAPSHOT_EVERY = 64
 """A warm handle re-saves its snapshot after this many advances, so a long-lived
@@ -92,6 +90,22 @@ class Store:
         self._cached = None
         self._advances = 0
 
+    def run(self, door: Callable[[Store], IOResult[T, StoreError]]) -> IOResult[T, StoreError]:
+        """``door`` over this store, with a snapshot's damage as its typed failure.
+
+        A restored record reads its texts from the snapshot when first asked, and a
+        text damaged since the load that git cannot give back raises
+        ``DeferredTextError`` from that attribute read, wherever the door was. Here it
+        becomes the door's failure (``TextUnreadable``) and the cached version is
+        dropped; the snapshot cache dropped the damaged file when git failed it, so the
+        next call reads the store from git again.
+        """
+        try:
+            return door(self)
+        except DeferredTextError as damaged:
+            self.forget()
+            return IOFailure(damaged.error)
+
     # -- internals -------------------------------------------------------------------
 
     def _version_for_tip(self, tip: str | None) -> IOResult[HeadVersion, StoreError]:
@@ -118,39 +132,40 @@ class Store:
         return IOSuccess(self._cached)
 
     def _cold(self, tip: str) -> IOResult[HeadVersion, StoreError]:
-        state_dir = self._deps.state_dir
-        files = snapshot_files(state_dir) if state_dir is not None else []
+        snapshots = self._deps.snapshots
+        keys = snapshots.saved() if snapshots is not None else ()
 
-        def then(found: IOResult[HeadVersion, _Miss], path: Path
+        def then(found: IOResult[HeadVersion, _Miss], key: str
                  ) -> IOResult[HeadVersion, _Miss]:
-            return found.lash(lambda miss: IOFailure(miss) if miss.final
-                              else self._from_snapshot(tip, path))
+            return found.lash(lambda miss: IOFailure(miss) if miss.final or snapshots is None
+                              else self._from_snapshot(snapshots, tip, key))
 
         start: IOResult[HeadVersion, _Miss] = IOFailure(_Miss())
-        return reduce(then, files, start).lash(
+        return reduce(then, keys, start).lash(
             lambda _: load_head(self._deps.git, tip).alt(widen).bind(self._loaded))
 
-    def _from_snapshot(self, tip: str, path: Path) -> IOResult[HeadVersion, _Miss]:
+    def _from_snapshot(self, snapshots: SnapshotCache, tip: str, key: str
+                       ) -> IOResult[HeadVersion, _Miss]:
         git = self._deps.git
 
-        def unusable(_: object) -> IOResult[Snapshot, _Miss]:
-            return discard_snapshot(path).alt(lambda _: _Miss()).bind(lambda _: IOFailure(_Miss()))
+        def unusable(_: object) -> IOResult[HeadVersion, _Miss]:
+            snapshots.discard(key)
+            return IOFailure(_Miss())
 
-        def ancestor(snapshot: Snapshot) -> IOResult[Snapshot, _Miss]:
+        def ancestor(version: HeadVersion) -> IOResult[HeadVersion, _Miss]:
             # Only an ancestor of the tip is advanced: any commit would give the right
             # version, but one off another line of history could cost a diff as large
             # as the tree.
-            return git.commits_between(tip, snapshot.sha).alt(lambda _: _Miss()).bind(
-                lambda ahead: IOFailure(_Miss()) if ahead else IOSuccess(snapshot))
+            return git.commits_between(tip, key).alt(lambda _: _Miss()).bind(
+                lambda ahead: IOFailure(_Miss()) if ahead else IOSuccess(version))
 
-        def advance(snapshot: Snapshot) -> IOResult[HeadVersion, _Miss]:
-            changed: IOResult[tuple[str, ...], StoreError] = git.changed_paths(snapshot.sha, tip)
-            return changed.bind(lambda paths: advance_head(git, snapshot.version(), tip).alt(
-                widen).map(lambda version: (version, len(paths)))).alt(
+        def advance(version: HeadVersion) -> IOResult[HeadVersion, _Miss]:
+            changed: IOResult[tuple[str, ...], StoreError] = git.changed_paths(key, tip)
+            return changed.bind(lambda paths: advance_head(git, version, tip).alt(
+                widen).map(lambda advanced: (advanced, len(paths)))).alt(
                 lambda _: _Miss(final=True)).bind(self._adopt)
 
-        return read_snapshot(path, self._deps.recover_blob).lash(unusable).bind(
-            ancestor).bind(advance)
+        return snapshots.load(key).lash(unusable).bind(ancestor).bind(advance)
 
     def _adopt(self, advanced: tuple[HeadVersion, int]) -> IOResult[HeadVersion, _Miss]:
         version, behind = advanced
@@ -167,8 +182,8 @@ class Store:
         """Save a snapshot of ``version``; a snapshot is a cache, so failing to write
         one never fails the read."""
         self._advances = 0
-        state_dir = self._deps.state_dir
-        if state_dir is None or version.sha is None:
+        snapshots = self._deps.snapshots
+        if snapshots is None or version.sha is None:
             return IOSuccess(version)
-        return save_snapshot(state_dir, version).map(lambda _: version).lash(
+        return snapshots.save(version).map(lambda _: version).lash(
             lambda _: IOSuccess(version))

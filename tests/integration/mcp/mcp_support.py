@@ -27,6 +27,8 @@ from returns.unsafe import unsafe_perform_io
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.journal_files import JournalFiles
+from memhtml.adapters.local_state_files import LocalStateFiles
+from memhtml.adapters.snapshot_files import SnapshotFiles
 from memhtml.contracts.services import Signature
 from memhtml.store import Store, StoreDeps, init_store
 
@@ -49,7 +51,8 @@ def make_store(tmp_path: Path) -> Path:
     root.mkdir()
     git = ok(PygitService.init(root))
     ok(init_store(StoreDeps(git=git, clock=OUTSIDE_CLOCK, author=OUTSIDE_AUTHOR,
-                            state_dir=root / ".memhtml", worktree=root,
+                            snapshots=SnapshotFiles(root / ".memhtml", git),
+                            local=LocalStateFiles(root / ".memhtml"), worktree=root,
                             journals=JournalFiles(root / ".git"))))
     return root
 
@@ -64,7 +67,7 @@ def outside_store(root: Path) -> Store:
     """A second handle on the store, as the CLI or another process would hold one."""
     git = ok(PygitService.open(root / ".git"))
     return Store(StoreDeps(git=git, clock=OUTSIDE_CLOCK, author=OUTSIDE_AUTHOR,
-                           state_dir=None, worktree=root, journals=JournalFiles(root / ".git")))
+                           worktree=root, journals=JournalFiles(root / ".git")))
 
 
 def server_environment() -> dict[str, str]:

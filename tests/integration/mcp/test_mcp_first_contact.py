@@ -207,7 +207,7 @@ def _store_at(root: Path, when: str) -> Store:
 
     git = ok(PygitService.open(root / ".git"))
     clock = FixedClock(datetime.fromisoformat(when.replace("Z", "+00:00")))
-    return Store(StoreDeps(git=git, clock=clock, author=OUTSIDE_AUTHOR, state_dir=None,
+    return Store(StoreDeps(git=git, clock=clock, author=OUTSIDE_AUTHOR,
                            worktree=root, journals=JournalFiles(root / ".git")))
 
 

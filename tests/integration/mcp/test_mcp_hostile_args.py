@@ -51,7 +51,7 @@ def _plain(text: str) -> None:
 def _store_at(root: Path, when: str = "2026-05-01T09:00:00Z") -> Store:
     git = ok(PygitService.open(root / ".git"))
     clock = FixedClock(datetime.fromisoformat(when.replace("Z", "+00:00")))
-    return Store(StoreDeps(git=git, clock=clock, author=OUTSIDE_AUTHOR, state_dir=None,
+    return Store(StoreDeps(git=git, clock=clock, author=OUTSIDE_AUTHOR,
                            worktree=root, journals=JournalFiles(root / ".git")))
 
 

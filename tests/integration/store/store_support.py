@@ -15,8 +15,12 @@ from returns.unsafe import unsafe_perform_io
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.journal_files import JournalFiles
+from memhtml.adapters.local_state_files import LocalStateFiles
 from memhtml.adapters.memory_git import InMemoryGit
 from memhtml.adapters.memory_journals import MemoryJournals
+from memhtml.adapters.memory_local_state import MemoryLocalState
+from memhtml.adapters.memory_snapshots import MemorySnapshots
+from memhtml.adapters.snapshot_files import SnapshotFiles
 from memhtml.contracts.services import Clock, Signature
 from memhtml.store import Store, StoreDeps, init_store
 
@@ -42,17 +46,26 @@ def make_store(root: Path, *, bare: bool = False, state: bool = True, worktree: 
                init: bool = True) -> tuple[Store, PygitService]:
     """A fresh repository at ``root`` made into a store (a checkout unless ``bare``)."""
     git = ok(PygitService.init(root, bare=bare))
+    kept = state and not bare
     deps = StoreDeps(
         git=git,
         clock=CLOCK,
         author=AUTHOR,
-        state_dir=(root / ".memhtml") if state and not bare else None,
         worktree=root if worktree and not bare else None,
         journals=JournalFiles(root / ".git") if worktree and not bare else None,
+        snapshots=SnapshotFiles(root / ".memhtml", git) if kept else None,
+        local=LocalStateFiles(root / ".memhtml") if kept else None,
     )
     if init:
         ok(init_store(deps))
     return Store(deps), git
+
+
+def state_dir_of(store: Store) -> Path:
+    """The state directory of a store whose snapshots are on disk (``make_store``)."""
+    snapshots = store.deps.snapshots
+    assert isinstance(snapshots, SnapshotFiles), snapshots
+    return snapshots.state_dir
 
 
 def make_memory_store(git: InMemoryGit | None = None, *, clock: Clock = CLOCK,
@@ -68,16 +81,19 @@ def make_memory_store(git: InMemoryGit | None = None, *, clock: Clock = CLOCK,
 
 IN_MEMORY_CHECKOUT = Path("/in-memory/checkout")
 """The ``worktree`` a store on the twins names: never opened, since its files, index,
-lock and marks are all the twins' (``InMemoryGit``, ``MemoryJournals``)."""
+lock, marks, snapshots and state directory are all the twins' (``InMemoryGit``,
+``MemoryJournals``, ``MemorySnapshots``, ``MemoryLocalState``)."""
 
 
 def make_memory_checkout_store(*, clock: Clock = CLOCK, init: bool = True
                                ) -> tuple[Store, InMemoryGit, MemoryJournals]:
     """A store keeping a checkout up to date, every part of it in memory: the twin's
-    working tree and index, and the marks of writes in flight."""
+    working tree and index, the marks of writes in flight, the snapshots and this
+    clone's directory."""
     memory, journals = InMemoryGit(bare=False), MemoryJournals()
     deps = StoreDeps(git=memory, clock=clock, author=AUTHOR, worktree=IN_MEMORY_CHECKOUT,
-                     journals=journals)
+                     journals=journals, snapshots=MemorySnapshots(),
+                     local=MemoryLocalState(IN_MEMORY_CHECKOUT / ".git" / "memhtml"))
     if init:
         ok(init_store(deps))
     return Store(deps), memory, journals

@@ -48,7 +48,7 @@ def _system_clock(store: Store) -> Store:
     """The same store with a clock that really waits (the lock tests need time)."""
     deps = store.deps
     return Store(StoreDeps(git=deps.git, clock=SystemClock(), author=deps.author,
-                           branch=deps.branch, state_dir=deps.state_dir,
+                           branch=deps.branch, snapshots=deps.snapshots, local=deps.local,
                            worktree=deps.worktree, journals=deps.journals))
 
 
@@ -150,7 +150,7 @@ def test_a_lock_taken_after_the_commit_leaves_a_mark_the_next_command_finishes(
 
     deps = store.deps
     racing = Store(StoreDeps(git=LockAfterCommit(), clock=deps.clock,  # type: ignore[arg-type]
-                             author=deps.author, state_dir=deps.state_dir,
+                             author=deps.author, snapshots=deps.snapshots, local=deps.local,
                              worktree=deps.worktree, journals=deps.journals))
     landed = ok(write(racing, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
     assert landed.pending
@@ -282,7 +282,7 @@ def test_a_write_killed_before_its_checkout_followed_is_restored_after_a_stale_c
 
     deps = store.deps
     dying = Store(StoreDeps(git=DiesAfterCommit(), clock=deps.clock,  # type: ignore[arg-type]
-                            author=deps.author, state_dir=deps.state_dir,
+                            author=deps.author, snapshots=deps.snapshots, local=deps.local,
                             worktree=deps.worktree, journals=deps.journals))
     with pytest.raises(Killed):
         write(dying, WriteInput(title="Kettle", claim="Descaled on Mondays."))

@@ -21,10 +21,10 @@ from types import FrameType
 from typing import Any
 
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.snapshot_files import Snapshot, read_snapshot, save_snapshot
 from memhtml.contracts import PathChange, Signature
 from memhtml.contracts.record import MemoryRecord
 from memhtml.head import HeadVersion, load_head
-from memhtml.store.snapshot import Snapshot, read_snapshot, save_snapshot
 from tests.integration.store.store_support import ok
 from tests.property.head_support import memory
 

@@ -85,7 +85,7 @@ def test_a_merge_killed_before_the_checkout_followed_is_finished(tmp_path: Path,
                                before=before))
 
     dying = Store(StoreDeps(git=DiesAfterMerge(git), clock=CLOCK,  # type: ignore[arg-type]
-                            author=AUTHOR, state_dir=store.deps.state_dir,
+                            author=AUTHOR, snapshots=store.deps.snapshots, local=store.deps.local,
                             worktree=store.deps.worktree, journals=store.deps.journals))
     with pytest.raises(Killed):
         land(dying.deps, derive)

@@ -28,6 +28,17 @@ from hypothesis import strategies as st
 from returns.pipeline import is_successful
 from returns.result import Success
 
+from memhtml.adapters.snapshot_files import (
+    LAYOUT_KEY,
+    SNAPSHOT_FORMAT,
+    Snapshot,
+    SnapshotUnusable,
+    read_snapshot,
+    save_snapshot,
+    snapshot_dir,
+    snapshot_files,
+    snapshot_path,
+)
 from memhtml.contracts.record import (
     RECORD_FIELDS,
     CitationValue,
@@ -51,18 +62,7 @@ from memhtml.head.indexes import Indexes
 from memhtml.head.lazy_map import LazyMap
 from memhtml.store import Store, WriteInput, write
 from memhtml.store.reads import status_of
-from memhtml.store.snapshot import (
-    LAYOUT_KEY,
-    SNAPSHOT_FORMAT,
-    Snapshot,
-    SnapshotUnusable,
-    read_snapshot,
-    save_snapshot,
-    snapshot_dir,
-    snapshot_files,
-    snapshot_path,
-)
-from tests.integration.store.store_support import make_store, ok, tip
+from tests.integration.store.store_support import make_store, ok, state_dir_of, tip
 from tests.property.head_support import fingerprint, memory
 from tests.property.strategies import article_bodies, memory_inputs
 
@@ -394,8 +394,7 @@ def test_a_snapshot_that_does_not_add_up_is_refused(saved: Path, damage: str) ->
 def test_a_pickle_in_the_snapshot_folder_never_runs(tmp_path: Path) -> None:
     store, _ = make_store(tmp_path)
     ok(write(store, WriteInput(title="Alpha", claim="Alpha deploys.")))
-    state = store.deps.state_dir
-    assert state is not None
+    state = state_dir_of(store)
     sha = tip(store) or ""
     marker = tmp_path / "ran"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,13 +22,21 @@ import pytest
 from returns.pipeline import is_successful
 
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.snapshot_files import (
+    Snapshot,
+    SnapshotFiles,
+    read_snapshot,
+    save_snapshot,
+    snapshot_files,
+)
 from memhtml.contracts import PathChange, Signature
+from memhtml.contracts.errors import TextUnreadable
 from memhtml.contracts.record import DEFERRED_FIELDS, MemoryRecord, deferred_key
 from memhtml.head import HeadVersion, load_head
 from memhtml.head.codec import DeferredTextError
-from memhtml.store.snapshot import Snapshot, read_snapshot, save_snapshot
+from memhtml.store import Store, WriteInput, describe, read, write
 from tests.integration.cli.cli_support import memhtml_process
-from tests.integration.store.store_support import ok
+from tests.integration.store.store_support import err, git_cli, make_store, ok, state_dir_of
 from tests.property.head_support import memory
 
 AT = datetime(2026, 3, 1, tzinfo=UTC)
@@ -178,3 +187,49 @@ def test_a_command_reads_a_damaged_text_again_from_git(tmp_path: Path) -> None:
     # The snapshot was used (a refused one would have been removed and rebuilt): the
     # damage was caught at the text's own read, and git gave the text again.
     assert snapshots[0].read_bytes() == damaged
+
+
+def test_a_text_git_cannot_give_back_is_the_doors_typed_failure(tmp_path: Path) -> None:
+    # No repository to read it from again: the door answers ``TextUnreadable``, the
+    # handle forgets the version, and the next call starts cold.
+    store, _ = make_store(tmp_path / "store")
+    path = ok(write(store, WriteInput(title="Alpha", claim="Alpha deploys on Tuesday."))).primary
+    assert path is not None
+    state = state_dir_of(store)
+    for old in snapshot_files(state):
+        old.unlink()
+    deps = replace(store.deps, snapshots=SnapshotFiles(state, None))
+    text = ok(Store(deps).head()).indexes.records[path].html  # a full load leaves one
+    blind = Store(deps)
+    ok(blind.head())  # restored from that snapshot: its texts are read when asked
+    [saved] = snapshot_files(state)
+    _damage_text(saved, text)
+    failed = blind.run(lambda s: read(s, path, tier="all"))
+    assert err(failed) == TextUnreadable(path, "html")
+    assert "git could not give it back" in describe(err(failed))
+
+
+def test_a_command_answers_a_text_git_cannot_give_back_and_drops_the_snapshot(
+        tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    assert memhtml_process(store, "init").returncode == 0
+    wrote = memhtml_process(store, "write", "--title", "Deploy window",
+                            "--claim", "Deploys to checkout-api happen on Tuesdays.", "--json")
+    assert wrote.returncode == 0, wrote.stderr
+    path = json.loads(wrote.stdout)["path"]
+    folder = store / ".git" / "memhtml" / "snapshots"
+    for old in folder.glob("*.snapshot"):
+        old.unlink()
+    assert memhtml_process(store, "status").returncode == 0
+    [snapshot] = list(folder.glob("*.snapshot"))
+    text = (store / path).read_text(encoding="utf-8")
+    _damage_text(snapshot, text)
+    blob = git_cli(store, "rev-parse", f"HEAD:{path}").strip()
+    (store / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # git cannot give it back
+    read_it = memhtml_process(store, "read", path, "--tier", "all", "--json")
+    assert read_it.returncode == 1, read_it.stderr
+    answer = json.loads(read_it.stdout)
+    assert answer["code"] == "ERR_TEXT_UNREADABLE", answer
+    assert path in answer["error"]
+    assert "Traceback" not in read_it.stderr
+    assert not snapshot.exists()  # the next command reads the store from git again

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.snapshot_files import Snapshot, read_snapshot, save_snapshot
 from memhtml.contracts import PathChange, Signature
 from memhtml.head import HeadVersion, SearchHeadInput, advance_head, load_head, search_head
 from memhtml.head.lazy_map import LazyMap
 from memhtml.store.reads import status_of
-from memhtml.store.snapshot import Snapshot, read_snapshot, save_snapshot
 from tests.integration.store.store_support import ok
 from tests.property.head_support import memory, memory_with
 

@@ -21,6 +21,7 @@ from returns.pipeline import is_successful
 from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.git import PygitService
+from memhtml.adapters.snapshot_files import SnapshotFiles
 from memhtml.store import Store, StoreDeps, WriteInput, describe, write
 from tests.integration.store.store_support import AUTHOR, CLOCK, make_store, ok
 
@@ -31,7 +32,7 @@ WRITES = 20
 def _writer(git_dir: str, state_dir: str, writer: int, start: Barrier,
             results: Queue[tuple[int, int, str]]) -> None:
     git = unsafe_perform_io(PygitService.open(git_dir).unwrap())
-    store = Store(StoreDeps(git, CLOCK, AUTHOR, state_dir=Path(state_dir)))
+    store = Store(StoreDeps(git, CLOCK, AUTHOR, snapshots=SnapshotFiles(Path(state_dir), git)))
     start.wait()
     for i in range(WRITES):
         # Every writer uses the same titles, so each path is contested by all of them.

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pygit2
 
+from memhtml.adapters.snapshot_files import save_snapshot, snapshot_files, snapshot_path
 from memhtml.contracts.errors import NotFound
 from memhtml.contracts.record import Link
 from memhtml.contracts.services import PathChange
@@ -28,8 +29,17 @@ from memhtml.store import (
     write,
 )
 from memhtml.store.site import render_site
-from memhtml.store.snapshot import SNAPSHOTS_KEPT, save_snapshot, snapshot_files, snapshot_path
-from tests.integration.store.store_support import AUTHOR, CLOCK, NOW, err, make_store, ok, tip
+from memhtml.store.snapshot import SNAPSHOTS_KEPT
+from tests.integration.store.store_support import (
+    AUTHOR,
+    CLOCK,
+    NOW,
+    err,
+    make_store,
+    ok,
+    state_dir_of,
+    tip,
+)
 
 DETAILED = (
     "<p><mark>Retries back off exponentially.</mark> The cap is thirty seconds.</p>\n"
@@ -162,10 +172,10 @@ def test_a_snapshot_off_the_branch_is_not_advanced(tmp_path: Path) -> None:
     base = tip(store) or ""
     ok(git.create_branch("side", base))
     side = Store(type(store.deps)(git, CLOCK, AUTHOR, branch="side",
-                                  state_dir=store.deps.state_dir))
+                                  snapshots=store.deps.snapshots, local=store.deps.local))
     ok(write(side, WriteInput(title="Side", claim="Only on the side branch.")))
     ok(write(store, WriteInput(title="Main", claim="Only on main.")))
-    state = store.deps.state_dir or Path()
+    state = state_dir_of(store)
     # The newest snapshot is of the side branch's tip: a cold main must not use it.
     ok(save_snapshot(state, ok(side.head())))
     assert snapshot_files(state)[0] == snapshot_path(state, tip(side) or "")
