@@ -40,7 +40,8 @@ from memhtml.contracts.local_files import NotRegularFileError, create_exclusive,
 from memhtml.contracts.services import Repository
 from memhtml.head import HeadVersion
 from memhtml.head.codec import LAYOUT_KEY as CODEC_LAYOUT_KEY
-from memhtml.head.codec import RecoverBlob, decode_version, encode_version
+from memhtml.head.codec import decode_version, encode_version
+from memhtml.head.deferred_text import RecoverBlob
 from memhtml.store.snapshot import SNAPSHOTS_KEPT, SnapshotMiss
 
 SNAPSHOT_FORMAT = 5

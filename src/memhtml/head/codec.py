@@ -18,9 +18,9 @@ The layout, column by column:
 * ``record.html.*`` / ``record.body_text.*``: each file's text and article text,
   concatenated (``bytes``, with ``ends`` and a CRC-32 per text), kept out of the
   string table: a decoded record holds a deferred read of its slice
-  (``_TextColumn``), checked when first used, so a snapshot read through a memory map
-  leaves the long texts on disk for a command that never reads them (most never do:
-  search, status and a gist read need the other fields).
+  (``head.deferred_text.TextColumnBytes``), checked when first used, so a snapshot
+  read through a memory map leaves the long texts on disk for a command that never
+  reads them (most never do: search, status and a gist read need the other fields).
 * ``record.<field>``: per record, a table index (a string field) or a count of
   items (a tuple field, whose items follow in ``record.<field>.items``, or in the
   per-part arrays of links, facets and citations). Numbers and flags travel in the
@@ -49,7 +49,7 @@ import gc
 import hashlib
 import json
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
@@ -61,7 +61,6 @@ import numpy.typing as npt
 from immutables import Map
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import TextUnreadable
 from memhtml.contracts.record import (
     RECORD_FIELDS,
     CitationValue,
@@ -71,6 +70,7 @@ from memhtml.contracts.record import (
     deferred_key,
     records_from_rows,
 )
+from memhtml.head.deferred_text import RecoverBlob, TextColumnBytes
 from memhtml.head.indexes import Indexes, PathSet, path_set_indexes_of
 from memhtml.head.lazy_map import LazyMap, as_map
 from memhtml.head.lexical import (
@@ -421,7 +421,7 @@ def _decode_records(arrays: Mapping[str, npt.NDArray[Any]], strings: _Strings,
             values.append(_json_column(columns.get(name), kind, count, key))
             continue
         if kind == _TEXT:
-            column = _TextColumn.of(arrays, key, name, count, recover)
+            column = _text_column(arrays, key, name, count, recover)
             values.append(list(zip(repeat(column), range(count), strict=False)))
             continue
         counts = _array(arrays, key, _INDEX)
@@ -459,86 +459,21 @@ _RESTORED_NAMES = tuple(deferred_key(name) if RECORD_KINDS[name] == _TEXT else n
                         for name in RECORD_FIELDS)
 
 
-class DeferredTextError(ValueError):
-    """A deferred text whose bytes fail their checksum, with no good copy to be had:
-    the snapshot file was damaged after it was read, and git could not give the text
-    back. It is raised from an attribute read (a record's text is a plain ``str``), so
-    it carries its typed value, ``error``, which the store's doors answer with
-    (``Store.run``) and the command line and the MCP server show as any other failure:
-    no path leaves it uncaught."""
-
-    def __init__(self, error: TextUnreadable) -> None:
-        super().__init__(f"the local snapshot's copy of {error.path} ({error.field}) is "
-                         "damaged and git could not give it back")
-        self.error = error
-
-
-RecoverBlob = Callable[[str], "bytes | None"]
-"""Reads a blob by id from the repository (``None`` when it cannot)."""
-
-
-def _blob_id(data: bytes, like: str) -> str:
-    """Git's id of a blob holding ``data``, in the object format ``like`` is in (40 hex
-    digits: SHA-1; 64: SHA-256)."""
-    framed = b"blob %d\x00" % len(data) + data
-    if len(like) == 64:
-        return hashlib.sha256(framed).hexdigest()
-    return hashlib.sha1(framed, usedforsecurity=False).hexdigest()
-
-
-class _TextColumn:
-    """One text field of every restored record: the texts concatenated in the
-    snapshot's bytes (a memory map when the snapshot is read from disk), each read on
-    first use and checked against its own CRC-32, since those bytes skipped the load's
-    whole-array checksum.
-
-    Bytes that fail it are not served: a file's text is read again from git by the
-    record's blob id (``recover``) and checked against that id; an article text is
-    taken from the file's text again, parsed. So a damaged cache costs a blob read or
-    a parse, not a failed command.
-    """
-
-    __slots__ = ("crcs", "data", "ends", "field", "recover")
-
-    def __init__(self, data: npt.NDArray[Any], ends: npt.NDArray[Any], crcs: npt.NDArray[Any],
-                 field: str, recover: RecoverBlob | None) -> None:
-        self.data, self.ends, self.crcs = data, ends, crcs
-        self.field, self.recover = field, recover
-
-    @classmethod
-    def of(cls, arrays: Mapping[str, npt.NDArray[Any]], key: str, field: str, count: int,
-           recover: RecoverBlob | None) -> _TextColumn:
-        """The column ``key`` names, its offsets and checksums checked (they are read
-        with the checksummed arrays); its bytes are not touched."""
-        data = _array(arrays, f"{key}.bytes", _BYTES)
-        ends = _array(arrays, f"{key}.ends", _OFFSET)
-        crcs = _array(arrays, f"{key}.crc", _OFFSET)
-        _check(len(ends) == len(crcs) == count,
-               f"{key} has {len(ends)} offsets and {len(crcs)} checksums, expected {count}")
-        if count:
-            _check(int(ends[0]) >= 0 and bool(np.all(ends[1:] >= ends[:-1]))
-                   and int(ends[-1]) == len(data), f"{key} offsets do not add up")
-        else:
-            _check(len(data) == 0, f"{key} bytes without offsets")
-        return cls(data, ends, crcs, field, recover)
-
-    def text(self, row: int, record: MemoryRecord, /) -> str:
-        start = int(self.ends[row - 1]) if row else 0
-        raw = bytes(self.data[start:int(self.ends[row])])
-        if zlib.crc32(raw) == int(self.crcs[row]):
-            return str(raw, "utf-8", "surrogatepass")
-        if self.field == "html":
-            again = self.recover(record.blob_sha) if self.recover is not None else None
-            if again is not None and _blob_id(again, record.blob_sha) == record.blob_sha:
-                return str(again, "utf-8", "surrogatepass")
-        elif self.field == "body_text":
-            from memhtml.head.record import record_from  # the parser, only on damage
-
-            reparsed = record_from(record.html, record.path)
-            if isinstance(reparsed, Success):
-                body: str = reparsed.unwrap().body_text
-                return body
-        raise DeferredTextError(TextUnreadable(record.path, self.field))
+def _text_column(arrays: Mapping[str, npt.NDArray[Any]], key: str, field: str, count: int,
+                 recover: RecoverBlob | None) -> TextColumnBytes:
+    """The text column ``key`` names, its offsets and checksums checked (they are read
+    with the checksummed arrays); its bytes are not touched."""
+    data = _array(arrays, f"{key}.bytes", _BYTES)
+    ends = _array(arrays, f"{key}.ends", _OFFSET)
+    crcs = _array(arrays, f"{key}.crc", _OFFSET)
+    _check(len(ends) == len(crcs) == count,
+           f"{key} has {len(ends)} offsets and {len(crcs)} checksums, expected {count}")
+    if count:
+        _check(int(ends[0]) >= 0 and bool(np.all(ends[1:] >= ends[:-1]))
+               and int(ends[-1]) == len(data), f"{key} offsets do not add up")
+    else:
+        _check(len(data) == 0, f"{key} bytes without offsets")
+    return TextColumnBytes(data, ends, crcs, field, recover)
 
 
 def _delta(entries: object, name: str) -> Map[str, TermCounts]:

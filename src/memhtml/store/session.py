@@ -16,7 +16,7 @@ from typing import TypeVar
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.head import HeadVersion, advance_head, empty_indexes, load_head
-from memhtml.head.codec import DeferredTextError
+from memhtml.head.deferred_text import DeferredTextError
 from memhtml.store.deps import StoreDeps
 from memhtml.store.errors import StoreError, widen
 from memhtml.store.snapshot import SnapshotCache

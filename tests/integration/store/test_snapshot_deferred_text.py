@@ -33,7 +33,7 @@ from memhtml.contracts import PathChange, Signature
 from memhtml.contracts.errors import TextUnreadable
 from memhtml.contracts.record import DEFERRED_FIELDS, MemoryRecord, deferred_key
 from memhtml.head import HeadVersion, load_head
-from memhtml.head.codec import DeferredTextError
+from memhtml.head.deferred_text import DeferredTextError
 from memhtml.store import Store, WriteInput, describe, read, write
 from tests.integration.cli.cli_support import memhtml_process
 from tests.integration.store.store_support import err, git_cli, make_store, ok, state_dir_of
