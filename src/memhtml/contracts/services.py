@@ -2,6 +2,13 @@
 
 Every call that touches the outside world returns an ``IOResult`` whose failure
 side is a typed error value, never a stray exception.
+
+One module over 600 lines, on purpose: it is the list of what the core asks of the
+outside world (git's two ports, remotes, embedders, the model, the clock, the state
+plane), each Protocol beside the small values it speaks in, and nearly all of it is
+signatures and the docstrings that are their contracts. The ports with a module of
+their own (journals, local state, vectors, transcripts) are the ones a room other
+than these imports alone.
 """
 
 from __future__ import annotations
