@@ -9,9 +9,12 @@ setup:
 # Everything CI checks: lint, types, layering, then every test. Work stealing keeps
 # both workers busy to the end: the kill and crash suites' long cases otherwise
 # queue behind one worker while the other idles. The real small model's tests fail
-# here, rather than skip, when the model extra is missing.
+# here, rather than skip, when the model extra is missing. Bytecode is written even
+# where the machine sets PYTHONDONTWRITEBYTECODE: otherwise each worker rewrites the
+# asserts of every test module again and each of the suite's command processes
+# compiles memhtml again (docs/benchmarks.md, "The suite's own time").
 test: lint typecheck
-    MEMHTML_REAL_MODEL=required {{python}} -m pytest -n auto --dist worksteal -p no:cacheprovider
+    env -u PYTHONDONTWRITEBYTECODE MEMHTML_REAL_MODEL=required {{python}} -m pytest -n auto --dist worksteal -p no:cacheprovider
 
 lint:
     {{python}} -m ruff check src tests bench tools
