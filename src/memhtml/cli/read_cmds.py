@@ -221,9 +221,13 @@ def status(*, common: Common = _COMMON) -> int:
 
 
 def render_findings(findings: list[Finding]) -> str:
+    """Errors first, then advice, each a row; a last line counts both."""
     if not findings:
         return "no findings"
-    return table([(f.path, f.kind, f.message) for f in findings])
+    ordered = sorted(findings, key=lambda f: f.severity != "error")
+    errors = sum(1 for f in findings if f.severity == "error")
+    rows = table([(f.severity, f.path, f.kind, f.message) for f in ordered])
+    return f"{rows}\n{errors} error(s), {len(findings) - errors} advice"
 
 
 def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
@@ -232,21 +236,23 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
     left behind its branch, a merge or rebase in progress, conflicts, a clone without
     the merge driver, git attributes that give memory files a merge driver, anything in
     local state that is not memhtml's own file, memory files edited and not committed,
-    and a marker naming another branch than the one this clone writes. Exits 1 when
-    anything but a warning or an uncommitted edit is found.
+    and a marker naming another branch than the one this clone writes. Each finding is
+    an error or advice (a warning, an uncommitted edit, a published page behind the
+    memories); exits 1 only when an error is found.
 
     Parameters
     ----------
     fix
         Define the merge driver for generated pages when it is missing, replace an
-        earlier release's merge=ours lines in .gitattributes (one commit), and bring a
+        earlier release's merge=ours lines in .gitattributes (one commit), stamp each
+        stale content hash with the hash its article has (one commit), and bring a
         checkout left behind its branch up to date (only paths that still hold what a
         memhtml commit replaced; a person's own edits are kept).
     """
     from memhtml import store as doors
-    from memhtml.store.checks import NOTICE_KINDS
     from memhtml.store.layout import GITATTRIBUTES, migrate_attributes
     from memhtml.store.merge_driver import MERGE_DRIVER, ensure_merge_driver
+    from memhtml.store.restamp import restamp
 
     def body() -> Reply:
         _, store = open_common(common)
@@ -259,6 +265,10 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
             if migrated.paths:
                 notes += (f"fixed: marked generated pages merge={MERGE_DRIVER} in "
                           f"{GITATTRIBUTES} (commit {migrated.commit[:10]})",)
+            stamped = store_value(restamp(store))
+            if stamped.paths:
+                notes += (f"fixed: {len(stamped.paths)} stale content hash(es) stamped "
+                          f"again (commit {stamped.commit[:10]})",)
             behind = store_value(doors.checkout_behind(store.deps))
             synced = store_value(doors.fix_behind(store.deps.git, store.deps.ref, behind)) \
                 if behind and store.deps.worktree is not None else None
@@ -268,10 +278,11 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
                              if synced.kept else ""),)
         warm(store, common.json)
         findings = store_value(doors.doctor(store))
-        serious = [f for f in findings if f.kind not in NOTICE_KINDS]
-        code = EXIT_FAILED if serious else EXIT_OK
-        return Reply({"ok": not serious, "findings": findings}, render_findings(findings),
-                     code, notes)
+        errors = sum(1 for f in findings if f.severity == "error")
+        code = EXIT_FAILED if errors else EXIT_OK
+        return Reply({"ok": not errors, "errors": errors,
+                      "advice": len(findings) - errors, "findings": findings},
+                     render_findings(findings), code, notes)
 
     return respond(common.json, body)
 

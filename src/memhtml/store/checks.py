@@ -14,7 +14,7 @@ what memhtml keeps there.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -46,10 +46,14 @@ FindingKind = Literal[
     "checkout", "uncommitted", "in-progress", "unmerged", "merge-driver", "merge-attribute",
     "local-state", "layout-link",
 ]
-NOTICE_KINDS: frozenset[FindingKind] = frozenset({"warning", "uncommitted"})
-"""Findings that are not faults: a file that parses with a warning, and a person's
-edit not yet committed (their work, named so they know search does not see it and
-memhtml will not touch it). Every other kind makes ``doctor`` fail."""
+ADVICE_KINDS: frozenset[FindingKind] = frozenset({"warning", "uncommitted", "artifact"})
+"""Findings that are advice, not faults: a file that parses with a warning, a
+person's edit not yet committed (their work, named so they know search does not see
+it and memhtml will not touch it), and a published page behind the memories (every
+write after a ``publish`` leaves one; the next ``publish`` renders it). Every other
+kind is an error and makes ``doctor`` exit 1."""
+
+Severity = Literal["error", "advice"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,12 @@ class Finding:
     path: str
     kind: FindingKind
     message: str
+    severity: Severity = field(init=False)
+    """``advice`` for the ``ADVICE_KINDS``, else ``error``: derived from the kind."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "severity",
+                           "advice" if self.kind in ADVICE_KINDS else "error")
 
 
 def stale_generated(git: GitService, version: HeadVersion
@@ -170,8 +180,11 @@ def record_findings(version: HeadVersion, record: MemoryRecord) -> list[Finding]
     stated = record.stated_content_hash
     if stated is not None and stated != record.content_hash:
         out.append(Finding(path, "stale-hash",
-                           f"memhtml-content-hash says {stated}, the article hashes to "
-                           f"{record.content_hash}"))
+                           f"memhtml-content-hash says {stated[:19]}..., but the article "
+                           f"hashes to {record.content_hash[:19]}...: the article was "
+                           "edited and committed without memhtml (which stamps the hash "
+                           "when it writes). Search reads the file as it is; run doctor "
+                           "--fix to stamp the hash it has (one commit)"))
     for link in record.links:
         if version.get(to_tree_path(link.href)) is None:
             out.append(Finding(path, "dangling", f"{link.rel} link to {link.href}: no memory "
@@ -327,7 +340,9 @@ def doctor(store: Store) -> IOResult[list[Finding], StoreError]:
                 ).map(lambda blobs: _skipped_findings(entries, dict(blobs), version)))
 
         def artifacts(stale: list[str]) -> IOResult[list[Finding], StoreError]:
-            pages = [Finding(p, "artifact", "generated page is stale; run publish")
+            pages = [Finding(p, "artifact", "generated page is behind the memories (a write "
+                                            "since the last publish); run publish to "
+                                            "render it again")
                      for p in stale]
 
             def checkout(more: list[Finding]) -> IOResult[list[Finding], StoreError]:
