@@ -288,8 +288,9 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
 
 
 def log(path: str, /, *, limit: int = 20, common: Common = _COMMON) -> int:
-    """The commits that touched a memory, newest first. A path whose memory was moved
-    or archived says where it is now (its history goes on there).
+    """The commits that touched a memory, newest first, followed back through the moves
+    and archives that brought it to its path (each older row names the path it had
+    then). A path whose memory was moved or archived says where it is now.
 
     Parameters
     ----------
@@ -303,13 +304,16 @@ def log(path: str, /, *, limit: int = 20, common: Common = _COMMON) -> int:
 
     def body() -> Reply:
         _, store = open_common(common)
-        commits = store_value(doors.log(store, path, limit))
+        history = store_value(doors.log(store, path, limit))
         went = store_value(doors.whereabouts(store, path))
-        rows = [{"commit": c.sha, "time": c.time, "author": c.author.name,
-                 "subject": c.message.splitlines()[0] if c.message else "",
-                 "ops": list(doors.commit_ops(c))} for c in commits]
-        text = "\n".join(f"{c.sha[:10]} {c.time:%Y-%m-%d %H:%M} {r['subject']}"
-                         for c, r in zip(commits, rows, strict=True)) or "no commits"
+        rows = [{"commit": h.commit.sha, "time": h.commit.time, "author": h.commit.author.name,
+                 "subject": h.commit.message.splitlines()[0] if h.commit.message else "",
+                 "ops": list(doors.commit_ops(h.commit)), "path": h.path} for h in history]
+        asked = history[0].path if history else path
+        text = "\n".join(
+            f"{h.commit.sha[:10]} {h.commit.time:%Y-%m-%d %H:%M} {r['subject']}"
+            + (f"  (then at {h.path})" if h.path != asked else "")
+            for h, r in zip(history, rows, strict=True)) or "no commits"
         payload: dict[str, object] = {"path": path, "commits": rows}
         if went is not None:
             now = went.archived_at if isinstance(went, Archived) else went.moved_to

@@ -57,6 +57,8 @@ class Moved:
     path it reached afterwards."""
     commit: str
     """The commit that moved it from ``path``."""
+    on: str | None = None
+    """When that commit was made (``YYYY-MM-DD``), when known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +182,10 @@ def describe(error: StoreError) -> str:
             when = f" on {on[:10]}" if on else ""
             later = f"; {by.lstrip('/')} superseded it" if by else ""
             return f"{path} was archived at {archived_at}{when}{later}; read it there"
-        case Moved(path=path, moved_to=to, commit=commit):
-            return (f"{path} was moved to {to} (commit {commit[:10]}); read it there "
-                    f"(memhtml log {to} goes on with its history)")
+        case Moved(path=path, moved_to=to, commit=commit, on=on):
+            when = f" on {on}" if on else ""
+            return (f"{path} was moved to {to}{when} (commit {commit[:10]}); read it there "
+                    f"(memhtml log {to} shows its whole history)")
         case UncommittedEdits(paths=paths, violations=violations):
             return _listed(f"nothing was written: {len(paths)} path(s) it would change have "
                            "uncommitted edits in the checkout, which a git commit -a would "

@@ -20,7 +20,9 @@ the one that touched the path.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from dataclasses import dataclass
+from functools import reduce
+from typing import Final, TypeAlias
 
 from returns.io import IOResult, IOSuccess
 
@@ -113,29 +115,133 @@ def moved_from(git: Repository, version: HeadVersion, rev: str, tree: str
     """Where the memory last held at ``tree`` is now, as ``version`` (read at ``rev``)
     holds it, when a commit moved it away; None when no move explains the empty path."""
 
-    def hop(path: str, first: str | None, n: int) -> IOResult[Moved | None, StoreError]:
+    def hop(path: str, first: CommitInfo | None, n: int
+            ) -> IOResult[Moved | None, StoreError]:
         touching: IOResult[tuple[CommitInfo, ...], StoreError] = git.commits_touching(
             rev, path, 1)
         return touching.bind(lambda found: step(path, found, first, n))
 
-    def step(path: str, found: tuple[CommitInfo, ...], first: str | None, n: int
+    def step(path: str, found: tuple[CommitInfo, ...], first: CommitInfo | None, n: int
              ) -> IOResult[Moved | None, StoreError]:
         if not found:
             return IOSuccess(None)
         commit = found[0]
         return moved_in(git, commit, path).bind(
             lambda to: IOSuccess(None) if to is None
-            else landed(to, first or commit.sha, n))
+            else landed(to, first or commit, n))
 
-    def landed(to: str, first: str, n: int) -> IOResult[Moved | None, StoreError]:
+    def landed(to: str, first: CommitInfo, n: int) -> IOResult[Moved | None, StoreError]:
         held = version.get(to)
+        on = first.time.date().isoformat()
         if held is not None and is_active(held):
-            return IOSuccess(Moved(tree, to, first))
+            return IOSuccess(Moved(tree, to, first.sha, on))
         copy = archived_copy(version.records(), to) if held is None else held
         if copy is not None and copy.archived:
-            return IOSuccess(Moved(tree, copy.path, first))
+            return IOSuccess(Moved(tree, copy.path, first.sha, on))
         if held is None and n + 1 < MOVE_HOPS:
             return hop(to, first, n + 1)
         return IOSuccess(None)
 
     return hop(tree, None, 0)
+
+
+# -- following a memory back: ``log`` -----------------------------------------------------
+
+
+_Found: TypeAlias = "tuple[list[PathCommit], tuple[str, str] | None]"
+"""A scan's state: the history so far, and the (parent, path) a move found goes on at."""
+
+
+@dataclass(frozen=True, slots=True)
+class PathCommit:
+    """One commit of a memory's history, and the path the memory had in it."""
+
+    commit: CommitInfo
+    path: str
+
+
+def came_from(git: Repository, commit: CommitInfo, path: str
+              ) -> IOResult[str | None, StoreError]:
+    """The path ``commit`` moved the memory at ``path`` from, or None: ``commit``
+    added ``path`` and removed a path holding the same article (a move, an archive, a
+    restore; the same file name first, then the smallest path). A new memory, or a
+    correction (a new article), came from nowhere."""
+    if not commit.parents:
+        return IOSuccess(None)
+    parent = commit.parents[0]
+    before: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(parent, [path])
+    after: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(commit.sha, [path])
+
+    def added(was: tuple[TreeEntry, ...], now: tuple[TreeEntry, ...]
+              ) -> IOResult[str | None, StoreError]:
+        if was or not now:
+            return IOSuccess(None)
+        changed: IOResult[tuple[str, ...], StoreError] = git.changed_paths(parent, commit.sha)
+        return changed.bind(lambda paths: removed(now, sorted(
+            p for p in paths if p != path and is_candidate_path(p))))
+
+    def removed(now: tuple[TreeEntry, ...], paths: list[str]
+                ) -> IOResult[str | None, StoreError]:
+        if not paths:
+            return IOSuccess(None)
+        held: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(parent, paths)
+        kept: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(commit.sha, paths)
+
+        def sources(then: tuple[TreeEntry, ...], still: tuple[TreeEntry, ...]
+                    ) -> IOResult[str | None, StoreError]:
+            there = {e.path for e in still}
+            gone = tuple(e for e in then if e.path not in there)
+            return _records(git, (*now, *gone)).map(lambda records: _source(records, path))
+
+        return held.bind(lambda then: kept.bind(lambda still: sources(then, still)))
+
+    return before.bind(lambda was: after.bind(lambda now: added(was, now)))
+
+
+def _source(records: Mapping[str, MemoryRecord], path: str) -> str | None:
+    record = records.get(path)
+    if record is None:
+        return None
+    same = sorted(p for p, r in records.items() if p != path and _identity(r) == _identity(record))
+    named = [p for p in same if _name(p) == _name(path)]
+    chosen = named or same
+    return chosen[0] if chosen else None
+
+
+def followed_log(git: Repository, rev: str, tree: str, limit: int
+                 ) -> IOResult[list[PathCommit], StoreError]:
+    """The commits that touched the memory at ``tree``, newest first, at most
+    ``limit``, as ``git log --follow`` would but by the memory's article rather than
+    by similarity: the commits that touched the path, until one that moved the memory
+    there (``came_from``); from its parent on, those that touched the path it came
+    from; and so on, at most ``MOVE_HOPS`` moves. A memory moved away and back is
+    followed through where it was meanwhile."""
+
+    def walk(at: str, path: str, got: list[PathCommit], hops: int
+             ) -> IOResult[list[PathCommit], StoreError]:
+        touching: IOResult[tuple[CommitInfo, ...], StoreError] = git.commits_touching(
+            at, path, limit - len(got))
+        return touching.bind(lambda found: scan(path, found, got, hops))
+
+    def scan(path: str, found: tuple[CommitInfo, ...], got: list[PathCommit], hops: int
+             ) -> IOResult[list[PathCommit], StoreError]:
+        def step(so_far: IOResult[_Found, StoreError], commit: CommitInfo
+                 ) -> IOResult[_Found, StoreError]:
+            def then(state: _Found) -> IOResult[_Found, StoreError]:
+                listed, moved = state
+                if moved is not None or len(listed) >= limit:
+                    return IOSuccess(state)
+                source: IOResult[str | None, StoreError] = came_from(
+                    git, commit, path) if hops < MOVE_HOPS else IOSuccess(None)
+                return source.map(lambda came: (
+                    [*listed, PathCommit(commit, path)],
+                    None if came is None else (commit.parents[0], came)))
+
+            return so_far.bind(then)
+
+        start: IOResult[_Found, StoreError] = IOSuccess((got, None))
+        return reduce(step, found, start).bind(
+            lambda state: IOSuccess(state[0]) if state[1] is None
+            else walk(state[1][0], state[1][1], state[0], hops + 1))
+
+    return walk(rev, tree, [], 0)

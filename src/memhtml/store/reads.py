@@ -16,7 +16,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from memhtml.contracts.errors import NotFound
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import CommitInfo, TreeEntry
+from memhtml.contracts.services import TreeEntry
 from memhtml.format import TextBlock, article_text_blocks, join_blocks
 from memhtml.head import (
     VECTOR_WEIGHT,
@@ -29,7 +29,7 @@ from memhtml.head import (
 from memhtml.head.version import SkippedFile
 from memhtml.store.archived import archived_copy, archived_error
 from memhtml.store.errors import Archived, Moved, Refused, StoreError, widen
-from memhtml.store.moved import moved_from
+from memhtml.store.moved import PathCommit, followed_log, moved_from
 from memhtml.store.paths import tree_path
 from memhtml.store.session import Store
 from memhtml.store.stamps import now_stamp
@@ -315,10 +315,12 @@ def status(store: Store) -> IOResult[StoreStatus, StoreError]:
     return store.head().map(lambda version: status_of(version, now))
 
 
-def log(store: Store, path: str, limit: int = 20) -> IOResult[list[CommitInfo], StoreError]:
-    """The commits on the branch that touched ``path``, newest first."""
-    def touching(tree: str) -> IOResult[list[CommitInfo], StoreError]:
-        return store.deps.git.commits_touching(store.deps.ref, tree, limit).alt(widen).map(list)
+def log(store: Store, path: str, limit: int = 20) -> IOResult[list[PathCommit], StoreError]:
+    """The commits on the branch that touched the memory at ``path``, newest first,
+    each with the path the memory had in it: followed back through the moves and
+    archives that brought it there (``store.moved.followed_log``)."""
+    def touching(tree: str) -> IOResult[list[PathCommit], StoreError]:
+        return followed_log(store.deps.git, store.deps.ref, tree, limit)
 
     return IOResult.from_result(tree_path(path)).bind(touching)
 

@@ -173,19 +173,28 @@ def test_a_moved_path_says_where_it_went_in_read_and_log(
     moved = git_log(store)[0].split()[0]
     code, answer = run(capsys, store, "read", path)
     assert code == 1 and answer["code"] == "ERR_MOVED", answer
-    assert answer["error"].startswith(f"{path} was moved to {first} (commit {moved[:10]})")
+    assert answer["error"].startswith(f"{path} was moved to {first} on ")
+    assert f"(commit {moved[:10]})" in answer["error"]
     # Moved again: the old path follows it to where it is now, naming the first move.
     code, _ = run(capsys, store, "move", first, "areas/pantry/tea.html")
     assert code == 0
     code, answer = run(capsys, store, "read", path)
-    assert answer["error"].startswith(f"{path} was moved to areas/pantry/tea.html "
-                                      f"(commit {moved[:10]})"), answer
+    assert answer["error"].startswith(f"{path} was moved to areas/pantry/tea.html on "), answer
+    assert f"(commit {moved[:10]})" in answer["error"]
     code, answer = run(capsys, store, "log", path)
     assert code == 0 and (answer["went"], answer["now_at"]) == ("moved", "areas/pantry/tea.html")
     assert answer["commits"][0]["commit"] == moved
     code, out, _ = call_text(capsys, "log", path, "--store", str(store))
-    assert code == 0 and out.rstrip("\n").endswith("memhtml log areas/pantry/tea.html goes on "
-                                                    "with its history)"), out
+    assert code == 0 and out.rstrip("\n").endswith("memhtml log areas/pantry/tea.html shows "
+                                                    "its whole history)"), out
+    # The log where it is now follows it back through both moves to its write.
+    code, answer = run(capsys, store, "log", "areas/pantry/tea.html")
+    assert code == 0
+    assert [(c["subject"].split(":")[0], c["path"]) for c in answer["commits"]] == [
+        ("memhtml move", "areas/pantry/tea.html"), ("memhtml move", first),
+        ("memhtml write", path)]
+    code, out, _ = call_text(capsys, "log", "areas/pantry/tea.html", "--store", str(store))
+    assert f"(then at {path})" in out and f"(then at {first})" in out
     # Archived where it stands now: the old path names the archive.
     code, answer = run(capsys, store, "archive", "areas/pantry/tea.html")
     assert code == 0

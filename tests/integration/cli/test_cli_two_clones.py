@@ -102,7 +102,7 @@ def test_both_clones_pull_each_other_without_a_conflict_and_doctor_is_clean(
     for clone in (ada, bob):
         run(env, clone, "publish")
         code, found = answer_of(env, clone, "doctor")
-        assert (code, found) == (0, {"ok": True, "findings": []})
+        assert (code, found) == (0, {"ok": True, "errors": 0, "advice": 0, "findings": []})
 
     # And again: both republished, each pulls the other once more.
     git(ada, env, "fetch", "-q", str(bob), "HEAD")
@@ -111,7 +111,7 @@ def test_both_clones_pull_each_other_without_a_conflict_and_doctor_is_clean(
         merged = merge(clone, env)
         assert merged.returncode == 0, merged.stdout + merged.stderr
         code, found = answer_of(env, clone, "doctor")
-        assert (code, found) == (0, {"ok": True, "findings": []})
+        assert (code, found) == (0, {"ok": True, "errors": 0, "advice": 0, "findings": []})
         status = run(env, clone, "status")
         assert status["memories"] == 2
         assert status["uncommitted"] == [] and status["in_progress"] is None
@@ -159,7 +159,7 @@ def test_a_clone_without_the_driver_conflicts_and_doctor_says_so(
     assert merged.returncode == 0, merged.stdout + merged.stderr
     run(env, cara, "publish")
     code, found = answer_of(env, cara, "doctor")
-    assert (code, found) == (0, {"ok": True, "findings": []})
+    assert (code, found) == (0, {"ok": True, "errors": 0, "advice": 0, "findings": []})
 
 
 def test_doctor_reports_a_clone_without_the_merge_driver_until_a_command_defines_it(
@@ -183,7 +183,7 @@ def test_doctor_reports_a_clone_without_the_merge_driver_until_a_command_defines
         (".git/config", True)]
 
     code, answer = answer_of(env, cara, "doctor", "--fix")
-    assert (code, answer) == (0, {"ok": True, "findings": []})
+    assert (code, answer) == (0, {"ok": True, "errors": 0, "advice": 0, "findings": []})
     assert driver(cara, env) == DRIVER_COMMAND
     after = doctor(Store(deps))
     assert [f for f in unsafe_perform_io(after.unwrap()) if f.kind == "merge-driver"] == []

@@ -139,7 +139,8 @@ def test_a_deep_night_that_files_notes_merges_and_the_old_paths_point_on(
         assert code == 0 and found["hits"][0]["path"] == new, found
         code, answer = call(capsys, "read", old, *s)
         assert code == 1 and answer["code"] == "ERR_MOVED", answer
-        assert answer["error"].startswith(f"{old} was moved to {new} (commit "), answer
+        assert answer["error"].startswith(f"{old} was moved to {new} on "), answer
+        assert "(commit " in answer["error"]
         code, read = call(capsys, "read", new, "--tier", "gist", *s)
         assert code == 0 and read["text"] == claim
         code, log = call(capsys, "log", old, *s)

@@ -108,8 +108,8 @@ def test_related_status_and_log(tmp_path: Path) -> None:
     assert st.by_status == (("active", 2), ("archived", 1))
     assert (st.tasks, st.overdue, st.skipped) == ((("todo", 1),), 1, ())
     history = ok(log(store, a))
-    assert [c.message.splitlines()[0] for c in history] == [
-        f"memhtml archive: {a}", f"memhtml write: {a}"]
+    assert [(h.commit.message.splitlines()[0], h.path) for h in history] == [
+        (f"memhtml archive: {a}", a), (f"memhtml write: {a}", a)]
 
 
 def test_doctor_names_every_fault(tmp_path: Path) -> None:
