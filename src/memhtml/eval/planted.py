@@ -19,7 +19,7 @@ Only documents whose text carries no polarity marker, no variant qualifier and n
 word beside its prefixed or antonym form are given a planted role. A base text that
 already said "not" or held "active" beside "inactive" would make a fold pair look
 like a flip (or a flip look like agreement) for reasons the plan did not put there,
-and the manifest would lie. The markers are the veto's own (``domain.merge``),
+and the manifest would lie. The markers are the veto's own (``domain.veto_text``),
 widened here on purpose: a document is passed over when in doubt, never mislabelled.
 """
 
