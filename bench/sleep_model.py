@@ -82,7 +82,8 @@ from memhtml.contracts import DocumentEmbedder, GitService, LanguageModel
 from memhtml.contracts.errors import ModelError, ModelMalformed
 from memhtml.contracts.services import ModelRequest
 from memhtml.domain.thresholds import DEDUP_COMPONENT_CAP
-from memhtml.eval.planted import extra_files, scripted_embedder
+from memhtml.eval.planted import extra_files
+from memhtml.eval.planted_embedder import scripted_embedder
 from memhtml.llm.schema import validate_schema, violations
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.phases.arc_synthesis import TRIAGE_TOOL as ARC_TRIAGE_TOOL

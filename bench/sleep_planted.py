@@ -34,7 +34,9 @@ from memhtml.adapters.vector_cache import VectorFiles
 from memhtml.compose.sleep import head_gate
 from memhtml.contracts import Signature
 from memhtml.eval.beir import read_corpus
-from memhtml.eval.planted import PlantedCorpus, extra_files, plant_corpus, scripted_embedder
+from memhtml.eval.planted import extra_files, plant_corpus
+from memhtml.eval.planted_embedder import scripted_embedder
+from memhtml.eval.planted_manifest import PlantedCorpus
 from memhtml.head import load_head
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.merge import merge_run

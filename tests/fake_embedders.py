@@ -21,14 +21,14 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from memhtml.adapters.embedders import HASHING_MODEL_ID, HashingEmbedder
 from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.services import Vector, VectorSpace
-from memhtml.eval.planted import (
-    PLANT_SEED,
+from memhtml.eval.planted_embedder import (
     PLANTED_DIMENSION,
     PLANTED_MODEL_ID,
     ScriptedEmbedder,
     at_cosine,
     seeded_unit_vector,
 )
+from memhtml.eval.planted_manifest import PLANT_SEED
 
 RECORDING_SPACE = VectorSpace(HASHING_MODEL_ID, 32)
 

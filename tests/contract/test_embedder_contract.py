@@ -39,7 +39,7 @@ from memhtml.adapters.embedders import (
 )
 from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.services import QueryEmbedder, Vector
-from memhtml.eval.planted import ScriptedEmbedder, seeded_unit_vector
+from memhtml.eval.planted_embedder import ScriptedEmbedder, seeded_unit_vector
 from tests.fake_embedders import AnchoredEmbedder, Pull, RecordingEmbedder
 from tests.integration.embedders.loopback import WIDTH, serving
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 MAX_FILE_BYTES = 1 << 20
 """``--file``'s cap, 1 MiB: the write door's own cap on one write
-(``memhtml.store.plan.MAX_WRITE_BYTES``; a test holds the two equal). Kept here as a
+(``memhtml.store.write_checks.MAX_WRITE_BYTES``; a test holds the two equal). Kept here as a
 number so ``--help`` need not import the store."""
 
 Many = Annotated[tuple[str, ...], Parameter(consume_multiple=False, negative_iterable=())]

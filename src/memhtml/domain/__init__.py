@@ -58,8 +58,6 @@ from memhtml.domain.graph import (
     pagerank,
 )
 from memhtml.domain.merge import (
-    ANTONYM_PAIRS,
-    NEGATING_PREFIXES,
     VETO_PREDICATES,
     CorpusMember,
     MergeDecision,
@@ -79,7 +77,6 @@ from memhtml.domain.merge import (
     negation_divergent,
     numeric_token_divergent,
     orient,
-    term_stem,
     variant_qualifier_divergent,
 )
 from memhtml.domain.reprieve import (
@@ -128,6 +125,7 @@ from memhtml.domain.thresholds import (
     RETENTION_GRACE_DAYS,
     REVIEW_THRESHOLD,
 )
+from memhtml.domain.veto_text import ANTONYM_PAIRS, NEGATING_PREFIXES, term_stem
 
 __all__ = [
     "ANTONYM_PAIRS",

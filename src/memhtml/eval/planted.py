@@ -9,264 +9,64 @@ contradictions, and tasks nobody touched for months. ``plant_corpus`` builds the
 files from any list of base documents (SciFact for the benchmark, ``synthetic_docs``
 for tests) and a manifest naming every planted pair, group and task.
 
-Cosine is what the merge phase mines, so the corpus comes with its own embedder:
-``ScriptedEmbedder`` gives every text a seeded, nearly orthogonal unit vector and
-puts the second member of each scripted pair at exactly the planted cosine to the
-first. No model and no network: a test can say which pairs sit above 0.92, and the
-answer does not depend on what some embedder happens to think of two sentences.
+Cosine is what the merge phase mines, so the corpus comes with its own embedder
+(``eval.planted_embedder``): ``ScriptedEmbedder`` gives every text a seeded, nearly
+orthogonal unit vector and puts the second member of each scripted pair at exactly
+the planted cosine to the first. No model and no network: a test can say which pairs
+sit above 0.92, and the answer does not depend on what some embedder happens to think
+of two sentences.
 
 Only documents whose text carries no polarity marker, no variant qualifier and no
 word beside its prefixed or antonym form are given a planted role. A base text that
 already said "not" or held "active" beside "inactive" would make a fold pair look
 like a flip (or a flip look like agreement) for reasons the plan did not put there,
-and the manifest would lie. The markers are the veto's own (``domain.merge``),
+and the manifest would lie. The markers are the veto's own (``domain.veto_text``),
 widened here on purpose: a document is passed over when in doubt, never mislabelled.
+
+This module assigns the roles and writes the files. The config, the manifest and the
+corpus value are ``eval.planted_manifest``; the words a clean text must not hold are
+``eval.planted_words``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Final, Literal, TypeAlias, get_args
+from typing import Final
 
-import numpy as np
-import numpy.typing as npt
-from returns.io import IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.record import Link
-from memhtml.contracts.services import PathChange, Vector, VectorSpace
 from memhtml.contracts.vocabulary import MemoryType, TaskStatus
 from memhtml.eval.beir import BeirDoc, memory_path, split_claim
+from memhtml.eval.planted_manifest import (
+    DEFAULT_CONFIG,
+    PLANT_SEED,
+    AliasGroup,
+    DefectKind,
+    Expectation,
+    FlipPredicate,
+    PlantConfig,
+    PlantedCorpus,
+    PlantedPair,
+    PlantManifest,
+    PlantRefused,
+    ReviewPair,
+)
+from memhtml.eval.planted_words import _PREFIXES, polar_clean, veto_tokens
 from memhtml.format import NewMemoryInput, new_memory_doc, serialize_memory
 from memhtml.head import frame_key_of, record_from, vector_text_of
 
-PLANT_SEED: Final = 15
-"""The default seed of the synthetic texts, the role order and every scripted vector."""
-PLANTED_MODEL_ID: Final = "planted-scripted-v1"
-"""The scripted embedder's space name (also the ``embed_model`` a store is set to)."""
-PLANTED_DIMENSION: Final = 256
 DEFAULT_SYNTHETIC_DOCS: Final = 240
 """Enough synthetic documents for every default role (about 200 are taken) and a few
 left over untouched."""
 PLANT_TAG: Final = "planted"
 
-DefectKind: TypeAlias = Literal[
-    "exact", "frame_key", "near", "paraphrase", "negation", "antonym", "number", "variant",
-    "contradiction",
-]  # fmt: skip
-DEFECT_KINDS: Final[tuple[DefectKind, ...]] = get_args(DefectKind)
-Expectation: TypeAlias = Literal["fold", "keep", "veto"]
-"""What a correct night does with a pair: fold the newer into the older, leave both
-alone, or refuse the fold by a veto predicate."""
-FlipPredicate: TypeAlias = Literal["negation", "numeric", "variant"]
-"""The veto predicate a flip must fire (the names ``domain.merge`` reports)."""
-ReviewReason: TypeAlias = Literal["band", "guard"]
-"""Why an entity pair goes to review: its character overlap sits in the review band,
-or a guard (differing digits, a one-character token) keeps it from auto-merging."""
-
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
-
-
-# --------------------------------------------------------------------------- shapes
-
-
-@dataclass(frozen=True, slots=True)
-class PlantConfig:
-    """How many of each defect, at which cosine, stamped when. Defaults are the
-    acceptance corpus's."""
-
-    exact: int = 20
-    frame_key: int = 20
-    near: int = 20
-    paraphrase: int = 20
-    negation: int = 20
-    antonym: int = 10
-    number: int = 20
-    variant: int = 10
-    contradictions: int = 10
-    stale_tasks: int = 20
-    """Tasks untouched for ``task_idle_days``; two of them share one body."""
-    alias_sets: bool = True
-    near_cosine: float = 0.95
-    paraphrase_cosine: float = 0.88
-    flip_cosine: float = 0.95
-    seed: int = PLANT_SEED
-    base_at: datetime = datetime(2026, 1, 1, tzinfo=UTC)
-    """Base document ``i`` is created ``i`` minutes after this."""
-    planted_at: datetime = datetime(2026, 6, 1, tzinfo=UTC)
-    """Every planted second member is created after this, one minute apart, so it is
-    newer than every original."""
-    now: datetime = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
-    """The run the corpus is built for: tasks were last touched before it."""
-    task_idle_days: int = 90
-
-    def pair_counts(self) -> Mapping[DefectKind, int]:
-        return MappingProxyType({
-            "exact": self.exact, "frame_key": self.frame_key, "near": self.near,
-            "paraphrase": self.paraphrase, "negation": self.negation,
-            "antonym": self.antonym, "number": self.number, "variant": self.variant,
-            "contradiction": self.contradictions,
-        })  # fmt: skip
-
-
-DEFAULT_CONFIG: Final = PlantConfig()
-
-
-@dataclass(frozen=True, slots=True)
-class PlantedPair:
-    """One planted pair: ``older`` is the original (the keeper of any fold)."""
-
-    kind: DefectKind
-    older: str
-    newer: str
-    expect: Expectation
-    cosine: float | None = None
-    """The scripted cosine between the two vector texts; None where the pair is not
-    scripted (frame-key twins and contradictions hold unrelated vectors)."""
-    predicate: FlipPredicate | None = None
-    """For a flip, the veto predicate that must refuse it (and the only one that fires)."""
-
-
-@dataclass(frozen=True, slots=True)
-class AliasGroup:
-    """Entity spellings of one type, as planted, and whether they must become one."""
-
-    entity_type: str
-    names: tuple[str, ...]
-    """The raw spellings (after the ``type:`` prefix)."""
-    merge: bool
-    canonical: str | None
-    """The expected survivor (normalized) of a merging group: the name with the most
-    files, tasks not counted; None for a group that must stay apart."""
-    evidence: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewPair:
-    """Two normalized names of one type that must go to review, not merge."""
-
-    entity_type: str
-    left: str
-    right: str
-    reason: ReviewReason
-
-
-@dataclass(frozen=True, slots=True)
-class PlantManifest:
-    """What was planted, by path, for a test to hold the night's result against."""
-
-    pairs: tuple[PlantedPair, ...]
-    alias_groups: tuple[AliasGroup, ...]
-    review_pairs: tuple[ReviewPair, ...]
-    tasks: tuple[str, ...]
-    """Every task path (all open, all untouched for the idle days)."""
-    twin_tasks: tuple[str, ...]
-    """Two open tasks with one body, which must stay two (none with fewer than two
-    tasks planted)."""
-    tasks_with_entities: tuple[str, ...]
-    """Tasks naming an entity, which no phase may rewrite or link."""
-    base_paths: tuple[str, ...]
-    """One file per kept base document, in base order."""
-    person_files: tuple[str, ...]
-    entity_holders: Mapping[str, tuple[str, ...]]
-    """``type:name`` as written -> the non-task files naming it."""
-    dropped_base: int
-    """Base documents left out because their path or claim repeated an earlier one's
-    (an unplanned duplicate would make the fold counts wrong)."""
-
-    def of_kind(self, kind: DefectKind) -> tuple[PlantedPair, ...]:
-        return tuple(p for p in self.pairs if p.kind == kind)
-
-    def counts(self) -> Mapping[str, int]:
-        """Pairs per kind, then tasks, alias groups and review pairs."""
-        out: dict[str, int] = {kind: len(self.of_kind(kind)) for kind in DEFECT_KINDS}
-        out["stale_tasks"] = len(self.tasks)
-        out["alias_groups"] = len(self.alias_groups)
-        out["review_pairs"] = len(self.review_pairs)
-        return MappingProxyType(out)
-
-
-@dataclass(frozen=True, slots=True)
-class PlantedCorpus:
-    files: Mapping[str, bytes]
-    """Tree path -> file bytes, in path order."""
-    manifest: PlantManifest
-    vector_texts: Mapping[str, str]
-    """Path -> the text the head embeds, for every member of a scripted pair."""
-    seed: int
-
-    def changes(self) -> list[PathChange]:
-        """The files as one commit's changes, in path order."""
-        return [PathChange(path, data) for path, data in self.files.items()]
-
-
-@dataclass(frozen=True, slots=True)
-class PlantRefused:
-    """The base documents cannot carry the plan (too few, or too few clean ones)."""
-
-    reason: str
-
-
-# --------------------------------------------------------------------------- the veto's words
-
-_TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*")
-"""The veto's tokenizer: "3.5" stays one token, so it differs from "35"."""
-_NEGATION_MARKERS: Final = frozenset({
-    "not", "no", "never", "none", "cannot", "without", "neither", "nor", "nobody", "nothing",
-    "avoid", "disallow", "disallowed", "forbidden", "unsafe", "invalid", "false", "fail",
-    "fails", "failed", "failure", "deny", "denied", "reject", "rejected", "non",
-})  # fmt: skip
-_QUALIFIERS: Final = frozenset(
-    {"pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental"}
-)
-_PREFIXES: Final = ("non", "dis", "un", "in")
-_OPPOSITES: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
-    (frozenset(a), frozenset(b)) for a, b in (
-        (("allow", "allows", "allowed"), ("deny", "denies", "denied")),
-        (("accept", "accepts", "accepted"), ("reject", "rejects", "rejected")),
-        (("enable", "enables", "enabled"), ("disable", "disables", "disabled")),
-        (("include", "includes", "included"), ("exclude", "excludes", "excluded")),
-        (("pass", "passes", "passed"), ("fail", "fails", "failed")),
-        (("success", "succeeds", "succeeded"), ("failure", "failures")),
-        (("true",), ("false",)),
-        (("open",), ("closed",)),
-        (("on",), ("off",)),
-        (("up",), ("down",)),
-        (("valid",), ("invalid",)),
-        (("safe",), ("unsafe",)),
-    )
-)  # fmt: skip
-"""Opposites no prefix relates: a text holding both forms is never given a role."""
-
-
-def veto_tokens(text: str) -> frozenset[str]:
-    """The veto's tokens of a text; an elided "not" ("isn't") becomes ``not``."""
-    folded = unicodedata.normalize("NFC", text).lower().replace("\u2019", "'")
-    tokens = set(_TOKEN.findall(folded))
-    if "n't" in folded or "cannot" in folded:
-        tokens.add("not")
-    return frozenset(tokens)
-
-
-def polar_clean(tokens: frozenset[str]) -> bool:
-    """No polarity marker, no variant qualifier, no word beside its prefixed form
-    ("active"/"inactive") and no opposite pair: a text no veto reading can find a
-    flip inside, so whatever flip a planted pair shows is the one planted."""
-    if not _NEGATION_MARKERS.isdisjoint(tokens) or not _QUALIFIERS.isdisjoint(tokens):
-        return False
-    for token in tokens:
-        for prefix in _PREFIXES:
-            if token.startswith(prefix) and token[len(prefix) :] in tokens:
-                return False
-    return not any(not a.isdisjoint(tokens) and not b.isdisjoint(tokens) for a, b in _OPPOSITES)
 
 
 # --------------------------------------------------------------------------- synthetic texts
@@ -780,83 +580,3 @@ def _assemble(b: _Builder, groups: tuple[AliasGroup, ...], dropped: int
     return Success(PlantedCorpus(
         MappingProxyType({path: files[path] for path in sorted(files)}), manifest,
         MappingProxyType({path: texts[path] for path in sorted(texts)}), b.config.seed))
-
-
-# --------------------------------------------------------------------------- the embedder
-
-
-def seeded_unit_vector(text: str, dimension: int, seed: int = PLANT_SEED, salt: str = ""
-                       ) -> npt.NDArray[np.float64]:
-    """A unit vector drawn from SHAKE-256 of the text: the same on every machine and
-    numpy release (a numpy generator's stream may change between releases). Two such
-    vectors are nearly orthogonal: their cosine has a spread of about 1/sqrt(dimension).
-    A text holding a lone surrogate (a ``str`` that is not UTF-8) hashes its code points
-    as they are, so it gets a vector like any other text instead of an exception."""
-    raw = hashlib.shake_256(f"{seed}\x00{salt}\x00{text}".encode("utf-8", "surrogatepass")
-                            ).digest(4 * dimension)
-    units = np.frombuffer(raw, dtype=">u4").astype(np.float64) / 2.0**31 - 1.0
-    return units / float(np.linalg.norm(units))
-
-
-def at_cosine(anchor: npt.NDArray[np.float64], cosine: float, direction: npt.NDArray[np.float64]
-              ) -> npt.NDArray[np.float64]:
-    """The unit vector at exactly ``cosine`` to the unit ``anchor``, leaning toward
-    ``direction``: ``c * anchor + sqrt(1 - c^2) * u``, with ``u`` the unit part of
-    ``direction`` orthogonal to ``anchor``."""
-    u = direction - float(np.dot(direction, anchor)) * anchor
-    u /= float(np.linalg.norm(u))
-    return cosine * anchor + math.sqrt(max(0.0, 1.0 - cosine * cosine)) * u
-
-
-class ScriptedEmbedder:
-    """A ``QueryEmbedder`` over a script: a known text gets its scripted vector, any
-    other text a seeded vector of its own. Pure and deterministic: no network, no model."""
-
-    def __init__(self, vectors: Mapping[str, Vector], dimension: int = PLANTED_DIMENSION,
-                 seed: int = PLANT_SEED, model_id: str = PLANTED_MODEL_ID) -> None:
-        if dimension < 2:
-            raise ValueError("dimension must be at least 2")
-        self._space = VectorSpace(model_id, dimension)
-        self._vectors = dict(vectors)
-        self._seed = seed
-
-    @property
-    def space(self) -> VectorSpace:
-        return self._space
-
-    @property
-    def scripted(self) -> int:
-        """How many texts have a scripted vector."""
-        return len(self._vectors)
-
-    def vector_of(self, text: str) -> Vector:
-        found = self._vectors.get(text)
-        if found is not None:
-            return found.copy()
-        return seeded_unit_vector(text, self._space.dimension, self._seed).astype(np.float32)
-
-    def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
-        return IOSuccess([self.vector_of(text) for text in texts])
-
-    def embed_query(self, text: str) -> IOResult[Vector, EmbedFailure]:
-        return IOSuccess(self.vector_of(text))
-
-
-def scripted_embedder(corpus: PlantedCorpus, dimension: int = PLANTED_DIMENSION,
-                      model_id: str = PLANTED_MODEL_ID) -> ScriptedEmbedder:
-    """The embedder of a planted corpus: each scripted pair's newer text at the planted
-    cosine to the older text's seeded vector. An exact duplicate needs no entry: its
-    text is the original's, so it gets the same vector."""
-    seed = corpus.seed
-    scripted: dict[str, npt.NDArray[np.float64]] = {}
-    for pair in corpus.manifest.pairs:
-        older, newer = corpus.vector_texts.get(pair.older), corpus.vector_texts.get(pair.newer)
-        if pair.cosine is None or older is None or newer is None or older == newer:
-            continue
-        anchor = scripted.get(older)
-        if anchor is None:
-            anchor = seeded_unit_vector(older, dimension, seed)
-        scripted[newer] = at_cosine(anchor, pair.cosine,
-                                    seeded_unit_vector(newer, dimension, seed, salt="lean"))
-    return ScriptedEmbedder({text: v.astype(np.float32) for text, v in scripted.items()},
-                            dimension, seed, model_id)

@@ -19,7 +19,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from memhtml.contracts.vocabulary import EdgeRel, MemoryType
-from memhtml.store.plan import MAX_WRITE_BYTES
+from memhtml.store.write_checks import MAX_WRITE_BYTES
 
 # -- input caps, in characters (the door counts the UTF-8 bytes of a write) -------------
 

@@ -43,21 +43,21 @@ from the working tree, is applied to the state plane. A failed apply is reported
 fatal: main has moved and the memories landed; the sessions it names stay
 unconsolidated and are read again next time. A merge of a run main already holds
 (one killed before its marks were applied) skips the refusals and applies the marks;
-every apply is idempotent, so they are applied once.
+every apply is idempotent, so they are applied once. Performing the marks on the
+state plane is ``sleep.ledger_apply``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import reduce
 from typing import Final, Literal, TypeAlias
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.errors import RefMoved, StateError
+from memhtml.contracts.errors import RefMoved
 from memhtml.contracts.journals import Journal, PathStep
-from memhtml.contracts.services import CounterKey, CounterKind, TreeEntry
+from memhtml.contracts.services import TreeEntry
 from memhtml.head import HeadVersion, Succession, advance_head, is_active
 from memhtml.sleep.contract import (
     MERGE_OP,
@@ -71,7 +71,8 @@ from memhtml.sleep.contract import (
 from memhtml.sleep.deps import GateVerdict, SleepDeps
 from memhtml.sleep.errors import RunNotFound, SleepError, describe_sleep_error
 from memhtml.sleep.history import RunHistory, read_history
-from memhtml.sleep.ledger import RECORD_KINDS, Ledger, PendingMark, read_ledger
+from memhtml.sleep.ledger import Ledger, read_ledger
+from memhtml.sleep.ledger_apply import apply_ledger
 from memhtml.sleep.loss import Unrecorded, attribute, over_archived, rewrites, unrecorded_reason
 from memhtml.sleep.replay import Clash, Replay, Sides, clash, links_clash, replay, shown
 from memhtml.sleep.runner import versions_at
@@ -558,59 +559,6 @@ def _ledger_at(deps: SleepDeps, history: RunHistory) -> IOResult[Ledger, SleepEr
         return git.read_blobs([blob]).map(lambda blobs: read_ledger(blobs.get(blob)))
 
     return found.bind(read)
-
-
-@dataclass(frozen=True, slots=True)
-class _Applied:
-    applied: int
-    failed: str | None
-
-
-def apply_ledger(deps: SleepDeps, run_id: str, ledger: Ledger) -> IOResult[_Applied, SleepError]:
-    """Perform each mark on the state plane; a failure is counted and reported, and
-    never stops the rest or fails the merge."""
-    state = deps.state
-    at = deps.clock.now()
-    sessions = [str(m.get("session")) for m in ledger.of_kind("session-consolidated")]
-    problems: list[str] = []
-
-    def consolidated() -> IOResult[int, SleepError]:
-        if not sessions:
-            return IOSuccess(0)
-        marked: IOResult[tuple[str, ...], StateError] = state.mark_consolidated(
-            sessions, run_id, at)
-        return marked.map(lambda _: len(sessions)).lash(
-            lambda error: _noted(problems, f"consolidation marks: {error.reason}"))
-
-    def promoted() -> IOResult[int, SleepError]:
-        def then(total: IOResult[int, SleepError], mark: PendingMark) -> IOResult[int, SleepError]:
-            kind: CounterKind = "edge" if mark.kind == "edge-promoted" else "entity"
-            key, wanted = str(mark.get("key")), mark.get("detections")
-
-            def judged(have: int) -> int:
-                if isinstance(wanted, int) and have >= wanted:
-                    return 1
-                problems.append(f"{kind} counter {key!r} holds {have} detection(s); the run "
-                                f"promoted at {wanted}")
-                return 0
-
-            held: IOResult[int, StateError] = state.detections(CounterKey(kind, key))
-            one: IOResult[int, SleepError] = held.map(judged).lash(
-                lambda error: _noted(problems, f"counter read: {error.reason}"))
-            return total.bind(lambda so_far: one.map(lambda n: so_far + n))
-
-        marks = (*ledger.of_kind("edge-promoted"), *ledger.of_kind("entity-promoted"))
-        start: IOResult[int, SleepError] = IOSuccess(0)
-        return reduce(then, marks, start)
-
-    below = sum(len(ledger.of_kind(kind)) for kind in RECORD_KINDS)
-    return consolidated().bind(lambda done: promoted().map(
-        lambda more: _Applied(done + more + below, "; ".join(problems) or None)))
-
-
-def _noted(problems: list[str], problem: str) -> IOResult[int, SleepError]:
-    problems.append(problem)
-    return IOSuccess(0)
 
 
 def _apply(deps: SleepDeps, history: RunHistory, outcome: MergeOutcome

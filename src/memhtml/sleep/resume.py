@@ -34,7 +34,8 @@ from memhtml.sleep.contract import RunFlags, run_stamp
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError, SleepRefused
 from memhtml.sleep.history import RunHistory, read_history
-from memhtml.sleep.runner import RunContext, RunReport, execute, task_budget, versions_at
+from memhtml.sleep.run_context import RunContext
+from memhtml.sleep.runner import RunReport, execute, task_budget, versions_at
 
 
 def _without_partial(deps: SleepDeps, history: RunHistory) -> IOResult[RunHistory, SleepError]:

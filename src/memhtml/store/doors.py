@@ -51,18 +51,16 @@ from memhtml.store.plan import (
     Plan,
     Step,
     archive_step,
-    archived_source,
     correct_step,
     label_step,
     link_step,
     move_step,
-    restore_step,
     task_status_step,
-    unarchive_step,
     unlabel_step,
     unlink_step,
     write_step,
 )
+from memhtml.store.plan_restore import archived_source, restore_step, unarchive_step
 from memhtml.store.recovery import finish_checkout
 from memhtml.store.restored import last_version
 from memhtml.store.session import Store

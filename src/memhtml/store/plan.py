@@ -6,11 +6,16 @@ Applying an op returns a new plan, so a failing op stops the derivation with the
 overlay's own error and every later step sees the earlier steps' edits (a batch can
 link to a memory it wrote a step before). Nothing here touches git: the door turns
 the finished plan into path changes and lands them.
+
+The rules a write's fields must keep are ``store.write_checks``; the restore door's
+steps are ``store.plan_restore``. The rest stays one module: the plan value, the
+naming of new paths, the archive and href rewriting, and the steps built on them
+all take a ``Plan`` and are used by each other (a correction writes and archives, a
+done task archives), so parting them would make two modules import each other.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -29,30 +34,22 @@ from memhtml.contracts.ops import (
     Move,
     OverlayOp,
     Put,
-    Unarchive,
     Unlabel,
     UnlinkOp,
 )
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import PathChange
-from memhtml.contracts.vocabulary import (
-    EDGE_RELS,
-    MEMORY_TYPES,
-    is_edge_rel,
-    is_memory_type,
-    is_task_status,
-)
+from memhtml.contracts.vocabulary import is_edge_rel, is_task_status
 from memhtml.format import (
     NewMemoryInput,
     add_link,
     escape_text,
     remove_link,
-    remove_meta,
     render_template,
     set_meta,
 )
-from memhtml.head import HeadVersion, IndexedView, is_entity, with_overlay
+from memhtml.head import HeadVersion, IndexedView, with_overlay
 from memhtml.head.record import is_archived_path, record_from
 from memhtml.store.archived import archived_copy, archived_path_refusal, archived_refusal
 from memhtml.store.deps import Detector
@@ -64,7 +61,6 @@ from memhtml.store.layout import (
     TASKS,
     free_archive_path,
     normalize_directory,
-    original_of_archived,
     unique_path,
 )
 from memhtml.store.paths import (
@@ -79,16 +75,7 @@ from memhtml.store.paths import (
     unshared,
 )
 from memhtml.store.plan_names import NO_OWN_NAMES, PlanNames
-
-MAX_WRITE_BYTES = 1 << 20
-"""The most one write may carry, in UTF-8 bytes: its text fields together, or a whole
-file. A memory is one fact; a megabyte is far past any, and the bound keeps one
-request from holding a writer (and every later read of the file) for long. The CLI's
-``--file`` and the MCP tools cap at the same number."""
-CONFIDENCE_RANGE = (0.0, 1.0)
-IMPORTANCE_RANGE = (1, 10)
-"""The bounds the format reads (``memhtml.format.parse``): a value outside them is
-dropped there with a warning, so the door refuses it rather than commit a dead value."""
+from memhtml.store.write_checks import _SURROGATE, _body_violations, _not_a_rel, _oversize
 
 
 @dataclass(frozen=True)
@@ -228,78 +215,6 @@ def _stamp(plan: Plan, path: str, before: str) -> Result[Plan, StoreError]:
     return plan.apply(Put(path, stamped))
 
 
-def _body_violations(data: WriteInput) -> tuple[str, ...]:
-    """Every rule the fields break. The title, claim and body are plain text: whatever
-    they hold (``<table>``, ``&amp;``) is escaped and reads back as the same characters,
-    so nothing is refused for looking like markup; characters no memory file can hold
-    (NUL, a lone surrogate) are."""
-    found: list[str] = []
-    texts = (("title", data.title), ("claim", data.claim),
-             *((f"body paragraph {i}", p) for i, p in enumerate(data.body, start=1)))
-    found += [f"{label}: a NUL character at offset {text.index(chr(0))} is not text a "
-              "memory file can hold" for label, text in texts if "\x00" in text]
-    found += [f"entity {e!r} is not type:name (e.g. person:ines, service:checkout-api)"
-              for e in data.entities if not is_entity(e)]
-    found += [_not_a_rel(link.rel) for link in data.links if not is_edge_rel(link.rel)]
-    if not is_memory_type(data.memory_type):
-        found.append(f"memory type {data.memory_type!r} is not one of the ten types: "
-                     f"{', '.join(MEMORY_TYPES)}")
-    low, high = CONFIDENCE_RANGE
-    if data.confidence is not None and not (
-            isinstance(data.confidence, (int, float)) and not isinstance(data.confidence, bool)
-            and math.isfinite(data.confidence) and low <= data.confidence <= high):
-        found.append(f"confidence {data.confidence!r} is not a finite number in [0, 1]")
-    first, last = IMPORTANCE_RANGE
-    if data.importance is not None and not (
-            isinstance(data.importance, int) and not isinstance(data.importance, bool)
-            and first <= data.importance <= last):
-        found.append(f"importance {data.importance!r} is not an integer from 1 to 10")
-    unencodable = _lone_surrogates(data)
-    if unencodable:
-        # Measuring the size would raise on these: refuse with every one listed.
-        return (*found, *unencodable)
-    oversize = _oversize(_text_bytes(data), "the memory's text")
-    if oversize is not None:
-        found.append(oversize)
-    return tuple(found)
-
-
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def _lone_surrogates(data: WriteInput) -> list[str]:
-    """Each field holding a lone surrogate: a str Python holds (a JSON ``\\ud800``
-    decodes to one) but no UTF-8 file can, so it is refused like any other bad input."""
-    fields = (("title", data.title), ("claim", data.claim),
-              *((f"body paragraph {i}", p) for i, p in enumerate(data.body, start=1)),
-              ("article_html", data.article_html or ""),
-              *((f"entity {i}", e) for i, e in enumerate(data.entities, start=1)),
-              *((f"tag {i}", t) for i, t in enumerate(data.tags, start=1)),
-              *((f"alias {i}", a) for i, a in enumerate(data.aliases, start=1)),
-              *((f"link {i}", link.href) for i, link in enumerate(data.links, start=1)),
-              ("author", data.author or ""), ("session id", data.session_id or ""))
-    return [f"{label}: a lone surrogate at offset {hit.start()} is not text a UTF-8 file "
-            "can hold" for label, text in fields if (hit := _SURROGATE.search(text))]
-
-
-def _text_bytes(data: WriteInput) -> int:
-    texts = (data.title, data.claim, *data.body, data.article_html or "", *data.entities,
-             *data.tags, *data.aliases, *(link.href for link in data.links),
-             data.author or "", data.session_id or "")
-    # A character is at least a byte: past the cap in characters, no need to encode.
-    chars = sum(len(text) for text in texts)
-    if chars > MAX_WRITE_BYTES:
-        return chars
-    return sum(len(text.encode("utf-8")) for text in texts)
-
-
-def _oversize(size: int, what: str) -> str | None:
-    if size <= MAX_WRITE_BYTES:
-        return None
-    return (f"{what} is {size} bytes, over the {MAX_WRITE_BYTES}-byte "
-            f"({MAX_WRITE_BYTES >> 20} MiB) cap on one write")
-
-
 def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = ()
                  ) -> Result[str, StoreError]:
     """The file a write commits: the given file, or the template's rendering."""
@@ -344,10 +259,6 @@ def _article_html(data: WriteInput) -> str | None:
         return fragment
     claim = escape_text(data.claim.strip(" \t\n\r\f"))
     return f"<p><mark>{claim}</mark></p>\n{data.article_html}"
-
-
-def _not_a_rel(rel: str) -> str:
-    return f"{rel!r} is not an edge rel; the rels are {', '.join(EDGE_RELS)}"
 
 
 class _LastBase:
@@ -721,108 +632,6 @@ def move_step(plan: Plan, path: str, to: str) -> Step:
                 .bind(lambda target: move(record, target)))
 
     return _live(plan, path).bind(destination)
-
-
-def restore_step(plan: Plan, path: str, html: str, source: str) -> Step:
-    """Put a deleted memory back at ``path``: the file as the commit ``source`` held
-    it, byte for byte, checked as every write is. Refused where a memory or another
-    file stands now, where the memory was archived rather than deleted (it is not
-    lost: the archive holds it), and where the name twins another by case or Unicode
-    normalization."""
-
-    def free(tree: str) -> Result[str, StoreError]:
-        if plan.view.get(tree) is not None:
-            return Failure(Refused(f"{tree} holds a memory; there is nothing to restore"))
-        if tree in plan.not_memories:
-            return Failure(Refused(f"{tree} is a file that is not a memory "
-                                   f"({plan.not_memories[tree]}); it is left alone"))
-        moved = None if is_archived_path(tree) else archived_copy(plan.view.records(), tree)
-        if moved is not None:
-            return Failure(Refused(f"{tree} was archived at {moved.path}, not deleted: "
-                                   f"memhtml restore {tree} (without --at) brings that one "
-                                   "back live"))
-        return Success(tree)
-
-    def put(tree: str) -> Step:
-        return plan.apply(Put(tree, html)).map(_done(
-            "restore", tree, tree, f"restored as commit {source[:12]} held it"))
-
-    names = _names(plan)
-    return (memory_path(path).bind(free).bind(lambda tree: unshared(tree, names))
-            .bind(put))
-
-
-def archived_source(view: IndexedView, tree: str) -> MemoryRecord | None:
-    """The archived memory ``memhtml restore`` brings back for ``tree``: the one at
-    ``tree`` when it is an archive path, else the latest archive of the original path
-    ``tree`` (the one ``read`` names); None when there is none (a deletion, then)."""
-    if is_archived_path(tree):
-        record = view.get(tree)
-        return record if record is not None and original_of_archived(tree) else None
-    return archived_copy(view.records(), tree)
-
-
-def unarchive_step(plan: Plan, path: str) -> Step:
-    """Bring an archived memory back live: the archive door's inverse.
-
-    ``path`` is the archive path or the original one (then its latest archive, as
-    ``read`` names it). The file goes back to its original path with status active,
-    its ``memhtml-archived`` and ``memhtml-superseded-by`` gone and
-    ``memhtml-updated`` stamped; every href to the archive path (an edge, another
-    memory's ``memhtml-superseded-by``) points back at the original, and a
-    ``supersedes`` edge to it is dropped: a memory back in the live set is not
-    replaced by another. Refused where a live memory is at ``path`` already (restoring
-    twice included), where the original path holds a memory or another file now, and
-    where its name twins another by case or Unicode normalization."""
-
-    def source(tree: str) -> Result[MemoryRecord, StoreError]:
-        held_now = plan.view.get(tree)
-        if held_now is not None and not is_archived_path(tree):
-            return Failure(Refused(f"{tree} holds a memory, live; there is nothing to "
-                                   "restore"))
-        record = archived_source(plan.view, tree)
-        if record is None:
-            return Failure(Refused(f"no archived memory at {tree} to restore"))
-        return Success(record)
-
-    def target(record: MemoryRecord) -> Result[str, StoreError]:
-        original = original_of_archived(record.path) or ""
-        if plan.view.get(original) is not None:
-            return Failure(Refused(
-                f"{original} holds another memory now, so {record.path} cannot go back "
-                f"there: move that one away first (memhtml move {original} TO), then "
-                "restore"))
-        if original in plan.not_memories:
-            return Failure(Refused(f"{original} is a file that is not a memory "
-                                   f"({plan.not_memories[original]}); {record.path} "
-                                   "cannot go back there"))
-        names = _names(plan, leaving=record.path)
-        return memory_path(original).bind(lambda tree: unshared(tree, names))
-
-    def back(record: MemoryRecord, original: str) -> Step:
-        old, new = to_document_path(record.path), to_document_path(original)
-        withdrawn = [Put(r.path, remove_link(r.html, "supersedes", old))
-                     for r in (plan.view.get(source) for source in plan.view.inbound(old))
-                     if r is not None and r.path != record.path
-                     and any(link.rel == "supersedes" and link.href == old for link in r.links)]
-
-        def moved(rewritten: Plan) -> Step:
-            current = rewritten.view.get(record.path)
-            if current is None:
-                return Failure(Refused(f"{record.path} vanished while rewriting its links"))
-            html = set_meta(current.html, "memhtml-status", "active")
-            html = remove_meta(html, "memhtml-archived")
-            html = remove_meta(html, "memhtml-superseded-by")
-            html = set_meta(html, "memhtml-updated", plan.now)
-            return rewritten.apply(Unarchive(record.path, original, html)).map(_done(
-                "restore", original, original, f"restored from {record.path}"))
-
-        return (plan.apply_all(withdrawn)
-                .bind(lambda unlinked: _rewrite_hrefs(unlinked, old, new))
-                .bind(moved))
-
-    return (tree_path(path).bind(source)
-            .bind(lambda record: target(record).bind(lambda original: back(record, original))))
 
 
 def task_status_step(plan: Plan, path: str, status: str, body: str | None = None) -> Step:

@@ -14,7 +14,7 @@ import pytest
 
 from memhtml.cli.inputs import MAX_FILE_BYTES
 from memhtml.format import NewMemoryInput, render_template
-from memhtml.store.plan import MAX_WRITE_BYTES
+from memhtml.store.write_checks import MAX_WRITE_BYTES
 from tests.integration.cli.cli_support import call, call_text, git_log
 
 SUBPROCESS_TIMEOUT_S = 60

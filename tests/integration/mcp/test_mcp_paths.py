@@ -8,7 +8,7 @@ from pathlib import Path
 from mcp import ClientSession
 
 from memhtml.mcp.params import CLAIM_MAX, PATH_MAX, TITLE_MAX
-from memhtml.store.plan import MAX_WRITE_BYTES
+from memhtml.store.write_checks import MAX_WRITE_BYTES
 from tests.integration.mcp.mcp_support import data, git_cli, make_store, run, text_of
 
 

@@ -39,7 +39,7 @@ from returns.result import Success
 
 from memhtml.contracts.errors import ModelError, ModelMalformed
 from memhtml.contracts.services import ModelRequest
-from memhtml.eval.planted import DefectKind, PlantedCorpus
+from memhtml.eval.planted_manifest import DefectKind, PlantedCorpus
 from memhtml.head import record_from
 from tests.unit.sleep.fake_model import Answer, offered
 

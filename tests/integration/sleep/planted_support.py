@@ -26,7 +26,8 @@ from memhtml.adapters.clock import FixedClock
 from memhtml.compose import Services, Settings, init_repository, open_services, value_of
 from memhtml.compose.sleep import head_gate, sleep_deps
 from memhtml.contracts.services import PathChange, Signature
-from memhtml.eval.planted import PLANTED_MODEL_ID, PlantedCorpus, ScriptedEmbedder
+from memhtml.eval.planted_embedder import PLANTED_MODEL_ID, ScriptedEmbedder
+from memhtml.eval.planted_manifest import PlantedCorpus
 from memhtml.sleep.deps import SleepDeps
 from memhtml.store import init_store
 from memhtml.store.errors import StoreError

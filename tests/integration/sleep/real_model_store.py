@@ -32,13 +32,9 @@ from memhtml.adapters.clock import FixedClock
 from memhtml.compose import Settings, open_services, value_of
 from memhtml.compose.sleep import head_gate, sleep_deps
 from memhtml.contracts.services import PathChange
-from memhtml.eval.planted import (
-    PlantConfig,
-    PlantedCorpus,
-    plant_corpus,
-    scripted_embedder,
-    synthetic_docs,
-)
+from memhtml.eval.planted import plant_corpus, synthetic_docs
+from memhtml.eval.planted_embedder import scripted_embedder
+from memhtml.eval.planted_manifest import PlantConfig, PlantedCorpus
 from memhtml.format import NewMemoryInput, new_memory_doc, serialize_memory
 from memhtml.sleep.deps import PhaseProgress, SleepDeps
 from memhtml.store.errors import StoreError

@@ -31,7 +31,7 @@ import pygit2
 import pytest
 
 from memhtml.adapters.clock import SystemClock
-from memhtml.eval.planted import ScriptedEmbedder
+from memhtml.eval.planted_embedder import ScriptedEmbedder
 from memhtml.format import parse_memory
 from tests.integration.cli.cli_support import call_text
 from tests.integration.sleep.planted_support import serve_embeddings

@@ -20,13 +20,9 @@ from pathlib import Path
 import pytest
 
 from memhtml.compose import value_of
-from memhtml.eval.planted import (
-    PlantConfig,
-    PlantedCorpus,
-    plant_corpus,
-    scripted_embedder,
-    synthetic_docs,
-)
+from memhtml.eval.planted import plant_corpus, synthetic_docs
+from memhtml.eval.planted_embedder import scripted_embedder
+from memhtml.eval.planted_manifest import PlantConfig, PlantedCorpus
 from memhtml.head import HeadVersion, SearchHeadInput, gate_heads, search_head
 from memhtml.sleep.merge import lost_memories, merge_run
 from memhtml.sleep.phase import PhaseRecord

@@ -46,18 +46,16 @@ from memhtml.domain.thresholds import (
     TASK_DETECTION_BATCH,
     TASK_DETECTION_SCAN,
 )
-from memhtml.eval.planted import (
+from memhtml.eval.planted import plant_corpus, synthetic_docs
+from memhtml.eval.planted_embedder import (
     PLANTED_DIMENSION,
     PLANTED_MODEL_ID,
-    DefectKind,
-    PlantedCorpus,
     ScriptedEmbedder,
     at_cosine,
-    plant_corpus,
     scripted_embedder,
     seeded_unit_vector,
-    synthetic_docs,
 )
+from memhtml.eval.planted_manifest import DefectKind, PlantedCorpus
 from memhtml.format import NewMemoryInput, new_memory_doc, serialize_memory
 from memhtml.head import HeadVersion, record_from, vector_text_of
 from memhtml.sleep.batch import pack_groups

@@ -24,7 +24,7 @@ import pygit2
 import pytest
 
 from memhtml.adapters.clock import SystemClock
-from memhtml.eval.planted import PLANTED_MODEL_ID
+from memhtml.eval.planted_embedder import PLANTED_MODEL_ID
 from memhtml.sleep.contract import ledger_path
 from tests.fake_embedders import AnchoredEmbedder, Pull
 from tests.integration.cli.cli_support import call_text

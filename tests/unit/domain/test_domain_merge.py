@@ -18,10 +18,10 @@ from memhtml.domain.merge import (
     negation_divergent,
     numeric_token_divergent,
     orient,
-    term_stem,
     variant_qualifier_divergent,
     veto_features,
 )
+from memhtml.domain.veto_text import term_stem
 
 SAME = MergeText("the deploy step is safe to rerun")
 

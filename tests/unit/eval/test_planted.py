@@ -30,23 +30,17 @@ from memhtml.domain.thresholds import (
     NEAR_DUPLICATE_THRESHOLD,
     REVIEW_THRESHOLD,
 )
-from memhtml.eval.planted import (
-    DEFAULT_CONFIG,
-    DEFECT_KINDS,
+from memhtml.eval.planted import extra_files, plant_corpus, synthetic_docs
+from memhtml.eval.planted_embedder import (
     PLANTED_DIMENSION,
     PLANTED_MODEL_ID,
-    PlantConfig,
-    PlantedCorpus,
     ScriptedEmbedder,
     at_cosine,
-    extra_files,
-    plant_corpus,
-    polar_clean,
     scripted_embedder,
     seeded_unit_vector,
-    synthetic_docs,
-    veto_tokens,
 )
+from memhtml.eval.planted_manifest import DEFAULT_CONFIG, DEFECT_KINDS, PlantConfig, PlantedCorpus
+from memhtml.eval.planted_words import polar_clean, veto_tokens
 from memhtml.format import check_memory
 from memhtml.head import record_from, vector_text_of
 
@@ -315,7 +309,8 @@ def _connected(names: list[str], edges: list[tuple[str, str]]) -> bool:
 
 FINGERPRINT = """
 import hashlib
-from memhtml.eval.planted import plant_corpus, scripted_embedder, synthetic_docs
+from memhtml.eval.planted import plant_corpus, synthetic_docs
+from memhtml.eval.planted_embedder import scripted_embedder
 
 corpus = plant_corpus(synthetic_docs()).unwrap()
 digest = hashlib.sha256()

@@ -32,15 +32,9 @@ from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import PathChange, VectorSpace
 from memhtml.domain.merge import MergeOutcomes
-from memhtml.eval.planted import (
-    PlantConfig,
-    PlantedCorpus,
-    at_cosine,
-    plant_corpus,
-    scripted_embedder,
-    seeded_unit_vector,
-    synthetic_docs,
-)
+from memhtml.eval.planted import plant_corpus, synthetic_docs
+from memhtml.eval.planted_embedder import at_cosine, scripted_embedder, seeded_unit_vector
+from memhtml.eval.planted_manifest import PlantConfig, PlantedCorpus
 from memhtml.head import HeadVersion, VectorCache, cache_from, load_head, vector_text_of
 from memhtml.sleep.neighbours import tied_paths
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget

@@ -33,7 +33,7 @@ from memhtml.domain.thresholds import (
     EDGE_TYPING_CALLS,
     EDGE_TYPING_PAIRS_PER_CALL,
 )
-from memhtml.eval.planted import at_cosine, seeded_unit_vector
+from memhtml.eval.planted_embedder import at_cosine, seeded_unit_vector
 from memhtml.head import HeadVersion, VectorCache, cache_from, load_head
 from memhtml.llm import validate_schema
 from memhtml.sleep.batch import Resolver, mint

@@ -20,7 +20,8 @@ from memhtml.adapters.git import PygitService
 from memhtml.adapters.memory_state import InMemoryState
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import PathChange
-from memhtml.eval.planted import PlantConfig, PlantedCorpus, plant_corpus, synthetic_docs
+from memhtml.eval.planted import plant_corpus, synthetic_docs
+from memhtml.eval.planted_manifest import PlantConfig, PlantedCorpus
 from memhtml.head import HeadVersion, load_head
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget
 from memhtml.sleep.phases.entity_names import (
