@@ -35,6 +35,7 @@ from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.memory_state import InMemoryState
 from memhtml.adapters.snapshot_files import SnapshotFiles
+from memhtml.compose.services import blob_reader
 from memhtml.compose.sleep import head_gate
 from memhtml.contracts import PathChange, Signature
 from memhtml.eval.beir import memory_path, read_corpus, render_doc
@@ -79,7 +80,7 @@ def main() -> None:
             return SleepDeps(git=git, clock=FixedClock(at), author=AUTHOR, state=state,
                              gate=head_gate,
                              snapshots=None if state_dir is None
-                             else SnapshotFiles(state_dir, git))
+                             else SnapshotFiles(state_dir, blob_reader(git)))
 
         report, run_s = fastest(lambda: run(run_sleep(deps())))
         assert report.ok, report

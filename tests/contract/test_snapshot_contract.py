@@ -20,6 +20,7 @@ from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.memory_git import InMemoryGit
 from memhtml.adapters.memory_snapshots import MemorySnapshots
 from memhtml.adapters.snapshot_files import SnapshotFiles, snapshot_dir, snapshot_path
+from memhtml.compose.services import blob_reader
 from memhtml.contracts.record import record_rows
 from memhtml.contracts.services import PathChange
 from memhtml.head import HeadVersion, SearchHeadInput, load_head, search_head
@@ -47,7 +48,7 @@ class Cache:
 
 
 def _disk(root: Path, git: InMemoryGit) -> Cache:
-    files = SnapshotFiles(root / "state", git)
+    files = SnapshotFiles(root / "state", blob_reader(git))
 
     def damage(sha: str) -> None:
         path = snapshot_path(files.state_dir, sha)

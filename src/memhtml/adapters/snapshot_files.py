@@ -27,8 +27,6 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.pipeline import is_successful
-from returns.unsafe import unsafe_perform_io
 
 from memhtml.contracts.array_records import (
     Checksums,
@@ -37,7 +35,6 @@ from memhtml.contracts.array_records import (
     read_arrays,
 )
 from memhtml.contracts.local_files import NotRegularFileError, create_exclusive, open_regular
-from memhtml.contracts.services import Repository
 from memhtml.head import HeadVersion
 from memhtml.head.codec import LAYOUT_KEY as CODEC_LAYOUT_KEY
 from memhtml.head.codec import decode_version, encode_version
@@ -272,17 +269,19 @@ def _remove_leftovers(folder: Path) -> None:
 class SnapshotFiles:
     """``SnapshotCache`` over the files under ``<state_dir>/snapshots``.
 
-    ``blobs`` is the repository a damaged text is read again from (by blob id, checked
-    against it): the codec asks for it only when a mapped text fails its own checksum.
-    The file is kept while git gives each damaged text back (a blob read costs far
-    less than the full load a rebuild would), and dropped when git cannot, so the
-    next command builds its version from git again. None reads nothing again (a
-    damaged text is then ``DeferredTextError``).
+    ``recover`` reads a damaged text again from git by blob id (the composition root
+    builds it over the ``Repository`` port, where IO may be run: ``compose.services
+    .blob_reader``); the codec asks for it only when a mapped text fails its own
+    checksum, and checks what it gives against the blob id. The file is kept while
+    git gives each damaged text back (a blob read costs far less than the full load a
+    rebuild would), and dropped when git cannot, so the next command builds its
+    version from git again. None reads nothing again (a damaged text is then
+    ``DeferredTextError``).
     """
 
-    def __init__(self, state_dir: Path, blobs: Repository | None = None) -> None:
+    def __init__(self, state_dir: Path, recover: RecoverBlob | None = None) -> None:
         self.state_dir = state_dir
-        self._blobs = blobs
+        self._recover = recover
 
     def saved(self) -> tuple[str, ...]:
         return tuple(path.name.removesuffix(_SUFFIX) for path in snapshot_files(self.state_dir))
@@ -300,14 +299,12 @@ class SnapshotFiles:
         discard_snapshot(snapshot_path(self.state_dir, key))
 
     def _recovery(self, path: Path) -> RecoverBlob | None:
-        blobs = self._blobs
-        if blobs is None:
+        reread = self._recover
+        if reread is None:
             return None
 
         def recover(blob_sha: str) -> bytes | None:
-            found = blobs.read_blobs([blob_sha])
-            data = unsafe_perform_io(found.unwrap()).get(blob_sha) \
-                if is_successful(found) else None
+            data = reread(blob_sha)
             if data is None:
                 # The text is lost to this command (``DeferredTextError``); the file
                 # goes, so the next command builds its version from git again.

@@ -125,8 +125,11 @@ def read_capped(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def write_input(fields: MemoryFields, default_type: str = "semantic") -> WriteInput:
-    """The door's input; ``--file`` reads the whole file and ignores the other fields."""
+def write_input(fields: MemoryFields, default_type: str | None = "semantic", *,
+                correcting: bool = False) -> WriteInput:
+    """The door's input; ``--file`` reads the whole file and ignores the other fields.
+    A correction (``correcting``) needs no field: what it leaves out is carried from
+    the memory it corrects, by the door."""
     from memhtml.store import WriteInput
 
     if fields.file is not None:
@@ -139,11 +142,11 @@ def write_input(fields: MemoryFields, default_type: str = "semantic") -> WriteIn
     if fields.body_html is None or "<mark" not in fields.body_html.lower():
         needed.append(("--claim", fields.claim))
     missing = [name for name, value in needed if not value.strip()]
-    if missing:
+    if missing and not correcting:
         raise UsageError(f"{' and '.join(missing)} required (or --file PATH)")
     return WriteInput(
         title=fields.title, claim=fields.claim,
-        memory_type=cast("MemoryType", fields.type or default_type), body=fields.body,
+        memory_type=cast("MemoryType | None", fields.type or default_type), body=fields.body,
         article_html=fields.body_html,
         entities=fields.entity, tags=fields.tag, aliases=fields.alias,
         links=parse_links(fields.link), directory=fields.dir, confidence=fields.confidence,

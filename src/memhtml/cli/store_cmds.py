@@ -90,27 +90,20 @@ def write(*, fields: MemoryFields = _FIELDS, common: Common = _COMMON) -> int:
 
 def correct(path: str, /, *, fields: MemoryFields = _FIELDS, common: Common = _COMMON) -> int:
     """Correct a memory: write a new one that supersedes PATH, and archive PATH (one
-    commit). Takes the same inputs as write; the new file goes beside the old one.
+    commit). Takes the same inputs as write, each optional: what is not given is kept
+    from PATH (title, type, entities, tags, links, body, importance, ...; a new claim
+    alone replaces only the claim). The new file goes beside the old one, and every
+    link to the old one points at it.
 
     Parameters
     ----------
     path
         The memory being corrected (tree path, e.g. areas/inbox/x.html).
     """
-    from returns.result import Failure
-
     from memhtml import store as doors
-    from memhtml.store.paths import tree_path
 
-    def call(store: Store) -> IOResult[Landed, StoreError]:
-        old = None
-        checked = tree_path(path)
-        if fields.type is None and not isinstance(checked, Failure):
-            old = store_value(store.head()).get(checked.unwrap())
-        kept = old.memory_type if old is not None else "semantic"
-        return doors.correct(store, path, write_input(fields, kept))
-
-    return _door(common, call)
+    return _door(common, lambda store: doors.correct(
+        store, path, write_input(fields, None, correcting=True)))
 
 
 def archive(path: str, /, *, common: Common = _COMMON) -> int:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Never
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
 
 from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
 from memhtml.compose.stores import (
@@ -40,6 +41,7 @@ from memhtml.contracts.services import (
     LanguageModel,
     QueryEmbedder,
     RemoteService,
+    Repository,
     Signature,
     StatePlane,
     VectorSpace,
@@ -131,7 +133,8 @@ class Services:
         again from this repository); None without a state directory."""
         from memhtml.adapters.snapshot_files import SnapshotFiles
 
-        return None if self.state_dir is None else SnapshotFiles(self.state_dir, self.git)
+        return None if self.state_dir is None else SnapshotFiles(self.state_dir,
+                                                                 blob_reader(self.git))
 
     def local_state(self) -> LocalState | None:
         """This clone's own directory on disk; None without one."""
@@ -181,6 +184,19 @@ class Services:
             IOResult.from_result(self.embedder)
         return chosen.bind(armed).lash(
             lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))
+
+
+def blob_reader(git: Repository) -> Callable[[str], bytes | None]:
+    """One blob by id, read now through the ``Repository`` port (``None`` when git
+    cannot): how the snapshot cache reads again a text found damaged after the load.
+    Built here, where IO may be run."""
+
+    def read(blob_sha: str) -> bytes | None:
+        found = git.read_blobs([blob_sha])
+        return unsafe_perform_io(found.unwrap()).get(blob_sha) if is_successful(found) \
+            else None
+
+    return read
 
 
 def space_of(embedder: QueryEmbedder | None, resolve: bool

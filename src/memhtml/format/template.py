@@ -212,3 +212,23 @@ def render_template(data: NewMemoryInput) -> str:
     </html>
     """
     return serialize_memory(new_memory_doc(data))
+
+
+def article_with_claim(article_html: str, claim: str) -> str | None:
+    """``article_html`` (an article's inner markup, holding one ``<mark>``) with that
+    mark's text replaced by ``claim``, everything around it kept as it was: how a
+    correction that gives only a new claim keeps the rest of the article. None when
+    the fragment holds no mark to replace."""
+    from memhtml.format.markup import write_children
+    from memhtml.format.tree import find_first, parse_article_fragment
+
+    article = parse_article_fragment(article_html)
+    mark = None if article is None else find_first(article, "mark")
+    if article is None or mark is None:
+        return None
+    tail = mark.tail
+    for child in list(mark):
+        mark.remove(child)
+    mark.text = claim
+    mark.tail = tail
+    return write_children(article).strip(_ASCII_WS)

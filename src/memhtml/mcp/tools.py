@@ -37,6 +37,7 @@ from memhtml.mcp.params import (
     PATH_MAX,
     QUERY_MAX,
     REF_MAX,
+    TITLE_MAX,
     AtArg,
     BodyArg,
     BodyHtmlArg,
@@ -124,7 +125,7 @@ def _one_line(doc: str | None) -> str:
 
 
 def _write_input(
-    title: str, claim: str, body: tuple[str, ...], memory_type: MemoryType,
+    title: str, claim: str, body: tuple[str, ...], memory_type: MemoryType | None,
     entity: tuple[str, ...], tag: tuple[str, ...], links: tuple[LinkTo, ...],
     directory: str | None, body_html: str | None, confidence: float | None,
     importance: int | None, author: str | None, valid_from: str | None,
@@ -340,8 +341,10 @@ def tools_for(gate: StoreGate) -> list[Tool]:
     def memory_correct(
         path: Annotated[str, Field(max_length=PATH_MAX,
                                    description="The live memory that is wrong.")],
-        title: TitleArg,
-        claim: ClaimArg,
+        claim: Annotated[str, Field(max_length=CLAIM_MAX, description=(
+            "The corrected fact; it replaces only the old claim's words."))] = "",
+        title: Annotated[str, Field(max_length=TITLE_MAX,
+                                    description="Default the old one's.")] = "",
         body: BodyArg = (),
         body_html: BodyHtmlArg = None,
         type: Annotated[MemoryType | None, WithJsonSchema({
@@ -359,18 +362,14 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         valid_until: DateArg = None,
         session_id: LabelArg = None,
     ) -> Annotated[Out, Committed]:
-        """Replace a wrong or outdated memory with the complete corrected one, in one
-        commit; the old one is archived (archived_to)."""
+        """Replace a wrong or outdated memory with a corrected one, in one commit; the
+        old one is archived (archived_to). Whatever is not given is kept from the old
+        one (title, type, entities, tags, links, body, importance, ...)."""
         def door(store: Store) -> IOResult[Landed, StoreError]:
-            def corrected(version: HeadVersion) -> IOResult[Landed, StoreError]:
-                old = tree_path(path).map(version.get).value_or(None)
-                kept: MemoryType = type or (old.memory_type if old is not None else "semantic")
-                data = _write_input(title, claim, body, kept, entity, tag, link, dir,
-                                    body_html, confidence, importance, author, valid_from,
-                                    valid_until, session_id)
-                return correct(store, path, data)
-
-            return store.head().bind(corrected)
+            data = _write_input(title, claim, body, type, entity, tag, link, dir,
+                                body_html, confidence, importance, author, valid_from,
+                                valid_until, session_id)
+            return correct(store, path, data)
 
         return _landed(gate.run(door), archived=path)
 

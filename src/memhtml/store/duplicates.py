@@ -46,7 +46,7 @@ def claim_of(data: WriteInput) -> str | None:
         html = data.file_html
     elif data.article_html is not None and not data.claim.strip():
         html = render_template(NewMemoryInput(
-            title=data.title or "untitled", claim="", memory_type=data.memory_type,
+            title=data.title or "untitled", claim="", memory_type=data.memory_type or "semantic",
             at=_PARSE_STAMP, article_html=data.article_html))
     else:
         return data.claim

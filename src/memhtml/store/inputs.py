@@ -29,7 +29,8 @@ class WriteInput:
 
     title: str = ""
     claim: str = ""
-    memory_type: MemoryType = "semantic"
+    memory_type: MemoryType | None = None
+    """None: ``semantic`` for a write, the corrected memory's type for a correct."""
     body: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()

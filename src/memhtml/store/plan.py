@@ -44,7 +44,9 @@ from memhtml.contracts.vocabulary import is_edge_rel, is_task_status
 from memhtml.format import (
     NewMemoryInput,
     add_link,
+    article_with_claim,
     escape_text,
+    parse_memory,
     remove_link,
     render_template,
     set_meta,
@@ -234,7 +236,8 @@ def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = (
         return Failure(Refused("the memory was not written", violations))
     links = tuple(Link(link.rel, to_document_path(link.href)) for link in data.links)
     return Success(render_template(NewMemoryInput(
-        title=data.title, claim=data.claim, memory_type=data.memory_type, at=plan.now,
+        title=data.title, claim=data.claim, memory_type=data.memory_type or "semantic",
+        at=plan.now,
         body=data.body, article_html=_article_html(data), entities=data.entities,
         tags=data.tags, aliases=data.aliases, links=links + extra_links, author=data.author,
         confidence=data.confidence, importance=data.importance, session_id=data.session_id,
@@ -531,8 +534,47 @@ def archive_many_step(plan: Plan, paths: Iterable[str],
         tuple(archived), tuple(refused)))
 
 
+def carried_forward(old: MemoryRecord, data: WriteInput) -> WriteInput:
+    """What a correction of ``old`` writes: ``data``, with every field it leaves unset
+    taken from ``old``: the title, type, entities, tags, aliases, outbound links (all
+    but ``supersedes``, which the correction states anew), confidence, importance,
+    author, validity, task status and due date, and the article. A new claim alone
+    replaces the claim's ``<mark>`` text and keeps every other word of the article (its
+    body, lists, figures, facets, citations); a new body or article replaces it whole.
+    A whole file (``file_html``) is taken as given. So a correction with only a claim
+    changes only the claim, the supersedes edge and the dates."""
+    if data.file_html is not None:
+        return data
+    article, body = data.article_html, data.body
+    if article is None and not body:
+        kept = parse_memory(old.html).map(lambda doc: doc.article.html).value_or(None)
+        if kept is not None and data.claim:
+            kept = article_with_claim(kept, data.claim)
+        article = kept
+    return replace(
+        data,
+        title=data.title or old.title,
+        claim=data.claim or (old.claim if article is None else ""),
+        memory_type=data.memory_type or old.memory_type,
+        article_html=article,
+        entities=data.entities or old.entities,
+        tags=data.tags or old.tags,
+        aliases=data.aliases or old.aliases,
+        links=data.links or tuple(link for link in old.links if link.rel != "supersedes"),
+        confidence=old.confidence if data.confidence is None else data.confidence,
+        importance=old.importance if data.importance is None else data.importance,
+        author=data.author or old.author,
+        valid_from=data.valid_from or old.valid_from,
+        valid_until=data.valid_until or old.valid_until,
+        task_status=data.task_status or old.task_status,
+        due_at=data.due_at or old.due_at,
+    )
+
+
 def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
-    """A new memory superseding ``path``, which is archived in the same plan."""
+    """A new memory superseding ``path``, which is archived in the same plan: the new
+    one carries forward what ``data`` leaves unset (``carried_forward``), and every
+    link from another memory to the old one points at the new one."""
 
     def correct(record: MemoryRecord) -> Step:
         return archive_target(plan, record.path).bind(lambda to: correct_to(record, to))
@@ -545,14 +587,35 @@ def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
 
         def archive_old(written: Stepped) -> Step:
             new_path = written.outcome.primary or ""
-            return archive_step(written.plan, record.path, to_document_path(new_path)).map(
-                lambda archived: Stepped(archived.plan, Outcome(
+            return archive_step(written.plan, record.path, to_document_path(new_path)).bind(
+                lambda archived: _repoint(archived.plan, to, new_path)).map(
+                lambda repointed: Stepped(repointed, Outcome(
                     "correct", new_path, record.path,
                     f"supersedes {record.path} with {new_path}")))
 
-        return write_step(plan, data, folder, supersedes).bind(archive_old)
+        return write_step(plan, carried_forward(record, data), folder, supersedes).bind(
+            archive_old)
 
     return _live(plan, path).bind(correct)
+
+
+def _repoint(plan: Plan, archived: str, new: str) -> Result[Plan, StoreError]:
+    """Every link from another memory to the archived one (``archive_step`` pointed
+    them at its archive path) now names ``new``, the memory that corrects it; the new
+    memory's own ``supersedes`` edge keeps naming the archive."""
+    old_href, new_href = to_document_path(archived), to_document_path(new)
+    ops: list[OverlayOp] = []
+    for source in plan.view.inbound(old_href):
+        record = plan.view.get(source)
+        if record is None or source == new:
+            continue
+        html = record.html
+        for link in record.links:
+            if link.href == old_href and link.rel != "supersedes":
+                html = add_link(remove_link(html, link.rel, old_href), link.rel, new_href)
+        if html != record.html:
+            ops.append(Put(source, html))
+    return plan.apply_all(ops)
 
 
 def _edge(plan: Plan, path: str, rel: str, href: str, adding: bool) -> Step:

@@ -44,7 +44,7 @@ def _body_violations(data: WriteInput) -> tuple[str, ...]:
     found += [f"entity {e!r} is not type:name (e.g. person:ines, service:checkout-api)"
               for e in data.entities if not is_entity(e)]
     found += [_not_a_rel(link.rel) for link in data.links if not is_edge_rel(link.rel)]
-    if not is_memory_type(data.memory_type):
+    if data.memory_type is not None and not is_memory_type(data.memory_type):
         found.append(f"memory type {data.memory_type!r} is not one of the ten types: "
                      f"{', '.join(MEMORY_TYPES)}")
     low, high = CONFIDENCE_RANGE

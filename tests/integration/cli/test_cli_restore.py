@@ -25,6 +25,7 @@ from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.journal_files import JournalFiles
 from memhtml.adapters.snapshot_files import SnapshotFiles
+from memhtml.compose.services import blob_reader
 from memhtml.contracts.services import Signature
 from memhtml.store import Store, StoreDeps, archive
 from tests.integration.cli.cli_support import call, call_text, git_log
@@ -150,7 +151,8 @@ def _store_in(store: Path, year: int) -> Store:
     git = _done(PygitService.open(store / ".git"))
     return Store(StoreDeps(git=git, clock=FixedClock(datetime(year, 3, 1, tzinfo=UTC)),
                            author=Signature("Someone", "someone@example.org"),
-                           snapshots=SnapshotFiles(store / ".memhtml", git), worktree=store,
+                           snapshots=SnapshotFiles(store / ".memhtml", blob_reader(git)),
+                           worktree=store,
                            journals=JournalFiles(store / ".git")))
 
 

@@ -29,6 +29,7 @@ from memhtml.adapters.git import PygitService
 from memhtml.adapters.journal_files import JournalFiles
 from memhtml.adapters.local_state_files import LocalStateFiles
 from memhtml.adapters.snapshot_files import SnapshotFiles
+from memhtml.compose.services import blob_reader
 from memhtml.contracts.services import Signature
 from memhtml.store import Store, StoreDeps, init_store
 
@@ -51,7 +52,7 @@ def make_store(tmp_path: Path) -> Path:
     root.mkdir()
     git = ok(PygitService.init(root))
     ok(init_store(StoreDeps(git=git, clock=OUTSIDE_CLOCK, author=OUTSIDE_AUTHOR,
-                            snapshots=SnapshotFiles(root / ".memhtml", git),
+                            snapshots=SnapshotFiles(root / ".memhtml", blob_reader(git)),
                             local=LocalStateFiles(root / ".memhtml"), worktree=root,
                             journals=JournalFiles(root / ".git"))))
     return root

@@ -135,9 +135,9 @@ def test_link_label_related_correct_archive(tmp_path: Path) -> None:
         assert found[0] == new and archived not in found and effect not in found
         old = data(await session.call_tool("memory_read", {"path": archived, "tier": "all"}))
         assert "memhtml-superseded-by" in old["text"]
-        # the cause's edge now points at the archived memory, so nothing dangles
+        # the cause's edge now points at the correction, the memory it meant
         edges = data(await session.call_tool("memory_related", {"path": cause}))
-        assert edges["outbound"] == [{"rel": "leads_to", "path": archived, "exists": True}]
+        assert edges["outbound"] == [{"rel": "leads_to", "path": new, "exists": True}]
         new_edges = data(await session.call_tool("memory_related", {"path": new}))
         assert {"rel": "supersedes", "path": archived, "exists": True} in new_edges["outbound"]
 

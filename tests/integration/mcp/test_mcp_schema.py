@@ -25,7 +25,7 @@ REQUIRED = {
     "memory_search": {"query"},
     "memory_read": {"path"},
     "memory_related": {"path"},
-    "memory_correct": {"path", "title", "claim"},
+    "memory_correct": {"path"},
     "memory_archive": {"path"},
     "memory_link": {"path", "rel", "target"},
     "memory_label": {"path", "entity"},

@@ -21,6 +21,7 @@ from memhtml.adapters.memory_journals import MemoryJournals
 from memhtml.adapters.memory_local_state import MemoryLocalState
 from memhtml.adapters.memory_snapshots import MemorySnapshots
 from memhtml.adapters.snapshot_files import SnapshotFiles
+from memhtml.compose.services import blob_reader
 from memhtml.contracts.services import Clock, Signature
 from memhtml.store import Store, StoreDeps, init_store
 
@@ -53,7 +54,7 @@ def make_store(root: Path, *, bare: bool = False, state: bool = True, worktree: 
         author=AUTHOR,
         worktree=root if worktree and not bare else None,
         journals=JournalFiles(root / ".git") if worktree and not bare else None,
-        snapshots=SnapshotFiles(root / ".memhtml", git) if kept else None,
+        snapshots=SnapshotFiles(root / ".memhtml", blob_reader(git)) if kept else None,
         local=LocalStateFiles(root / ".memhtml") if kept else None,
     )
     if init:

@@ -22,6 +22,7 @@ from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.snapshot_files import SnapshotFiles
+from memhtml.compose.services import blob_reader
 from memhtml.store import Store, StoreDeps, WriteInput, describe, write
 from tests.integration.store.store_support import AUTHOR, CLOCK, make_store, ok
 
@@ -32,7 +33,8 @@ WRITES = 20
 def _writer(git_dir: str, state_dir: str, writer: int, start: Barrier,
             results: Queue[tuple[int, int, str]]) -> None:
     git = unsafe_perform_io(PygitService.open(git_dir).unwrap())
-    store = Store(StoreDeps(git, CLOCK, AUTHOR, snapshots=SnapshotFiles(Path(state_dir), git)))
+    snapshots = SnapshotFiles(Path(state_dir), blob_reader(git))
+    store = Store(StoreDeps(git, CLOCK, AUTHOR, snapshots=snapshots))
     start.wait()
     for i in range(WRITES):
         # Every writer uses the same titles, so each path is contested by all of them.
