@@ -28,6 +28,11 @@ in this clone's state directory, so later runs start there. Each such step is sa
 The key is a secret of the user's: only the *name* of its variable is held, the value
 is read from the environment at each call, sent in a header and scrubbed from any text
 an error carries. It is in no repr, no error and no log.
+
+It stays one module: the bytes and their reading are already ``memhtml.llm``'s, and
+what is left, the wire and the structured-output negotiation, are methods reading one
+object's state (endpoint, key variable, clock, lock, the form found), which a split
+would only pass across a module line.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memhtml.adapters.git import PygitService
-from memhtml.adapters.git_checkout import worktree_blobs_of
+from memhtml.adapters.git_worktree import worktree_blobs_of
 from memhtml.adapters.journal_files import JournalFiles
 from memhtml.contracts.journals import PathStep
 from memhtml.contracts.services import FileStat, IndexUpdate, PathChange

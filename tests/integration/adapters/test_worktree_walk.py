@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memhtml.adapters.git import PygitService
-from memhtml.adapters.git_checkout import _status_finished, _status_started
+from memhtml.adapters.git_worktree import status_finished, status_started
 from tests.integration.store.store_support import ok
 
 NAMES = st.sampled_from(["a.html", "b c.html", "é.html", 'q"uote.html', "日本.html",
@@ -77,9 +77,9 @@ def test_git_lists_what_libgit2_lists(tmp_path_factory: pytest.TempPathFactory,
     for step in steps:
         _apply(root, *step)
     expected = ok(service.worktree_changes())
-    walk = _status_started(root / ".git", root)
+    walk = status_started(root / ".git", root)
     assert walk is not None
-    assert _status_finished(walk) == expected  # git's own listing, not the fallback
+    assert status_finished(walk) == expected  # git's own listing, not the fallback
     assert ok(service.worktree_changes_begun()()) == expected
 
 
@@ -89,7 +89,7 @@ def test_without_git_libgit2_answers(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (root / "areas" / "a.html").write_text("changed\n")
     (root / "fresh.html").write_text("new\n")
     monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
-    assert _status_started(root / ".git", root) is None
+    assert status_started(root / ".git", root) is None
     assert ok(service.worktree_changes_begun()()) == ("areas/a.html", "fresh.html")
 
 
