@@ -21,6 +21,7 @@ from memhtml import __version__
 from memhtml.cli import read_cmds, store_cmds
 from memhtml.cli.demo import demo
 from memhtml.cli.eval_cmds import eval_app
+from memhtml.cli.help_text import HELP_FORMAT, ReflowingFormatter
 from memhtml.cli.mcp_cmd import mcp
 from memhtml.cli.md_cmds import import_app, md_app
 from memhtml.cli.output import report_usage
@@ -52,6 +53,8 @@ app = App(
     version=__version__,
     default_parameter=Parameter(negative_iterable=()),
     error_formatter=_usage_error,
+    help_format=HELP_FORMAT,
+    help_formatter=ReflowingFormatter(),
 )
 
 _COMMANDS: tuple[Callable[..., int], ...] = (
