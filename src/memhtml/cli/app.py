@@ -19,11 +19,13 @@ from cyclopts import App, CycloptsError, Parameter
 
 from memhtml import __version__
 from memhtml.cli import read_cmds, store_cmds
+from memhtml.cli.command_line import read_command_line
 from memhtml.cli.demo import demo
 from memhtml.cli.eval_cmds import eval_app
+from memhtml.cli.help_text import HELP_FORMAT, ReflowingFormatter
 from memhtml.cli.mcp_cmd import mcp
 from memhtml.cli.md_cmds import import_app, md_app
-from memhtml.cli.output import report_usage
+from memhtml.cli.output import EXIT_USAGE, report_usage
 from memhtml.cli.sleep_cmds import sleep_app
 from memhtml.cli.sync_cmds import clone, sync
 from memhtml.cli.task_cmds import task_app
@@ -48,10 +50,13 @@ def _usage_error(error: CycloptsError) -> Group:
 app = App(
     name="memhtml",
     help="Long-term memory for AI agents, kept in a git repository as one semantic-HTML5 "
-         "file per fact. Every write is one commit; every command takes --store and --json.",
+         "file per fact. Every write is one commit; every command takes --store and --json, "
+         "before or after its name.",
     version=__version__,
     default_parameter=Parameter(negative_iterable=()),
     error_formatter=_usage_error,
+    help_format=HELP_FORMAT,
+    help_formatter=ReflowingFormatter(),
 )
 
 _COMMANDS: tuple[Callable[..., int], ...] = (
@@ -77,6 +82,19 @@ app.command(demo)
 app.command(mcp)
 
 
+def run(tokens: Sequence[str]) -> object:
+    """One command line, as typed: global options (``--store``, ``--json``) may come
+    before the command as well as after it (see ``command_line``). The command's
+    return value; a usage error exits 2, as the parser's own do."""
+    line = read_command_line(app, tokens)
+    if line.lacks_command:
+        given = " ".join(line.moved)
+        report_usage(f"A command is needed with {given}: "
+                     f"`{' '.join(('memhtml', *line.path))} COMMAND {given}`.", line.path, tokens)
+        raise SystemExit(EXIT_USAGE)
+    return app(line.tokens(), result_action="return_value")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: run one command and exit with its code: 0 done, 1 refused
     or failed, 2 a usage error (the parser exits 2 itself; a command's own usage
@@ -91,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # Only here, in the console entry point: a library caller keeps its collector.
     gc.disable()
     tokens = list(sys.argv[1:] if argv is None else argv)
-    code = app(tokens, result_action="return_value")
+    code = run(tokens)
     gc.freeze()
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -32,6 +32,12 @@ number so ``--help`` need not import the store."""
 Many = Annotated[tuple[str, ...], Parameter(consume_multiple=False, negative_iterable=())]
 """A repeatable option: ``--body a --body b``, one value per flag."""
 
+Words = Annotated[str, Parameter(required=True)]
+"""The type of a ``*words`` parameter: free text as the rest of the command line's
+positional tokens, at least one. The command joins them with single spaces, so
+``search deploy window`` asks what ``search "deploy window"`` asks; a shell user need
+not quote, and an option may sit between the words."""
+
 
 @Parameter(name="*")
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from cyclopts import App, Parameter
 
 from memhtml.cli.choices import ChannelName
 from memhtml.cli.common import Common, open_common
-from memhtml.cli.inputs import Many
+from memhtml.cli.inputs import Many, Words
 from memhtml.cli.landed import landed_reply
 from memhtml.cli.output import (
     EXIT_FAILED,
@@ -88,7 +88,7 @@ def _corpus(root: Path, cache: bool = True,
 
 
 @md_app.command(name="query")
-def md_query(text: str, /, *, root: Root, channel: tuple[ChannelName, ...] = ("bm25",),
+def md_query(*text: Words, root: Root, channel: tuple[ChannelName, ...] = ("bm25",),
              k: K = 10, exclude: Excludes = (), no_cache: bool = False,
              common: Common = _COMMON) -> int:
     """The files that best match TEXT, one receipt line each: scores, the channel that
@@ -98,7 +98,7 @@ def md_query(text: str, /, *, root: Root, channel: tuple[ChannelName, ...] = ("b
     Parameters
     ----------
     text
-        What to look for.
+        What to look for: one or more words, quoted or not.
     root
         The markdown directory.
     channel
@@ -113,6 +113,8 @@ def md_query(text: str, /, *, root: Root, channel: tuple[ChannelName, ...] = ("b
         Build the index from every file, neither reading nor writing the cache.
     """
 
+    query = " ".join(text)
+
     def body() -> Reply:
         from returns.io import IOResult
 
@@ -120,8 +122,8 @@ def md_query(text: str, /, *, root: Root, channel: tuple[ChannelName, ...] = ("b
 
         corpus, notes = _corpus(root, not no_cache, exclude)
         channels = _md_value(IOResult.from_result(make_channels(corpus, channel)))
-        hits = retrieve(corpus, channels, text, k)
-        return Reply({"query": text, "channels": list(channel),
+        hits = retrieve(corpus, channels, query, k)
+        return Reply({"query": query, "channels": list(channel),
                       "hits": [to_dict(hit) for hit in hits]},
                      "\n".join(format_receipt(hit) for hit in hits) or "no matches",
                      notes=notes)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from memhtml.cli.choices import MemoryTypeName, TierName
 from memhtml.cli.common import Common, open_common
-from memhtml.cli.inputs import Many
+from memhtml.cli.inputs import Many, Words
 from memhtml.cli.output import EXIT_FAILED, EXIT_OK, Reply, respond, store_value, table
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def render_hits(hits: list[SearchHit], mode: str, arms: tuple[ArmRun, ...] = ())
     return "\n".join(lines)
 
 
-def search(query: str, /, *, type: tuple[MemoryTypeName, ...] = (),
+def search(*query: Words, type: tuple[MemoryTypeName, ...] = (),
            entity: Many = (), tag: Many = (), prefix: str | None = None, limit: int = 10,
            at: str | None = None, common: Common = _COMMON) -> int:
     """Search the active memories. Lexical (BM25), and hybrid with the vector arm when
@@ -110,7 +110,8 @@ def search(query: str, /, *, type: tuple[MemoryTypeName, ...] = (),
     Parameters
     ----------
     query
-        What to look for.
+        What to look for: one or more words, quoted or not (search deploy window is
+        search "deploy window").
     type
         Only memories of this type; repeatable (any of them).
     entity
@@ -126,13 +127,15 @@ def search(query: str, /, *, type: tuple[MemoryTypeName, ...] = (),
     """
     from memhtml.compose.search import search_memories
 
+    text = " ".join(query)
+
     def body() -> Reply:
         services, store = open_common(common)
         warm(store, common.json)
         found = store_value(search_memories(
-            services, store, query, at=at, types=type, entities=entity, tags=tag,
+            services, store, text, at=at, types=type, entities=entity, tags=tag,
             prefix=prefix, limit=limit))
-        payload = {"query": query, "mode": found.mode, "commit": found.commit,
+        payload = {"query": text, "mode": found.mode, "commit": found.commit,
                    "arms": found.arms, "note": found.note, "hits": found.hits}
         return Reply(payload, render_hits(found.hits, found.mode, found.arms),
                      notes=(f"note: {found.note}",) if found.note else ())

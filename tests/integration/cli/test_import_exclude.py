@@ -87,7 +87,7 @@ def _help(capsys: pytest.CaptureFixture[str], *command: str) -> str:
 def test_the_help_keeps_its_globs(capsys: pytest.CaptureFixture[str]) -> None:
     text = _help(capsys, "import", "markdown")
     assert "--exclude" in text
-    for words in ("(notes/old/*)", "*.tmp.md", "(drafts,",
-                  "Hidden directories and .trash are always left out"):
+    for words in ("(`notes/old/*`)", "`*.tmp.md`", "(`drafts`,",
+                  "Hidden directories and `.trash` are always left out"):
         assert words in text, words
-    assert "Hidden directories and .trash are always left out" in _help(capsys, "md", "query")
+    assert "Hidden directories and `.trash` are always left out" in _help(capsys, "md", "query")
