@@ -29,16 +29,16 @@ from memhtml.sleep.batch import (
     request_for,
 )
 
-arc_synthesis, compress, dedup_merge, edge_typing, entity_resolution, placement_triage, \
+arc_synthesis, compress_prompt, dedup_merge, edge_typing, entity_resolution, placement_triage, \
     task_detection = (importlib.import_module(f"memhtml.sleep.phases.{name}") for name in (
-        "arc_synthesis", "compress", "dedup_merge", "edge_typing", "entity_resolution",
+        "arc_synthesis", "compress_prompt", "dedup_merge", "edge_typing", "entity_resolution",
         "placement_triage", "task_detection"))
 # Imported as modules: the package exports each phase's runner under the module's name.
 
 SPECS: Mapping[str, BatchSpec[Any, Any]] = {
     "arc-triage": arc_synthesis.TRIAGE_SPEC,
     "arc-write": arc_synthesis.WRITE_SPEC,
-    "compress": compress.SPEC,
+    "compress": compress_prompt.SPEC,
     "dedup-merge": dedup_merge.SPEC,
     "edge-typing": edge_typing.SPEC,
     "entity-resolution": entity_resolution.SPEC,
@@ -193,7 +193,7 @@ def test_reasoning_order_members_before_what_they_make() -> None:
             node = node["properties"][step]["items"] if step else node
         return list(node["properties"])
 
-    assert order(compress.SCHEMA, "canonicals")[0] == "absorbs"
+    assert order(compress_prompt.SCHEMA, "canonicals")[0] == "absorbs"
     assert order(arc_synthesis.WRITE_SCHEMA)[0] == "covers"
     entity = order(entity_resolution.SCHEMA, "clusters")
     assert entity.index("members") < entity.index("canonical") < entity.index("confidence")
