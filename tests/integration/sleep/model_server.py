@@ -121,7 +121,7 @@ def _tools_by_shape() -> dict[frozenset[str], str]:
             ("arc_synthesis", "WRITE_SCHEMA", "WRITE_TOOL"),
             *((name, "SCHEMA", "TOOL_NAME") for name in (
                 "compress_prompt", "dedup_merge", "edge_typing", "entity_resolution",
-                "placement_triage", "task_detection", "trace_consolidation")))]
+                "placement_triage", "task_detection", "trace_prompt")))]
     out: dict[frozenset[str], str] = {}
     for schema, tool in pairs:
         properties = schema.get("properties") if isinstance(schema, Mapping) else None

@@ -214,7 +214,7 @@ def test_a_members_claim_is_not_repeated_by_its_text(claim: str, rest: str) -> N
 
 
 def test_the_session_prompt_ends_with_an_example_its_schema_accepts() -> None:
-    trace = importlib.import_module("memhtml.sleep.phases.trace_consolidation")
+    trace = importlib.import_module("memhtml.sleep.phases.trace_prompt")
     request = trace.request_for(trace.Shown("Session: \"s\"\n\nTurns:\nuser: hello", ("hello",)))
     assert violations(request.schema, _example(request)) == ()
     quote = list(request.schema["properties"]["commitments"]["items"]["properties"])
