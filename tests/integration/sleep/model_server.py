@@ -120,7 +120,7 @@ def _tools_by_shape() -> dict[frozenset[str], str]:
             ("arc_synthesis", "TRIAGE_SCHEMA", "TRIAGE_TOOL"),
             ("arc_synthesis", "WRITE_SCHEMA", "WRITE_TOOL"),
             *((name, "SCHEMA", "TOOL_NAME") for name in (
-                "compress_prompt", "dedup_merge", "edge_typing", "entity_resolution",
+                "compress_prompt", "dedup_prompt", "edge_typing", "entity_resolution",
                 "placement_triage", "task_detection", "trace_prompt")))]
     out: dict[frozenset[str], str] = {}
     for schema, tool in pairs:

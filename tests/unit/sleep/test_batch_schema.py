@@ -29,9 +29,9 @@ from memhtml.sleep.batch import (
     request_for,
 )
 
-arc_synthesis, compress_prompt, dedup_merge, edge_typing, entity_resolution, placement_triage, \
+arc_synthesis, compress_prompt, dedup_prompt, edge_typing, entity_resolution, placement_triage, \
     task_detection = (importlib.import_module(f"memhtml.sleep.phases.{name}") for name in (
-        "arc_synthesis", "compress_prompt", "dedup_merge", "edge_typing", "entity_resolution",
+        "arc_synthesis", "compress_prompt", "dedup_prompt", "edge_typing", "entity_resolution",
         "placement_triage", "task_detection"))
 # Imported as modules: the package exports each phase's runner under the module's name.
 
@@ -39,7 +39,7 @@ SPECS: Mapping[str, BatchSpec[Any, Any]] = {
     "arc-triage": arc_synthesis.TRIAGE_SPEC,
     "arc-write": arc_synthesis.WRITE_SPEC,
     "compress": compress_prompt.SPEC,
-    "dedup-merge": dedup_merge.SPEC,
+    "dedup-merge": dedup_prompt.SPEC,
     "edge-typing": edge_typing.SPEC,
     "entity-resolution": entity_resolution.SPEC,
     "placement-triage": placement_triage.spec_for(()),
