@@ -149,6 +149,7 @@ from memhtml.domain.thresholds import (
 from memhtml.sleep.batch import BatchRun, pack_groups, run_packed
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, FigureValue, model_figures
+from memhtml.sleep.findings import Finding, Measurement, TaskCounts
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.neighbours import tied_paths
 from memhtml.sleep.phase import PhaseCommit, PhaseEnv, PhaseFault, PhaseResult, TaskBudget
@@ -160,14 +161,7 @@ from memhtml.sleep.phases.dedup_candidates import (
 )
 from memhtml.sleep.phases.dedup_prompt import SPEC, Group, Row, model_groups
 from memhtml.sleep.protected import Protection, protect
-from memhtml.sleep.tasks import (
-    Finding,
-    Measurement,
-    TaskCounts,
-    close_stale,
-    commit_body,
-    mint_tasks,
-)
+from memhtml.sleep.tasks import close_stale, commit_body, mint_tasks
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.plan import Plan, archive_many_step, link_step
 

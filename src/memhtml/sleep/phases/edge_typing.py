@@ -107,6 +107,7 @@ from memhtml.sleep.batch import (
 )
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, added_links, model_figures
+from memhtml.sleep.findings import Finding, Measurement, TaskCounts
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import (
     CountValue,
@@ -118,14 +119,7 @@ from memhtml.sleep.phase import (
 )
 from memhtml.sleep.phases.edge_candidates import Candidates, Pair, candidates
 from memhtml.sleep.readings import Reading, Readings, evidence_fields
-from memhtml.sleep.tasks import (
-    Finding,
-    Measurement,
-    TaskCounts,
-    close_stale,
-    commit_body,
-    mint_tasks,
-)
+from memhtml.sleep.tasks import close_stale, commit_body, mint_tasks
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.plan import Plan, link_step
 

@@ -54,7 +54,7 @@ each, naming the file and the session. A memory the store refuses (a blank title
 NUL in its text, anything else the format will not hold) is skipped with a warning
 (``refused``). A commitment not done with confidence at least ``COMMITMENT_FLOOR``
 becomes a detected task through ``mint_tasks`` (the run's shared task budget), in one
-last commit. Its evidence is a ``tasks.SessionQuote``: the sentence and the session,
+last commit. Its evidence is a ``findings.SessionQuote``: the sentence and the session,
 checked here against the transcript (``mint_tasks`` can only check a quote against a
 memory file). Below the floor, a commitment is kept whole as a
 ``commitment-below-floor`` ledger record (``commitments_below_floor``); a done one
@@ -121,6 +121,7 @@ from memhtml.domain.thresholds import (
 )
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision
+from memhtml.sleep.findings import Finding, SessionQuote, TaskCounts, digest_of_path, finding_digest
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import (
     CountValue,
@@ -141,17 +142,7 @@ from memhtml.sleep.phases.trace_prompt import (
     collapsed,
 )
 from memhtml.sleep.phases.trace_sessions import Survey, Transcript, survey
-from memhtml.sleep.tasks import (
-    SLEEP_AUTHOR,
-    Finding,
-    SessionQuote,
-    TaskCounts,
-    commit_body,
-    digest_of_path,
-    finding_digest,
-    mint_tasks,
-    open_tasks,
-)
+from memhtml.sleep.tasks import SLEEP_AUTHOR, commit_body, mint_tasks, open_tasks
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import INBOX
