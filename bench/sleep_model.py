@@ -87,9 +87,9 @@ from memhtml.eval.planted_embedder import scripted_embedder
 from memhtml.llm.schema import validate_schema, violations
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.phases.arc_synthesis import TRIAGE_TOOL as ARC_TRIAGE_TOOL
-from memhtml.sleep.phases.compress import TOOL_NAME as COMPRESS_TOOL
-from memhtml.sleep.phases.dedup_merge import MAX_GROUPS as DEDUP_MAX_GROUPS
-from memhtml.sleep.phases.dedup_merge import TOOL_NAME as DEDUP_TOOL
+from memhtml.sleep.phases.compress_prompt import TOOL_NAME as COMPRESS_TOOL
+from memhtml.sleep.phases.dedup_prompt import MAX_GROUPS as DEDUP_MAX_GROUPS
+from memhtml.sleep.phases.dedup_prompt import TOOL_NAME as DEDUP_TOOL
 from memhtml.sleep.phases.edge_typing import TOOL_NAME as EDGE_TOOL
 from memhtml.sleep.phases.entity_resolution import TOOL_NAME as ENTITY_TOOL
 from memhtml.sleep.phases.task_detection import TOOL_NAME as TASK_TOOL

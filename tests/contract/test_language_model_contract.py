@@ -54,8 +54,8 @@ from memhtml.llm import Dialect, json_equal, violations
 from memhtml.sleep.batch import BatchSpec, mint, request_for
 from memhtml.sleep.budget import BudgetedModel, CallBudget
 from memhtml.sleep.phases.arc_synthesis import TRIAGE_SPEC as ARC_TRIAGE_SPEC
-from memhtml.sleep.phases.compress import SPEC as COMPRESS_SPEC
-from memhtml.sleep.phases.dedup_merge import SPEC as DEDUP_SPEC
+from memhtml.sleep.phases.compress_prompt import SPEC as COMPRESS_SPEC
+from memhtml.sleep.phases.dedup_prompt import SPEC as DEDUP_SPEC
 from memhtml.sleep.phases.edge_typing import SPEC as EDGE_SPEC
 from memhtml.sleep.phases.entity_resolution import SPEC as ENTITY_SPEC
 from memhtml.sleep.phases.task_detection import SPEC as TASK_SPEC

@@ -44,7 +44,7 @@ from memhtml.sleep.contract import run_stamp
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError
 from memhtml.sleep.history import RunLookup, last_merged_run
-from memhtml.sleep.phases.trace_consolidation import Survey, survey
+from memhtml.sleep.phases.trace_sessions import Survey, survey
 from memhtml.sleep.runner import version_at
 
 Verdict: TypeAlias = Literal["would-change", "no-signal", "unknown"]

@@ -59,9 +59,10 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.domain.merge import MergeText, VetoCache
 from memhtml.domain.thresholds import DEDUP_RECALL_FLOOR
 from memhtml.head import IndexedView, VectorCache
+from memhtml.sleep.findings import digest_of_path, finding_digest
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import MinedEdge
-from memhtml.sleep.tasks import digest_of_path, finding_digest, open_tasks
+from memhtml.sleep.tasks import open_tasks
 from memhtml.store.layout import PEOPLE, original_of_archived
 
 Rule: TypeAlias = Literal[

@@ -23,9 +23,9 @@ from tests.integration.real_model_support import need_real_model, weights_cache
 pytestmark = pytest.mark.slow
 
 PHASE_SCHEMAS = (
-    ("dedup_merge", "SCHEMA"), ("entity_resolution", "SCHEMA"), ("edge_typing", "SCHEMA"),
+    ("dedup_prompt", "SCHEMA"), ("entity_resolution", "SCHEMA"), ("edge_typing", "SCHEMA"),
     ("arc_synthesis", "TRIAGE_SCHEMA"), ("arc_synthesis", "WRITE_SCHEMA"),
-    ("compress", "SCHEMA"), ("trace_consolidation", "SCHEMA"),
+    ("compress_prompt", "SCHEMA"), ("trace_prompt", "SCHEMA"),
     ("task_detection", "SCHEMA"), ("placement_triage", "SCHEMA"))
 BATCH_SIZES = (2, 40, 500)
 """The smallest batch, dedup's and edge-typing's size, and entity-resolution's."""

@@ -120,8 +120,8 @@ def _tools_by_shape() -> dict[frozenset[str], str]:
             ("arc_synthesis", "TRIAGE_SCHEMA", "TRIAGE_TOOL"),
             ("arc_synthesis", "WRITE_SCHEMA", "WRITE_TOOL"),
             *((name, "SCHEMA", "TOOL_NAME") for name in (
-                "compress", "dedup_merge", "edge_typing", "entity_resolution",
-                "placement_triage", "task_detection", "trace_consolidation")))]
+                "compress_prompt", "dedup_prompt", "edge_typing", "entity_resolution",
+                "placement_triage", "task_detection", "trace_prompt")))]
     out: dict[frozenset[str], str] = {}
     for schema, tool in pairs:
         properties = schema.get("properties") if isinstance(schema, Mapping) else None

@@ -28,7 +28,7 @@ from memhtml.domain.retention import SIGNAL_NAMES
 from memhtml.domain.thresholds import EVICT_THRESHOLD
 from memhtml.sleep.contract import SLEEP_PHASES, decisions_path, report_path
 from memhtml.sleep.phase import HELD_BACK
-from memhtml.sleep.phases.trace_consolidation import TOOL_NAME as TRACE_TOOL
+from memhtml.sleep.phases.trace_prompt import TOOL_NAME as TRACE_TOOL
 from memhtml.store.site import is_generated_path
 from tests.integration.cli.cli_support import call_text
 from tests.integration.store.checkout_support import clean_environment

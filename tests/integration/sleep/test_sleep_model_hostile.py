@@ -32,7 +32,7 @@ from memhtml.sleep.history import read_history
 from memhtml.sleep.ledger import read_ledger
 from memhtml.sleep.phase import PhaseRecord
 from memhtml.sleep.phases.placement_triage import TOOL_NAME as PLACE_TOOL
-from memhtml.sleep.phases.trace_consolidation import TOOL_NAME as TRACE_TOOL
+from memhtml.sleep.phases.trace_prompt import TOOL_NAME as TRACE_TOOL
 from memhtml.sleep.resume import resume_sleep
 from memhtml.sleep.runner import RunOptions, RunReport, run_sleep
 from memhtml.store import WriteInput, init_store, write

@@ -25,7 +25,7 @@ from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.ledger import read_ledger
 from memhtml.sleep.merge import merge_run
 from memhtml.sleep.phase import PhaseRecord
-from memhtml.sleep.phases.trace_consolidation import TOOL_NAME
+from memhtml.sleep.phases.trace_prompt import TOOL_NAME
 from memhtml.sleep.runner import RunOptions, RunReport, run_sleep, version_at
 from memhtml.sleep.runs import abort_run
 from memhtml.store import WriteInput, init_store, write

@@ -29,17 +29,17 @@ from memhtml.sleep.batch import (
     request_for,
 )
 
-arc_synthesis, compress, dedup_merge, edge_typing, entity_resolution, placement_triage, \
+arc_synthesis, compress_prompt, dedup_prompt, edge_typing, entity_resolution, placement_triage, \
     task_detection = (importlib.import_module(f"memhtml.sleep.phases.{name}") for name in (
-        "arc_synthesis", "compress", "dedup_merge", "edge_typing", "entity_resolution",
+        "arc_synthesis", "compress_prompt", "dedup_prompt", "edge_typing", "entity_resolution",
         "placement_triage", "task_detection"))
 # Imported as modules: the package exports each phase's runner under the module's name.
 
 SPECS: Mapping[str, BatchSpec[Any, Any]] = {
     "arc-triage": arc_synthesis.TRIAGE_SPEC,
     "arc-write": arc_synthesis.WRITE_SPEC,
-    "compress": compress.SPEC,
-    "dedup-merge": dedup_merge.SPEC,
+    "compress": compress_prompt.SPEC,
+    "dedup-merge": dedup_prompt.SPEC,
     "edge-typing": edge_typing.SPEC,
     "entity-resolution": entity_resolution.SPEC,
     "placement-triage": placement_triage.spec_for(()),
@@ -193,7 +193,7 @@ def test_reasoning_order_members_before_what_they_make() -> None:
             node = node["properties"][step]["items"] if step else node
         return list(node["properties"])
 
-    assert order(compress.SCHEMA, "canonicals")[0] == "absorbs"
+    assert order(compress_prompt.SCHEMA, "canonicals")[0] == "absorbs"
     assert order(arc_synthesis.WRITE_SCHEMA)[0] == "covers"
     entity = order(entity_resolution.SCHEMA, "clusters")
     assert entity.index("members") < entity.index("canonical") < entity.index("confidence")
@@ -214,7 +214,7 @@ def test_a_members_claim_is_not_repeated_by_its_text(claim: str, rest: str) -> N
 
 
 def test_the_session_prompt_ends_with_an_example_its_schema_accepts() -> None:
-    trace = importlib.import_module("memhtml.sleep.phases.trace_consolidation")
+    trace = importlib.import_module("memhtml.sleep.phases.trace_prompt")
     request = trace.request_for(trace.Shown("Session: \"s\"\n\nTurns:\nuser: hello", ("hello",)))
     assert violations(request.schema, _example(request)) == ()
     quote = list(request.schema["properties"]["commitments"]["items"]["properties"])

@@ -22,7 +22,8 @@ from memhtml.head import HeadVersion, is_dated_episode
 from memhtml.llm.schema import validate_schema
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.phase import NO_MODEL, PhaseEnv, PhaseResult, TaskBudget
-from memhtml.sleep.phases.compress import SCHEMA, TOOL_NAME, compress
+from memhtml.sleep.phases.compress import compress
+from memhtml.sleep.phases.compress_prompt import SCHEMA, TOOL_NAME
 from memhtml.sleep.tasks import SLEEP_AUTHOR
 from memhtml.store import WriteInput, write
 from memhtml.store.layout import archive_path

@@ -27,11 +27,12 @@ from memhtml.domain.merge import merge_veto
 from memhtml.domain.thresholds import DEDUP_RECALL_FLOOR
 from memhtml.format import add_meta, set_meta
 from memhtml.head import HeadVersion, VectorCache, empty_vector_cache, fill_vectors, load_head
+from memhtml.sleep.findings import Finding, Measurement
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import MinedEdge, PhaseEnv, PhaseResult
 from memhtml.sleep.phases.compress import compress
 from memhtml.sleep.protected import decided, merge_text, protect
-from memhtml.sleep.tasks import Finding, Measurement, task_input
+from memhtml.sleep.tasks import task_input
 from memhtml.store import WriteInput, archive, write
 
 DIMENSION = 64

@@ -36,15 +36,16 @@ from memhtml.eval.planted import plant_corpus, synthetic_docs
 from memhtml.eval.planted_embedder import at_cosine, scripted_embedder, seeded_unit_vector
 from memhtml.eval.planted_manifest import PlantConfig, PlantedCorpus
 from memhtml.head import HeadVersion, VectorCache, cache_from, load_head, vector_text_of
+from memhtml.sleep.findings import digest_of_path
 from memhtml.sleep.neighbours import tied_paths
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget
+from memhtml.sleep.phases.dedup_candidates import twin_pairs
 from memhtml.sleep.phases.dedup_merge import (
     DETECTOR,
     dedup_merge,
     judged_everything,
-    twin_pairs,
 )
-from memhtml.sleep.tasks import DETECTED_TAG, NO_LONGER_DETECTED, SLEEP_AUTHOR, digest_of_path
+from memhtml.sleep.tasks import DETECTED_TAG, NO_LONGER_DETECTED, SLEEP_AUTHOR
 from memhtml.store import Store, StoreDeps, WriteInput, archive, init_store, write
 from memhtml.store.layout import archive_path
 

@@ -38,15 +38,9 @@ from memhtml.llm.schema import validate_schema
 from memhtml.sleep.batch import batch_schema, pack_groups, plan_requests
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.phase import PhaseResult
-from memhtml.sleep.phases.dedup_merge import (
-    SCHEMA,
-    SPEC,
-    TOOL_NAME,
-    Row,
-    candidates,
-    dedup_merge,
-    propose,
-)
+from memhtml.sleep.phases.dedup_candidates import candidates, propose
+from memhtml.sleep.phases.dedup_merge import dedup_merge
+from memhtml.sleep.phases.dedup_prompt import SCHEMA, SPEC, TOOL_NAME, Row
 
 WORDS = ("amber", "birch", "cedar", "dune", "elm", "fjord", "grove", "heath")
 KERNEL = ("batches", "calls", "failed_batches", "budget_skipped", "unknown_keys")

@@ -39,21 +39,19 @@ from memhtml.llm import validate_schema
 from memhtml.sleep.batch import Resolver, mint
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.deps import DryState
+from memhtml.sleep.findings import digest_of_path
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import MinedEdge, PhaseEnv, PhaseResult, TaskBudget, without_model
+from memhtml.sleep.phases.edge_candidates import Pair, candidates, shared_directory
 from memhtml.sleep.phases.edge_typing import (
     DETECTOR,
     SCHEMA,
     SPEC,
     TOOL_NAME,
     TYPED_RELS,
-    Pair,
-    candidates,
     edge_typing,
     read_verdicts,
-    shared_directory,
 )
-from memhtml.sleep.tasks import digest_of_path
 from memhtml.store import Store, StoreDeps, WriteInput, init_store, write
 from memhtml.store.layout import original_of_archived
 

@@ -23,6 +23,7 @@ from memhtml.contracts.services import PathChange
 from memhtml.eval.planted import plant_corpus, synthetic_docs
 from memhtml.eval.planted_manifest import PlantConfig, PlantedCorpus
 from memhtml.head import HeadVersion, load_head
+from memhtml.sleep.findings import digest_of_path, finding_digest
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget
 from memhtml.sleep.phases.entity_names import (
     DETECTOR,
@@ -32,7 +33,7 @@ from memhtml.sleep.phases.entity_names import (
     rewrites,
 )
 from memhtml.sleep.phases.entity_resolution import entity_resolution
-from memhtml.sleep.tasks import NO_LONGER_DETECTED, SLEEP_AUTHOR, digest_of_path, finding_digest
+from memhtml.sleep.tasks import NO_LONGER_DETECTED, SLEEP_AUTHOR
 from memhtml.store import Store, StoreDeps, WriteInput, archive, init_store, label, unlabel, write
 
 WRITTEN = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)

@@ -56,11 +56,9 @@ from memhtml.llm import encode_json
 from memhtml.llm.decode import answer_of_anthropic, answer_of_openai
 from memhtml.sleep.batch import key_for, mint
 from memhtml.sleep.phases.compress import compress
-from memhtml.sleep.phases.trace_consolidation import (
-    TITLE_CHARS,
-    parse_transcript,
-    trace_consolidation,
-)
+from memhtml.sleep.phases.trace_consolidation import trace_consolidation
+from memhtml.sleep.phases.trace_prompt import TITLE_CHARS
+from memhtml.sleep.phases.trace_sessions import parse_transcript
 from memhtml.store import WriteInput, write
 from memhtml.store.doors import archive
 

@@ -26,6 +26,7 @@ from memhtml.domain.thresholds import (
 from memhtml.head import HeadVersion
 from memhtml.llm.schema import validate_schema
 from memhtml.sleep.budget import CallBudget
+from memhtml.sleep.findings import Finding, Quote, task_path
 from memhtml.sleep.phase import PhaseEnv, PhaseResult, TaskBudget, without_model
 from memhtml.sleep.phases.task_detection import (
     DETECTOR,
@@ -40,7 +41,7 @@ from memhtml.sleep.phases.task_detection import (
     scan_rows,
     task_detection,
 )
-from memhtml.sleep.tasks import DETECTED_TAG, NO_LONGER_DETECTED, Finding, Quote, task_path
+from memhtml.sleep.tasks import DETECTED_TAG, NO_LONGER_DETECTED
 from memhtml.store import WriteInput, archive, task_add, write
 
 STAMP = datetime(2026, 11, 29, 3, 15, 7, tzinfo=UTC)

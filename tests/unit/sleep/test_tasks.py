@@ -11,22 +11,24 @@ from tests.unit.sleep.sleep_support import AUTHOR, RUN_AT, World, ok, world
 from memhtml.contracts.services import PathChange, Signature
 from memhtml.format import check_memory
 from memhtml.head import HeadVersion
-from memhtml.sleep.phase import TaskBudget
-from memhtml.sleep.tasks import (
-    NO_LONGER_DETECTED,
-    SWEPT_TAG,
+from memhtml.sleep.findings import (
     Finding,
     Measurement,
     Quote,
     TaskCounts,
+    digest_of_path,
+    finding_digest,
+    task_path,
+)
+from memhtml.sleep.phase import TaskBudget
+from memhtml.sleep.tasks import (
+    NO_LONGER_DETECTED,
+    SWEPT_TAG,
     close_stale,
     commit_body,
-    digest_of_path,
     dismissed_digests,
-    finding_digest,
     mint_tasks,
     open_tasks,
-    task_path,
 )
 from memhtml.store import WriteInput, task_add, task_status, write
 from memhtml.store.plan import Plan, task_status_step

@@ -31,19 +31,17 @@ from memhtml.head import HeadVersion
 from memhtml.llm.schema import validate_schema
 from memhtml.sleep.budget import CallBudget
 from memhtml.sleep.phase import NO_MODEL, PhaseEnv, PhaseResult, TaskBudget
-from memhtml.sleep.phases.trace_consolidation import (
-    NO_SOURCE,
+from memhtml.sleep.phases.trace_consolidation import NO_SOURCE, trace_consolidation
+from memhtml.sleep.phases.trace_prompt import (
     PROMPT_CHARS,
     SCHEMA,
     SYSTEM,
     TOOL_NAME,
     TURN_CHARS,
-    Turn,
-    parse_transcript,
     quote_holds,
     render,
-    trace_consolidation,
 )
+from memhtml.sleep.phases.trace_sessions import Turn, parse_transcript
 from memhtml.sleep.plan import NO_TRANSCRIPTS_NOTE, plan_sleep
 from memhtml.sleep.tasks import DETECTED_TAG, SLEEP_AUTHOR
 from memhtml.store.layout import INBOX, TASKS

@@ -68,12 +68,15 @@ out), ``refused`` (links the store refused), ``state_failed``, ``readings_unchan
 (contradictions read again over a neighbourhood nobody changed), ``readings_unplaced``
 (an earlier reading that cannot be compared, warned), the kernel's counts and the
 detected tasks' ``tasks_*``.
+
+Stage 1, finding the candidate pairs, is in ``edge_candidates``; this module holds the
+question, the reading of its answer and the promotion.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial, reduce
 from typing import Final, Literal, TypeAlias
@@ -89,15 +92,11 @@ from memhtml.domain.thresholds import (
     EDGE_CONFIDENCE_FLOOR,
     EDGE_PROMOTIONS_PER_NIGHT,
     EDGE_TYPING_CALLS,
-    EDGE_TYPING_CANDIDATES,
-    EDGE_TYPING_COSINE,
     EDGE_TYPING_DETECTIONS,
-    EDGE_TYPING_K,
     EDGE_TYPING_PAIRS_PER_CALL,
     ENTITY_HUB_CLAIMANTS,
-    MINING_COSINE,
 )
-from memhtml.head import HeadVersion, IndexedView, VectorCache
+from memhtml.head import IndexedView
 from memhtml.sleep.batch import (
     BatchRun,
     BatchSpec,
@@ -108,26 +107,19 @@ from memhtml.sleep.batch import (
 )
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import Decision, added_links, model_figures
+from memhtml.sleep.findings import Finding, Measurement, TaskCounts
 from memhtml.sleep.ledger import PendingMark
-from memhtml.sleep.neighbours import corpus_order, scan_neighbours
 from memhtml.sleep.phase import (
     CountValue,
-    MinedEdge,
     PhaseCommit,
     PhaseEnv,
     PhaseFault,
     PhaseResult,
     without_model,
 )
+from memhtml.sleep.phases.edge_candidates import Candidates, Pair, candidates
 from memhtml.sleep.readings import Reading, Readings, evidence_fields
-from memhtml.sleep.tasks import (
-    Finding,
-    Measurement,
-    TaskCounts,
-    close_stale,
-    commit_body,
-    mint_tasks,
-)
+from memhtml.sleep.tasks import close_stale, commit_body, mint_tasks
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.plan import Plan, link_step
 
@@ -140,7 +132,6 @@ SUBJECTS: Final = ("a", "b")
 MAX_OUTPUT_TOKENS: Final = 2048
 """Thirty verdicts of four short fields each, with room to spare."""
 
-Arm: TypeAlias = Literal["mined", "entity"]
 Subject: TypeAlias = Literal["a", "b"]
 
 SYSTEM: Final = (
@@ -183,132 +174,8 @@ SCHEMA: Final[Mapping[str, object]] = {
 }
 
 
-# --------------------------------------------------------------------------- candidates
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    """One candidate: two active non-task memories (``a`` < ``b``, tree paths), their
-    claims as the model reads them, their cosine, and the arm that found them."""
-
-    a: str
-    b: str
-    text_a: str
-    text_b: str
-    similarity: float
-    arm: Arm
-
-    @property
-    def key(self) -> str:
-        """The pair's canonical spelling: its counter key and its task's finding."""
-        return f"{self.a}|{self.b}"
-
-
 def render(pair: Pair) -> str:
     return f"a: {pair.text_a}\nb: {pair.text_b}"
-
-
-def shared_directory(a: str, b: str) -> tuple[str, ...]:
-    """The deepest directory both paths sit under, as its components."""
-    common: list[str] = []
-    for left, right in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
-        if left != right:
-            break
-        common.append(left)
-    return tuple(common)
-
-
-def _text(record: MemoryRecord) -> str:
-    # Whitespace collapsed, so a claim cannot add a line of its own to its row.
-    return " ".join((record.claim or record.title).split())
-
-
-def _ordered(a: str, b: str) -> tuple[str, str]:
-    return (a, b) if a < b else (b, a)
-
-
-def pair_neighbourhood(version: IndexedView, a: str, b: str) -> frozenset[str]:
-    """The paths a write must reach for a second reading of the pair to be new: the
-    two files, every memory one authored link away from either (either way), and the
-    holders of each entity either names, unless more than ``ENTITY_HUB_CLAIMANTS``
-    memories claim it (the store's own name, an employer: sharing it says nothing
-    about this pair)."""
-    found = {a, b}
-    for path in (a, b):
-        record = version.get(path)
-        if record is None:
-            continue
-        found.update(to_tree_path(link.href.strip()) for link in record.links)
-        found.update(version.inbound(to_document_path(path)))
-        for entity in sorted(set(record.entities)):
-            holders = version.by_entity(entity)
-            if len(holders) <= ENTITY_HUB_CLAIMANTS:
-                found.update(holders)
-    return frozenset(found)
-
-
-def linked_pairs(version: HeadVersion) -> frozenset[tuple[str, str]]:
-    """Every unordered pair of paths an authored link joins, whatever its rel."""
-    return frozenset(_ordered(record.path, to_tree_path(link.href.strip()))
-                     for record in version.records() for link in record.links)
-
-
-def entity_pairs(members: Sequence[MemoryRecord], cache: VectorCache
-                 ) -> dict[tuple[str, str], float]:
-    """For each entity value two or more members carry, each holder's ``EDGE_TYPING_K``
-    nearest fellow holders at cosine ``>= EDGE_TYPING_COSINE``; each pair once, with
-    its cosine. The scan runs within the holders, so a nearer member naming another
-    entity never crowds out one sharing this one."""
-    holders: dict[str, list[MemoryRecord]] = {}
-    for record in members:
-        for entity in sorted(set(record.entities)):
-            holders.setdefault(entity, []).append(record)
-    found: dict[tuple[str, str], float] = {}
-    for entity in sorted(holders):
-        group = holders[entity]
-        if len(group) < 2:
-            continue
-        scan = scan_neighbours(group, cache, floor=EDGE_TYPING_COSINE, k=EDGE_TYPING_K)
-        for near in scan.pairs:
-            found[_ordered(group[near.i].path, group[near.j].path)] = near.similarity
-    return found
-
-
-@dataclass(frozen=True, slots=True)
-class Candidates:
-    """The pairs to type, in batch order, and how they were found."""
-
-    pairs: tuple[Pair, ...]
-    mined: int
-    shared_entity: int
-    linked: int
-    over_cap: int
-
-
-def candidates(version: HeadVersion, mined: Iterable[MinedEdge] | None,
-               vectors: VectorCache | None) -> Candidates:
-    """Stage 1 and the sort of stage 2 (see the module docstring)."""
-    members = corpus_order(version)
-    by_path = {record.path: record for record in members}
-    found: dict[tuple[str, str], tuple[float, Arm]] = {}
-    for edge in mined or ():
-        pair = _ordered(edge.source, edge.target)
-        if (edge.similarity >= MINING_COSINE and pair[0] != pair[1]
-                and pair[0] in by_path and pair[1] in by_path):
-            found[pair] = (edge.similarity, "mined")
-    if vectors is not None:
-        for pair, similarity in entity_pairs(members, vectors).items():
-            found.setdefault(pair, (similarity, "entity"))
-    linked = linked_pairs(version)
-    kept = {pair: got for pair, got in found.items() if pair not in linked}
-    strongest = sorted(kept, key=lambda pair: (-kept[pair][0], pair))
-    chosen = sorted(strongest[:EDGE_TYPING_CANDIDATES],
-                    key=lambda pair: (shared_directory(*pair), pair))
-    pairs = tuple(Pair(a, b, _text(by_path[a]), _text(by_path[b]), *kept[(a, b)])
-                  for a, b in chosen)
-    arms = [arm for _, arm in kept.values()]
-    return Candidates(pairs, arms.count("mined"), arms.count("entity"),
-                      len(found) - len(kept), max(0, len(kept) - EDGE_TYPING_CANDIDATES))
 
 
 # --------------------------------------------------------------------------- the answer
@@ -382,6 +249,26 @@ SPEC: Final[BatchSpec[Pair, tuple[Verdict, ...]]] = BatchSpec(
 
 
 # --------------------------------------------------------------------------- promotion
+
+
+def pair_neighbourhood(version: IndexedView, a: str, b: str) -> frozenset[str]:
+    """The paths a write must reach for a second reading of the pair to be new: the
+    two files, every memory one authored link away from either (either way), and the
+    holders of each entity either names, unless more than ``ENTITY_HUB_CLAIMANTS``
+    memories claim it (the store's own name, an employer: sharing it says nothing
+    about this pair)."""
+    found = {a, b}
+    for path in (a, b):
+        record = version.get(path)
+        if record is None:
+            continue
+        found.update(to_tree_path(link.href.strip()) for link in record.links)
+        found.update(version.inbound(to_document_path(path)))
+        for entity in sorted(set(record.entities)):
+            holders = version.by_entity(entity)
+            if len(holders) <= ENTITY_HUB_CLAIMANTS:
+                found.update(holders)
+    return frozenset(found)
 
 
 @dataclass(frozen=True)

@@ -32,19 +32,13 @@ from memhtml.domain.thresholds import (
 from memhtml.format import add_meta, remove_meta, set_meta
 from memhtml.head import HeadVersion, is_active, is_entity
 from memhtml.sleep.decisions import Decision
+from memhtml.sleep.findings import Finding, Measurement, TaskCounts
 from memhtml.sleep.phase import (
     PhaseCommit,
     PhaseResult,
     TaskBudget,
 )
-from memhtml.sleep.tasks import (
-    Finding,
-    Measurement,
-    TaskCounts,
-    close_stale,
-    commit_body,
-    mint_tasks,
-)
+from memhtml.sleep.tasks import close_stale, commit_body, mint_tasks
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.layout import PEOPLE
 from memhtml.store.plan import Plan

@@ -124,6 +124,7 @@ from memhtml.sleep.batch import (
     slice_batches,
 )
 from memhtml.sleep.budget import BudgetedModel
+from memhtml.sleep.findings import Finding, Measurement
 from memhtml.sleep.ledger import PendingMark
 from memhtml.sleep.phase import (
     CountValue,
@@ -146,10 +147,6 @@ from memhtml.sleep.phases.entity_names import (
     split_entity,
 )
 from memhtml.sleep.readings import Reading, Readings, evidence_fields
-from memhtml.sleep.tasks import (
-    Finding,
-    Measurement,
-)
 from memhtml.store.errors import describe
 
 

@@ -75,6 +75,7 @@ from memhtml.sleep.batch import (
 )
 from memhtml.sleep.budget import BudgetedModel
 from memhtml.sleep.decisions import model_figures
+from memhtml.sleep.findings import Finding, Quote, TaskCounts, digest_of_path, finding_digest
 from memhtml.sleep.phase import (
     PhaseCommit,
     PhaseEnv,
@@ -82,17 +83,7 @@ from memhtml.sleep.phase import (
     PhaseResult,
     without_model,
 )
-from memhtml.sleep.tasks import (
-    Finding,
-    Quote,
-    TaskCounts,
-    close_stale,
-    commit_body,
-    digest_of_path,
-    finding_digest,
-    mint_tasks,
-    open_tasks,
-)
+from memhtml.sleep.tasks import close_stale, commit_body, mint_tasks, open_tasks
 from memhtml.store.errors import StoreError, describe
 from memhtml.store.plan import Plan
 
