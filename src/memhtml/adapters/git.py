@@ -4,6 +4,10 @@ module is the repository half; the checkout half is ``git_checkout.PygitCheckout
 Writes never touch a working tree. ``commit`` builds the new tree in an
 in-memory index over the parent's tree, writes the commit object, and only then
 moves the ref, under the ref's lock, if it still points at the expected parent.
+
+Over 600 lines, on purpose: it is one class, the ``Repository`` port's every method
+over one pygit2 handle and its lock; the pieces that stand alone are already apart
+(``git_names``, ``git_guard``, ``git_arrivals``, ``git_remote``, ``tree_edit``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ object: the store writes them with ``np.save(allow_pickle=False)`` and reads the
 back the same way, so a damaged or hostile file can give wrong data or none, never
 run code.
 
+One module over 600 lines, on purpose: the encoder and the decoder of each column sit
+side by side, so a change to one is seen beside the other, and ``LAYOUT_KEY`` digests
+the one layout they share (the deferred texts, read after the load, are apart in
+``head.deferred_text``).
+
 The layout, column by column:
 
 * ``strings.*``: every distinct string the records, holders and segment paths use,

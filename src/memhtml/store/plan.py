@@ -44,9 +44,7 @@ from memhtml.contracts.vocabulary import is_edge_rel, is_task_status
 from memhtml.format import (
     NewMemoryInput,
     add_link,
-    article_with_claim,
     escape_text,
-    parse_memory,
     remove_link,
     render_template,
     set_meta,
@@ -54,6 +52,7 @@ from memhtml.format import (
 from memhtml.head import HeadVersion, IndexedView, with_overlay
 from memhtml.head.record import is_archived_path, record_from
 from memhtml.store.archived import archived_copy, archived_path_refusal, archived_refusal
+from memhtml.store.correction import carried_forward
 from memhtml.store.deps import Detector
 from memhtml.store.errors import Refused, StoreError, describe, widen
 from memhtml.store.inputs import WriteInput
@@ -532,43 +531,6 @@ def archive_many_step(plan: Plan, paths: Iterable[str],
     return Success(ArchivedMany(
         current, Outcome("archive", None, f"{len(archived)} memories archived", body),
         tuple(archived), tuple(refused)))
-
-
-def carried_forward(old: MemoryRecord, data: WriteInput) -> WriteInput:
-    """What a correction of ``old`` writes: ``data``, with every field it leaves unset
-    taken from ``old``: the title, type, entities, tags, aliases, outbound links (all
-    but ``supersedes``, which the correction states anew), confidence, importance,
-    author, validity, task status and due date, and the article. A new claim alone
-    replaces the claim's ``<mark>`` text and keeps every other word of the article (its
-    body, lists, figures, facets, citations); a new body or article replaces it whole.
-    A whole file (``file_html``) is taken as given. So a correction with only a claim
-    changes only the claim, the supersedes edge and the dates."""
-    if data.file_html is not None:
-        return data
-    article, body = data.article_html, data.body
-    if article is None and not body:
-        kept = parse_memory(old.html).map(lambda doc: doc.article.html).value_or(None)
-        if kept is not None and data.claim:
-            kept = article_with_claim(kept, data.claim)
-        article = kept
-    return replace(
-        data,
-        title=data.title or old.title,
-        claim=data.claim or (old.claim if article is None else ""),
-        memory_type=data.memory_type or old.memory_type,
-        article_html=article,
-        entities=data.entities or old.entities,
-        tags=data.tags or old.tags,
-        aliases=data.aliases or old.aliases,
-        links=data.links or tuple(link for link in old.links if link.rel != "supersedes"),
-        confidence=old.confidence if data.confidence is None else data.confidence,
-        importance=old.importance if data.importance is None else data.importance,
-        author=data.author or old.author,
-        valid_from=data.valid_from or old.valid_from,
-        valid_until=data.valid_until or old.valid_until,
-        task_status=data.task_status or old.task_status,
-        due_at=data.due_at or old.due_at,
-    )
 
 
 def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
