@@ -92,7 +92,7 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
             "before": outcome.before, "fetched": outcome.fetched, "after": outcome.after,
             "pushed": outcome.pushed, "rounds": outcome.rounds,
             "changed": list(outcome.changed), "kept": list(outcome.kept), "merge": events,
-            "deleted": list(outcome.deleted),
+            "deleted": list(outcome.deleted), "remote_head": outcome.remote_head,
         }
         lines = [f"{remote}/{on}: fetched {_short(outcome.fetched)}; {outcome.action}"
                  + (f" ({len(outcome.changed)} paths)" if outcome.changed else "")
@@ -102,6 +102,10 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
         lines += [f"  {e.kind}: {e.detail}" for e in outcome.events]
         lines += [f"  deleted by the remote: {_shown(path)} (memhtml restore {_shown(path)} "
                   "brings it back)" for path in outcome.deleted]
+        if outcome.remote_head is not None:
+            lines.append(f"  {remote}'s HEAD named {_shown(outcome.remote_head)}, a branch "
+                         f"it does not have; it now names {on}, so a clone checks out the "
+                         "store")
         notes = tuple(f"left as it was in the checkout (changed there): {p}"
                       for p in outcome.kept)
         return Reply(payload, "\n".join(lines), notes=notes)
