@@ -126,7 +126,11 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
     directory
         A new or empty directory for the clone.
     branch
-        The store's branch, when it is not the remote's default (never a sleep run's).
+        The store's branch (never a sleep run's). Without it the clone takes the
+        branch the remote's HEAD names; when that holds no store (a remote made with
+        git init --bare names master, which a store pushed as main leaves missing),
+        the branch carrying the store: the one the markers name, else main, else the
+        only one, and it says which it took.
     """
 
     def body() -> Reply:
@@ -139,10 +143,11 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
             raise UsageError(f"{target} exists and is not an empty directory")
         shown = _Progress(common.json)
         try:
-            on = unwrap_io(clone_store(url, target, branch or None, shown),
-                           lambda error: error.reason)
+            took = unwrap_io(clone_store(url, target, branch or None, shown),
+                             lambda error: error.reason)
         finally:
             shown.done()
+        on = took.branch
         services = open_cli_services(Common(store=str(target), json=common.json))
         tip = unwrap_io(services.store().tip())
         # A clone stays equal to its remote: an earlier release's attribute lines are
@@ -152,7 +157,13 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
                  f"merge=ours lines ({', '.join(legacy)}); run memhtml init to replace "
                  "them",) if legacy else ()
         payload = {"ok": True, "store": str(target), "branch": on, "commit": tip,
+                   "branch_rule": took.rule, "branch_reason": took.reason,
                    "notes": list(notes)}
-        return Reply(payload, f"store at {target} (branch {on}, {_short(tip)})", notes=notes)
+        text = f"store at {target} (branch {on}, {_short(tip)})"
+        # Taken by looking, not by HEAD or --branch: say which and why, on stdout, since
+        # it is the answer to where the clone writes.
+        if took.rule not in ("option", "head"):
+            text += f"\n  took {on}: {_shown(took.reason)}"
+        return Reply(payload, text, notes=notes)
 
     return respond(common.json, body)
