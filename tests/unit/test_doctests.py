@@ -29,6 +29,7 @@ EXAMPLE_MODULES = (
     "memhtml.store",
     "memhtml.store.doors",
     "memhtml.compose",
+    "memhtml.compose.cloning",
     "memhtml.compose.run",
     "memhtml.compose.settings",
 )

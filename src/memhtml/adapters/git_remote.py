@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -46,6 +47,7 @@ import pygit2
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.adapters.git_names import reference
+from memhtml.adapters.git_remote_head import local_path, point_missing_head
 from memhtml.contracts.errors import (
     GitFailure,
     NotFound,
@@ -245,6 +247,49 @@ class GitRemotes:
             return IOFailure(TransportFailed(remote, "push", run.message))
         return self._set_tracking("push", f"refs/remotes/{remote}/{branch}", sha)
 
+    def point_head(self, remote: str, branch: str, sha: str) -> IOResult[str | None, RemoteError]:
+        """Point ``remote``'s HEAD at ``branch`` where git cannot: when it is a bare
+        repository on this machine whose HEAD names a branch it does not have, and
+        ``branch`` there is at ``sha`` (see ``git_remote_head``). The branch HEAD named
+        before, or None when nothing was changed. The URLs are git's own answer
+        (``git remote get-url --push --all``: ``pushurl`` and ``insteadOf`` applied),
+        each read as git reads it from where it runs."""
+        checked = self._check(remote, branch, "point HEAD")
+        if checked is not None:
+            return IOFailure(checked)
+        listed = self._git(remote, "point HEAD", [
+            "remote", "get-url", "--push", "--all", "--end-of-options", remote])
+        if isinstance(listed, TransportFailed):
+            return IOFailure(listed)
+        if listed.status != 0:
+            return IOFailure(TransportFailed(remote, "point HEAD", listed.message))
+        where = self._where()
+        pointed: str | None = None
+        for url in listed.stdout.splitlines():
+            path = local_path(url, where)
+            if path is None or not path.is_dir():
+                continue
+            try:
+                pointed = point_missing_head(path, branch, sha) or pointed
+            except (pygit2.GitError, OSError, ValueError) as exc:
+                return IOFailure(GitFailure("point HEAD", f"{url}: {exc}"))
+        return IOSuccess(pointed)
+
+    def tracked_branches(self, remote: str) -> IOResult[Mapping[str, str], RemoteError]:
+        """What this clone last saw on ``remote``: each branch its tracking refs
+        (``refs/remotes/<remote>/...``) record, with its commit; ``<remote>/HEAD``,
+        a pointer at one of them, is not a branch."""
+        prefix = f"refs/remotes/{remote}/"
+        try:
+            repo = self._repo()
+            found = {name.removeprefix(prefix): str(ref.target)
+                     for name in repo.references
+                     if name.startswith(prefix) and name != f"{prefix}HEAD"
+                     and isinstance((ref := repo.references[name]).target, pygit2.Oid)}
+        except (pygit2.GitError, ValueError, OSError) as exc:
+            return IOFailure(GitFailure("branches", f"{prefix}*: {exc}"))
+        return IOSuccess(dict(sorted(found.items())))
+
     # -- internals -------------------------------------------------------------------
 
     def _check(self, remote: str, branch: str, operation: str) -> RemoteError | None:
@@ -334,3 +379,38 @@ def clone_repository(url: str, target: Path, branch: str | None = None,
     if run.status != 0:
         return IOFailure(TransportFailed(url, "clone", run.message))
     return IOSuccess(None)
+
+
+def check_out_tracked(target: Path, remote: str, branch: str, timeout_s: float = 600.0,
+                      on_progress: Progress | None = None) -> IOResult[None, RemoteError]:
+    """In the clone at ``target`` (just made: nothing of the person's is in it yet),
+    make ``branch`` from ``remote``'s branch of that name, tracking it, and check it
+    out: what ``git clone --branch`` would have done. For a clone whose remote's HEAD
+    named a branch it lacks (nothing was checked out) or one that is not the store's."""
+    run_in = ["-C", str(target)]
+    start = f"refs/remotes/{remote}/{branch}"
+    try:
+        run = _run_git(None, [*run_in, "switch", "--progress", "--no-guess", "--create",
+                              branch, "--track", "--end-of-options", start],
+                       timeout_s, on_progress)
+    except OSError as error:
+        return IOFailure(GitFailure(f"switch {branch}", f"cannot run git: {error}"))
+    if run.status != 0:
+        return IOFailure(GitFailure(f"switch {branch}", run.message))
+    return IOSuccess(None)
+
+
+def discard_clone(target: Path, made: bool) -> None:
+    """Take away a clone that was refused after ``git clone`` made it, as git does with
+    a clone that fails: ``target`` removed when the clone made it, else emptied (it
+    was given empty, and the command checked). Best effort: what cannot be removed
+    stays, and the refusal is still what the person reads."""
+    if made:
+        shutil.rmtree(target, ignore_errors=True)
+        return
+    with contextlib.suppress(OSError):
+        for entry in target.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)

@@ -92,7 +92,7 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
             "before": outcome.before, "fetched": outcome.fetched, "after": outcome.after,
             "pushed": outcome.pushed, "rounds": outcome.rounds,
             "changed": list(outcome.changed), "kept": list(outcome.kept), "merge": events,
-            "deleted": list(outcome.deleted),
+            "deleted": list(outcome.deleted), "remote_head": outcome.remote_head,
         }
         lines = [f"{remote}/{on}: fetched {_short(outcome.fetched)}; {outcome.action}"
                  + (f" ({len(outcome.changed)} paths)" if outcome.changed else "")
@@ -102,6 +102,10 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
         lines += [f"  {e.kind}: {e.detail}" for e in outcome.events]
         lines += [f"  deleted by the remote: {_shown(path)} (memhtml restore {_shown(path)} "
                   "brings it back)" for path in outcome.deleted]
+        if outcome.remote_head is not None:
+            lines.append(f"  {remote}'s HEAD named {_shown(outcome.remote_head)}, a branch "
+                         f"it does not have; it now names {on}, so a clone checks out the "
+                         "store")
         notes = tuple(f"left as it was in the checkout (changed there): {p}"
                       for p in outcome.kept)
         return Reply(payload, "\n".join(lines), notes=notes)
@@ -122,7 +126,11 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
     directory
         A new or empty directory for the clone.
     branch
-        The store's branch, when it is not the remote's default (never a sleep run's).
+        The store's branch (never a sleep run's). Without it the clone takes the
+        branch the remote's HEAD names; when that holds no store (a remote made with
+        git init --bare names master, which a store pushed as main leaves missing),
+        the branch carrying the store: the one the markers name, else main, else the
+        only one, and it says which it took.
     """
 
     def body() -> Reply:
@@ -135,10 +143,11 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
             raise UsageError(f"{target} exists and is not an empty directory")
         shown = _Progress(common.json)
         try:
-            on = unwrap_io(clone_store(url, target, branch or None, shown),
-                           lambda error: error.reason)
+            took = unwrap_io(clone_store(url, target, branch or None, shown),
+                             lambda error: error.reason)
         finally:
             shown.done()
+        on = took.branch
         services = open_cli_services(Common(store=str(target), json=common.json))
         tip = unwrap_io(services.store().tip())
         # A clone stays equal to its remote: an earlier release's attribute lines are
@@ -148,7 +157,13 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
                  f"merge=ours lines ({', '.join(legacy)}); run memhtml init to replace "
                  "them",) if legacy else ()
         payload = {"ok": True, "store": str(target), "branch": on, "commit": tip,
+                   "branch_rule": took.rule, "branch_reason": took.reason,
                    "notes": list(notes)}
-        return Reply(payload, f"store at {target} (branch {on}, {_short(tip)})", notes=notes)
+        text = f"store at {target} (branch {on}, {_short(tip)})"
+        # Taken by looking, not by HEAD or --branch: say which and why, on stdout, since
+        # it is the answer to where the clone writes.
+        if took.rule not in ("option", "head"):
+            text += f"\n  took {on}: {_shown(took.reason)}"
+        return Reply(payload, text, notes=notes)
 
     return respond(common.json, body)

@@ -37,11 +37,11 @@ to name the store you meant
 
 from typing import TYPE_CHECKING
 
+from memhtml.compose.cloning import ClonedBranch, SeveralStores, choose_branch, clone_store
 from memhtml.compose.run import MemhtmlError, error_code, explain, perform, value_of
 from memhtml.compose.services import (
     EMBEDDERS,
     Services,
-    clone_store,
     init_repository,
     is_repository,
     markdown_reader,
@@ -81,13 +81,16 @@ __all__ = [
     "ENV_STORE",
     "Arm",
     "BranchRefused",
+    "ClonedBranch",
     "Coverage",
     "Hybrid",
     "MemhtmlError",
     "Services",
     "Settings",
     "SettingsError",
+    "SeveralStores",
     "VectorFiles",
+    "choose_branch",
     "clone_store",
     "discover_store",
     "error_code",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Never
@@ -24,12 +24,9 @@ from returns.unsafe import unsafe_perform_io
 from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
 from memhtml.compose.stores import (
     AGENT,
-    BranchRefused,
     branch_without_store,
     init_branch,
     person,
-    record_branch,
-    refused_branch,
     store_branch,
 )
 from memhtml.compose.vectors import Arm, Coverage, coverage_of, vector_arm
@@ -444,35 +441,6 @@ def markdown_reader(root: Path) -> IOResult[CorpusReader, SettingsError]:
     if not root.is_dir():
         return IOFailure(SettingsError(f"{root} is not a directory"))
     return IOSuccess(DirectoryReader(root))
-
-
-def clone_store(url: str, target: Path, branch: str | None = None,
-                on_progress: Callable[[str], None] | None = None
-                ) -> IOResult[str, SettingsError]:
-    """Clone the store at ``url`` into ``target``, and record its branch as the clone's
-    own (``branch``, else the one found the way any first opening finds it). Opening it
-    afterwards (``open_services``) makes the clone ready like any other: the merge
-    driver for generated pages set where no level of git config defines it, and the
-    local state directory made. A clone of a repository that is not a store is
-    refused by that opening, with how to make it one; a ``branch`` no door may write,
-    before anything is cloned."""
-    from memhtml.adapters.git_remote import clone_repository
-    from memhtml.compose.run import explain
-
-    refused: BranchRefused | None = refused_branch(
-        branch, "--branch", "Name the store's branch, or leave --branch out to take the "
-        "remote's default") if branch else None
-    if refused is not None:
-        return IOFailure(refused)
-
-    def opened(_: None) -> IOResult[str, SettingsError]:
-        return _opened(target).bind(lambda git: store_branch(git, branch or "", target).bind(
-            lambda found: record_branch(git, found)))
-
-    cloned: IOResult[None, SettingsError] = clone_repository(
-        url, target, branch, on_progress=on_progress).alt(
-        lambda error: SettingsError(f"git clone failed: {explain(error)}"))
-    return cloned.bind(opened)
 
 
 def sync_policy(settings: Settings) -> Result[tuple[str, float] | None, SettingsError]:

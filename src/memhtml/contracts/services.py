@@ -496,6 +496,14 @@ class RemoteService(Protocol):
         ever dropped. The tracking ref follows a push that landed."""
         ...
 
+    def point_head(self, remote: str, branch: str, sha: str) -> IOResult[str | None, RemoteError]:
+        """Point ``remote``'s HEAD at ``branch`` when it names a branch the remote does
+        not have (what ``git init --bare`` leaves) and ``branch`` there is at ``sha``,
+        where that can be done at all: a bare repository on this machine (git cannot
+        set a remote's HEAD by pushing). The branch HEAD named before, or None when
+        nothing was changed; a HEAD naming a branch the remote has is never changed."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class VectorSpace:

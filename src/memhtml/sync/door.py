@@ -87,6 +87,9 @@ class SyncOutcome:
     deleted: tuple[str, ...] = ()
     """Live memories the remote deleted outright (not archived, not moved) that the
     sync took out of the local branch; ``memhtml restore PATH`` brings one back."""
+    remote_head: str | None = None
+    """The branch the remote's HEAD named, one it did not have, before this sync
+    pointed HEAD at ``branch``; None when HEAD was left as it was."""
 
 
 class _Tree(Mapping[str, bytes]):
@@ -440,7 +443,20 @@ def sync(store: Store, remote: RemoteService, name: str, branch: str,
     def begin(before: str | None) -> IOResult[SyncOutcome, SyncError]:
         return round_(1, SyncOutcome(name, branch, before, None, before, "up-to-date", False, 0))
 
-    return store.tip().alt(_widen).bind(begin)
+    def headed(outcome: SyncOutcome) -> IOResult[SyncOutcome, SyncError]:
+        # The remote's branch is at ``after`` now. A remote made by ``git init --bare``
+        # has a HEAD naming a branch it lacks, and a clone following it finds nothing.
+        # Pointing HEAD is a courtesy to the next clone: the sync already did its work,
+        # so a remote whose HEAD cannot be written fails nothing here (and clone finds
+        # the store without it).
+        if outcome.after is None:
+            return IOSuccess(outcome)
+        pointed: IOResult[str | None, SyncError] = remote.point_head(
+            name, branch, outcome.after)
+        return pointed.map(lambda was: replace(outcome, remote_head=was)).lash(
+            lambda _: IOSuccess(outcome))
+
+    return store.tip().alt(_widen).bind(begin).bind(headed)
 
 
 def _outcome(start: SyncOutcome, number: int, fetched: str | None, done: _Integrated
