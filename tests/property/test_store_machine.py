@@ -190,9 +190,18 @@ class StoreMachine(RuleBasedStateMachine):
         assert new is not None
         assert new not in self.model
         assert new.rsplit("/", 1)[0] == path.rsplit("/", 1)[0]
-        self.model[new] = Model(old.title, claim, "semantic",
-                                links=frozenset({("supersedes", _doc(to))}))
+        # What the correction was not given comes forward (``store.correction``).
+        kept = frozenset((rel, href) for rel, href in old.links if rel != "supersedes")
+        self.model[new] = replace(old, claim=claim, superseded_by=None,
+                                  links=kept | {("supersedes", _doc(to))})
         self.archive_model(path, superseded_by=_doc(new))
+        # Links from other memories to the corrected one follow to the correction.
+        for other, m in list(self.model.items()):
+            if other in (new, to) or m.status != "active":
+                continue
+            links = frozenset((rel, _doc(new) if href == _doc(to) and rel != "supersedes"
+                               else href) for rel, href in m.links)
+            self.model[other] = replace(m, links=links)
 
     @precondition(lambda self: bool(self.active()))
     @rule(data=st.data())

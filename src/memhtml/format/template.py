@@ -26,6 +26,7 @@ from memhtml.format.fences import FencedBlock, fenced_block_of
 from memhtml.format.hash import collapse_ascii_whitespace, content_hash
 from memhtml.format.markup import escape_text
 from memhtml.format.serialize import canonical_article_html, serialize_memory
+from memhtml.format.tree import HtmlElement
 
 DEFAULT_TASK_STATUS: TaskStatus = "todo"
 """A new task starts here. Defaulted because the parser refuses a task without a
@@ -232,3 +233,41 @@ def article_with_claim(article_html: str, claim: str) -> str | None:
     mark.text = claim
     mark.tail = tail
     return write_children(article).strip(_ASCII_WS)
+
+
+def article_without_terms(article_html: str, prefix: str) -> str:
+    """``article_html`` less every ``<dt>`` whose text starts with ``prefix`` and the
+    ``<dd>`` values that follow it (a ``<dl>`` left empty goes too): how a correction
+    drops the facets that said where the corrected memory came from (an import's
+    ``memhtml-source`` lines), which are no longer true of the new one."""
+    from memhtml.format.markup import write_children
+    from memhtml.format.tree import parse_article_fragment, tag_of, text_content
+
+    article = parse_article_fragment(article_html)
+    if article is None:
+        return article_html
+    for listing in list(article.iter("dl")):
+        dropping = False
+        for child in list(listing):
+            tag = tag_of(child)
+            if tag == "dt":
+                dropping = text_content(child).strip(_ASCII_WS).startswith(prefix)
+            if dropping and tag in ("dt", "dd"):
+                _drop(child)
+        if not any(tag_of(child) in ("dt", "dd", "div") for child in listing):
+            _drop(listing)
+    return write_children(article).strip(_ASCII_WS)
+
+
+def _drop(el: HtmlElement) -> None:
+    """Remove ``el`` and its subtree, keeping the text that follows it (its tail)."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        before = el.getprevious()
+        if before is not None:
+            before.tail = (before.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)

@@ -10,8 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memhtml.contracts.record import MemoryRecord
-from memhtml.format import article_with_claim, parse_memory
+from memhtml.format import parse_memory
+from memhtml.format.template import article_with_claim, article_without_terms
 from memhtml.store.inputs import WriteInput
+
+PROVENANCE = "memhtml-source"
+"""The facets an import writes about where a memory came from (``memhtml-source``,
+its digest and its links): true of the imported memory, not of its correction,
+which is the person's own; a re-import then leaves the correction alone."""
 
 
 def carried_forward(old: MemoryRecord, data: WriteInput) -> WriteInput:
@@ -20,14 +26,16 @@ def carried_forward(old: MemoryRecord, data: WriteInput) -> WriteInput:
     but ``supersedes``, which the correction states anew), confidence, importance,
     author, validity, task status and due date, and the article. A new claim alone
     replaces the claim's ``<mark>`` text and keeps every other word of the article (its
-    body, lists, figures, facets, citations); a new body or article replaces it whole.
+    body, lists, figures, facets, citations; not an import's ``PROVENANCE`` facets); a
+    new body or article replaces it whole.
     A whole file (``file_html``) is taken as given. So a correction with only a claim
     changes only the claim, the supersedes edge and the dates."""
     if data.file_html is not None:
         return data
     article, body = data.article_html, data.body
     if article is None and not body:
-        kept = parse_memory(old.html).map(lambda doc: doc.article.html).value_or(None)
+        kept = parse_memory(old.html).map(
+            lambda doc: article_without_terms(doc.article.html, PROVENANCE)).value_or(None)
         if kept is not None and data.claim:
             kept = article_with_claim(kept, data.claim)
         article = kept

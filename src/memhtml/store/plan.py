@@ -562,14 +562,15 @@ def correct_step(plan: Plan, path: str, data: WriteInput) -> Step:
 
 
 def _repoint(plan: Plan, archived: str, new: str) -> Result[Plan, StoreError]:
-    """Every link from another memory to the archived one (``archive_step`` pointed
-    them at its archive path) now names ``new``, the memory that corrects it; the new
-    memory's own ``supersedes`` edge keeps naming the archive."""
+    """Every link from another live memory to the archived one (``archive_step``
+    pointed them at its archive path) now names ``new``, the memory that corrects it;
+    the new memory's own ``supersedes`` edge, and what archived memories say (the
+    corrected one's own links among them), keep naming the archive."""
     old_href, new_href = to_document_path(archived), to_document_path(new)
     ops: list[OverlayOp] = []
     for source in plan.view.inbound(old_href):
         record = plan.view.get(source)
-        if record is None or source == new:
+        if record is None or source == new or is_archived_path(source):
             continue
         html = record.html
         for link in record.links:

@@ -382,8 +382,9 @@ def test_correct_supersedes_and_archives_in_one_commit(tmp_path: Path) -> None:
     assert gone.archived_at == LATER_STAMP
     assert gone.superseded_by == "/areas/inbox/deploy-window-2.html"
     assert version.get("areas/inbox/deploy-window.html") is None
+    # A link to the corrected memory follows to the correction, the memory it meant.
     assert version.get("areas/inbox/fan.html").links == (  # type: ignore[union-attr]
-        Link("relates_to", "/" + archived_at),)
+        Link("relates_to", "/areas/inbox/deploy-window-2.html"),)
     assert not (tmp_path / "areas/inbox/deploy-window.html").exists()
     assert (tmp_path / archived_at).read_text() == gone.html
 
