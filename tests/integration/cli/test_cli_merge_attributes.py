@@ -263,5 +263,6 @@ def test_an_earlier_stores_merge_ours_lines_are_named_and_replaced(
     (root / ".gitattributes").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
     git(root, env, "commit", "-q", "-am", "no _headers line")
     mine = git(root, env, "rev-parse", "HEAD").stdout.strip()
-    assert run(env, root, "doctor", "--fix") == {"ok": True, "errors": 0, "advice": 0, "findings": []}
+    assert run(env, root, "doctor", "--fix") == {"ok": True, "errors": 0, "advice": 0,
+                                                 "findings": []}
     assert git(root, env, "rev-parse", "HEAD").stdout.strip() == mine
