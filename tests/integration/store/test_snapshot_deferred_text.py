@@ -162,22 +162,27 @@ def test_a_restored_record_pickles_and_copies_as_a_plain_one(
         assert copy.copy(record) == original
 
 
-def test_a_command_reads_a_damaged_text_again_from_git(tmp_path: Path) -> None:
-    # The whole path a person takes: a store, a cold command that leaves a snapshot,
-    # the snapshot's copy of a file damaged on disk, then a cold read of that file.
+def _store_with_a_snapshot(tmp_path: Path) -> tuple[Path, str, Path]:
+    """A store made by the command line with one memory, and the one snapshot a cold
+    command with none left at the tip: the store, the memory's path, the snapshot."""
     store = tmp_path / "store"
     assert memhtml_process(store, "init").returncode == 0
     wrote = memhtml_process(store, "write", "--title", "Deploy window",
-                 "--claim", "Deploys to checkout-api happen on Tuesdays.", "--json")
+                            "--claim", "Deploys to checkout-api happen on Tuesdays.", "--json")
     assert wrote.returncode == 0, wrote.stderr
-    path = json.loads(wrote.stdout)["path"]
-    # A cold command with no snapshot loads from git and leaves one at the tip.
     folder = store / ".git" / "memhtml" / "snapshots"
     for old in folder.glob("*.snapshot"):
         old.unlink()
     assert memhtml_process(store, "status").returncode == 0
-    snapshots = list(folder.glob("*.snapshot"))
-    assert len(snapshots) == 1
+    [snapshot] = list(folder.glob("*.snapshot"))
+    return store, json.loads(wrote.stdout)["path"], snapshot
+
+
+def test_a_command_reads_a_damaged_text_again_from_git(tmp_path: Path) -> None:
+    # The whole path a person takes: a store, a cold command that leaves a snapshot,
+    # the snapshot's copy of a file damaged on disk, then a cold read of that file.
+    store, path, snapshot = _store_with_a_snapshot(tmp_path)
+    snapshots = [snapshot]
     text = (store / path).read_text(encoding="utf-8")
     _damage_text(snapshots[0], text)
     damaged = snapshots[0].read_bytes()
@@ -211,17 +216,7 @@ def test_a_text_git_cannot_give_back_is_the_doors_typed_failure(tmp_path: Path) 
 
 def test_a_command_answers_a_text_git_cannot_give_back_and_drops_the_snapshot(
         tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    assert memhtml_process(store, "init").returncode == 0
-    wrote = memhtml_process(store, "write", "--title", "Deploy window",
-                            "--claim", "Deploys to checkout-api happen on Tuesdays.", "--json")
-    assert wrote.returncode == 0, wrote.stderr
-    path = json.loads(wrote.stdout)["path"]
-    folder = store / ".git" / "memhtml" / "snapshots"
-    for old in folder.glob("*.snapshot"):
-        old.unlink()
-    assert memhtml_process(store, "status").returncode == 0
-    [snapshot] = list(folder.glob("*.snapshot"))
+    store, path, snapshot = _store_with_a_snapshot(tmp_path)
     text = (store / path).read_text(encoding="utf-8")
     _damage_text(snapshot, text)
     blob = git_cli(store, "rev-parse", f"HEAD:{path}").strip()
