@@ -16,6 +16,7 @@ from memhtml.sync.model import (
     MERGE_KINDS,
     METADATA_UNION,
     PATH_COLLISION,
+    RIVAL_CORRECTIONS,
     MergeEvent,
     TreeMerge,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "MERGE_KINDS",
     "METADATA_UNION",
     "PATH_COLLISION",
+    "RIVAL_CORRECTIONS",
     "MergeEvent",
     "TreeMerge",
     "merge_trees",

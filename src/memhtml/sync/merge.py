@@ -21,6 +21,9 @@ The passes, in order:
 2. **Per path.** One side changed it: that side. Both the same: that. Otherwise by
    kind: generated files are picked (``publish`` rebuilds them), memories are joined
    or kept both, other files get a clean line merge or one version.
+   Then **rival corrections**: a memory two clones corrected differently arrives
+   with two live corrections superseding it; the latest stays live, the others are
+   archived beside it, and a task names every claim (``rivals``).
 3. **Edit against delete.** A memory deleted on one side and edited on the other is
    kept; when the deleting side moved it (an archive), the edit is carried to the
    new path. This runs last because it may rewrite a path the second pass set.
@@ -42,7 +45,7 @@ from memhtml.format import (
     set_meta,
 )
 from memhtml.head import is_candidate_path
-from memhtml.store.layout import original_of_archived
+from memhtml.store.layout import free_archive_path, original_of_archived
 from memhtml.store.site_model import is_generated_path
 from memhtml.sync.lines import merge_lines
 from memhtml.sync.memories import Version, join_heads, read_version
@@ -55,10 +58,18 @@ from memhtml.sync.model import (
     MERGE_KINDS,
     METADATA_UNION,
     PATH_COLLISION,
+    RIVAL_CORRECTIONS,
     MergeEvent,
     TreeMerge,
 )
-from memhtml.sync.review import KEPT_REL, Names, review_task, task_path_for
+from memhtml.sync.review import (
+    KEPT_REL,
+    Names,
+    describe,
+    review_task,
+    rival_corrections_task,
+    task_path_for,
+)
 
 __all__ = ["MERGE_KINDS", "MergeEvent", "TreeMerge", "merge_trees"]
 
@@ -246,14 +257,14 @@ class _Merge:
         task = self.names.fresh(task_path_for(path))
         self.merged[path] = self._linked(kept, second)
         self.merged[second] = self._linked(moved, path)
-        self.merged[task] = review_task(path, kept.updated, second, moved.updated)
+        self.merged[task] = review_task(path, kept, second, moved)
         if kept.doc is not None and moved.doc is not None:
             why = f"{path} was changed to two different articles"
         else:
             why = f"{path} changed on both sides and is not a valid memory file on both"
-        self.note(BOTH_KEPT, path, f"{why}; the version last updated "
-                  f"{kept.updated or '(no stamp)'} keeps the path, the other is at {second}, "
-                  f"and {task} asks a person to review them.", second)
+        self.note(BOTH_KEPT, path, f"{why}: {describe(kept)} keeps the path; "
+                  f"{describe(moved)} is at {second}; {task} asks a person to review "
+                  "them.", second)
 
     def _head_edit_of_moved(self, path: str, base: Blob, one: Version, two: Version
                             ) -> bool:
@@ -352,6 +363,65 @@ class _Merge:
                           f"and at {drop}; it is kept once, at {keep}, with both heads "
                           "joined, and links to the other path follow it.", drop)
 
+    # -- pass 2c: one memory corrected differently on two clones -----------------
+
+    def _corrections(self) -> dict[str, list[str]]:
+        """Live memories this merge adds that state ``supersedes`` of one memory the
+        ancestor held live, grouped by that memory's original path. One clone's doors
+        cannot make two (``correct`` archives what it corrects, and a correction of an
+        archived memory is refused), so two in a group are two clones' corrections."""
+        groups: dict[str, list[str]] = {}
+        for path in sorted(self.merged):
+            blob = self.merged[path]
+            if (blob is None or self.base.get(path) is not None or not is_memory_path(path)
+                    or original_of_archived(path) is not None):
+                continue
+            found = self.version(blob)
+            if found.doc is None or found.doc.metas.status != "active":
+                continue
+            for link in found.doc.links:
+                target = link.href[1:]
+                original = original_of_archived(target) or target
+                if link.rel == "supersedes" and self.base.get(original) is not None:
+                    groups.setdefault(original, []).append(path)
+        return {original: paths for original, paths in groups.items() if len(paths) > 1}
+
+    def rivals(self) -> None:
+        """Two clones corrected one memory differently: both corrections arrive live
+        and both supersede it. The latest correction (created last, ties on the bytes,
+        the collision pass's order) stays live; every other is archived beside it,
+        superseded by the live one, links to it following; and one task names every
+        claim with the commands that swap them. Nothing is lost: an archived correction
+        is one ``restore`` away, and the task says so."""
+        for original, paths in sorted(self._corrections().items()):
+            ranked = sorted(paths, key=lambda p: (self.version(self.merged[p] or b"").created,
+                                                  self.merged[p] or b""), reverse=True)
+            keeper, *losers = ranked
+            kept = self.version(self.merged[keeper] or b"")
+            stamp = kept.created
+            archived: list[tuple[str, Version]] = []
+            for loser in losers:
+                version = self.version(self.merged[loser] or b"")
+                assert version.text is not None
+                to = free_archive_path(loser, stamp[:4], self.names.taken)
+                self.names.placed.add(to)
+                text = version.text
+                for name, value in (("memhtml-status", "archived"), ("memhtml-archived", stamp),
+                                    ("memhtml-superseded-by", to_document_path(keeper))):
+                    text = set_meta(text, name, value)
+                self.merged[loser] = None
+                self.merged[to] = text.encode("utf-8")
+                self._follow(to_document_path(loser), to_document_path(keeper))
+                archived.append((to, version))
+            task = self.names.fresh(task_path_for(original))
+            self.merged[task] = rival_corrections_task(task, original, (keeper, kept),
+                                                       tuple(archived))
+            for to, version in archived:
+                self.note(RIVAL_CORRECTIONS, keeper,
+                          f"{original} was corrected on two clones: {describe(kept)} stays "
+                          f"live at {keeper}; {describe(version)} is archived at {to}; "
+                          f"{task} says how to swap them.", to)
+
     # -- pass 3: edit against delete ---------------------------------------------
 
     def resolve(self, path: str) -> None:
@@ -428,6 +498,7 @@ class _Merge:
             self.decide(path)
         for path in sorted(self.followed):
             self.follow(path)
+        self.rivals()
         self.twins()
         for path in sorted(self.pending):
             self.resolve(path)

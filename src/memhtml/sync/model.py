@@ -26,8 +26,12 @@ FILE_CONFLICT: Final = "file-conflict"
 LINES_MERGED: Final = "lines-merged"
 """Another file both sides changed in separate lines: both changes applied."""
 
+RIVAL_CORRECTIONS: Final = "rival-corrections"
+"""One memory corrected differently on two clones: the latest correction stays live,
+the others are archived beside it, and a task names every claim."""
+
 MERGE_KINDS: Final = (METADATA_UNION, BOTH_KEPT, EDIT_KEPT, PATH_COLLISION, GENERATED,
-                      FILE_CONFLICT, LINES_MERGED)
+                      FILE_CONFLICT, LINES_MERGED, RIVAL_CORRECTIONS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from memhtml.format import (
     serialize_memory,
 )
 from memhtml.store.layout import TASKS, slug_of
+from memhtml.sync.memories import Version
 
 SYNC_AUTHOR = "agent:sync"
 """Author of the review tasks a merge opens, so a person's queue tells them apart."""
@@ -86,15 +87,33 @@ def _stamp(candidates: Iterable[str]) -> str:
 
 
 def _said(updated: str) -> str:
-    return f"last updated {updated}" if updated else "with no readable update stamp"
+    return f"updated {updated}" if updated else "with no readable update stamp"
 
 
-def review_task(path: str, kept_updated: str, moved: str, moved_updated: str) -> bytes:
-    """A task memory naming both copies and which one kept the path.
+def _quoted(text: str, limit: int = 200) -> str:
+    """A claim as a person reads it in a task: quoted, on one line, cut at ``limit``."""
+    flat = " ".join(text.split())
+    cut = flat if len(flat) <= limit else flat[:limit - 1] + "\u2026"
+    return f"\u201c{cut}\u201d"
 
-    The sides are described by their versions (the update stamps), never as this
-    clone's and the other's: the same merge run on either machine writes the same
-    task. Its stamp is the later of the two versions', for the same reason."""
+
+def describe(version: Version) -> str:
+    """What one version holds, in words a person can act on: its claim, its author
+    and when it was last updated (or that the file is not a readable memory). Two
+    versions stamped in the same second still read apart, by their claims."""
+    if version.doc is None:
+        return f"a file that is not a valid memory ({_said(version.updated)})"
+    author = version.doc.metas.author
+    by = f" by {author}" if author else ""
+    return f"{_quoted(version.doc.article.gist)}{by}, {_said(version.updated)}"
+
+
+def review_task(path: str, kept: Version, moved: str, other: Version) -> bytes:
+    """A task memory naming both copies, what each says and which one kept the path.
+
+    The sides are described by their versions (claim, author, update stamp), never as
+    this clone's and the other's: the same merge run on either machine writes the
+    same task. Its stamp is the later of the two versions', for the same reason."""
     links = tuple(Link(KEPT_REL, href) for href in (to_document_path(path),
                                                     to_document_path(moved))
                   if is_root_relative_href(href))
@@ -103,11 +122,40 @@ def review_task(path: str, kept_updated: str, moved: str, moved_updated: str) ->
         claim=(f"Two clones changed {path} in different ways, so both versions are kept: "
                f"one at {path}, the other at {moved}."),
         memory_type="task",
-        at=_stamp((kept_updated, moved_updated)),
-        body=(f"The version {_said(kept_updated)} keeps {path}; the version "
-              f"{_said(moved_updated)} is now at {moved}.",
-              "Read both, then keep the one that holds and archive the other, or keep "
-              "both as separate memories and close this task."),
+        at=_stamp((kept.updated, other.updated)),
+        body=(f"At {path}: {describe(kept)}.",
+              f"At {moved}: {describe(other)}.",
+              f"Read both, then keep the one that holds and archive the other "
+              f"(memhtml archive PATH), or keep both as separate memories and close this "
+              f"task (memhtml task status {task_path_for(path)} done)."),
+        tags=(SYNC_TAG,),
+        links=links,
+        author=SYNC_AUTHOR,
+    ))
+    return serialize_memory(doc).encode("utf-8")
+
+
+def rival_corrections_task(task: str, corrected: str, kept: tuple[str, Version],
+                           archived: tuple[tuple[str, Version], ...]) -> bytes:
+    """The task a merge opens when clones corrected one memory differently: the live
+    correction, each archived one, and the commands that swap them."""
+    keeper, keeper_version = kept
+    first, *_ = archived
+    links = tuple(Link(KEPT_REL, href) for href in
+                  (to_document_path(keeper), *(to_document_path(p) for p, _ in archived))
+                  if is_root_relative_href(href))
+    others = tuple(f"Archived at {p}: {describe(v)}." for p, v in archived)
+    doc = new_memory_doc(NewMemoryInput(
+        title=f"Choose between corrections of {corrected}",
+        claim=(f"Clones corrected {corrected} in {len(archived) + 1} different ways; "
+               f"the latest correction is live at {keeper} and the others are archived."),
+        memory_type="task",
+        at=_stamp((keeper_version.updated, *(v.updated for _, v in archived))),
+        body=(f"Live at {keeper}: {describe(keeper_version)}.",
+              *others,
+              f"If an archived correction is the right one, bring it back and retire the "
+              f"live one: memhtml restore {first[0]} then memhtml archive {keeper}. If the "
+              f"live one holds, close this task: memhtml task status {task} done."),
         tags=(SYNC_TAG,),
         links=links,
         author=SYNC_AUTHOR,

@@ -103,3 +103,53 @@ def test_sync_without_a_remote_names_the_fix(tmp_path: Path,
     assert call(capsys, "init", str(store), "--json")[0] == 0
     code, answer = call(capsys, "sync", "--store", str(store), "--json")
     assert code == 1 and "git remote add" in answer["error"], answer
+
+
+def test_two_corrections_of_one_memory_leave_one_live_and_a_task_to_swap_them(
+        tmp_path: Path, remote: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert call(capsys, "init", str(first), "--json")[0] == 0
+    git(first, "remote", "add", "origin", str(remote))
+    path = _write(capsys, first, "Team standup", "Standup is at 9:30 on weekdays.")
+    _sync(capsys, first)
+    assert call(capsys, "clone", str(remote), str(second), "--json")[0] == 0
+    claims = {first: "Standup is at 10:00 on weekdays.",
+              second: "Standup is at 9:00 on Mondays only."}
+    for store, claim in claims.items():
+        code, answer = call(capsys, "correct", path, "--claim", claim,
+                            "--store", str(store), "--json")
+        assert code == 0, answer
+    _sync(capsys, first)
+    merged = _sync(capsys, second)
+    events = [e for e in merged["merge"] if e["kind"] == "rival-corrections"]  # type: ignore[attr-defined]
+    assert len(events) == 1, merged
+    _sync(capsys, first)
+    assert tree_of(first) == tree_of(second)
+    def live_claims() -> list[str]:
+        code, found = call(capsys, "search", "standup", "--store", str(first), "--json")
+        assert code == 0, found
+        return [hit["claim"] for hit in found["hits"]
+                if not hit["path"].startswith("areas/tasks/")]
+
+    # One correction is live (the later; in one second, the order of the bytes).
+    live = live_claims()
+    assert len(live) == 1 and live[0] in claims.values(), live
+    (other,) = set(claims.values()) - set(live)
+    archived_at = str(events[0]["other"])
+    assert archived_at.startswith("archive/")
+    code, task_list = call(capsys, "task", "list", "--store", str(first), "--json")
+    tasks = [t for t in task_list["tasks"] if "sync-" in t["path"]]
+    assert len(tasks) == 1, task_list
+    code, task = call(capsys, "read", tasks[0]["path"], "--tier", "details",
+                      "--store", str(first), "--json")
+    text = str(task)
+    for claim in claims.values():
+        assert claim in text, text
+    assert f"memhtml restore {archived_at}" in text
+    # The swap the task names works, and then the other claim is the live one.
+    assert call(capsys, "restore", archived_at, "--store", str(first), "--json")[0] == 0
+    keeper = str(events[0]["path"])
+    assert call(capsys, "archive", keeper, "--store", str(first), "--json")[0] == 0
+    assert live_claims() == [other]
+    code, doctor = call(capsys, "doctor", "--store", str(first), "--json")
+    assert code == 0, doctor

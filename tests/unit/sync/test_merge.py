@@ -29,6 +29,7 @@ from memhtml.sync import (
     LINES_MERGED,
     METADATA_UNION,
     PATH_COLLISION,
+    RIVAL_CORRECTIONS,
     TreeMerge,
     merge_trees,
 )
@@ -168,7 +169,10 @@ def test_two_articles_are_both_kept_linked_and_reviewed() -> None:
     assert review.metas.task_status == "todo"
     assert review.metas.updated_at == T2
     assert DEPLOY in review.article.body_text and second in review.article.body_text
-    assert f"last updated {T2} keeps {DEPLOY}" in review.article.body_text
+    body = review.article.body_text
+    assert f"At {DEPLOY}: \u201cDeploys run from tags only.\u201d" in body
+    assert f"At {second}: \u201cDeploys run from the release branch.\u201d" in body
+    assert f"updated {T2}" in body and f"updated {T1}" in body
     assert [(e.kind, e.path, e.other) for e in merge.events] == [(BOTH_KEPT, DEPLOY, second)]
     for path in merge.merged:
         assert check_memory(text_of(merge, path)).violations == ()
@@ -374,3 +378,47 @@ def test_a_head_edit_follows_the_memory_the_other_side_moved_aside() -> None:
     assert b"Fridays" in tree["p.html"]
     assert b"team:ops" in tree["p-2.html"] and b"Tuesdays" in tree["p-2.html"]
     assert ("edit-kept", "p-2.html") in kinds(merge)
+
+
+def _corrected(claim: str, at: str, new_path: str) -> dict[str, bytes]:
+    """One clone's tree after ``correct`` of DEPLOY: the correction at ``new_path``
+    stating ``supersedes`` of the archived original, which names it back."""
+    archived = "archive/2026/" + DEPLOY
+    old = BASE_DEPLOY
+    for name, value in (("memhtml-status", "archived"), ("memhtml-archived", at),
+                        ("memhtml-superseded-by", f"/{new_path}")):
+        old = set_meta(old, name, value)
+    return {archived: blob(old),
+            new_path: blob(memory(claim, at=at, links=(Link("supersedes", f"/{archived}"),)))}
+
+
+@pytest.mark.parametrize("paths", [("areas/ops/deploy-2.html", "areas/ops/deploy-2.html"),
+                                   ("areas/ops/deploy-2.html", "areas/ops/deploy-on.html")],
+                         ids=["same-name", "two-names"])
+def test_two_corrections_of_one_memory_leave_the_later_live(
+        paths: tuple[str, str]) -> None:
+    ours = _corrected("Deploys run from the release branch.", T1, paths[0])
+    theirs = _corrected("Deploys run from tags only.", T2, paths[1])
+    merge = both_ways({DEPLOY: blob(BASE_DEPLOY)}, ours, theirs)
+    tree = merge.applied_to(ours)
+    live = {p: parse_memory(t.decode()).unwrap() for p, t in tree.items()
+            if not p.startswith("archive/")}
+    corrections = [p for p, doc in live.items() if doc.metas.memory_type != "task"]
+    assert [live[p].article.gist for p in corrections] == ["Deploys run from tags only."]
+    (keeper,) = corrections
+    rivals = [e for e in merge.events if e.kind == RIVAL_CORRECTIONS]
+    assert [(e.path) for e in rivals] == [keeper]
+    archived_at = rivals[0].other
+    assert archived_at is not None and archived_at.startswith("archive/2026/")
+    loser = parse_memory(tree[archived_at].decode()).unwrap()
+    assert loser.article.gist == "Deploys run from the release branch."
+    assert loser.metas.status == "archived"
+    assert read_meta(tree[archived_at].decode(), "memhtml-superseded-by") == f"/{keeper}"
+    original = tree["archive/2026/" + DEPLOY].decode()
+    assert read_meta(original, "memhtml-superseded-by") == f"/{keeper}"
+    (task,) = [p for p, doc in live.items() if doc.metas.memory_type == "task"]
+    body = live[task].article.body_text
+    assert "Deploys run from tags only." in body and "Deploys run from the release" in body
+    assert f"memhtml restore {archived_at}" in body
+    for path in tree:
+        assert check_memory(tree[path].decode()).violations == (), path
