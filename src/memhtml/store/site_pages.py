@@ -20,6 +20,7 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.format import escape_attribute, escape_text
 from memhtml.head import is_active
 from memhtml.store.site_article import article_blocks
+from memhtml.store.site_history import history_events
 from memhtml.store.site_model import (
     CONTENT_SECURITY_POLICY,
     GENERATOR,
@@ -302,6 +303,13 @@ class _MemoryPage:
         out.append("</section>")
         return out
 
+    def _history(self) -> list[str]:
+        events = history_events(self.model.view, self.record, _time, self._target)
+        return ['<section aria-labelledby="history">', '<h2 id="history">History</h2>',
+               '<ol class="history">', *(f"<li>{e.what}</li>" for e in events), "</ol>",
+               '<p class="explain">Every commit that touched it, following moves: '
+               f"<code>memhtml log {escape_text(self.record.path)}</code></p>", "</section>"]
+
     def render(self) -> str:
         r = self.record
         directory = parent(r.path)
@@ -320,6 +328,7 @@ class _MemoryPage:
             "</article>",
             *self._about(),
             *self._edges(),
+            *self._history(),
             "</main>",
             "<footer>",
             f'<p><a href="{site_href(self.path, r.path)}">The memory file as committed</a> · '
