@@ -59,6 +59,20 @@ def is_memory_path(path: str) -> bool:
             and path.rsplit("/", 1)[-1] != "index.html")
 
 
+def memory_claims(root: Path) -> dict[str, str]:
+    """Every valid memory at the tip of ``main`` that is not a review task a merge
+    opened, path -> its claim: where a fact is held. A review task quotes the claims
+    it is about, so counting text would count it too."""
+    from memhtml.head import record_from
+
+    claims: dict[str, str] = {}
+    for path, text in memory_texts(root).items():
+        record = record_from(text, path).value_or(None)
+        if record is not None and "sync-conflict" not in record.tags:
+            claims[path] = record.claim
+    return claims
+
+
 def memory_texts(root: Path) -> dict[str, str]:
     """Every memory file at the tip of ``main``, path -> text."""
     repo = pygit2.Repository(str(root))

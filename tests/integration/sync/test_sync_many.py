@@ -29,6 +29,7 @@ from tests.integration.sync.sync_support import (
     git,
     init_remote,
     main_tree,
+    memory_claims,
     memory_texts,
     worker_claim,
 )
@@ -214,9 +215,9 @@ def test_a_crowd_of_clones_over_git_daemon_lands_every_fact_once(
 
     forced = forced_updates(bare)
     assert not forced, forced
-    texts = memory_texts(clones[0])
-    holding = {worker_claim(i, n): sorted(p for p, t in texts.items()
-                                          for _ in range(t.count(worker_claim(i, n))))
+    claims = memory_claims(clones[0])
+    holding = {worker_claim(i, n): sorted(p for p, c in claims.items()
+                                          if c == worker_claim(i, n))
                for i in range(CROWD) for n in range(WRITES)}
     wrong = {claim: paths for claim, paths in holding.items() if len(paths) != 1}
     assert not wrong, (f"{len(wrong)} of {len(holding)} facts not held exactly once", wrong)
@@ -259,7 +260,7 @@ def test_a_memory_labelled_in_two_clones_and_rewritten_in_a_third_lands_once(
         _ok(capsys, "sync", "--store", str(clone), "--json")
 
     assert main_tree(a) == main_tree(b) == main_tree(c) == main_tree(bare)
-    texts = list(memory_texts(a).values())
-    holding = sorted(p for p, t in memory_texts(a).items() if original in t)
-    assert sum(t.count(rewritten) for t in texts) == 1
+    claims = memory_claims(a)
+    holding = sorted(p for p, c in claims.items() if c == original)
+    assert sum(c == rewritten for c in claims.values()) == 1
     assert len(holding) == 1, holding
