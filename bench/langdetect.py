@@ -28,6 +28,12 @@ is >= the floor (a grid sweep, so it needs no rounding). The deployed threshold
 is then checked on its own on both sets, and the held-out precision/coverage
 curve is printed over the two-decimal grid beside the design set's.
 Re-run after any Pygments bump and re-derive DEPLOY_THRESHOLD from the output.
+
+After the lexer race's sweep, ``bench.langdetect_candidates`` prints the candidates
+side by side (the lexer race, Magika with the label map and the threshold chosen
+on the design set, Magika's own thresholds, a combination, enry when installed):
+precision, coverage, abstention on non-code fences and cost. Re-run after a Magika
+bump and re-derive CLASSIFIER_THRESHOLD from it.
 """
 
 from __future__ import annotations
@@ -239,6 +245,10 @@ def main() -> None:
             f"{d.stamped:3d}/{d.correct:<3d}{mark}"
         )
     print(f"detect() on a {MAX_DETECT_CHARS - 1}-char snippet: {_timing():.1f} ms (median of 7)")
+
+    from bench.langdetect_candidates import report_candidates
+
+    report_candidates(design, heldout)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """The composition root: one ``Services`` value, picked from ``Settings``.
 
 This is the only module that chooses an implementation of a service Protocol (the
-pygit2 repository, the system clock, an embedder, the vector files, the pinned
-fence-language detector). Both edges (the CLI and the MCP server) open a
-``Services`` and hand it, or the ``Store`` it builds, to the core; the core only
-ever sees the Protocols.
+pygit2 repository, the system clock, an embedder, the vector files, the
+fence-language detector of ``compose.detection``). Both edges (the CLI and the MCP
+server) open a ``Services`` and hand it, or the ``Store`` it builds, to the core; the
+core only ever sees the Protocols.
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ class Services:
     usable on this machine still reads and writes; only the vector arm does without."""
     embedder_name: str
     detect: Detector | None
-    """The fence-language guess writes use, pinned to one lexer release."""
+    """The fence-language guess writes use (``compose.detection``): the content
+    classifier of the ``local`` extra, else the lexer race pinned to one Pygments."""
     state_dir: Path | None
     """This clone's own state (snapshots, vectors); None keeps none."""
     git_dir: Path | None
@@ -400,7 +401,7 @@ def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: 
     from memhtml.adapters.journal_files import JournalFiles
     from memhtml.adapters.state_db import SqliteStatePlane
     from memhtml.adapters.vector_cache import VectorFiles
-    from memhtml.detect import detect_lang
+    from memhtml.compose.detection import fence_detector
 
     root = settings.store
     is_checkout = (root / ".git").exists()
@@ -412,7 +413,7 @@ def _wire(settings: Settings, git: PygitService, clock: Clock | None, embedder: 
         settings=settings, git=git.with_committer(AGENT), clock=chosen_clock,
         author=person(settings, git, env),
         vectors=vectors, embedder=pick_embedder(settings, vectors, embedder),
-        embedder_name=embedder or settings.embedder, detect=detect_lang,
+        embedder_name=embedder or settings.embedder, detect=fence_detector(),
         state_dir=state_dir, git_dir=Path(git.path), worktree=root if is_checkout else None,
         journals=JournalFiles(Path(git.path)) if is_checkout else None,
         state=SqliteStatePlane(state_dir / STATE_DB), remote=GitRemotes(git.path),

@@ -144,6 +144,16 @@ class StateFailure:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassifyFailure:
+    """A content classifier that could not answer (its package or model missing or
+    unreadable, its runtime failing) or answered out of contract (a score outside
+    [0, 1], an empty label)."""
+
+    model_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class TranscriptFailure:
     """The transcripts directory (or one transcript in it) could not be listed or
     read: the path and why."""

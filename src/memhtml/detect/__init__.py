@@ -7,11 +7,11 @@ evidence for one language clearly beats the evidence for every real alternative.
 
 This is a room of its own, not part of the file format. The format only carries
 ``data-lang``; it never guesses one. The guess depends on one exact Pygments
-release (pinned in ``pyproject.toml``), so it lives apart from the format, whose
-meaning must not change with an installed library, and the store's write path
-hands ``detect_lang`` to the template explicitly. A stamp lands in the file,
-which is the system of record, and nothing re-detects on rebuild, so the index
-never depends on which Pygments happens to be installed.
+release or Magika model (pinned in ``pyproject.toml``), so it lives apart from the
+format, whose meaning must not change with an installed library, and the store's
+write path hands its detector to the template explicitly. A stamp lands in the
+file, which is the system of record, and nothing re-detects on rebuild, so the
+index never depends on which library happens to be installed.
 
 How the score is built, and the measurements behind every constant here, are in
 ``docs/design.md`` and ``docs/benchmarks.md``; ``python -m bench.langdetect``
@@ -19,6 +19,12 @@ re-runs the sweep that fixed DEPLOY_THRESHOLD.
 
 Importing this package loads no lexer: the Pygments lexer registry is imported
 on the first detection that needs it.
+
+``memhtml.detect.classified`` is the other way to guess, and the one writes use
+where the ``local`` extra is installed: a content classifier (Magika, behind the
+``ContentClassifier`` port) whose labels map onto the vocabulary from a threshold
+measured the same way. The composition root picks between the two
+(``memhtml.compose.detection``); this package never loads a model.
 """
 
 from memhtml.detect.detector import (

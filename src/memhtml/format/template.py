@@ -8,10 +8,10 @@ language rides on ``data-lang`` (``class`` is refused by constraint 3 and ``lang
 means a human language); the info string wins outright, and the detector is asked
 only about an unlabeled fence, so no detector opinion overrides what a person wrote.
 
-The format never guesses a language itself: a guess depends on which lexers are
-installed, and the file format must mean the same thing everywhere. The caller
-hands in a detector (the store passes ``memhtml.detect.detect_lang``, pinned to
-one Pygments release); with none, an unlabeled fence stays unlabeled.
+The format never guesses a language itself: a guess depends on which model or
+lexers are installed, and the file format must mean the same thing everywhere. The
+caller hands in a detector (the store passes the one the composition root picks,
+``memhtml.compose.detection``); with none, an unlabeled fence stays unlabeled.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from markdown_it.tree import SyntaxTreeNode
 from memhtml.contracts.vocabulary import EdgeRel, is_edge_rel
 from memhtml.format import escape_attribute, escape_text
 from memhtml.format.sentences import sentence_break
+from memhtml.store.deps import Detector
 from memhtml.store.markdown_front import ascii_collapsed
 
 _WIKILINK = re.compile(
@@ -68,6 +69,7 @@ class _State:
     tags: list[str] = field(default_factory=list)
     observations: list[tuple[str, str]] = field(default_factory=list)
     relation: EdgeRel | None = None
+    detect: Detector | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,9 +239,13 @@ def _children_inline(node: SyntaxTreeNode) -> list[SyntaxTreeNode]:
     return [c for inline in node.children for c in inline.children]
 
 
-def _fence(node: SyntaxTreeNode) -> str:
+def _fence(node: SyntaxTreeNode, detect: Detector | None) -> str:
     info = (node.info or "").strip().split()
     lang = info[0] if info and _LANG.fullmatch(info[0]) else ""
+    if not info and detect is not None:
+        # As a write door does: an info string wins, and only a block without one is
+        # guessed (``memhtml.detect``), which leaves it unlabeled unless sure.
+        lang = detect(node.content) or ""
     attr = f' data-lang="{escape_attribute(lang)}"' if lang else ""
     return f"<figure><pre><code{attr}>{escape_text(node.content)}</code></pre></figure>"
 
@@ -278,7 +284,7 @@ def _block(node: SyntaxTreeNode, state: _State) -> str:
         tag = "ul" if kind == "bullet_list" else "ol"
         return f"<{tag}>{''.join(_list_item(c, state) for c in node.children)}</{tag}>"
     if kind in ("fence", "code_block"):
-        return _fence(node)
+        return _fence(node, state.detect)
     if kind == "blockquote":
         return "".join(
             f"<p><q>{_inline(_children_inline(c), state)[0]}</q></p>" if c.type == "paragraph"
@@ -353,7 +359,7 @@ def _restating(nodes: list[SyntaxTreeNode], description: str | None) -> SyntaxTr
 
 
 def convert_body(text: str, source: str, claim_given: bool,
-                 description: str | None = None) -> Article:
+                 description: str | None = None, detect: Detector | None = None) -> Article:
     """The article for a file's body (frontmatter already removed). With a claim given
     (the frontmatter description), no sentence of the body is marked, unless the
     body opens with that very claim: then that paragraph is the claim's mark, so the
@@ -365,7 +371,7 @@ def convert_body(text: str, source: str, claim_given: bool,
         title = _plain(_inline(_children_inline(nodes[0]), _State(""))[1]) or None
         nodes = nodes[1:]
     restated = _restating(nodes, description)
-    state = _State(posixpath.dirname(source))
+    state = _State(posixpath.dirname(source), detect=detect)
     is_index = _is_index(nodes)
     claim_node = None if claim_given or is_index else _first_prose(nodes)
     claim: str | None = None

@@ -40,6 +40,7 @@ from memhtml.format import (
     parse_memory,
     serialize_memory,
 )
+from memhtml.store.deps import Detector
 from memhtml.store.errors import FrontmatterRefused, describe
 from memhtml.store.inputs import BArchive, BatchOp, BCorrect, BLink, BUnlink, BWrite, WriteInput
 from memhtml.store.layout import normalize_directory, slug_of
@@ -199,9 +200,10 @@ def _stem(source: str) -> str:
     return name[: -len(MARKDOWN_SUFFIX)] if name.endswith(MARKDOWN_SUFFIX) else name
 
 
-def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
-                     ) -> Result[Converted, FrontFailure]:
-    """One markdown file, converted, or why it cannot be a memory."""
+def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = (),
+                     detect: Detector | None = None) -> Result[Converted, FrontFailure]:
+    """One markdown file, converted, or why it cannot be a memory; ``detect`` guesses
+    the language of a code block written without one (None: no guess)."""
     if b"\x00" in raw:
         return Failure("binary (it holds NUL bytes), not markdown text")
     try:
@@ -216,7 +218,7 @@ def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = ()
     fields, body = split.unwrap()
     front = read_front(fields)
     article = convert_body(body, source, claim_given=front.description is not None,
-                           description=front.description)
+                           description=front.description, detect=detect)
     title = front.title or article.title or " ".join(
         _stem(source).replace("-", " ").replace("_", " ").split()) or "memory"
     claim = front.description or article.claim
@@ -343,7 +345,8 @@ class _Read:
 
 
 def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
-          refused: Iterable[tuple[str, str]], on_file: Callable[[str], None] | None) -> _Read:
+          refused: Iterable[tuple[str, str]], on_file: Callable[[str], None] | None,
+          detect: Detector | None = None) -> _Read:
     read = _Read()
     for source, why in refused:
         read.left_out.append(NotConverted(source, why))
@@ -352,7 +355,7 @@ def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
         if on_file is not None:
             on_file(source)
         read.present.add(source)
-        result = convert_markdown(source, raw, tags)
+        result = convert_markdown(source, raw, tags, detect)
         if isinstance(result, Failure):
             read.left_out.append(not_converted(source, result.failure()))
             continue
@@ -386,6 +389,7 @@ def plan_import(
     on_file: Callable[[str], None] | None = None,
     history: ImportHistory | None = None,
     revive: Collection[str] = (),
+    detect: Detector | None = None,
 ) -> ImportPlan:
     """The batch that brings ``files`` in, or brings an earlier import of them up to date.
 
@@ -401,13 +405,15 @@ def plan_import(
     links and leaves out the note's links the person removed. ``history``
     (``markdown_history``) says which archives the import made itself when a note
     had gone; None: nothing known, so every archive counts as the store's.
+    ``detect`` is the store's fence-language guess, asked only about a code block
+    written without a language.
     """
     stamp = at or now_instant()
     known = Known.of(records, import_home(directory))
     managed = known.live
     used = set(taken)
     names = Names((Spellings.of(used),))
-    read = _read(files, tags, refused, on_file)
+    read = _read(files, tags, refused, on_file, detect)
     converted, left_out = read.converted, read.left_out
     placed: dict[str, str] = {s: managed[s][0].path for s in converted if s in managed}
     fresh: list[str] = []

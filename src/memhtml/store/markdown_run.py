@@ -36,7 +36,7 @@ def plan_markdown(store: Store, files: Sequence[tuple[str, bytes]], directory: s
         return read_import_history(store, directory, needs).map(
             lambda history: plan_import(files, directory, tags, records, head.paths(),
                                         at=at, refused=refused, history=history,
-                                        revive=revive))
+                                        revive=revive, detect=store.deps.detect))
 
     return store.head().bind(planned)
 
