@@ -23,12 +23,12 @@ from typing import Final, Literal, TypeAlias
 from memhtml.domain.quantities import quantities
 from memhtml.domain.thresholds import MAX_MERGE_PAIRS, NEAR_DUPLICATE_THRESHOLD
 from memhtml.domain.veto_text import (
+    Polarity,
     Statement,
-    _Polarity,
-    _polarity,
-    _qualifiers,
-    _scoped,
-    _tokens,
+    polarity_of,
+    qualifiers_of,
+    scope_clauses,
+    veto_tokens,
 )
 
 VetoPredicate: TypeAlias = Literal["negation", "numeric", "variant"]
@@ -59,7 +59,7 @@ def negation_divergent(text_a: str, text_b: str) -> bool:
     ("is not safe" against "is safe"), or flipped by a negating prefix or an antonym
     ("enabled"/"disabled", "available"/"unavailable"). A negated remark about something
     the other side does not state flips nothing."""
-    a, b = _polarity((_scoped(text_a),)), _polarity((_scoped(text_b),))
+    a, b = polarity_of((scope_clauses(text_a),)), polarity_of((scope_clauses(text_b),))
     return _negation_flip(a, b)
 
 
@@ -72,7 +72,7 @@ def numeric_token_divergent(text_a: str, text_b: str) -> bool:
 
 def variant_qualifier_divergent(text_a: str, text_b: str) -> bool:
     """The sides carry different sets of variant qualifiers."""
-    return _qualifiers(_tokens(text_a)) != _qualifiers(_tokens(text_b))
+    return qualifiers_of(veto_tokens(text_a)) != qualifiers_of(veto_tokens(text_b))
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +132,7 @@ def _overlap(statements: Iterable[Statement], content: Statement, governed: Stat
                default=0)
 
 
-def _clause_flip(a: _Polarity | VetoFeatures, b: _Polarity | VetoFeatures) -> bool:
+def _clause_flip(a: Polarity | VetoFeatures, b: Polarity | VetoFeatures) -> bool:
     """``b`` negates a clause ``a`` states plainly: ``a``'s claim or article holds a
     word the marker governs and at least half the clause's content, and says more of
     it than what ``b`` states plainly (which would be ``b`` stating it too) or any
@@ -151,7 +151,7 @@ def _clause_flip(a: _Polarity | VetoFeatures, b: _Polarity | VetoFeatures) -> bo
     return False
 
 
-def _negation_flip(a: _Polarity | VetoFeatures, b: _Polarity | VetoFeatures) -> bool:
+def _negation_flip(a: Polarity | VetoFeatures, b: Polarity | VetoFeatures) -> bool:
     """A term or a clause one side states plainly is negated on the other, or a term is
     flipped by an affix or an antonym; a side holding both forms flips nothing."""
     if a.scoped or b.scoped:
@@ -165,9 +165,9 @@ def _negation_flip(a: _Polarity | VetoFeatures, b: _Polarity | VetoFeatures) -> 
 
 def veto_features(text: MergeText) -> VetoFeatures:
     """Tokenize one memory for the veto."""
-    claim = _scoped(text.claim)
-    texts = (claim, _scoped(text.article)) if text.article else (claim,)
-    polarity = _polarity(texts)
+    claim = scope_clauses(text.claim)
+    texts = (claim, scope_clauses(text.article)) if text.article else (claim,)
+    polarity = polarity_of(texts)
     return VetoFeatures(
         negated=polarity.negated,
         numbers=quantities(text.claim),

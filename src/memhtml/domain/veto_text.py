@@ -3,8 +3,8 @@ and what the text states plainly and in a negated form.
 
 Everything here looks at a single text (a claim, or a claim with its article): the
 marker and scope words, the stemmer, the negating prefixes and antonym pairs, the
-variant qualifiers, the tokenizer, the clause scoping (``_Scoped``) and what a text
-states (``_Polarity``). ``domain.merge`` compares two such readings and decides
+variant qualifiers, the tokenizer, the clause scoping (``Scoped``) and what a text
+states (``Polarity``). ``domain.merge`` compares two such readings and decides
 which merges commit. The reading is its own module because it holds the veto's
 vocabulary and tokenizer, which change apart from the comparison and the merge
 bookkeeping, and it needs nothing from either.
@@ -163,7 +163,7 @@ def _folded(text: str) -> str:
     return folded
 
 
-def _tokens(text: str) -> list[str]:
+def veto_tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(_folded(text))
 
 
@@ -185,7 +185,7 @@ stems, function words and markers left out."""
 
 
 @dataclass(frozen=True, slots=True)
-class _Scoped:
+class Scoped:
     """A text split at its markers: the token runs outside any marker's scope (one per
     clause, in order), the content tokens inside one, what it states plainly (the
     content of everything outside a scope) and each negated clause with the words its
@@ -209,7 +209,7 @@ def _content(words: Iterable[str]) -> Statement:
     return frozenset(map(_STEMS.__getitem__, kept))
 
 
-def _scoped(text: str) -> _Scoped:
+def scope_clauses(text: str) -> Scoped:
     """Each clause's tokens before its first marker are outside; those after it, but
     function words and markers, are inside (a marker ending its clause governs
     nothing). A text with no marker is one run, all outside, and is not split."""
@@ -217,7 +217,7 @@ def _scoped(text: str) -> _Scoped:
     tokens = tuple(_TOKEN_RE.findall(folded))
     if NEGATION_MARKERS.isdisjoint(tokens):
         content = _content(tokens)
-        return _Scoped(tokens, (tokens,), (), False, content, content)
+        return Scoped(tokens, (tokens,), (), False, content, content)
     outside: list[tuple[str, ...]] = []
     inside: list[str] = []
     plain: set[str] = set()
@@ -235,7 +235,7 @@ def _scoped(text: str) -> _Scoped:
         inside += governed
         if governed:
             negations.append((_content(words), _content(governed)))
-    return _Scoped(tokens, tuple(outside), tuple(inside), True,
+    return Scoped(tokens, tuple(outside), tuple(inside), True,
                    _content({w for run in outside for w in run}), _content(plain),
                    tuple(negations))
 
@@ -275,12 +275,12 @@ def _after_non(tokens: Sequence[str]) -> tuple[set[str], set[str]]:
     return plain, negated
 
 
-def _qualifiers(tokens: Iterable[str]) -> frozenset[str]:
+def qualifiers_of(tokens: Iterable[str]) -> frozenset[str]:
     return VARIANT_QUALIFIERS.intersection(tokens)
 
 
 @dataclass(frozen=True, slots=True)
-class _Polarity:
+class Polarity:
     negated: bool
     qualifiers: frozenset[str]
     plain: frozenset[str]
@@ -291,7 +291,7 @@ class _Polarity:
     negations: tuple[tuple[Statement, Statement], ...]
 
 
-def _polarity(texts: Sequence[_Scoped]) -> _Polarity:
+def polarity_of(texts: Sequence[Scoped]) -> Polarity:
     """What texts state plainly and in a negated form.
 
     Plain: every token outside a marker's scope not consumed by a ``non-`` before it,
@@ -324,8 +324,8 @@ def _polarity(texts: Sequence[_Scoped]) -> _Polarity:
     for word in plain & _ANTONYM_KEYS.keys():
         key, positive = _ANTONYM_KEYS[word]
         (plain if positive else flipped).add(key)
-    return _Polarity(
-        any(text.marked for text in texts), _qualifiers(words.union(inside)),
+    return Polarity(
+        any(text.marked for text in texts), qualifiers_of(words.union(inside)),
         frozenset(plain), frozenset(flipped), frozenset().union(*(t.stated for t in texts)),
         frozenset(map(_stem, inside)), tuple(text.statement for text in texts),
         tuple(n for text in texts for n in text.negations))

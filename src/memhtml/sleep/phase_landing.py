@@ -8,7 +8,7 @@ several fails, the branch is moved back to where the phase found it, so a phase'
 changes and its marks land together or not at all. Its own module because it is
 the one step after a phase answers, with its own reading of decisions, the ledger
 and the trailers; the phase loop (``sleep.runner``) decides which phase runs, hands
-its result here and reads a ``_Landing`` back.
+its result here and reads a ``PhaseLanding`` back.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from memhtml.store.landing import Draft, Landed, land
 
 
 @dataclass(frozen=True)
-class _Landing:
+class PhaseLanding:
     result: PhaseResult
     tip: str
     shas: tuple[str, ...]
@@ -68,7 +68,7 @@ class _Landing:
     decisions: tuple[Decision, ...] = ()
 
 
-def _with_warnings(counts: Counts, warnings: tuple[str, ...]) -> Counts:
+def with_warnings(counts: Counts, warnings: tuple[str, ...]) -> Counts:
     if not warnings:
         return counts
     return {**counts, "warnings": len(warnings)}
@@ -200,24 +200,24 @@ def _with_records(ctx: RunContext, progress: _Progress, phase: SleepPhase,
             lambda current: appended(current, with_decisions)))
 
 
-def _land_phase(ctx: RunContext, progress: _Progress, phase: SleepPhase, result: PhaseResult
-                ) -> IOResult[_Landing, PhaseFault]:
+def land_phase(ctx: RunContext, progress: _Progress, phase: SleepPhase, result: PhaseResult
+                ) -> IOResult[PhaseLanding, PhaseFault]:
     if result.status == "not-built":
-        return IOSuccess(_Landing(result, progress.tip, (), 0, 0))
+        return IOSuccess(PhaseLanding(result, progress.tip, (), 0, 0))
     decided = _decided(attached(result, progress.version))
     if ctx.dry_run or ctx.branch is None:
         paths = len({c.path for commit in result.commits for c in commit.changes})
         marks = len({mark.line() for mark in result.marks})
-        return IOSuccess(_Landing(result, progress.tip, (), marks, paths, decided))
+        return IOSuccess(PhaseLanding(result, progress.tip, (), marks, paths, decided))
     branch = ctx.branch
 
     def land_all(prepared: tuple[tuple[PhaseCommit, ...], int]
-                 ) -> IOResult[_Landing, PhaseFault]:
+                 ) -> IOResult[PhaseLanding, PhaseFault]:
         commits, marks = prepared
         paths = len({c.path for commit in commits for c in commit.changes})
         return _land_commits(ctx, branch, phase, result, commits, progress.tip,
                              progress.records).map(
-            lambda shas: _Landing(result, shas[-1] if shas else progress.tip, shas, marks,
+            lambda shas: PhaseLanding(result, shas[-1] if shas else progress.tip, shas, marks,
                                   paths, decided))
 
     return _with_records(ctx, progress, phase, result).bind(land_all)
@@ -233,7 +233,7 @@ def quiet_trailers(records: tuple[PhaseRecord, ...]) -> tuple[tuple[str, str], .
 
 def _trailers(ctx: RunContext, phase: SleepPhase, result: PhaseResult, index: int, total: int,
               records: tuple[PhaseRecord, ...] = ()) -> tuple[tuple[str, str], ...]:
-    counts = _with_warnings(result.counts, result.warnings)
+    counts = with_warnings(result.counts, result.warnings)
     out = [(TRAILER_RUN, ctx.run_id), (TRAILER_PHASE, phase), (TRAILER_COUNTS, counts_json(counts)),
            (TRAILER_BASE, ctx.base), (TRAILER_STAMP, stamp_text(ctx.stamp)),
            (TRAILER_OPTIONS, RunFlags(ctx.deep, ctx.calls.limit, None if ctx.selected is None

@@ -74,7 +74,7 @@ from memhtml.sleep.phase import (
     PhaseResult,
     TaskBudget,
 )
-from memhtml.sleep.phase_landing import _land_phase, _Landing, _with_warnings
+from memhtml.sleep.phase_landing import PhaseLanding, land_phase, with_warnings
 from memhtml.sleep.phases import body_for
 from memhtml.sleep.run_context import RunContext, _Progress
 from memhtml.sleep.tasks import dismissed_digests
@@ -356,12 +356,12 @@ def _step(ctx: RunContext, progress: _Progress, position: int
     attempted = _isolated(body_for(phase), env)
     if _done_later(ctx, position):
         attempted = attempted.map(_changes_dropped)
-    landed: IOResult[_Landing, PhaseFault] = attempted.bind(
-        lambda result: _land_phase(ctx, progress, phase, result))
+    landed: IOResult[PhaseLanding, PhaseFault] = attempted.bind(
+        lambda result: land_phase(ctx, progress, phase, result))
 
-    def succeeded(landing: _Landing) -> IOResult[_Progress, SleepError]:
+    def succeeded(landing: PhaseLanding) -> IOResult[_Progress, SleepError]:
         result = landing.result
-        counts = _with_warnings(result.counts, result.warnings)
+        counts = with_warnings(result.counts, result.warnings)
         record = PhaseRecord(phase, result.status, counts, landing.shas, result.warnings,
                              result.reason, marks=landing.marks, changed_paths=landing.paths,
                              observed=result.observed, decisions=landing.decisions)
@@ -382,7 +382,7 @@ def _step(ctx: RunContext, progress: _Progress, position: int
     def failed(fault: PhaseFault) -> IOResult[_Progress, SleepError]:
         return recorded(PhaseRecord(phase, "failed", reason=fault.reason))
 
-    outcome: IOResult[_Landing | PhaseFault, SleepError] = landed.map(_widen_landing).lash(
+    outcome: IOResult[PhaseLanding | PhaseFault, SleepError] = landed.map(_widen_landing).lash(
         _kept_fault)
     return outcome.bind(lambda value: failed(value) if isinstance(value, PhaseFault)
                         else succeeded(value))
@@ -462,11 +462,11 @@ def _changes_dropped(result: PhaseResult) -> PhaseResult:
                           "next run"))
 
 
-def _widen_landing(landing: _Landing) -> _Landing | PhaseFault:
+def _widen_landing(landing: PhaseLanding) -> PhaseLanding | PhaseFault:
     return landing
 
 
-def _kept_fault(fault: PhaseFault) -> IOResult[_Landing | PhaseFault, SleepError]:
+def _kept_fault(fault: PhaseFault) -> IOResult[PhaseLanding | PhaseFault, SleepError]:
     """A phase's failure carried on as a value: the run goes on past it."""
     return IOSuccess(fault)
 
