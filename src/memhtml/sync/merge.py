@@ -366,8 +366,10 @@ class _Merge:
     # -- pass 2c: one memory corrected differently on two clones -----------------
 
     def _corrections(self) -> dict[str, list[str]]:
-        """Live memories this merge adds that state ``supersedes`` of one memory the
-        ancestor held live, grouped by that memory's original path. One clone's doors
+        """Live memories this merge adds that supersede exactly one memory, one the
+        ancestor held, grouped by that memory's original path. A memory superseding
+        several is a canonical (a compress or a fold of a sleep run) and is never a
+        rival: archiving it would take its other members out of search. One clone's doors
         cannot make two (``correct`` archives what it corrects, and a correction of an
         archived memory is refused), so two in a group are two clones' corrections."""
         groups: dict[str, list[str]] = {}
@@ -379,11 +381,12 @@ class _Merge:
             found = self.version(blob)
             if found.doc is None or found.doc.metas.status != "active":
                 continue
-            for link in found.doc.links:
-                target = link.href[1:]
-                original = original_of_archived(target) or target
-                if link.rel == "supersedes" and self.base.get(original) is not None:
-                    groups.setdefault(original, []).append(path)
+            replaced = [link.href[1:] for link in found.doc.links if link.rel == "supersedes"]
+            if len(replaced) != 1:
+                continue  # a canonical of several (compress, a fold) is not a correction
+            original = original_of_archived(replaced[0]) or replaced[0]
+            if self.base.get(original) is not None:
+                groups.setdefault(original, []).append(path)
         return {original: paths for original, paths in groups.items() if len(paths) > 1}
 
     def rivals(self) -> None:

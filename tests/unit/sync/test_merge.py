@@ -422,3 +422,24 @@ def test_two_corrections_of_one_memory_leave_the_later_live(
     assert f"memhtml restore {archived_at}" in body
     for path in tree:
         assert check_memory(tree[path].decode()).violations == (), path
+
+
+def test_two_canonicals_sharing_a_member_are_not_rival_corrections() -> None:
+    """Two clones' sleep runs compressed overlapping members into two canonicals:
+    each supersedes several memories, so neither is a correction of the shared one
+    and both stay live (archiving one would take its other member out of search)."""
+    other_a, other_b = "areas/ops/a.html", "areas/ops/b.html"
+    base = {DEPLOY: blob(BASE_DEPLOY), other_a: blob(memory("A.", title="A")),
+            other_b: blob(memory("B.", title="B"))}
+
+    def canonical(claim: str, at: str, member: str, path: str) -> dict[str, bytes]:
+        links = (Link("supersedes", "/archive/2026/" + DEPLOY),
+                 Link("supersedes", "/archive/2026/" + member))
+        return {path: blob(memory(claim, at=at, links=links, title=claim[:-1]))}
+
+    ours = canonical("Deploys and A.", T1, other_a, "areas/ops/deploys-and-a.html")
+    theirs = canonical("Deploys and B.", T2, other_b, "areas/ops/deploys-and-b.html")
+    merge = both_ways(base, ours, theirs)
+    assert not [e for e in merge.events if e.kind == RIVAL_CORRECTIONS]
+    tree = merge.applied_to(ours)
+    assert "areas/ops/deploys-and-a.html" in tree and "areas/ops/deploys-and-b.html" in tree
