@@ -26,6 +26,7 @@ EXAMPLE_MODULES = (
     "memhtml.head.search",
     "memhtml.head.overlay",
     "memhtml.head.gate",
+    "memhtml.head.when",
     "memhtml.detect.classified",
     "memhtml.store",
     "memhtml.store.doors",

@@ -10,7 +10,7 @@ from memhtml.cli.inputs import Many, Words
 from memhtml.cli.output import EXIT_FAILED, EXIT_OK, Reply, respond, store_value, table
 
 if TYPE_CHECKING:
-    from memhtml.compose.search import ArmRun
+    from memhtml.compose.search import ArmRun, When
     from memhtml.compose.status import StatusReport
     from memhtml.head import SearchHit
     from memhtml.store import Finding, Related, Store
@@ -87,11 +87,20 @@ def render_scores(hit: SearchHit, hybrid: bool) -> str:
     parts.append(f"fused {hit.score:.4f}")
     if "recency" in hit.arms:
         parts.append("tie: newer first")
+    if hit.holds is not None and hit.holds.stated:
+        until = f" until {hit.holds.until}" if hit.holds.until else ""
+        parts.append(f"holds from {hit.holds.since[:10]}{until[:17]}")
     return " · ".join(parts)
 
 
-def render_hits(hits: list[SearchHit], mode: str, arms: tuple[ArmRun, ...] = ()) -> str:
+def render_hits(hits: list[SearchHit], mode: str, arms: tuple[ArmRun, ...] = (),
+                when: When | None = None) -> str:
     header = [render_arms(arms)] if arms else []
+    if when is not None and when.as_of is not None:
+        header.append(f"as of {when.as_of}: what the store held then, valid then")
+    if when is not None and when.phrase is not None:
+        bounds = f"{when.start or '…'} to {when.end or '…'}"
+        header.append(f"time: {when.phrase!r} ({bounds}); its memories first")
     if not hits:
         return "\n".join([*header, f"no matches ({mode})"])
     lines = header
@@ -103,7 +112,8 @@ def render_hits(hits: list[SearchHit], mode: str, arms: tuple[ArmRun, ...] = ())
 
 def search(*query: Words, type: tuple[MemoryTypeName, ...] = (),
            entity: Many = (), tag: Many = (), prefix: str | None = None, limit: int = 10,
-           at: str | None = None, common: Common = _COMMON) -> int:
+           at: str | None = None, as_of: str | None = None,
+           common: Common = _COMMON) -> int:
     """Search the active memories. Lexical (BM25), and hybrid with the vector arm when
     an embedder is configured and memhtml embed has covered every memory.
 
@@ -124,6 +134,11 @@ def search(*query: Words, type: tuple[MemoryTypeName, ...] = (),
         How many hits.
     at
         Search the store as it was at this commit or ref.
+    as_of
+        Search what the store held as true at this date (YYYY-MM-DD, the end of that
+        day) or UTC instant: the version the branch had then, memories valid then. A
+        time named in the query itself (in August 2023, last year, before the
+        migration) puts that time's memories first.
     """
     from memhtml.compose.search import search_memories
 
@@ -133,11 +148,12 @@ def search(*query: Words, type: tuple[MemoryTypeName, ...] = (),
         services, store = open_common(common)
         warm(store, common.json)
         found = store_value(search_memories(
-            services, store, text, at=at, types=type, entities=entity, tags=tag,
-            prefix=prefix, limit=limit))
+            services, store, text, at=at, as_of=as_of, types=type, entities=entity,
+            tags=tag, prefix=prefix, limit=limit))
         payload = {"query": text, "mode": found.mode, "commit": found.commit,
-                   "arms": found.arms, "note": found.note, "hits": found.hits}
-        return Reply(payload, render_hits(found.hits, found.mode, found.arms),
+                   "arms": found.arms, "note": found.note, "when": found.when,
+                   "hits": found.hits}
+        return Reply(payload, render_hits(found.hits, found.mode, found.arms, found.when),
                      notes=(f"note: {found.note}",) if found.note else ())
 
     return respond(common.json, body)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from returns.io import IOResult
+from returns.result import Failure, Success
+
+from memhtml.head.when import Span, holds_of, valid_at
 
 if TYPE_CHECKING:
     from memhtml.compose.services import Services
@@ -47,6 +50,8 @@ class Searched:
     arms: tuple[ArmRun, ...] = ()
     """Every arm, run or not: the lexical one always, the vector one with its embedder
     or the reason it sat out (no embedder configured, vectors that do not cover)."""
+    when: When | None = None
+    """The span of time the query named and the moment ``as_of`` searched at."""
 
 
 def arms_of(embedder: str, hybrid: bool, note: str | None) -> tuple[ArmRun, ...]:
@@ -80,34 +85,123 @@ def _joined(*notes: str | None) -> str | None:
     return "; ".join(present) if present else None
 
 
+QUESTION_WORDS = frozenset({"what", "when", "which", "who", "did", "does", "happened",
+                            "happen", "anything", "everything", "we", "i", "our", "us",
+                            "something", "things", "there", "decided", "say", "said"})
+"""Words that ask rather than name: a query of only these and a time ("what happened
+last week") is answered by the time alone."""
+CANDIDATES = 50
+"""How many hits a query naming a time ranks before the time reorders them: enough
+that a memory of that time a little down the words' order still comes up."""
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """What a search understood about time, for the answer: the span it read (and
+    from which words), and the moment ``as_of`` searched at."""
+
+    phrase: str | None = None
+    start: str | None = None
+    end: str | None = None
+    as_of: str | None = None
+
+
+def _only_time(query: str, phrase: str) -> bool:
+    from memhtml.head.lexical import tokenize
+
+    rest = query.lower().replace(phrase.lower(), " ")
+    return not [t for t in tokenize(rest) if t not in QUESTION_WORDS]
+
+
 def search_memories(
     services: Services,
     store: Store,
     query: str,
     *,
     at: str | None = None,
+    as_of: str | None = None,
     types: Sequence[str] = (),
     entities: Sequence[str] = (),
     tags: Sequence[str] = (),
     prefix: str | None = None,
     limit: int = 10,
 ) -> IOResult[Searched, StoreError]:
-    """Search ``store`` (at its tip, or at ``at``), hybrid when the vector arm covers."""
-    from memhtml.store import search
+    """Search ``store`` (at its tip, at ``at``, or as it held at ``as_of``), hybrid
+    when the vector arm covers; a time the query names moves the memories of that
+    time ahead (``head.when``)."""
+    from returns.io import IOFailure, IOSuccess
+
+    from memhtml.head import SearchHeadInput, SearchHit, search_head
+    from memhtml.head.when import anchored, moment_of, newest_in, read_time, time_ordered
+    from memhtml.store import Refused, search
+    from memhtml.store.as_of import as_of_moment, commit_as_of
     from memhtml.store.reads import version_of
 
     weight, weight_note = vector_weight_of(services.settings.vector_weight)
+    asked = read_time(query, store.deps.clock.now())
 
-    def ranked(version: HeadVersion) -> IOResult[Searched, StoreError]:
+    def span_in(version: HeadVersion) -> tuple[Span | None, str | None, str | None]:
+        """The query's span; for an anchor ("before the migration"), the span the
+        best memory for its words places, and that memory's path; else why not."""
+        if asked.anchor is None:
+            return asked.span, None, None
+        found = search_head(version, SearchHeadInput(asked.anchor, limit=1))
+        record = version.get(found[0].path) if found else None
+        if record is None:
+            return None, (f"no memory about {asked.anchor!r} places "
+                          f"'{asked.anchor_side} the {asked.anchor}' in time"), None
+        return anchored(asked, moment_of(record)), None, record.path
+
+    def ranked(version: HeadVersion, rev: str | None, moment: str | None
+               ) -> IOResult[Searched, StoreError]:
+        span, span_note, anchor = span_in(version)
+        wanted = limit if span is None else max(limit, CANDIDATES)
         arm: IOResult[Arm, StoreError] = services.vector_arm(version, query)
-        return arm.bind(lambda chosen: search(
-            store, query, at=at, types=types, entities=entities, tags=tags, prefix=prefix,
-            limit=limit, vectors=chosen.hybrid.cache if chosen.hybrid else None,
-            query_vector=chosen.hybrid.query_vector if chosen.hybrid else None,
-            vector_weight=weight,
-        ).map(lambda hits: Searched(
-            hits, "hybrid" if chosen.hybrid else "lexical", version.sha,
-            _joined(chosen.note, weight_note if chosen.hybrid else None),
-            arms_of(services.embedder_name, chosen.hybrid is not None, chosen.note))))
 
-    return version_of(store, at).bind(ranked)
+        def timed(hits: list[SearchHit]) -> list[SearchHit]:
+            return [held(hit) for hit in ordered(hits)]
+
+        def held(hit: SearchHit) -> SearchHit:
+            record = version.get(hit.path)
+            return hit if record is None else replace(hit, holds=holds_of(record))
+
+        def ordered(hits: list[SearchHit]) -> list[SearchHit]:
+            if span is None:
+                return hits
+            if _only_time(query, span.phrase) or not hits:
+                active = (r for r in version.records() if r.status == "active"
+                          and (moment is None or valid_at(r, moment)))
+                return [SearchHit(r.path, 0.0, r.claim, ("time",))
+                        for r in newest_in(active, span, limit)]
+            by_path = {hit.path: hit for hit in hits}
+            order = time_ordered([hit.path for hit in hits], version.get, span, anchor)
+            return [by_path[path] for path in order][:limit]
+
+        when = When(None if span is None else span.phrase,
+                    None if span is None else span.start,
+                    None if span is None else span.end, moment)
+        return arm.bind(lambda chosen: search(
+            store, query, at=rev, types=types, entities=entities, tags=tags, prefix=prefix,
+            limit=wanted, vectors=chosen.hybrid.cache if chosen.hybrid else None,
+            query_vector=chosen.hybrid.query_vector if chosen.hybrid else None,
+            vector_weight=weight, valid_on=moment,
+        ).map(lambda hits: Searched(
+            timed(hits), "hybrid" if chosen.hybrid else "lexical", version.sha,
+            _joined(chosen.note, weight_note if chosen.hybrid else None, span_note),
+            arms_of(services.embedder_name, chosen.hybrid is not None, chosen.note),
+            when)))
+
+    def at_rev(rev: str | None, moment: str | None) -> IOResult[Searched, StoreError]:
+        return version_of(store, rev).bind(lambda version: ranked(version, rev, moment))
+
+    if as_of is None:
+        return at_rev(at, None)
+    if at is not None:
+        return IOFailure(Refused("give --at (a commit) or --as-of (a time), not both"))
+    match as_of_moment(as_of):
+        case Success(moment):
+            return commit_as_of(store, moment).bind(lambda sha: at_rev(sha, moment))
+        case Failure(error):
+            return IOFailure(error)
+        case _:
+            return IOSuccess(Searched([], "lexical", None))

@@ -28,8 +28,9 @@ from memhtml.contracts.vectors import VectorCache
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import Indexes, indexes_of, is_active
 from memhtml.head.lexical import Segment, bm25_norms, bm25_weight, index_terms, segment_impacts
+from memhtml.head.when import Holds
 
-SearchArm = Literal["lexical", "recency", "vector"]
+SearchArm = Literal["lexical", "recency", "time", "vector"]
 
 DEFAULT_LIMIT = 10
 DEFAULT_ARM_LIMIT = 40
@@ -93,9 +94,13 @@ class SearchHit:
     claim: str
     arms: tuple[SearchArm, ...]
     """The arms that ranked the hit, plus ``recency`` when its fused score equals
-    another candidate's (then recency, or the path after it, decided its place)."""
+    another candidate's (then recency, or the path after it, decided its place), or
+    ``time`` alone when a query named only a time and the hit is a memory of it."""
     ranks: tuple[ArmRank, ...] = ()
     """Each ranking arm's rank and raw score for this hit, in arm order."""
+    holds: Holds | None = None
+    """When the hit's fact holds (``head.when.holds_of``); set by the search door,
+    which reads the records, None from ``search_head`` itself."""
 
 
 def arm_ranks(scored: list[tuple[str, float]], cap: int) -> list[tuple[str, int]]:

@@ -26,6 +26,7 @@ from memhtml.compose.search import Searched
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.head import SearchHit
+from memhtml.head.when import Holds, holds_of
 from memhtml.mcp.arguments import tool_error
 from memhtml.store import Landed, Related, StoreError, TaskRow, describe
 from memhtml.store.layout import original_of_archived
@@ -94,12 +95,22 @@ class Hit(Brief):
     score: float = Field(description="Fused rank score; compare within one answer only.")
     arms: list[str]
     ranks: list[ArmScore] = Field(description="Each arm's rank and own score (BM25, cosine).")
+    holds_since: str = Field(description="valid_from, else its event or write time.")
+    holds_until: str | None = None
+
+
+class When(BaseModel):
+    phrase: str | None = None
+    start: str | None = None
+    end: str | None = None
+    as_of: str | None = None
 
 
 class SearchResult(BaseModel):
     hits: list[Hit]
     mode: str = Field(description="hybrid when the vector arm ranked too, else lexical")
     note: str | None = None
+    when: When | None = Field(default=None, description="Span read from the query, as_of.")
 
 
 class Link(BaseModel):
@@ -188,14 +199,18 @@ def hit_of(hit: SearchHit, record: MemoryRecord | None, now: str) -> Hit:
         "status": "active", "valid": True}
     ranks = [ArmScore(**{**asdict(r), "score": round(r.score, RAW_DIGITS)})
              for r in hit.ranks]
+    holds = holds_of(record) if record is not None else Holds("", None, False)
     return Hit(**fields, score=round(hit.score, SCORE_DIGITS), arms=list(hit.arms),
-               ranks=ranks)
+               ranks=ranks, holds_since=holds.since, holds_until=holds.until)
 
 
 def search_result(found: Searched, records: dict[str, MemoryRecord], now: str
                   ) -> SearchResult:
+    when = found.when
     return SearchResult(mode=found.mode, note=found.note,
-                        hits=[hit_of(h, records.get(h.path), now) for h in found.hits])
+                        hits=[hit_of(h, records.get(h.path), now) for h in found.hits],
+                        when=None if when is None or (when.phrase is None and when.as_of is None)
+                        else When(**asdict(when)))
 
 
 def read_result(record: MemoryRecord, tier: str, text: str, now: str) -> ReadResult:

@@ -254,13 +254,16 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         prefix: Annotated[str | None, Field(max_length=PATH_MAX,
                                             description="Only under this folder.")] = None,
         at: AtArg = None,
+        as_of: Annotated[str | None, Field(max_length=REF_MAX, description=(
+            "YYYY-MM-DD: what was held, valid, then."))] = None,
     ) -> Annotated[Out, SearchResult]:
         """Search live memories, best first; do it before answering from memory and
-        before writing. A hit's valid is false past its valid_until."""
+        before writing. A time in the query ranks its memories first; valid is false
+        past valid_until."""
         return _reply(gate.run(lambda store: search_memories(
-            gate.services, store, query, at=at, types=type, entities=entity, tags=tag,
-            prefix=prefix, limit=limit).bind(lambda found: _searched(store, found, at))),
-            answer)
+            gate.services, store, query, at=at, as_of=as_of, types=type, entities=entity,
+            tags=tag, prefix=prefix, limit=limit).bind(
+                lambda found: _searched(store, found, found.commit or at))), answer)
 
     @tool("memory_read", title="Read a memory", annotations=READ)
     def memory_read(

@@ -27,6 +27,7 @@ from memhtml.head import (
     search_head,
 )
 from memhtml.head.version import SkippedFile
+from memhtml.head.when import valid_at
 from memhtml.store.archived import archived_copy, archived_error
 from memhtml.store.errors import Archived, Moved, Refused, StoreError, widen
 from memhtml.store.moved import PathCommit, followed_log, moved_from
@@ -199,10 +200,12 @@ def search(
     vectors: HeadVectors | None = None,
     query_vector: npt.ArrayLike | None = None,
     vector_weight: float = VECTOR_WEIGHT,
+    valid_on: str | None = None,
 ) -> IOResult[list[SearchHit], StoreError]:
     """Ranked active memories. Filters narrow what each arm ranks (through ``admit``):
-    a hit has one of ``types``, every one of ``entities`` and ``tags``, and a path
-    under ``prefix``. Hybrid when ``vectors`` and ``query_vector`` are given."""
+    a hit has one of ``types``, every one of ``entities`` and ``tags``, a path under
+    ``prefix``, and, given ``valid_on`` (an instant), a validity holding then.
+    Hybrid when ``vectors`` and ``query_vector`` are given."""
     wanted_types = frozenset(types)
     wanted_entities = frozenset(entities)
     wanted_tags = frozenset(tags)
@@ -215,9 +218,11 @@ def search(
             return False
         if wanted_tags and not wanted_tags.issubset(record.tags):
             return False
+        if valid_on is not None and not valid_at(record, valid_on):
+            return False
         return under is None or record.path.startswith(under)
 
-    narrowed = bool(wanted_types or wanted_entities or wanted_tags or under)
+    narrowed = bool(wanted_types or wanted_entities or wanted_tags or under or valid_on)
     request = SearchHeadInput(
         query=query, limit=limit, now=now_stamp(store.deps.clock.now()),
         admit=admit if narrowed else None, vectors=vectors, query_vector=query_vector,

@@ -28,7 +28,7 @@ def test_search_hits_and_filters(store: Path, capsys: pytest.CaptureFixture[str]
     assert answer["mode"] == "lexical"
     assert {hit["path"] for hit in answer["hits"]} == {deploy, "areas/ops/deploy-freeze.html"}
     hit = answer["hits"][0]
-    assert set(hit) == {"path", "claim", "score", "arms", "ranks"}
+    assert set(hit) == {"path", "claim", "score", "arms", "ranks", "holds"}
     assert "lexical" in hit["arms"]
     assert [r["arm"] for r in hit["ranks"]] == ["lexical"]
     for flags in (("--type", "procedural"), ("--tag", "deploy"), ("--entity", "team:checkout"),
