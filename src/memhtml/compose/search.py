@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from returns.io import IOResult
 from returns.result import Failure, Success
 
-from memhtml.head.when import Span, holds_of, valid_at
+from memhtml.head.when import holds_of
 
 if TYPE_CHECKING:
     from memhtml.compose.services import Services
@@ -85,16 +85,6 @@ def _joined(*notes: str | None) -> str | None:
     return "; ".join(present) if present else None
 
 
-QUESTION_WORDS = frozenset({"what", "when", "which", "who", "did", "does", "happened",
-                            "happen", "anything", "everything", "we", "i", "our", "us",
-                            "something", "things", "there", "decided", "say", "said"})
-"""Words that ask rather than name: a query of only these and a time ("what happened
-last week") is answered by the time alone."""
-CANDIDATES = 50
-"""How many hits a query naming a time ranks before the time reorders them: enough
-that a memory of that time a little down the words' order still comes up."""
-
-
 @dataclass(frozen=True, slots=True)
 class When:
     """What a search understood about time, for the answer: the span it read (and
@@ -104,13 +94,6 @@ class When:
     start: str | None = None
     end: str | None = None
     as_of: str | None = None
-
-
-def _only_time(query: str, phrase: str) -> bool:
-    from memhtml.head.lexical import tokenize
-
-    rest = query.lower().replace(phrase.lower(), " ")
-    return not [t for t in tokenize(rest) if t not in QUESTION_WORDS]
 
 
 def search_memories(
@@ -131,63 +114,41 @@ def search_memories(
     time ahead (``head.when``)."""
     from returns.io import IOFailure, IOSuccess
 
-    from memhtml.head import SearchHeadInput, SearchHit, search_head
-    from memhtml.head.when import anchored, moment_of, newest_in, read_time, time_ordered
+    from memhtml.head.timed import candidates, in_time, placed
+    from memhtml.head.when import read_time
     from memhtml.store import Refused, search
     from memhtml.store.as_of import as_of_moment, commit_as_of
-    from memhtml.store.reads import version_of
+    from memhtml.store.reads import SearchScope, version_of
 
     weight, weight_note = vector_weight_of(services.settings.vector_weight)
     asked = read_time(query, store.deps.clock.now())
 
-    def span_in(version: HeadVersion) -> tuple[Span | None, str | None, str | None]:
-        """The query's span; for an anchor ("before the migration"), the span the
-        best memory for its words places, and that memory's path; else why not."""
-        if asked.anchor is None:
-            return asked.span, None, None
-        found = search_head(version, SearchHeadInput(asked.anchor, limit=1))
-        record = version.get(found[0].path) if found else None
-        if record is None:
-            return None, (f"no memory about {asked.anchor!r} places "
-                          f"'{asked.anchor_side} the {asked.anchor}' in time"), None
-        return anchored(asked, moment_of(record)), None, record.path
-
     def ranked(version: HeadVersion, rev: str | None, moment: str | None
                ) -> IOResult[Searched, StoreError]:
-        span, span_note, anchor = span_in(version)
-        wanted = limit if span is None else max(limit, CANDIDATES)
+        where = placed(version, asked)
+        scope = SearchScope.of(types, entities, tags, prefix, moment)
         arm: IOResult[Arm, StoreError] = services.vector_arm(version, query)
 
         def timed(hits: list[SearchHit]) -> list[SearchHit]:
-            return [held(hit) for hit in ordered(hits)]
+            return [held(hit) for hit in in_time(version, hits, query, where, limit,
+                                                 scope.admit)]
 
         def held(hit: SearchHit) -> SearchHit:
             record = version.get(hit.path)
             return hit if record is None else replace(hit, holds=holds_of(record))
 
-        def ordered(hits: list[SearchHit]) -> list[SearchHit]:
-            if span is None:
-                return hits
-            if _only_time(query, span.phrase) or not hits:
-                active = (r for r in version.records() if r.status == "active"
-                          and (moment is None or valid_at(r, moment)))
-                return [SearchHit(r.path, 0.0, r.claim, ("time",))
-                        for r in newest_in(active, span, limit)]
-            by_path = {hit.path: hit for hit in hits}
-            order = time_ordered([hit.path for hit in hits], version.get, span, anchor)
-            return [by_path[path] for path in order][:limit]
-
+        span = where.span
         when = When(None if span is None else span.phrase,
                     None if span is None else span.start,
                     None if span is None else span.end, moment)
         return arm.bind(lambda chosen: search(
-            store, query, at=rev, types=types, entities=entities, tags=tags, prefix=prefix,
-            limit=wanted, vectors=chosen.hybrid.cache if chosen.hybrid else None,
+            store, query, at=rev, limit=candidates(limit, where),
+            vectors=chosen.hybrid.cache if chosen.hybrid else None,
             query_vector=chosen.hybrid.query_vector if chosen.hybrid else None,
-            vector_weight=weight, valid_on=moment,
+            vector_weight=weight, scope=scope,
         ).map(lambda hits: Searched(
             timed(hits), "hybrid" if chosen.hybrid else "lexical", version.sha,
-            _joined(chosen.note, weight_note if chosen.hybrid else None, span_note),
+            _joined(chosen.note, weight_note if chosen.hybrid else None, where.note),
             arms_of(services.embedder_name, chosen.hybrid is not None, chosen.note),
             when)))
 

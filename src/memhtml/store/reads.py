@@ -187,6 +187,43 @@ def read(store: Store, path: str, tier: str = DEFAULT_TIER, at: str | None = Non
     return version_of(store, at).bind(lambda v: _record(store, v, path, at)).map(answered)
 
 
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    """What narrows a search: a hit has one of ``types``, every one of ``entities``
+    and ``tags``, a path under ``prefix``, and, given ``valid_on`` (an instant), a
+    validity holding then. One predicate for every step that picks memories (the
+    arms, and a time-only answer), so a filter never applies to one and not another."""
+
+    types: frozenset[str] = frozenset()
+    entities: frozenset[str] = frozenset()
+    tags: frozenset[str] = frozenset()
+    prefix: str | None = None
+    valid_on: str | None = None
+
+    @classmethod
+    def of(cls, types: Sequence[str] = (), entities: Sequence[str] = (),
+           tags: Sequence[str] = (), prefix: str | None = None,
+           valid_on: str | None = None) -> SearchScope:
+        under = None if prefix is None else to_tree_path(prefix.strip())
+        return cls(frozenset(types), frozenset(entities), frozenset(tags), under, valid_on)
+
+    @property
+    def narrowed(self) -> bool:
+        return bool(self.types or self.entities or self.tags or self.prefix
+                    or self.valid_on)
+
+    def admit(self, record: MemoryRecord) -> bool:
+        if self.types and record.memory_type not in self.types:
+            return False
+        if self.entities and not self.entities.issubset(record.entities):
+            return False
+        if self.tags and not self.tags.issubset(record.tags):
+            return False
+        if self.valid_on is not None and not valid_at(record, self.valid_on):
+            return False
+        return self.prefix is None or record.path.startswith(self.prefix)
+
+
 def search(
     store: Store,
     query: str,
@@ -200,33 +237,17 @@ def search(
     vectors: HeadVectors | None = None,
     query_vector: npt.ArrayLike | None = None,
     vector_weight: float = VECTOR_WEIGHT,
-    valid_on: str | None = None,
+    scope: SearchScope | None = None,
 ) -> IOResult[list[SearchHit], StoreError]:
     """Ranked active memories. Filters narrow what each arm ranks (through ``admit``):
-    a hit has one of ``types``, every one of ``entities`` and ``tags``, a path under
-    ``prefix``, and, given ``valid_on`` (an instant), a validity holding then.
-    Hybrid when ``vectors`` and ``query_vector`` are given."""
-    wanted_types = frozenset(types)
-    wanted_entities = frozenset(entities)
-    wanted_tags = frozenset(tags)
-    under = None if prefix is None else to_tree_path(prefix.strip())
-
-    def admit(record: MemoryRecord) -> bool:
-        if wanted_types and record.memory_type not in wanted_types:
-            return False
-        if wanted_entities and not wanted_entities.issubset(record.entities):
-            return False
-        if wanted_tags and not wanted_tags.issubset(record.tags):
-            return False
-        if valid_on is not None and not valid_at(record, valid_on):
-            return False
-        return under is None or record.path.startswith(under)
-
-    narrowed = bool(wanted_types or wanted_entities or wanted_tags or under or valid_on)
+    a hit has one of ``types``, every one of ``entities`` and ``tags``, and a path
+    under ``prefix`` (or, given, ``scope`` says it all, validity included). Hybrid
+    when ``vectors`` and ``query_vector`` are given."""
+    chosen = scope if scope is not None else SearchScope.of(types, entities, tags, prefix)
     request = SearchHeadInput(
         query=query, limit=limit, now=now_stamp(store.deps.clock.now()),
-        admit=admit if narrowed else None, vectors=vectors, query_vector=query_vector,
-        vector_weight=vector_weight,
+        admit=chosen.admit if chosen.narrowed else None, vectors=vectors,
+        query_vector=query_vector, vector_weight=vector_weight,
     )
     return version_of(store, at).map(lambda version: search_head(version, request))
 

@@ -68,6 +68,10 @@ def test_a_span_in_the_query_puts_that_times_memories_first(
     only_time = _search(capsys, store, "what", "happened", "in", "August", "2023")
     assert [hit["path"] for hit in only_time["hits"]] == [august]
     assert only_time["hits"][0]["arms"] == ["time"]
+    # The filters hold for a time-only answer as for the words' arms.
+    elsewhere = _search(capsys, store, "what", "happened", "in", "August", "2023",
+                        "--prefix", "areas/projects/")
+    assert elsewhere["hits"] == []
 
 
 def test_a_span_placed_by_a_memory_about_the_event(
