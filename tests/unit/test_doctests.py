@@ -28,6 +28,7 @@ EXAMPLE_MODULES = (
     "memhtml.head.gate",
     "memhtml.store",
     "memhtml.store.doors",
+    "memhtml.store.listing",
     "memhtml.store.write_rules",
     "memhtml.compose",
     "memhtml.compose.cloning",
