@@ -112,6 +112,9 @@ def test_unknown_and_bad_arguments_are_plain_tool_errors(tmp_path: Path) -> None
             ("memory_read", {"path": "areas/inbox/x.html", "tier": "everything"},
              "tier is 'everything', not one of: gist, summary, details, all"),
             ("task_list", {"include_done": True}, "'include_done' is 'all' here"),
+            # search publishes its types as memory_write's, and still lists them when wrong
+            ("memory_search", {"query": "x", "type": ["gossip"]},
+             "type[0] is 'gossip', not one of: episodic, semantic"),
         ]
         for name, arguments, words in bad_values:
             text = refused(await session.call_tool(name, arguments))
