@@ -150,6 +150,7 @@ class Param:
     name: str
     positional: bool
     help: str
+    default: object
 
 
 def _params(command: str) -> list[Param]:
@@ -160,7 +161,7 @@ def _params(command: str) -> list[Param]:
         if argument.parameter.name == ("*",) or info.name in ("store", "json"):
             continue  # a flattened group of options, or the options every command takes
         out.append(Param(info.name, info.kind is info.POSITIONAL_ONLY,
-                         argument.parameter.help or ""))
+                         argument.parameter.help or "", info.default))
     return out
 
 
@@ -359,6 +360,24 @@ def test_a_command_and_its_tool_use_the_same_names(answers: Answers, command: st
     assert tool - cli == only_tool - cli, command
     for shared in (cli & tool) - {"path"}:
         assert shared in GLOSSARY, (command, shared)
+
+
+DEFAULTED_BY_THE_DOOR = {("write", "type"): "semantic"}
+"""A command option left unset (None) where the command fills in, before the door,
+the value the tool publishes (``cli.inputs.write_input``'s default type)."""
+
+
+@pytest.mark.parametrize("command", sorted(COUNTERPARTS))
+def test_a_command_and_its_tool_default_alike(answers: Answers, command: str) -> None:
+    props = answers.tools[COUNTERPARTS[command]].input_schema["properties"]
+    for param in _params(command):
+        published = props.get(param.name, {}).get("default")
+        if published is None:
+            continue  # a tool leaves out a null or empty default: nothing to compare
+        mine = param.default
+        if mine is None:
+            mine = DEFAULTED_BY_THE_DOOR[(command, param.name)]
+        assert mine == published, (command, param.name, mine, published)
 
 
 # -- the rules, asked of both doors --------------------------------------------------------
