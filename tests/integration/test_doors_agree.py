@@ -454,3 +454,13 @@ def test_a_read_link_is_what_a_write_takes(answers: Answers) -> None:
     assert _text(answers.calls["old_word"]).startswith("ERR_DUPLICATE_CLAIM: ")
     both = _text(answers.calls["both_words"])
     assert both.startswith("ERR_INVALID_ARGUMENTS: ") and "no field 'path'" in both
+
+
+def test_an_edge_to_no_store_path_is_refused_alike_by_link_and_write(
+        answers: Answers, capsys: pytest.CaptureFixture[str]) -> None:
+    code, linked = _cli(capsys, answers.root, "link", DISK, "relates_to", "../out.html")
+    assert (code, linked["code"]) == (1, "ERR_PATH_REFUSED")
+    code, written = _cli(capsys, answers.root, "write", "--title", "Out", "--claim",
+                         "An edge out of the store.", "--link", "relates_to=../out.html")
+    assert (code, written["code"]) == (1, "ERR_PATH_REFUSED")
+    assert written["error"] == linked["error"]

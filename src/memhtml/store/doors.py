@@ -68,7 +68,7 @@ from memhtml.store.session import Store
 from memhtml.store.site_model import is_generated_path
 from memhtml.store.stamps import now_stamp
 from memhtml.store.tasks import TaskRow, task_list
-from memhtml.store.write_rules import given_hrefs, links_reach, write_allowed
+from memhtml.store.write_rules import edges_are_paths, given_hrefs, links_reach, write_allowed
 
 __all__ = [
     "Landed",
@@ -239,11 +239,15 @@ def _one(step: Callable[[Plan], Step]) -> Steps:
     return lambda plan: step(plan).map(lambda done: (done.plan, (done.outcome,)))
 
 
-def _allowed(rule: Callable[[Plan], Result[None, StoreError]], steps: Steps) -> Steps:
+def _allowed(rule: Callable[[Plan], Result[None, StoreError]], steps: Steps,
+             data: WriteInput) -> Steps:
     """``steps``, then ``rule`` (``store.write_rules``) judged on the plan they started
-    from: what is wrong with the request itself (a field, a path) is said first, and
-    only a request that could land is held to what the store already holds."""
-    return lambda plan: steps(plan).bind(lambda planned: rule(plan).map(lambda _: planned))
+    from: what is wrong with the request itself (an edge's target that is no store
+    path, as ``link`` says it; a field; the new path) is said first, and only a
+    request that could land is held to what the store already holds."""
+    asked = edges_are_paths(given_hrefs(data))
+    return lambda plan: asked.bind(lambda _: steps(plan)).bind(
+        lambda planned: rule(plan).map(lambda _: planned))
 
 
 def write(store: Store, data: WriteInput, *, allow_duplicate: bool = False
@@ -283,7 +287,7 @@ def write(store: Store, data: WriteInput, *, allow_duplicate: bool = False
     ERR_DANGLING_LINKS ('/areas/inbox/a.html', '/areas/inbox/b.html')
     """
     return _run(store, _allowed(lambda plan: write_allowed(plan.view, data, allow_duplicate),
-                                _one(lambda plan: write_step(plan, data))))
+                                _one(lambda plan: write_step(plan, data)), data))
 
 
 def correct(store: Store, path: str, data: WriteInput) -> IOResult[Landed, StoreError]:
@@ -322,7 +326,7 @@ def correct(store: Store, path: str, data: WriteInput) -> IOResult[Landed, Store
     # Only the edges the correction is given are held to reach a memory: the ones it
     # carries forward from the corrected memory stay as the person left them.
     return _run(store, _allowed(lambda plan: links_reach(plan.view, given_hrefs(data)),
-                                _one(lambda plan: correct_step(plan, path, data))))
+                                _one(lambda plan: correct_step(plan, path, data)), data))
 
 
 def archive(store: Store, path: str) -> IOResult[Landed, StoreError]:
@@ -439,7 +443,8 @@ def task_add(
         due_at=due_at, task_status=status,
     )
     return _run(store, _allowed(lambda plan: links_reach(plan.view, given_hrefs(data)),
-                                _one(lambda plan: write_step(plan, data, op="task-add"))))
+                                _one(lambda plan: write_step(plan, data, op="task-add")),
+                                data))
 
 
 def task_status(store: Store, path: str, status: str) -> IOResult[Landed, StoreError]:

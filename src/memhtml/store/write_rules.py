@@ -33,7 +33,8 @@ from memhtml.store.errors import DanglingLinks, DuplicateClaim, StoreError
 from memhtml.store.inputs import WriteInput
 from memhtml.store.paths import href_path
 
-__all__ = ["dangling_targets", "given_hrefs", "links_reach", "new_claim", "write_allowed"]
+__all__ = ["dangling_targets", "edges_are_paths", "given_hrefs", "links_reach", "new_claim",
+           "write_allowed"]
 
 
 def given_hrefs(data: WriteInput) -> tuple[str, ...]:
@@ -63,11 +64,25 @@ def dangling_targets(view: HeadView, hrefs: Iterable[str]) -> tuple[str, ...]:
     return tuple(missing)
 
 
+def edges_are_paths(hrefs: Iterable[str]) -> Result[None, StoreError]:
+    """Success when each of ``hrefs`` is a path inside the store; else the first one's
+    ``PathRefused``, as ``link`` refuses it. Part of what is wrong with a request
+    itself, so a door asks it before anything is rendered."""
+    for href in hrefs:
+        checked = href_path(href)
+        if isinstance(checked, Failure):
+            return Failure(checked.failure())
+    return Success(None)
+
+
 def links_reach(view: HeadView, hrefs: Iterable[str]) -> Result[None, StoreError]:
-    """Success when every one of ``hrefs`` names a memory; else ``DanglingLinks``
-    naming each one that does not."""
-    missing = dangling_targets(view, hrefs)
-    return Failure(DanglingLinks(missing)) if missing else Success(None)
+    """Success when every one of ``hrefs`` names a memory. A target that is no store
+    path at all is refused as such (``edges_are_paths``); else ``DanglingLinks`` names
+    each one that holds no memory."""
+    asked = tuple(hrefs)
+    missing = dangling_targets(view, asked)
+    return edges_are_paths(asked).bind(
+        lambda _: Failure(DanglingLinks(missing)) if missing else Success(None))
 
 
 def new_claim(view: HeadView, data: WriteInput) -> Result[None, StoreError]:
