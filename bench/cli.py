@@ -179,6 +179,14 @@ def alternating(sides: list[Side], measure: Callable[[Side], list[T]], rounds: i
     return times
 
 
+def has_command(side: Side, argv: list[str]) -> bool:
+    """Whether ``side``'s memhtml knows the command ``argv`` runs (its help answers)."""
+    name = argv[3:argv.index("--store")]
+    asked = [*argv[:3], *name[:1], "--help"]
+    return subprocess.run(asked, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          env=side.env, check=False).returncode == 0
+
+
 def timing(command: Callable[[Side], list[str]]) -> Callable[[Side], list[float]]:
     return lambda side: [wall(command(side), side.env)]
 
@@ -260,14 +268,25 @@ def report(sides: list[Side], count: int, work: Path, snapshots: bool = True) ->
         "memhtml read --tier gist": lambda side: side.memhtml("read", gist, "--tier", "gist"),
     }
     written = iter(range(1_000_000))
-    # A write per run, each a new memory (the store grows by RUNS on each side): the
-    # issue's write-latency figure, door to commit to checkout, beside the baseline.
-    commands["memhtml write"] = lambda side: side.memhtml(
-        "write", "--title", f"Bench write {next(written)}",
-        "--claim", "A write measured from a new process on a store of five thousand.")
+
+    def new_memory(side: Side) -> list[str]:
+        # A write per run, each a new memory with a claim of its own (a claim the store
+        # holds is refused): the store grows by RUNS on each side, and the figure is the
+        # issue's write latency, door to commit to checkout, beside the baseline.
+        n = next(written)
+        return side.memhtml("write", "--title", f"Bench write {n}", "--claim",
+                            f"Write number {n} measured from a new process on a large store.")
+
+    commands["memhtml write"] = new_memory
+    # A command a baseline may not have yet is timed on the sides that have it.
+    commands["memhtml list resources/"] = lambda side: side.memhtml("list", "resources/")
     for name, command in commands.items():
-        measured = alternating(sides, timing(command), RUNS)
-        for side, times in zip(sides, measured, strict=True):
+        having = [side for side in sides if has_command(side, command(side))]
+        if having != sides:
+            print(f"{name:26s} not in {', '.join(s.name for s in sides if s not in having)}")
+        sides_now = having
+        measured = alternating(sides_now, timing(command), RUNS)
+        for side, times in zip(sides_now, measured, strict=True):
             print(f"{name:26s} {side.name:22s} median {statistics.median(times):.3f} s  "
                   f"min {min(times):.3f} s")
     print(f"load average at the end {loadavg()}")

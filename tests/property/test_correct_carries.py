@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
+from memhtml.contracts.services import PathChange
 from memhtml.format import NewMemoryInput, article_with_claim, parse_memory, render_template
 from memhtml.format.serialize import canonical_article_html
 from memhtml.store import WriteInput, correct, link, write
-from tests.integration.store.store_support import make_memory_store, ok
+from tests.integration.store.store_support import AUTHOR, CLOCK, make_memory_store, ok, tip
 from tests.property.strategies import claims, memory_inputs
 
 KEPT = ("title", "memory_type", "entities", "tags", "aliases", "confidence", "importance",
@@ -33,8 +34,14 @@ def _article(record: MemoryRecord) -> str:
 def test_a_correction_with_only_a_claim_changes_only_the_claim(
         memory: NewMemoryInput, claim: str) -> None:
     assume(" ".join(claim.split()) != " ".join(memory.claim.split()))
-    store, _ = make_memory_store()
-    old_path = ok(write(store, WriteInput(file_html=render_template(memory)))).primary or ""
+    store, git = make_memory_store()
+    # Committed by hand, as a person's git commit lands a file: its edges may name
+    # memories this store never held (no door writes such an edge), and a correction
+    # carries them as they stand.
+    old_path = "areas/inbox/corrected.html"
+    ok(git.commit("refs/heads/main", tip(store), [
+        PathChange(old_path, render_template(memory).encode("utf-8"))], "by hand", AUTHOR,
+        CLOCK.now()))
     other = ok(write(store, WriteInput(title="Other note", claim="It leans on the first.")))
     ok(link(store, other.primary or "", "supports", old_path))
     old = ok(store.head()).get(old_path)

@@ -48,7 +48,8 @@ from memhtml.store import (
     write,
 )
 from memhtml.store.checkout import git_blob_id
-from memhtml.store.errors import UncommittedEdits
+from memhtml.store.duplicates import normalised_claim
+from memhtml.store.errors import DuplicateClaim, UncommittedEdits
 from memhtml.store.layout import archive_rank, original_of_archived
 from tests.integration.store.store_support import (
     make_memory_checkout_store,
@@ -166,12 +167,23 @@ class StoreMachine(RuleBasedStateMachine):
             target = data.draw(st.sampled_from(sorted(self.model)))
             links = (Link("relates_to", _doc(target)),)
         body = ("a NUL \x00 typed into prose",) if bad else ()
+        # One live copy of a claim: a write repeating one is refused, naming the first
+        # live memory (by path) that holds it, unless the copy is asked for.
+        holder = next((p for p, m in sorted(self.model.items()) if m.status == "active"
+                       and normalised_claim(m.claim) == normalised_claim(claim)), None)
+        copy = holder is not None and data.draw(st.booleans())
         before = self.tip()
         result = write(self.store, WriteInput(
             title=title, claim=claim, memory_type=memory_type,  # type: ignore[arg-type]
-            entities=tuple(sorted(entities)), links=links, directory=directory, body=body))
+            entities=tuple(sorted(entities)), links=links, directory=directory, body=body),
+            allow_duplicate=copy)
         if bad:
             self.refused(result, before)
+            return
+        if holder is not None and not copy:
+            self.refused(result, before)
+            assert unsafe_perform_io(result.failure()) == DuplicateClaim(
+                self.model[holder].claim, holder)
             return
         self.add_new(self.landed(result), Model(
             title, claim, memory_type, entities=frozenset(entities),

@@ -246,7 +246,7 @@ def _run_store() -> Path:
     root = Path(folder.name) / "repo"
     store, _ = make_store(root)
     ok(write(store, WriteInput(title="Deploy day", claim=TWICE)))
-    ok(write(store, WriteInput(title="Deploy day again", claim=TWICE)))
+    ok(write(store, WriteInput(title="Deploy day again", claim=TWICE), allow_duplicate=True))
     kettle = ok(write(store, WriteInput(title="Kettle", claim="Descaled on Mondays.")))
     ok(write(store, WriteInput(title="Ladder", claim="The ladder is in the shed.",
                                links=(Link("relates_to", f"/{kettle.primary}"),))))

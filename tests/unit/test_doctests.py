@@ -30,6 +30,8 @@ EXAMPLE_MODULES = (
     "memhtml.detect.classified",
     "memhtml.store",
     "memhtml.store.doors",
+    "memhtml.store.listing",
+    "memhtml.store.write_rules",
     "memhtml.compose",
     "memhtml.compose.cloning",
     "memhtml.compose.run",

@@ -68,6 +68,7 @@ _COMMANDS: tuple[Callable[..., int], ...] = (
 )
 for _command in _COMMANDS:
     app.command(_command)
+app.command(read_cmds.list_folder, name="list")
 app.command(task_app)
 app.command(store_cmds.publish)
 app.command(sync)

@@ -1,4 +1,4 @@
-"""Turning the write options (``--title``, ``--body``, ``--link REL=HREF``, ``--file``)
+"""Turning the write options (``--title``, ``--body``, ``--link REL=TARGET``, ``--file``)
 into the store's ``WriteInput``. Shared by ``write``, ``correct`` and ``task add``.
 
 ``--title``, ``--claim`` and ``--body`` are plain text, stored escaped: what they hold
@@ -65,7 +65,8 @@ class MemoryFields:
     alias: Many = ()
     """Another name the memory is known by (person files); repeatable."""
     link: Many = ()
-    """An edge as REL=HREF (relates_to=/areas/x/y.html); repeatable."""
+    """An edge as REL=TARGET (relates_to=/areas/x/y.html), to a memory that exists;
+    repeatable."""
     dir: str | None = None
     """The directory for the new file (default areas/inbox/, tasks areas/tasks/)."""
     confidence: float | None = None
@@ -82,14 +83,16 @@ class MemoryFields:
 
 
 def parse_links(raw: tuple[str, ...]) -> tuple[Link, ...]:
-    """``REL=HREF`` pairs as links; the rel is checked by the door."""
+    """``REL=TARGET`` pairs as links; the rel, and that the target exists, are checked
+    by the door."""
     from memhtml.contracts.record import Link
 
     links: list[Link] = []
     for item in raw:
         rel, sep, href = item.partition("=")
         if not sep or not rel.strip() or not href.strip():
-            raise UsageError(f"--link {item!r} is not REL=HREF (e.g. relates_to=areas/x/y.html)")
+            raise UsageError(f"--link {item!r} is not REL=TARGET (e.g. "
+                             "relates_to=areas/x/y.html)")
         links.append(Link(cast("EdgeRel", rel.strip()), href.strip()))
     return tuple(links)
 
@@ -179,7 +182,8 @@ class TaskFields:
     tag: Many = ()
     """A tag; repeatable."""
     link: Many = ()
-    """An edge as REL=HREF (blocks=/areas/tasks/x.html); repeatable."""
+    """An edge as REL=TARGET (blocks=/areas/tasks/x.html), to a memory that exists;
+    repeatable."""
     dir: str | None = None
     """The directory (default areas/tasks/)."""
     importance: int | None = None

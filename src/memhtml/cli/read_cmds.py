@@ -1,4 +1,5 @@
-"""The read commands: read, search, related, status, doctor, log. Nothing here writes."""
+"""The read commands: read, search, related, list, status, doctor, log. Nothing here
+writes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from memhtml.compose.search import ArmRun, When
     from memhtml.compose.status import StatusReport
     from memhtml.head import SearchHit
-    from memhtml.store import Finding, Related, Store
+    from memhtml.store import Finding, Listing, Related, Store
 
 _COMMON = Common()
 SNIPPET = 100
@@ -184,6 +185,59 @@ def related(path: str, /, *, at: str | None = None, common: Common = _COMMON) ->
         _, store = open_common(common)
         found = store_value(doors.related(store, path, at))
         return Reply(found, render_related(found))
+
+    return respond(common.json, body)
+
+
+def render_listing(found: Listing) -> str:
+    """The folder and its count, each subfolder with its count, then one line per
+    memory shown (status, path, title), and how many the limit left out."""
+    from memhtml.store.listing import status_of
+
+    where = found.dir or "the root"
+    scope = "at any depth" if found.recursive else "directly in it"
+    lines = [f"{where}: {found.total} memor{'y' if found.total == 1 else 'ies'} {scope}"]
+    if found.dirs:
+        lines.append(table([("  " + folder.path, str(folder.memories))
+                            for folder in found.dirs]))
+    if found.memories:
+        lines.append(table([(status_of(r), r.path, r.title) for r in found.memories]))
+    left = found.total - len(found.memories)
+    if left > 0:
+        lines.append(f"... {left} more (--limit shows more)")
+    return "\n".join(lines)
+
+
+def list_folder(dir: str = "", /, *, recursive: bool = True, limit: int = 50,
+                common: Common = _COMMON) -> int:
+    """List a folder: its memories, those in its subfolders included unless
+    --no-recursive, and each subfolder with the count of memories under it. A folder
+    with no memory under it is ERR_NOT_FOUND. The same answer memory_list gives over
+    MCP.
+
+    Parameters
+    ----------
+    dir
+        The folder (areas/ops/); default the store's root.
+    recursive
+        Count and list the memories in its subfolders too; --no-recursive lists only
+        those directly in it.
+    limit
+        How many memories to show at most (the count covers them all).
+    """
+    from memhtml.store.listing import listing, status_of
+
+    def body() -> Reply:
+        _, store = open_common(common)
+        warm(store, common.json)
+        found = store_value(listing(store, dir, recursive=recursive, limit=limit))
+        payload = {
+            "dir": found.dir, "recursive": found.recursive, "total": found.total,
+            "dirs": found.dirs,
+            "memories": [{"path": r.path, "title": r.title, "type": r.memory_type,
+                          "status": status_of(r), "updated": r.updated_at, "claim": r.claim}
+                         for r in found.memories]}
+        return Reply(payload, render_listing(found))
 
     return respond(common.json, body)
 

@@ -75,17 +75,27 @@ def init(directory: Path | None = None, /, *, branch: str = "",
     return respond(common.json, body)
 
 
-def write(*, fields: MemoryFields = _FIELDS, common: Common = _COMMON) -> int:
-    """Write a new memory (one commit), from the fields or from --file.
+def write(*, fields: MemoryFields = _FIELDS, allow_duplicate: bool = False,
+          common: Common = _COMMON) -> int:
+    """Write a new memory (one commit), from the fields or from --file. Refused, with
+    nothing written, when a live memory already holds the claim (up to case and
+    spacing; ERR_DUPLICATE_CLAIM names it) or when a --link target is no memory
+    (ERR_DANGLING_LINKS names each), as over MCP.
 
     Examples: memhtml write --title "Deploy window" --claim "Deploys happen on Tuesdays."
     --type procedural --entity service:checkout-api --body "Never on a Friday."
+
+    Parameters
+    ----------
+    allow_duplicate
+        Write it even when a live memory already holds the same claim.
     """
     from memhtml import store as doors
 
     # The input is built inside the door's guarded body, so a bad --link or an
     # unreadable --file is reported like any other refusal.
-    return _door(common, lambda store: doors.write(store, write_input(fields)))
+    return _door(common, lambda store: doors.write(store, write_input(fields),
+                                                   allow_duplicate=allow_duplicate))
 
 
 def correct(path: str, /, *, fields: MemoryFields = _FIELDS, common: Common = _COMMON) -> int:
@@ -120,8 +130,9 @@ def archive(path: str, /, *, common: Common = _COMMON) -> int:
     return _door(common, lambda store: doors.archive(store, path))
 
 
-def link(path: str, rel: str, href: str, /, *, common: Common = _COMMON) -> int:
-    """Add an edge from PATH to the memory at HREF.
+def link(path: str, rel: str, target: str, /, *, common: Common = _COMMON) -> int:
+    """Add an edge from PATH to the memory at TARGET, which must exist
+    (ERR_DANGLING_LINKS otherwise).
 
     Parameters
     ----------
@@ -129,16 +140,16 @@ def link(path: str, rel: str, href: str, /, *, common: Common = _COMMON) -> int:
         The memory the edge starts at.
     rel
         The edge rel (relates_to, supports, caused_by, part_of, about_person, ...).
-    href
-        The target memory, /areas/x/y.html or areas/x/y.html.
+    target
+        The memory the edge points at, /areas/x/y.html or areas/x/y.html.
     """
     from memhtml import store as doors
 
-    return _door(common, lambda store: doors.link(store, path, rel, href))
+    return _door(common, lambda store: doors.link(store, path, rel, target))
 
 
-def unlink(path: str, rel: str, href: str, /, *, common: Common = _COMMON) -> int:
-    """Remove an edge from PATH to HREF.
+def unlink(path: str, rel: str, target: str, /, *, common: Common = _COMMON) -> int:
+    """Remove an edge from PATH to TARGET.
 
     Parameters
     ----------
@@ -146,12 +157,12 @@ def unlink(path: str, rel: str, href: str, /, *, common: Common = _COMMON) -> in
         The memory the edge starts at.
     rel
         The edge rel.
-    href
-        The target memory.
+    target
+        The memory the edge points at.
     """
     from memhtml import store as doors
 
-    return _door(common, lambda store: doors.unlink(store, path, rel, href),
+    return _door(common, lambda store: doors.unlink(store, path, rel, target),
                  "no such edge")
 
 

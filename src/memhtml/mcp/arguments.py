@@ -182,8 +182,11 @@ def plain_problem(error: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
         return f"{where} is required"
     if kind == "extra_forbidden":
         parent = _schema_at(schema, loc[:-1])
-        fields = ", ".join(parent.get("properties", {}))
-        return f"{_where(loc[:-1])} has no field {loc[-1]!r} (its fields: {fields})"
+        known = tuple(parent.get("properties", {}))
+        meant = OTHER_NAMES.get(str(loc[-1]))
+        hint = f"; {loc[-1]!r} is {meant!r} here" if meant in known else ""
+        return (f"{_where(loc[:-1])} has no field {loc[-1]!r} (its fields: "
+                f"{', '.join(known)}{hint})")
     if kind in ("literal_error", "enum"):
         allowed = _schema_at(schema, loc).get("enum") or \
             re.findall(r"'([^']*)'", str(ctx.get("expected", "")))

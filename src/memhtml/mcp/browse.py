@@ -4,8 +4,9 @@ Search answers "what do I know about X"; these answer the questions an agent ask
 when it has no words yet: what was written or corrected lately (``recent_of``),
 what surrounds a memory it has found (``context_of``: edges both ways and the
 memories sharing its entities, a few hops out), and what a folder holds
-(``listing_of``). Each is a pure function of one version, bounded by a limit, and
-ordered totally (newest first or by path, ties by path).
+(``store.listing``, which ``memhtml list`` reads too). Each is a pure function of
+one version, bounded by a limit, and ordered totally (newest first or by path, ties
+by path).
 
 No ``from __future__ import annotations`` here: the tools registered below have their
 input schemas built from their annotations, which must be real objects.
@@ -18,10 +19,9 @@ from typing import Annotated, TypeVar
 
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import AfterValidator, BaseModel, Field
-from returns.io import IOFailure, IOResult, IOSuccess
+from returns.io import IOResult, IOSuccess
 from returns.result import Success
 
-from memhtml.contracts.errors import NotFound
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
@@ -29,6 +29,7 @@ from memhtml.head import HeadVersion
 from memhtml.mcp.gate import StoreGate
 from memhtml.mcp.render import Brief, answer, brief, brief_fields, refusal
 from memhtml.store import Store, StoreError, related
+from memhtml.store.listing import LIST_LIMIT, Listing, listed
 from memhtml.store.stamps import now_stamp
 
 Out = CallToolResult
@@ -170,39 +171,14 @@ class ListResult(BaseModel):
     dir: str
     dirs: list[Folder]
     memories: list[Brief]
-    total: int = Field(description="Memories directly in dir; more than shown if over limit.")
+    total: int = Field(description="Memories the listing covers (at any depth when "
+                                    "recursive); more than shown if over limit.")
 
 
-def folder_of(raw: str) -> str:
-    """A folder as given (``/areas/x``, ``areas/x/``) in tree form with a trailing
-    slash; the store's root is the empty string."""
-    tree = to_tree_path(raw.strip()).strip("/")
-    return f"{tree}/" if tree else ""
-
-
-def listing_of(view: HeadView, folder: str, limit: int, now: str) -> ListResult | None:
-    """The memories directly in ``folder`` (by path, at most ``limit``) and its
-    subfolders with their counts; None when nothing is under it."""
-    direct: list[str] = []
-    below: dict[str, int] = {}
-    for path in view.paths():
-        if not path.startswith(folder):
-            continue
-        head, sep, _ = path[len(folder):].partition("/")
-        if sep:
-            below[folder + head + "/"] = below.get(folder + head + "/", 0) + 1
-        else:
-            direct.append(path)
-    if not direct and not below:
-        return None
-    direct.sort()
-    shown = [view.get(p) for p in direct[:limit]]
-    return ListResult(
-        dir=folder,
-        dirs=[Folder(path=p, memories=n) for p, n in sorted(below.items())],
-        memories=[brief(r, now) for r in shown if r is not None],
-        total=len(direct),
-    )
+def list_result(found: Listing, now: str) -> ListResult:
+    return ListResult(dir=found.dir,
+                      dirs=[Folder(path=f.path, memories=f.memories) for f in found.dirs],
+                      memories=[brief(r, now) for r in found.memories], total=found.total)
 
 
 def add_browse_tools(tool: Callable[[str, str, ToolAnnotations], Register], gate: StoreGate,
@@ -212,7 +188,7 @@ def add_browse_tools(tool: Callable[[str, str, ToolAnnotations], Register], gate
 
     @tool("memory_recent", "Recent memories", annotations)
     def memory_recent(
-        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        limit: Annotated[int, Field(ge=1, le=50, description="At most this many.")] = 10,
         since: Annotated[str | None, Field(max_length=64,
                                            description="Only updated since this date."),
                          AfterValidator(_since)] = None,
@@ -238,20 +214,20 @@ def add_browse_tools(tool: Callable[[str, str, ToolAnnotations], Register], gate
 
     @tool("memory_list", "List a folder", annotations)
     def memory_list(
-        dir: Annotated[str, Field(max_length=4_096, description="e.g. areas/inbox/")] = "",
-        limit: Annotated[int, Field(ge=1, le=200)] = 50,
+        dir: Annotated[str, Field(max_length=4_096,
+                                  description="Folder; default the root.")] = "",
+        recursive: Annotated[bool, Field(
+            description="Include subfolders' memories.")] = True,
+        limit: Annotated[int, Field(ge=1, le=200, description="At most this many.")]
+        = LIST_LIMIT,
     ) -> Annotated[Out, ListResult]:
-        """A folder's memories and subfolders (the root by default)."""
-        folder = folder_of(dir)
-
+        """A folder's memories, its subfolders' too unless recursive is false, and its
+        subfolders with counts."""
         def door(store: Store, version: HeadVersion) -> IOResult[ListResult, StoreError]:
-            listed = listing_of(version, folder, limit, _now(store))
-            if listed is None:
-                return IOFailure(NotFound(f"memories under {folder or 'the root'}"))
-            return IOSuccess(listed)
+            return IOResult.from_result(listed(version, dir, recursive=recursive, limit=limit)
+                                        ).map(lambda found: list_result(found, _now(store)))
 
         return _read(gate, door)
-
 
 
 def _now(store: Store) -> str:

@@ -16,7 +16,7 @@ the tool function's annotations at registration, and real objects need no resolv
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from memhtml.contracts.vocabulary import EdgeRel, MemoryType
 from memhtml.store.write_checks import MAX_WRITE_BYTES
@@ -45,11 +45,19 @@ class LinkTo(BaseModel):
     # is checked against the closed vocabulary but published as a string pointing at
     # memory_link's list: fourteen values twice more would cost about 500 bytes of
     # every model's context, and a wrong rel is refused with the list anyway.
+    #
+    # The far end is ``target``, memory_link's word for it: ``path`` names the memory
+    # a call is about in every tool. ``path`` is still read here, unpublished, because
+    # link items were first published with ``path`` and a client may have learned it;
+    # giving both is refused as an unknown field (docs/design.md, "One word per
+    # argument").
     model_config = ConfigDict(extra="forbid")
 
     rel: Annotated[EdgeRel, WithJsonSchema({"type": "string",
                                             "description": "As memory_link's rel."})]
-    path: Annotated[str, Field(max_length=PATH_MAX, description="The target's path.")]
+    target: Annotated[str, Field(max_length=PATH_MAX,
+                                 validation_alias=AliasChoices("target", "path"),
+                                 description="An existing memory's path.")]
 
 
 PathArg = Annotated[str, Field(max_length=PATH_MAX,
@@ -59,16 +67,15 @@ AtArg = Annotated[str | None, Field(max_length=REF_MAX,
 TitleArg = Annotated[str, Field(max_length=TITLE_MAX,
                                 description="A few words; names the file.")]
 ClaimArg = Annotated[str, Field(max_length=CLAIM_MAX,
-                                description="The fact, in a self-contained sentence or two.")]
+                                description="The fact, self-contained.")]
 Paragraph = Annotated[str, Field(max_length=PARAGRAPH_MAX)]
 Label = Annotated[str, Field(max_length=LABEL_MAX)]
 BodyArg = Annotated[tuple[Paragraph, ...], Field(
     max_length=PARAGRAPHS_MAX,
-    description="Plain-text paragraphs; a ```fenced``` one is code.")]
+    description="Paragraphs; a ```fenced``` one is code.")]
 BodyHtmlArg = Annotated[str | None, Field(
     max_length=ARTICLE_MAX,
-    description="The body as HTML instead of body. With an empty claim it must "
-                "<mark> the claim itself.")]
+    description="HTML instead of body; with no claim, its <mark> is the claim.")]
 TypeArg = Annotated[MemoryType, Field(description="Memory type.")]
 EntityArg = Annotated[tuple[Label, ...], Field(
     max_length=LABELS_MAX, description="Entities as type:name, e.g. person:ada.")]
@@ -76,10 +83,14 @@ TagArg = Annotated[tuple[Label, ...], Field(max_length=LABELS_MAX, description="
 LinkArg = Annotated[tuple[LinkTo, ...], Field(max_length=LABELS_MAX,
                                               description="Edges to existing memories.")]
 DirArg = Annotated[str | None, Field(
-    max_length=PATH_MAX, description="The folder, e.g. areas/deploy/; default areas/inbox/.")]
-ConfidenceArg = Annotated[float | None, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-ImportanceArg = Annotated[int | None, Field(ge=1, le=10)]
+    max_length=PATH_MAX, description="Folder; default areas/inbox/.")]
+ConfidenceArg = Annotated[float | None, Field(ge=0.0, le=1.0, allow_inf_nan=False,
+                                              description="How sure.")]
+ImportanceArg = Annotated[int | None, Field(ge=1, le=10, description="How much it matters.")]
 DateArg = Annotated[str | None, Field(max_length=DATE_MAX,
                                       description="YYYY-MM-DD[THH:MM:SSZ]")]
-LabelArg = Annotated[str | None, Field(max_length=LABEL_MAX)]
-LimitArg = Annotated[int, Field(ge=1, le=50)]
+AuthorArg = Annotated[str | None, Field(max_length=LABEL_MAX,
+                                        description="Who said it.")]
+SessionArg = Annotated[str | None, Field(max_length=LABEL_MAX,
+                                         description="Your session id.")]
+LimitArg = Annotated[int, Field(ge=1, le=50, description="At most this many.")]

@@ -30,6 +30,7 @@ from memhtml.head.when import Holds, holds_of
 from memhtml.mcp.arguments import tool_error
 from memhtml.store import Landed, Related, StoreError, TaskRow, describe
 from memhtml.store.layout import original_of_archived
+from memhtml.store.listing import status_of
 
 SCORE_DIGITS = 5
 """Fused scores are reciprocal-rank sums around 0.01-0.03: five decimals keep every
@@ -39,6 +40,10 @@ RAW_DIGITS = 4
 
 FIXES = {
     "ERR_NOT_FOUND": "find the path with memory_search or memory_list",
+    "ERR_DUPLICATE_CLAIM": "memory_read or memory_correct that memory, or call again with "
+                           "allow_duplicate true to store a copy",
+    "ERR_DANGLING_LINKS": "find each target's path with memory_search or memory_list, or "
+                          "write it first",
     "ERR_PATH_REFUSED": "give a path inside the store, e.g. areas/inbox/x.html",
     "ERR_INVALID_MEMORY": "fix every listed problem and call again",
     "ERR_REF_MOVED": "call again",
@@ -54,13 +59,6 @@ def expired(valid_until: str | None, now: str) -> bool:
     if len(valid_until) == len("YYYY-MM-DD"):
         return valid_until < now[:10]
     return valid_until < now
-
-
-def status_of(record: MemoryRecord) -> str:
-    """One status word: a task's own status, else active or archived."""
-    if record.memory_type == "task" and record.status == "active" and not record.archived:
-        return record.task_status or "todo"
-    return "archived" if record.archived else record.status
 
 
 class Brief(BaseModel):
@@ -86,14 +84,17 @@ def brief(record: MemoryRecord, now: str) -> Brief:
 
 
 class ArmScore(BaseModel):
-    arm: str
-    rank: int
-    score: float
+    arm: str = Field(description="lexical or vector.")
+    rank: int = Field(description="The hit's rank in that arm, 1 first.")
+    score: float = Field(description="The arm's own score: BM25 for lexical, cosine for "
+                                     "vector.")
 
 
 class Hit(Brief):
     score: float = Field(description="Fused rank score; compare within one answer only.")
-    arms: list[str]
+    arms: list[str] = Field(description=(
+        "The arms that ranked the hit (lexical, vector), and recency when its fused score "
+        "tied another hit's and the newer one was put first."))
     ranks: list[ArmScore] = Field(description="Each arm's rank and own score (BM25, cosine).")
     holds_since: str = Field(description="valid_from, else its event or write time.")
     holds_until: str | None = None
@@ -114,8 +115,10 @@ class SearchResult(BaseModel):
 
 
 class Link(BaseModel):
+    """An outbound edge as ``memory_write`` takes one back (``rel``, ``target``)."""
+
     rel: str
-    path: str
+    target: str
 
 
 class ReadResult(BaseModel):
@@ -223,7 +226,7 @@ def read_result(record: MemoryRecord, tier: str, text: str, now: str) -> ReadRes
         superseded_by=None if record.superseded_by is None
         else to_tree_path(record.superseded_by),
         entities=list(record.entities), tags=list(record.tags),
-        links=[Link(rel=link.rel, path=to_tree_path(link.href)) for link in record.links],
+        links=[Link(rel=link.rel, target=to_tree_path(link.href)) for link in record.links],
     )
 
 

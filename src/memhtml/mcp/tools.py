@@ -21,7 +21,7 @@ from typing import Annotated, Literal, TypeVar
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
-from returns.io import IOResult, IOSuccess
+from returns.io import IOResult
 from returns.result import Result, Success
 
 from memhtml.compose.search import Searched, search_memories
@@ -39,6 +39,7 @@ from memhtml.mcp.params import (
     REF_MAX,
     TITLE_MAX,
     AtArg,
+    AuthorArg,
     BodyArg,
     BodyHtmlArg,
     ClaimArg,
@@ -47,11 +48,11 @@ from memhtml.mcp.params import (
     DirArg,
     EntityArg,
     ImportanceArg,
-    LabelArg,
     LimitArg,
     LinkArg,
     LinkTo,
     PathArg,
+    SessionArg,
     TagArg,
     TitleArg,
     TypeArg,
@@ -87,7 +88,6 @@ from memhtml.store import (
     task_status,
     write,
 )
-from memhtml.store.duplicates import claim_of, duplicate_of
 from memhtml.store.paths import tree_path
 from memhtml.store.stamps import now_stamp
 
@@ -133,7 +133,7 @@ def _write_input(
 ) -> WriteInput:
     return WriteInput(
         title=title, claim=claim, memory_type=memory_type, body=body, entities=entity,
-        tags=tag, links=tuple(Link(item.rel, item.path) for item in links),
+        tags=tag, links=tuple(Link(item.rel, item.target) for item in links),
         directory=directory, article_html=body_html, confidence=confidence,
         importance=importance, author=author, valid_from=valid_from,
         valid_until=valid_until, session_id=session_id, path=path,
@@ -176,23 +176,6 @@ def version_of(store: Store, at: str | None) -> IOResult[HeadVersion, StoreError
 
 def now_of(store: Store) -> str:
     return now_stamp(store.deps.clock.now())
-
-
-def _write_or_existing(store: Store, data: WriteInput, allow_duplicate: bool
-                       ) -> IOResult[Committed, StoreError]:
-    """Write ``data``, unless a live memory already holds its claim: then nothing is
-    committed and the answer names that memory."""
-    def decide(version: HeadVersion) -> IOResult[Committed, StoreError]:
-        claim = None if allow_duplicate else claim_of(data)
-        existing = None if claim is None else duplicate_of(version, claim)
-        if existing is None:
-            return write(store, data).map(lambda landed: committed(landed, landed.primary or ""))
-        return IOSuccess(Committed(
-            path=existing.path, commit=version.sha or "", changed=[],
-            note=f"not written: {existing.path} already holds this claim; correct it "
-                 "with memory_correct, or pass allow_duplicate to store a copy"))
-
-    return store.head().bind(decide)
 
 
 def _read_door(store: Store, path: str, tier: str, at: str | None
@@ -246,20 +229,22 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX,
                                     description="Words to look for.")],
         limit: LimitArg = 10,
-        type: Annotated[tuple[MemoryType, ...], Field(
-            description="Only these types.")] = (),
-        entity: Annotated[EntityArg, Field(description="Only memories with all of these.")]
-        = (),
-        tag: Annotated[TagArg, Field(description="Only memories with all of these.")] = (),
+        type: Annotated[tuple[MemoryType, ...], WithJsonSchema({
+            "type": "array", "items": {"type": "string"},
+            "description": "Only these types (memory_write's)."})] = (),
+        entity: Annotated[EntityArg, Field(description="All of these.")] = (),
+        tag: Annotated[TagArg, Field(description="All of these.")] = (),
         prefix: Annotated[str | None, Field(max_length=PATH_MAX,
                                             description="Only under this folder.")] = None,
         at: AtArg = None,
         as_of: Annotated[str | None, Field(max_length=REF_MAX, description=(
             "YYYY-MM-DD: what was held, valid, then."))] = None,
     ) -> Annotated[Out, SearchResult]:
-        """Search live memories, best first; do it before answering from memory and
-        before writing. A time in the query ranks its memories first; valid is false
-        past valid_until."""
+        """Search live memories, best first; a time in the query ranks its memories
+        first. Hits: path, title, type, claim, updated, status, valid (false past
+        valid_until), holds_since, holds_until, score (fused, this answer only), arms
+        (lexical, vector; recency: a tie put newer first; time: the query's time
+        alone), ranks (each arm's rank and score: BM25, cosine)."""
         return _reply(gate.run(lambda store: search_memories(
             gate.services, store, query, at=at, as_of=as_of, types=type, entities=entity,
             tags=tag, prefix=prefix, limit=limit).bind(
@@ -285,11 +270,9 @@ def tools_for(gate: StoreGate) -> list[Tool]:
 
     @tool("memory_status", title="Store status", annotations=READ)
     def memory_status() -> Out:
-        """Summarize the store, in the same shape as memhtml status --json: the branch
-        tip commit, memories by type and status, tasks by status and how many are
-        overdue, files that are not valid memories, vector coverage, and memory files
-        edited in the checkout and not committed (search does not see those edits, and
-        writes to those files are refused). Use it to orient yourself in a new store."""
+        """The store at a glance: tip commit, memories by type and status, tasks by
+        status and overdue, files that are not memories, vector coverage, uncommitted
+        edits (search does not see them; writes to them are refused)."""
         from mcp.types import TextContent
 
         from memhtml.compose.status import status_payload, status_report
@@ -323,29 +306,29 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         dir: DirArg = None,
         confidence: ConfidenceArg = None,
         importance: ImportanceArg = None,
-        author: LabelArg = None,
+        author: AuthorArg = None,
         valid_from: DateArg = None,
         valid_until: DateArg = None,
-        session_id: LabelArg = None,
+        session_id: SessionArg = None,
         path: Annotated[str | None, Field(max_length=PATH_MAX,
-                                          description="An exact path for the file.")] = None,
+                                          description="The file's exact path.")] = None,
         allow_duplicate: Annotated[bool, Field(
             description="Store it even if a live memory has the same claim.")] = False,
     ) -> Annotated[Out, Committed]:
-        """Store one new fact, one commit. If a live memory has the same claim (up to
-        case and spacing) nothing is written and its path comes back with a note."""
+        """Store one new fact, one commit. Refused, naming them, if a live memory has
+        the same claim (up to case and spacing) or a link's target does not exist."""
         data = _write_input(title, claim, body, type, entity, tag, link, dir, body_html,
                             confidence, importance, author, valid_from, valid_until,
                             session_id, path)
-        return _reply(gate.run(lambda store: _write_or_existing(store, data, allow_duplicate)),
-                      answer)
+        return _landed(gate.run(lambda store: write(store, data,
+                                                    allow_duplicate=allow_duplicate)))
 
     @tool("memory_correct", title="Correct a memory", annotations=REPLACE)
     def memory_correct(
         path: Annotated[str, Field(max_length=PATH_MAX,
                                    description="The live memory that is wrong.")],
-        claim: Annotated[str, Field(max_length=CLAIM_MAX, description=(
-            "The corrected fact; it replaces only the old claim's words."))] = "",
+        claim: Annotated[str, Field(max_length=CLAIM_MAX,
+                                    description="The corrected fact.")] = "",
         title: Annotated[str, Field(max_length=TITLE_MAX,
                                     description="Default the old one's.")] = "",
         body: BodyArg = (),
@@ -360,14 +343,13 @@ def tools_for(gate: StoreGate) -> list[Tool]:
                                          description="Default the old one's folder.")] = None,
         confidence: ConfidenceArg = None,
         importance: ImportanceArg = None,
-        author: LabelArg = None,
+        author: AuthorArg = None,
         valid_from: DateArg = None,
         valid_until: DateArg = None,
-        session_id: LabelArg = None,
+        session_id: SessionArg = None,
     ) -> Annotated[Out, Committed]:
-        """Replace a wrong or outdated memory with a corrected one, in one commit; the
-        old one is archived (archived_to). Whatever is not given is kept from the old
-        one (title, type, entities, tags, links, body, importance, ...)."""
+        """Replace a wrong or outdated memory with a corrected one, one commit; the old
+        one is archived (archived_to). What is not given is kept from the old one."""
         def door(store: Store) -> IOResult[Landed, StoreError]:
             data = _write_input(title, claim, body, type, entity, tag, link, dir,
                                 body_html, confidence, importance, author, valid_from,
@@ -390,7 +372,7 @@ def tools_for(gate: StoreGate) -> list[Tool]:
             "For a deleted memory: the commit whose version to put back."))] = None,
     ) -> Annotated[Out, Committed]:
         """Bring an archived (or deleted) memory back live at its original path, links
-        to it pointed back, one commit. Refused for a live one."""
+        pointed back, one commit; refused for a live one."""
         return _landed(gate.run(lambda store: restore(store, path, at)))
 
     @tool("memory_link", title="Link two memories", annotations=ADD_ONCE)
@@ -398,7 +380,7 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         path: Annotated[str, Field(max_length=PATH_MAX, description="The source memory.")],
         rel: Annotated[EdgeRel, Field(description="Read as: path rel target.")],
         target: Annotated[str, Field(max_length=PATH_MAX,
-                                     description="The existing target memory.")],
+                                     description="An existing memory.")],
     ) -> Annotated[Out, Committed]:
         """Add a typed edge between two memories; adding it again changes nothing."""
         return _landed(gate.run(lambda store: link(store, path, rel, target)), path)
@@ -431,7 +413,7 @@ def tools_for(gate: StoreGate) -> list[Tool]:
     @tool("task_status", title="Set a task's status", annotations=ADD_ONCE)
     def task_status_tool(
         path: PathArg,
-        status: Annotated[TaskStatus, Field(description="done also archives the task.")],
+        status: Annotated[TaskStatus, Field(description="done archives it.")],
     ) -> Annotated[Out, Committed]:
         """Set a task's status; done archives it and returns archived_to."""
         archived = path if status == "done" else None

@@ -75,7 +75,7 @@ from returns.io import IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import GitError, PathRefused
+from memhtml.contracts.errors import GitError
 from memhtml.contracts.ops import Put
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
@@ -96,7 +96,7 @@ from memhtml.sleep.findings import (
     task_path,
 )
 from memhtml.sleep.phase import TaskBudget
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import StoreError, describe, is_refusal
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import (
     ARCHIVE,
@@ -207,9 +207,6 @@ def task_input(finding: Finding) -> WriteInput:
         path=task_path(finding),
     )
 
-
-def _store_refusal(error: StoreError) -> bool:
-    return isinstance(error, (Refused, PathRefused))
 
 
 def _figures(finding: Finding) -> dict[str, FigureValue]:
@@ -399,7 +396,7 @@ def mint_tasks(plan: Plan, findings: Iterable[Finding], budget: TaskBudget, *,
                 current = stepped.plan
                 minted += 1
                 decisions += _decided(finding, stepped.outcome.primary or task_path(finding))
-            case Failure(error) if _store_refusal(error):
+            case Failure(error) if is_refusal(error):
                 blocked += 1
                 warnings.append(f"{task_path(finding)} not written: {describe(error)}")
             case Failure(error):
@@ -532,7 +529,7 @@ def close_stale(plan: Plan, detector: str, produced: frozenset[str], judged_all:
                 current = after
                 closed += 1
                 decisions += _closed(detector, record.path, after)
-            case Failure(error) if _store_refusal(error):
+            case Failure(error) if is_refusal(error):
                 blocked += 1
                 warnings.append(f"{record.path} not closed: {describe(error)}")
             case Failure(error):

@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     )
     from memhtml.store.landing import Landed
     from memhtml.store.layout import LAYOUT_DIRS, archive_path, init_store, slug_of, unique_path
+    from memhtml.store.listing import Listing, listing
     from memhtml.store.publish_door import publish
     from memhtml.store.reads import (
         InboundLink,
@@ -117,6 +118,7 @@ _EXPORTS = {
     "InboundLink": "reads",
     "LAYOUT_DIRS": "layout",
     "Landed": "landing",
+    "Listing": "listing",
     "OutboundLink": "reads",
     "Refused": "errors",
     "Related": "reads",
@@ -135,6 +137,7 @@ _EXPORTS = {
     "init_store": "layout",
     "label": "doors",
     "link": "doors",
+    "listing": "listing",
     "log": "reads",
     "move": "doors",
     "publish": "publish_door",
@@ -173,6 +176,7 @@ __all__ = [
     "Finding",
     "InboundLink",
     "Landed",
+    "Listing",
     "OutboundLink",
     "Recovered",
     "Refused",
@@ -196,6 +200,7 @@ __all__ = [
     "init_store",
     "label",
     "link",
+    "listing",
     "log",
     "move",
     "publish",

@@ -26,6 +26,7 @@ from typing import assert_never
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
+from memhtml.contracts.errors import NotFound
 from memhtml.contracts.record import Link
 from memhtml.contracts.services import PathChange, TreeEntry
 from memhtml.contracts.vocabulary import TaskStatus, is_task_status
@@ -67,6 +68,7 @@ from memhtml.store.session import Store
 from memhtml.store.site_model import is_generated_path
 from memhtml.store.stamps import now_stamp
 from memhtml.store.tasks import TaskRow, task_list
+from memhtml.store.write_rules import edges_are_paths, given_hrefs, links_reach, write_allowed
 
 __all__ = [
     "Landed",
@@ -237,9 +239,55 @@ def _one(step: Callable[[Plan], Step]) -> Steps:
     return lambda plan: step(plan).map(lambda done: (done.plan, (done.outcome,)))
 
 
-def write(store: Store, data: WriteInput) -> IOResult[Landed, StoreError]:
-    """A new memory, rendered by the template (or given whole) at a fresh path."""
-    return _run(store, _one(lambda plan: write_step(plan, data)))
+def _allowed(rule: Callable[[Plan], Result[None, StoreError]], steps: Steps,
+             data: WriteInput) -> Steps:
+    """``steps``, then ``rule`` (``store.write_rules``) judged on the plan they started
+    from: what is wrong with the request itself (an edge's target that is no store
+    path, as ``link`` says it; a field; the new path) is said first, and only a
+    request that could land is held to what the store already holds."""
+    asked = edges_are_paths(given_hrefs(data))
+    return lambda plan: asked.bind(lambda _: steps(plan)).bind(
+        lambda planned: rule(plan).map(lambda _: planned))
+
+
+def write(store: Store, data: WriteInput, *, allow_duplicate: bool = False
+          ) -> IOResult[Landed, StoreError]:
+    """A new memory, rendered by the template (or given whole) at a fresh path.
+
+    Refused, with nothing written, when a live memory already holds its claim
+    (``DuplicateClaim`` names it; ``allow_duplicate`` stores the copy anyway) and
+    when an edge it asks for reaches no memory (``DanglingLinks`` names each):
+
+    >>> from datetime import UTC, datetime
+    >>> from memhtml.adapters.clock import FixedClock
+    >>> from memhtml.adapters.memory_git import InMemoryGit
+    >>> from memhtml.compose import MemhtmlError, error_code, value_of
+    >>> from memhtml.contracts.record import Link
+    >>> from memhtml.contracts.services import Signature
+    >>> from memhtml.store import Store, StoreDeps, WriteInput, write
+    >>> store = Store(StoreDeps(InMemoryGit(), FixedClock(datetime(2026, 1, 6, tzinfo=UTC)),
+    ...                         Signature("Ada", "ada@example.org")))
+    >>> fact = WriteInput(title="Standup", claim="Standup is at 9:30.")
+    >>> value_of(write(store, fact)).primary
+    'areas/inbox/standup.html'
+    >>> try:
+    ...     value_of(write(store, WriteInput(title="Again", claim="standup is  at 9:30.")))
+    ... except MemhtmlError as failure:
+    ...     print(error_code(failure.error), failure.error.existing)
+    ERR_DUPLICATE_CLAIM areas/inbox/standup.html
+    >>> value_of(write(store, fact, allow_duplicate=True)).primary
+    'areas/inbox/standup-2.html'
+    >>> try:
+    ...     value_of(write(store, WriteInput(title="Retro", claim="Retro is on Friday.",
+    ...         links=(Link("relates_to", "areas/inbox/a.html"),
+    ...                Link("relates_to", "areas/inbox/standup.html"),
+    ...                Link("supports", "/areas/inbox/b.html")))))
+    ... except MemhtmlError as failure:
+    ...     print(error_code(failure.error), failure.error.targets)
+    ERR_DANGLING_LINKS ('/areas/inbox/a.html', '/areas/inbox/b.html')
+    """
+    return _run(store, _allowed(lambda plan: write_allowed(plan.view, data, allow_duplicate),
+                                _one(lambda plan: write_step(plan, data)), data))
 
 
 def correct(store: Store, path: str, data: WriteInput) -> IOResult[Landed, StoreError]:
@@ -275,7 +323,10 @@ def correct(store: Store, path: str, data: WriteInput) -> IOResult[Landed, Store
     areas/inbox/deploy-window.html was archived at archive/2026/areas/inbox/deploy-window.html
     on 2026-01-06; areas/inbox/deploy-window-2.html superseded it; read it there
     """
-    return _run(store, _one(lambda plan: correct_step(plan, path, data)))
+    # Only the edges the correction is given are held to reach a memory: the ones it
+    # carries forward from the corrected memory stay as the person left them.
+    return _run(store, _allowed(lambda plan: links_reach(plan.view, given_hrefs(data)),
+                                _one(lambda plan: correct_step(plan, path, data)), data))
 
 
 def archive(store: Store, path: str) -> IOResult[Landed, StoreError]:
@@ -316,7 +367,8 @@ def link(store: Store, path: str, rel: str, href: str) -> IOResult[Landed, Store
     ...     value_of(link(store, deploys, "relates_to", "areas/inbox/nowhere.html"))
     ... except MemhtmlError as failure:
     ...     print(failure)
-    no memory at /areas/inbox/nowhere.html to link to
+    no memory at /areas/inbox/nowhere.html to link to; nothing was written: link only to an
+    existing memory (write it first, or find its path by searching)
     """
     return _run(store, _one(lambda plan: link_step(plan, path, rel, href)))
 
@@ -390,7 +442,9 @@ def task_add(
         links=links, directory=directory, importance=importance, author=author,
         due_at=due_at, task_status=status,
     )
-    return _run(store, _one(lambda plan: write_step(plan, data, op="task-add")))
+    return _run(store, _allowed(lambda plan: links_reach(plan.view, given_hrefs(data)),
+                                _one(lambda plan: write_step(plan, data, op="task-add")),
+                                data))
 
 
 def task_status(store: Store, path: str, status: str) -> IOResult[Landed, StoreError]:
@@ -457,7 +511,10 @@ def batch(store: Store, ops: Sequence[BatchOp], pages: Mapping[str, bytes] | Non
 
 
 def _in_batch(error: StoreError, index: int) -> StoreError:
-    """Say which op of a batch failed, for the store's own refusals."""
+    """Say which op of a batch failed, for the store's own refusals (a missing path
+    keeps its code)."""
     if isinstance(error, Refused):
         return Refused(f"batch op {index}: {error.reason}", error.violations)
+    if isinstance(error, NotFound):
+        return NotFound(f"{error.what} (batch op {index})")
     return error

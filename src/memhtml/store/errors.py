@@ -2,7 +2,10 @@
 
 Everything a door can fail with is a value: what the head, the overlay or git
 reported, passed through unchanged, plus ``Refused`` for the store's own rules
-(a path that is taken, a body with a block tag, a task door on a non-task).
+(a path that is taken, a body with a block tag, a task door on a non-task), and
+the rules every door holds a write to with a code of their own: a path that holds
+no memory (``NotFound``), a claim a live memory already holds (``DuplicateClaim``),
+an edge to a memory that does not exist (``DanglingLinks``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,26 @@ class Refused:
 
     reason: str
     violations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateClaim:
+    """A write's claim is one a live memory already holds (``store.duplicates``): a
+    second file would only split the fact's edges, labels and corrections between two
+    paths, so nothing was written. The caller may ask for the copy anyway."""
+
+    claim: str
+    existing: str
+    """The live memory holding the claim (tree path)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DanglingLinks:
+    """Edges a door was asked to add to memories that do not exist. Every such target
+    is named, in the order given, and nothing was written."""
+
+    targets: tuple[str, ...]
+    """Each missing target as asked for (document form, ``/areas/x.html``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +146,16 @@ def describe_frontmatter(error: FrontmatterRefused) -> str:
 StoreError: TypeAlias = (
     InvalidMemory | PathRefused | GitFailure | RefMoved | NotFound | OverlayRefused | Refused
     | UncommittedEdits | MergeInProgress
-    | Archived | Moved | TextUnreadable
+    | Archived | Moved | TextUnreadable | DuplicateClaim | DanglingLinks
 )
+
+
+def is_refusal(error: StoreError) -> bool:
+    """Whether ``error`` declines one request for something about that request alone
+    (a path that holds no memory or is refused, a rule the item breaks, a duplicate
+    claim, a dangling edge), which a bulk step counts and moves past; anything else
+    (git failing, the overlay refusing an edit it was handed) stops the step."""
+    return isinstance(error, (Refused, PathRefused, NotFound, DuplicateClaim, DanglingLinks))
 
 
 def widen(error: StoreError) -> StoreError:
@@ -194,6 +225,14 @@ def describe(error: StoreError) -> str:
         case MergeInProgress(operation=operation, fix=fix):
             return (f"nothing was written: a git {operation} is in progress in the "
                     f"checkout; finish it ({fix}), then retry")
+        case DuplicateClaim(existing=existing):
+            return (f"nothing was written: {existing} already holds this claim (equal up "
+                    "to case and spacing); read it, correct it if it is out of date, or ask "
+                    "for a copy (write --allow-duplicate, memory_write allow_duplicate)")
+        case DanglingLinks(targets=targets):
+            return (f"no memory at {', '.join(targets)} to link to; nothing was written: "
+                    "link only to an existing memory (write it first, or find its path "
+                    "by searching)")
         case TextUnreadable(path=path, field=field):
             what = "text" if field == "html" else "article text"
             return (f"the local snapshot's copy of {path} ({what}) was damaged after it "

@@ -26,7 +26,7 @@ from typing import ClassVar, Final, NamedTuple
 from immutables import Map
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import PathRefused
+from memhtml.contracts.errors import NotFound
 from memhtml.contracts.ops import (
     Archive,
     Label,
@@ -54,7 +54,7 @@ from memhtml.head.record import is_archived_path, record_from
 from memhtml.store.archived import archived_copy, archived_path_refusal, archived_refusal
 from memhtml.store.correction import carried_forward
 from memhtml.store.deps import Detector
-from memhtml.store.errors import Refused, StoreError, describe, widen
+from memhtml.store.errors import Refused, StoreError, describe, is_refusal, widen
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import (
     INBOX,
@@ -77,6 +77,7 @@ from memhtml.store.paths import (
 )
 from memhtml.store.plan_names import NO_OWN_NAMES, PlanNames
 from memhtml.store.write_checks import _SURROGATE, _body_violations, _not_a_rel, _oversize
+from memhtml.store.write_rules import links_reach
 
 
 @dataclass(frozen=True)
@@ -185,13 +186,15 @@ def held(plan: Plan, path: str) -> Result[MemoryRecord, StoreError]:
         if record is not None:
             return Success(record)
         if tree in plan.not_memories:
-            return Failure(Refused(f"{tree} is not a memory file ({plan.not_memories[tree]}); "
-                                   "it is left alone"))
+            # The read door's answer for the same path, word for word and code for code.
+            return Failure(NotFound(f"memory {tree} (the file is not a memory: "
+                                    f"{plan.not_memories[tree]}; it is left alone)"))
         moved = archived_copy(plan.view.records(), tree)
         if moved is not None:
-            # A refusal (not ``Archived``) so a bulk step still counts it and goes on.
+            # A refusal (not ``Archived``, whose advice is to read it there): a door
+            # that changes live memories says how to bring it back.
             return Failure(Refused(archived_refusal(tree, moved)))
-        return Failure(Refused(f"no memory at {tree}"))
+        return Failure(NotFound(f"memory {tree}"))
 
     return tree_path(path).bind(look)
 
@@ -489,9 +492,10 @@ class _Supersessions:
 
 
 def _counted(error: StoreError) -> bool:
-    """A refusal about the one path (not live, not a memory, a bad path), which a
-    bulk archive counts and moves past; anything else is the view breaking, and stops."""
-    return isinstance(error, (Refused, PathRefused))
+    """A refusal about the one path (none there, not live, not a memory, a bad path),
+    which a bulk archive counts and moves past; anything else is the view breaking,
+    and stops."""
+    return is_refusal(error)
 
 
 def archive_many_step(plan: Plan, paths: Iterable[str],
@@ -587,8 +591,10 @@ def _edge(plan: Plan, path: str, rel: str, href: str, adding: bool) -> Step:
 
     def edit(target: str, record: MemoryRecord) -> Step:
         document = to_document_path(target)
-        if adding and plan.view.get(target) is None:
-            return Failure(Refused(f"no memory at {document} to link to"))
+        if adding:
+            reached = links_reach(plan.view, (document,))
+            if isinstance(reached, Failure):
+                return Failure(reached.failure())
         op: OverlayOp = (LinkOp(record.path, rel, document) if adding
                          else UnlinkOp(record.path, rel, document))
         return (plan.apply(op)

@@ -344,9 +344,13 @@ def status(store: Store) -> IOResult[StoreStatus, StoreError]:
 def log(store: Store, path: str, limit: int = 20) -> IOResult[list[PathCommit], StoreError]:
     """The commits on the branch that touched the memory at ``path``, newest first,
     each with the path the memory had in it: followed back through the moves and
-    archives that brought it there (``store.moved.followed_log``)."""
+    archives that brought it there (``store.moved.followed_log``). A path no commit
+    ever touched is ``NotFound``, as every door answers a path that names nothing."""
     def touching(tree: str) -> IOResult[list[PathCommit], StoreError]:
-        return followed_log(store.deps.git, store.deps.ref, tree, limit)
+        return followed_log(store.deps.git, store.deps.ref, tree, limit).bind(
+            lambda found: IOSuccess(found) if found or limit < 1 else IOFailure(NotFound(
+                f"memory {tree} (no commit on {store.deps.ref.removeprefix('refs/heads/')} "
+                "ever touched it; search finds a memory by its words)")))
 
     return IOResult.from_result(tree_path(path)).bind(touching)
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.contracts.errors import NotFound
 from memhtml.contracts.services import CommitInfo, TreeEntry
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.layout import original_of_archived
@@ -36,9 +37,9 @@ def last_version(store: Store, tree: str, at: str | None = None
     def newest(commits: tuple[CommitInfo, ...]) -> IOResult[tuple[str, str], StoreError]:
         if not commits:
             branch = store.deps.ref.removeprefix("refs/heads/")
-            return IOFailure(Refused(f"{tree} was never on {branch}: there is nothing to "
-                                     "restore (memhtml log PATH lists the commits that "
-                                     "touched a path)"))
+            return IOFailure(NotFound(f"memory {tree} (it was never on {branch}: there is "
+                                      "nothing to restore; search finds a memory by its "
+                                      "words)"))
         last = commits[0]
         original = original_of_archived(tree)
         if original is not None and "restore" in commit_ops(last):
@@ -67,7 +68,7 @@ def _file_at(store: Store, sha: str, tree: str, named: str
 
     def read(entries: tuple[TreeEntry, ...]) -> IOResult[tuple[str, str], StoreError]:
         if not entries:
-            return IOFailure(Refused(f"commit {named} holds no file at {tree}"))
+            return IOFailure(NotFound(f"memory {tree} (commit {named} holds no file there)"))
         entry = entries[0]
         if entry.is_symlink:
             return IOFailure(Refused(f"commit {named} holds {tree} as a symbolic link, "

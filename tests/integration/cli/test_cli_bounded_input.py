@@ -133,7 +133,7 @@ def test_the_edges_of_the_ranges_are_accepted(store: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     for confidence, importance in (("0", "1"), ("1", "10"), ("0.5", "5")):
         code, answer = call(capsys, "write", "--title", f"Edge {confidence}", "--claim",
-                            "A claim at the edge.", "--confidence", confidence,
+                            f"A claim at the edge {confidence}.", "--confidence", confidence,
                             "--importance", importance, "--store", str(store), "--json")
         assert code == 0, answer
 

@@ -34,7 +34,7 @@ def test_the_command_list() -> None:
     names = {" ".join(path) for path, _ in COMMANDS}
     assert names == {
         "init", "write", "correct", "archive", "link", "unlink", "label", "unlabel", "move",
-        "restore",
+        "restore", "list",
         "task add", "task status", "task list", "read", "search", "related", "status",
         "doctor", "log", "publish", "sync", "clone", "md query", "md verify", "md stats",
         "import markdown", "export markdown",

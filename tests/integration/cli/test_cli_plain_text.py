@@ -202,9 +202,10 @@ def test_a_moved_path_says_where_it_went_in_read_and_log(
     code, answer = run(capsys, store, "read", path)
     assert code == 1 and answer["code"] == "ERR_MOVED"
     assert f"was moved to {went['archived_at']}" in answer["error"]
-    # A path that held nothing still never was.
+    # A path that held nothing still never was: its log is not found, as a read is.
     code, answer = run(capsys, store, "log", "areas/inbox/never-written.html")
-    assert code == 0 and "now_at" not in answer and answer["commits"] == []
+    assert code == 1 and answer["code"] == "ERR_NOT_FOUND", answer
+    assert "no commit on main ever touched it" in answer["error"]
 
 
 def test_a_corrected_path_names_its_successor(

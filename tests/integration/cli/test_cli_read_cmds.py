@@ -129,3 +129,29 @@ def test_tasks(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "areas/tasks/later.html"]
     code, answer = call(capsys, "task", "list", "--all", *s)
     assert len(answer["tasks"]) == 2
+
+
+def test_list_counts_a_folder_with_its_subfolders(store: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    disk = add(capsys, store, "Disk", "The build disk filled up.", "--dir", "areas/ops/")
+    runner = add(capsys, store, "Runner", "The runner has 50 GB.", "--dir", "areas/ops/ci/")
+    task = "areas/tasks/rotate-the-key.html"
+    code, _ = call(capsys, "task", "add", "--title", "Rotate the key", "--claim",
+                   "Rotate the key.", "--store", str(store), "--json")
+    assert code == 0
+    code, out, _ = call_text(capsys, "list", "areas/", "--store", str(store))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "areas/: 3 memories at any depth"
+    assert [line.split() for line in lines[1:3]] == [["areas/ops/", "2"], ["areas/tasks/", "1"]]
+    assert [line.split()[:2] for line in lines[3:]] == [
+        ["active", runner], ["active", disk], ["todo", task]]
+    code, out, _ = call_text(capsys, "list", "areas/ops", "--no-recursive", "--limit", "1",
+                             "--store", str(store))
+    assert out.splitlines() == ["areas/ops/: 1 memory directly in it",
+                                "  areas/ops/ci/  1", f"active  {disk}  Disk"]
+    code, out, _ = call_text(capsys, "list", "areas/", "--limit", "1", "--store", str(store))
+    assert out.rstrip("\n").endswith("... 2 more (--limit shows more)")
+    code, out, err = call_text(capsys, "list", "areas/none", "--store", str(store))
+    assert code == 1 and out == ""
+    assert err.startswith("error: no memories under areas/none/")

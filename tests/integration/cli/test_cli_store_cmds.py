@@ -63,6 +63,11 @@ def test_write_from_a_file_at_a_chosen_path(store: Path, tmp_path: Path,
     source.write_text(html.replace("Deploy window", "Deploy window copy"), encoding="utf-8")
     code, answer = call(capsys, "write", "--file", str(source), "--path",
                         "areas/deploy/copy.html", "--store", str(store), "--json")
+    assert code == 1 and answer["code"] == "ERR_DUPLICATE_CLAIM", answer
+    assert path in answer["error"], "the memory holding the claim is named"
+    code, answer = call(capsys, "write", "--file", str(source), "--path",
+                        "areas/deploy/copy.html", "--allow-duplicate", "--store", str(store),
+                        "--json")
     assert code == 0, answer
     assert answer["path"] == "areas/deploy/copy.html"
 
@@ -170,7 +175,7 @@ def test_exit_codes(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "--claim" in answer["error"]
     code, answer = call(capsys, "write", "--title", "x", "--claim", "y.", "--link", "bogus",
                         "--store", str(store), "--json")
-    assert code == 2 and answer["code"] == "ERR_USAGE" and "REL=HREF" in answer["error"]
+    assert code == 2 and answer["code"] == "ERR_USAGE" and "REL=TARGET" in answer["error"]
     code, answer = call(capsys, "status", "--store", str(store.parent / "missing"), "--json")
     assert code == 1
     assert "no git repository" in answer["error"]

@@ -158,12 +158,12 @@ def test_duplicate_detection_holds_for_odd_claims(tmp_path: Path) -> None:
             _plain(text)
         first = data(await session.call_tool("memory_write",
                                              {"title": "Long", "claim": long_claim}))
-        again = data(await session.call_tool(
+        again = refused(await session.call_tool(
             "memory_write", {"title": "Long again", "claim": "  " + long_claim.upper() + "\n"}))
-        assert again["path"] == first["path"] and "note" in again
-        spaced = data(await session.call_tool(
+        assert again.startswith("ERR_DUPLICATE_CLAIM: ") and first["path"] in again
+        spaced = refused(await session.call_tool(
             "memory_write", {"title": "Tabs", "claim": long_claim.replace(" ", "\t")}))
-        assert spaced["path"] == first["path"]
+        assert spaced.startswith("ERR_DUPLICATE_CLAIM: ") and first["path"] in spaced
         forced = data(await session.call_tool("memory_write", {
             "title": "Forced", "claim": long_claim, "allow_duplicate": True}))
         assert forced["path"] != first["path"]
@@ -196,9 +196,9 @@ def test_a_claim_in_decomposed_unicode_is_the_same_claim(tmp_path: Path) -> None
     async def scenario(session: ClientSession) -> None:
         first = data(await session.call_tool("memory_write",
                                              {"title": "Cafe", "claim": composed}))
-        again = data(await session.call_tool("memory_write",
-                                             {"title": "Cafe again", "claim": decomposed}))
-        assert again["path"] == first["path"]
+        again = refused(await session.call_tool("memory_write",
+                                                {"title": "Cafe again", "claim": decomposed}))
+        assert again.startswith("ERR_DUPLICATE_CLAIM: ") and first["path"] in again
 
     run(root, scenario)
 

@@ -106,7 +106,7 @@ BAD_CALLS: tuple[tuple[dict[str, Any], str], ...] = (
     ({"path": "p" * 1_000_000}, "ERR_INVALID_ARGUMENTS"),
     ({"path": KETTLE, "at": "r" * 100_000}, "ERR_INVALID_ARGUMENTS"),
     ({"path": "../outside.html"}, "ERR_PATH_REFUSED"),
-    ({"path": "areas/inbox/never.html"}, "ERR_REFUSED"),
+    ({"path": "areas/inbox/never.html"}, "ERR_NOT_FOUND"),
     ({"path": KETTLE, "at": "no-such-rev"}, "ERR_"),
 )
 

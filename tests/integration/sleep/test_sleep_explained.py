@@ -92,7 +92,8 @@ def vetoed_pair(capsys: pytest.CaptureFixture[str], clock: Clock, root: Path) ->
     assert write(capsys, clock, root, at, "Deploy step", "Deploy step safety.", "--body",
                  "The deploy step is safe.", "--importance", "8") == SAFE
     assert write(capsys, clock, root, at, "Deploy step again", "Deploy step safety.",
-                 "--body", "The deploy step is not safe.", "--importance", "8") == UNSAFE
+                 "--body", "The deploy step is not safe.", "--importance", "8",
+                 "--allow-duplicate") == UNSAFE
 
 
 @pytest.fixture
@@ -112,7 +113,8 @@ def store(tmp_path: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str
     assert write(capsys, clock, root, NIGHT - timedelta(days=2), "Deploy window",
                  "Deploys happen on Tuesdays.", "--importance", "8") == KEEPER
     assert write(capsys, clock, root, NIGHT - timedelta(days=1), "Deploy window copy",
-                 "Deploys happen on Tuesdays.", "--importance", "8") == COPY
+                 "Deploys happen on Tuesdays.", "--importance", "8",
+                 "--allow-duplicate") == COPY
     vetoed_pair(capsys, clock, root)
     code, out, err = cli(capsys, "publish", "--store", str(root))
     assert code == 0 and out["committed"], (out, err)
@@ -327,7 +329,8 @@ def test_a_commitment_gets_its_task_when_refused_merges_would_take_every_place(
         write(capsys, clock, root, at, f"Flag {n}", f"Feature flag {n} state.", "--body",
               f"The flag number {n} is enabled.", "--importance", "8")
         write(capsys, clock, root, at, f"Flag {n} again", f"Feature flag {n} state.",
-              "--body", f"The flag number {n} is not enabled.", "--importance", "8")
+              "--body", f"The flag number {n} is not enabled.", "--importance", "8",
+              "--allow-duplicate")
     transcripts = tmp_path / "transcripts"
     transcripts.mkdir()
     (transcripts / "s-report.jsonl").write_text("".join(json.dumps(line) + "\n" for line in (

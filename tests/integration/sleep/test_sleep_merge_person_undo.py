@@ -91,7 +91,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
         git(root, env, "init", "-q", "-b", "main")
         _ok(root, "init")
         _ok(root, "write", "--title", "Deploy day", "--claim", TWICE, "--path", TWINS[0])
-        _ok(root, "write", "--title", "Deploy day again", "--claim", TWICE, "--path", TWINS[1])
+        _ok(root, "write", "--title", "Deploy day again", "--claim", TWICE, "--path", TWINS[1],
+            "--allow-duplicate")
         _ok(root, "write", "--title", "Kettle", "--claim", "The kettle is descaled on Mondays.",
             "--path", KETTLE)
         _ok(root, "write", "--title", "Ladder", "--claim", "The ladder is in the shed.",

@@ -14,7 +14,7 @@ from returns.io import IOFailure, IOResult
 
 from memhtml.adapters.clock import FixedClock
 from memhtml.adapters.git import PygitService
-from memhtml.contracts.errors import GitError, GitFailure, InvalidMemory, PathRefused
+from memhtml.contracts.errors import GitError, GitFailure, InvalidMemory, NotFound, PathRefused
 from memhtml.contracts.record import Link
 from memhtml.contracts.services import FILE_MODE_LINK, PathChange, Signature
 from memhtml.format import NewMemoryInput, render_template, set_meta
@@ -45,7 +45,7 @@ from memhtml.store import (
     unlink,
     write,
 )
-from memhtml.store.errors import UncommittedEdits
+from memhtml.store.errors import DanglingLinks, DuplicateClaim, UncommittedEdits
 from memhtml.store.merge_driver import DRIVER_COMMAND, DRIVER_KEY
 from tests.integration.store.store_support import (
     AUTHOR,
@@ -189,9 +189,13 @@ def test_write_takes_a_whole_file_verbatim(tmp_path: Path) -> None:
     landed = ok(write(store, WriteInput(file_html=html)))
     assert landed.primary == "areas/inbox/given-whole.html"
     assert memory_at(store, landed.primary) == html
-    placed = ok(write(store, WriteInput(file_html=html, path="resources/ops/given.html")))
+    copy = err(write(store, WriteInput(file_html=html, path="resources/ops/given.html")))
+    assert copy == DuplicateClaim("Files can be given whole.", "areas/inbox/given-whole.html")
+    placed = ok(write(store, WriteInput(file_html=html, path="resources/ops/given.html"),
+                      allow_duplicate=True))
     assert placed.primary == "resources/ops/given.html"
-    taken = err(write(store, WriteInput(file_html=html, path="resources/ops/given.html")))
+    taken = err(write(store, WriteInput(file_html=html, path="resources/ops/given.html"),
+                      allow_duplicate=True))
     assert isinstance(taken, Refused)
     assert "already holds a memory" in taken.reason
 
@@ -258,7 +262,7 @@ def test_paths_outside_the_store_are_refused(tmp_path: Path, path: str) -> None:
     # An href is root-relative by the format's rule: a leading slash means the store's
     # root there, so only the other spellings are refused as paths.
     linked = err(link(store, seed.primary or "", "supports", path))
-    assert isinstance(linked, Refused if path.startswith("/") else PathRefused)
+    assert isinstance(linked, DanglingLinks if path.startswith("/") else PathRefused)
     assert tip(store) == before
 
 
@@ -297,10 +301,13 @@ def test_a_symlink_entry_is_not_a_memory_and_is_never_written(tmp_path: Path) ->
     assert isinstance(through, Refused)
     assert "areas/link is a symbolic link" in describe(through)
     for attempt in (archive(store, "areas/inbox/evil.html"),
-                    label(store, "areas/inbox/evil.html", "topic:x")):
+                    label(store, "areas/inbox/evil.html", "topic:x"),
+                    read(store, "areas/inbox/evil.html")):
+        # every door answers the path the same way: no memory there, and why
         error = err(attempt)
-        assert isinstance(error, Refused)
-        assert "not a memory file" in error.reason
+        assert isinstance(error, NotFound)
+        assert describe(error).startswith("no memory at areas/inbox/evil.html (the file is "
+                                          "not a memory: a symbolic link")
     assert tip(store) == before
     beside = ok(write(store, note("Evil", "A memory named like the link.")))
     assert beside.primary == "areas/inbox/evil-2.html"
@@ -421,7 +428,8 @@ def test_link_unlink_label_unlabel_stamp_updated(tmp_path: Path) -> None:
     assert record.links == (Link("caused_by", "/" + b),)
     assert record.updated_at == LATER_STAMP
     assert ok(link(s, a, "caused_by", b)).paths == ()
-    assert isinstance(err(link(s, a, "caused_by", "areas/inbox/missing.html")), Refused)
+    assert err(link(s, a, "caused_by", "areas/inbox/missing.html")) == DanglingLinks(
+        ("/areas/inbox/missing.html",))
     assert isinstance(err(link(s, a, "likes", b)), Refused)
     ok(unlink(s, a, "caused_by", b))
     assert ok(s.head()).get(a).links == ()  # type: ignore[union-attr]
@@ -492,8 +500,8 @@ def test_batch_lands_several_ops_as_one_commit_or_none(tmp_path: Path) -> None:
     assert version.by_entity("topic:batch") == ("areas/batch/seed.html",)
     before = tip(store)
     failed = err(batch(store, [BWrite(note("Two", "Second.")), BArchive("areas/inbox/nope.html")]))
-    assert isinstance(failed, Refused)
-    assert failed.reason.startswith("batch op 2:")
+    assert isinstance(failed, NotFound)
+    assert describe(failed) == "no memory at areas/inbox/nope.html (batch op 2)"
     assert tip(store) == before
 
 

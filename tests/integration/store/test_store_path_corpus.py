@@ -6,6 +6,7 @@ stored NFC; and files that already exist under such names stay readable and edit
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from pathlib import Path
 
@@ -79,8 +80,14 @@ def nfd(text: str) -> str:
     return unicodedata.normalize("NFD", text)
 
 
-def note(title: str, claim: str = "A claim worth keeping.", **kw: object) -> WriteInput:
-    return WriteInput(title=title, claim=claim, **kw)  # type: ignore[arg-type]
+_SERIAL = itertools.count(1)
+
+
+def note(title: str, claim: str | None = None, **kw: object) -> WriteInput:
+    """A memory for a path test: each one's claim is its own (a claim a live memory
+    already holds is refused before any path is judged worth writing)."""
+    said = claim if claim is not None else f"A claim worth keeping, number {next(_SERIAL)}."
+    return WriteInput(title=title, claim=said, **kw)  # type: ignore[arg-type]
 
 
 def refused_with(store: Store, attempt: IOResult[Landed, StoreError], *words: str) -> str:

@@ -91,10 +91,14 @@ def test_search_filters_and_reads_old_versions(tmp_path: Path) -> None:
 
 
 def test_related_status_and_log(tmp_path: Path) -> None:
-    store, _ = make_store(tmp_path)
+    store, git = make_store(tmp_path)
     a = ok(write(store, WriteInput(title="Alpha", claim="Alpha."))).primary or ""
+    gone = ok(write(store, WriteInput(title="Nowhere", claim="Soon gone."))).primary or ""
     ok(write(store, WriteInput(title="Beta", claim="Beta.", links=(
-        Link("supports", "/" + a), Link("relates_to", "/areas/inbox/nowhere.html")))))
+        Link("supports", "/" + a), Link("relates_to", "/" + gone)))))
+    # A person's git rm leaves the edge dangling: no door would write one.
+    ok(git.commit("refs/heads/main", tip(store), [PathChange(gone, None)], "rm by hand",
+                  AUTHOR, CLOCK.now()))
     ok(task_add(store, "Do it", "Do the thing.", due_at="2026-01-01"))
     rel = ok(related(store, "areas/inbox/beta.html"))
     assert rel.outbound == (OutboundLink("supports", "/" + a, True),

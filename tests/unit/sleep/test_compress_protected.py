@@ -59,7 +59,7 @@ def note(w: World, path: str, claim: str, earlier: Sequence[str] = (),
     links = (*extra, *(Link("relates_to", to_document_path(p)) for p in earlier))
     title = path.rsplit("/", 1)[-1].removesuffix(".html").replace("-", " ").title()
     ok(write(w.store, WriteInput(title=title, claim=claim, path=path, links=links,
-                                 **more)))  # type: ignore[arg-type]
+                                 **more), allow_duplicate=True))  # type: ignore[arg-type]
 
 
 def community(w: World, extra: Sequence[tuple[str, str]] = ()) -> list[str]:

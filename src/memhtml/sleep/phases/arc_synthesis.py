@@ -63,7 +63,6 @@ from typing import Final
 from returns.io import IO, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import PathRefused
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import LanguageModel
@@ -105,7 +104,7 @@ from memhtml.sleep.phase import (
 )
 from memhtml.sleep.phases.retention_triage import graph_edges, is_scored
 from memhtml.sleep.tasks import SLEEP_AUTHOR
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import StoreError, describe, is_refusal
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import INBOX, PEOPLE
 from memhtml.store.plan import Plan, link_step, write_step
@@ -395,9 +394,6 @@ def _directory(path: str) -> str:
     return path.rsplit("/", 1)[0] + "/" if "/" in path else ""
 
 
-def _is_refusal(error: StoreError) -> bool:
-    return isinstance(error, (Refused, PathRefused))
-
 
 def _arc_steps(plan: Plan, choice: Choice, draft: Draft
                ) -> Result[tuple[Plan, str], StoreError]:
@@ -470,7 +466,7 @@ def commits_of(env: PhaseEnv, written: Sequence[Written]
         match _arc_steps(plan, item.choice, draft):
             case Success((after_plan, path)):
                 plan = after_plan
-            case Failure(error) if _is_refusal(error):
+            case Failure(error) if is_refusal(error):
                 tally = replace(tally, refused=tally.refused + 1)
                 warnings.append(f"arc for community {label} not written: {describe(error)}")
                 continue

@@ -123,7 +123,7 @@ from typing import Final, TypeAlias
 from returns.io import IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import EmbedFailure, PathRefused
+from memhtml.contracts.errors import EmbedFailure
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import AccessCount
@@ -170,7 +170,7 @@ from memhtml.sleep.phases.compress_selection import (
 from memhtml.sleep.phases.retention_triage import is_scored
 from memhtml.sleep.protected import Protection, Refusal, distinct, protect, refuse_canonical
 from memhtml.sleep.tasks import SLEEP_AUTHOR
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import Refused, StoreError, describe, is_refusal
 from memhtml.store.inputs import WriteInput
 from memhtml.store.layout import archive_path
 from memhtml.store.plan import Plan, archive_many_step, link_step, write_step
@@ -203,9 +203,6 @@ class Guard:
     vectors: VectorCache | None
     veto: VetoCache
 
-
-def _is_refusal(error: StoreError) -> bool:
-    return isinstance(error, (Refused, PathRefused))
 
 
 def _directory(path: str) -> str:
@@ -322,7 +319,7 @@ def apply_answer(plan: Plan, canonicals: Sequence[Canonical], tally: Tally,
                 taken.update(paths)
                 t = _bump(t, canonicals=1, archived=archived, episodes_kept=kept)
                 wrote.append((path, tuple(paths)))
-            case Failure(error) if _is_refusal(error):
+            case Failure(error) if is_refusal(error):
                 t = _bump(t, refused=1)
                 warnings.append(f"canonical {canonical.title!r} over {', '.join(paths)} "
                                 f"not written: {describe(error)}")

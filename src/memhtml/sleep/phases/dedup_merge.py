@@ -128,7 +128,7 @@ from typing import Final
 from returns.io import IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import GitError, PathRefused
+from memhtml.contracts.errors import GitError
 from memhtml.contracts.paths import to_document_path
 from memhtml.contracts.services import LanguageModel
 from memhtml.domain.merge import (
@@ -162,7 +162,7 @@ from memhtml.sleep.phases.dedup_candidates import (
 from memhtml.sleep.phases.dedup_prompt import SPEC, Group, Row, model_groups
 from memhtml.sleep.protected import Protection, protect
 from memhtml.sleep.tasks import close_stale, commit_body, mint_tasks
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import StoreError, describe, is_refusal
 from memhtml.store.plan import Plan, archive_many_step, link_step
 
 DETECTOR: Final = "dedup-merge"
@@ -248,9 +248,6 @@ def fold_decisions(proposed: Proposed, outcomes: MergeOutcomes, applied: _Applie
     return tuple(out)
 
 
-def _is_refusal(error: StoreError) -> bool:
-    return isinstance(error, (Refused, PathRefused))
-
 
 def _fold(plan: Plan, outcomes: MergeOutcomes
           ) -> Result[tuple[Plan, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...],
@@ -271,7 +268,7 @@ def _fold(plan: Plan, outcomes: MergeOutcomes
         match link_step(current, keepers[moved], "supersedes", to_document_path(to)):
             case Success(stepped):
                 current = stepped.plan
-            case Failure(error) if _is_refusal(error):
+            case Failure(error) if is_refusal(error):
                 warnings.append(f"{keepers[moved]} folded {moved} but its supersedes link "
                                 f"to {to} was not written: {describe(error)}")
             case Failure(error):

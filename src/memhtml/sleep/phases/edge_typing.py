@@ -84,7 +84,7 @@ from typing import Final, Literal, TypeAlias
 from returns.io import IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import PathRefused, StateError
+from memhtml.contracts.errors import StateError
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.services import CounterKey
@@ -120,7 +120,7 @@ from memhtml.sleep.phase import (
 from memhtml.sleep.phases.edge_candidates import Candidates, Pair, candidates
 from memhtml.sleep.readings import Reading, Readings, evidence_fields
 from memhtml.sleep.tasks import close_stale, commit_body, mint_tasks
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import StoreError, describe, is_refusal
 from memhtml.store.plan import Plan, link_step
 
 DETECTOR: Final = "edge-typing"
@@ -296,9 +296,6 @@ class Night:
         return self.promoted + self.contradicts_promoted
 
 
-def _is_refusal(error: StoreError) -> bool:
-    return isinstance(error, Refused | PathRefused)
-
 
 def _fault(error: StoreError) -> PhaseFault:
     return PhaseFault(describe(error))
@@ -314,7 +311,7 @@ def _linked(plan: Plan, links: Sequence[tuple[str, str, str]]
         match link_step(current, path, rel, to_document_path(target)):
             case Success(stepped):
                 current = stepped.plan
-            case Failure(error) if _is_refusal(error):
+            case Failure(error) if is_refusal(error):
                 return Success((plan, f"{path} not linked {rel} {target}: {describe(error)}"))
             case Failure(error):
                 return Failure(error)

@@ -75,7 +75,7 @@ from returns.io import IOResult, IOSuccess
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.errors import GitError, PathRefused
+from memhtml.contracts.errors import GitError
 from memhtml.contracts.record import MemoryRecord
 from memhtml.domain.graph import Edge, analyze_graph
 from memhtml.domain.thresholds import (
@@ -110,7 +110,7 @@ from memhtml.sleep.phase import (
 from memhtml.sleep.phases.retention_triage import graph_edges as retention_edges
 from memhtml.sleep.phases.retention_triage import is_scored
 from memhtml.sleep.touched import NOTHING_TOUCHED, TouchedSet, touched_paths
-from memhtml.store.errors import Refused, StoreError, describe
+from memhtml.store.errors import StoreError, describe, is_refusal
 from memhtml.store.layout import INBOX, PEOPLE, TASKS
 from memhtml.store.plan import Plan, move_step
 
@@ -399,9 +399,6 @@ class Tally:
                 + self.store_refused)
 
 
-def _is_refusal(error: StoreError) -> bool:
-    return isinstance(error, Refused | PathRefused)
-
 
 def place_one(plan: Plan, placement: Placement, existing: frozenset[str], tally: Tally
               ) -> Result[tuple[Plan, Tally], StoreError]:
@@ -424,7 +421,7 @@ def place_one(plan: Plan, placement: Placement, existing: frozenset[str], tally:
     moved = move_step(plan, source, f"{place}/")
     if not is_successful(moved):
         error = moved.failure()
-        if not _is_refusal(error):
+        if not is_refusal(error):
             return Failure(error)
         return Success((plan, replace(
             tally, store_refused=tally.store_refused + 1,
