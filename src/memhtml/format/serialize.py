@@ -43,6 +43,10 @@ def meta_pairs(doc: MemoryDoc) -> list[tuple[MemoryMetaName, str]]:
         ),
         ("memhtml-task-status", m.task_status),
         ("memhtml-due", m.due_at),
+        ("memhtml-source", m.source),
+        ("memhtml-source-sha256", m.source_sha256),
+        ("memhtml-source-links", m.source_links),
+        ("memhtml-source-shape", m.source_shape),
     ]
     pairs += [("memhtml-entity", v) for v in doc.entities]
     pairs += [("memhtml-tag", v) for v in doc.tags]
