@@ -22,6 +22,7 @@ EXAMPLE_MODULES = (
     "memhtml.format.parse",
     "memhtml.format.hash",
     "memhtml.format.editors",
+    "memhtml.format.anchors",
     "memhtml.head.version",
     "memhtml.head.search",
     "memhtml.head.overlay",
