@@ -4,11 +4,12 @@ article's text and content hash stay as they were."""
 
 from __future__ import annotations
 
+from tests.integration.store.store_support import make_memory_store, ok
+
 from memhtml.contracts.record import Link
 from memhtml.format import content_hash
 from memhtml.format.anchors import retarget_anchors
 from memhtml.store import WriteInput, archive, correct, move, write
-from tests.integration.store.store_support import make_memory_store, ok
 
 
 def _linking(target: str) -> str:
