@@ -287,7 +287,7 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
 
         from memhtml.compose import error_code
         from memhtml.mdindex.globs import exclusion
-        from memhtml.store.markdown_run import land_markdown, plan_markdown
+        from memhtml.store.markdown_run import import_folder
         from memhtml.store.markdown_source import gather_markdown
 
         excluded = _md_value(IOResult.from_result(exclusion(exclude)))
@@ -295,8 +295,9 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
             raise UsageError(f"{directory} is not a directory; pass the markdown folder")
         walked = _md_value(gather_markdown(_reader(directory), excluded))
         _, store = open_common(common)
-        plan = store_value(plan_markdown(store, walked.files, dir, tag, walked.refused,
-                                         set(revive)))
+        imported = store_value(import_folder(store, walked.files, dir, tag, walked.refused,
+                                             set(revive)))
+        plan, landed = imported.plan, imported.landed
         refused = [{"file": r.source, "reason": r.reason,
                     "code": error_code(r.error) if r.error is not None else ERR_NOT_CONVERTED}
                    for r in plan.refused]
@@ -328,10 +329,7 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
                       set(revive) - {s for s, _ in plan.revived})) + \
             tuple(f"skipped: {s}: {r}" for s, r in walked.passed)
         code = EXIT_OK
-        if not plan.ops and not plan.pages:
-            return Reply(payload, f"nothing to commit: {counts}", code, notes)
-        landed = store_value(land_markdown(store, plan, dir))
-        if not landed.paths:  # every index page already held these bytes
+        if landed is None or not landed.paths:  # nothing to do, or pages already in step
             return Reply(payload, f"nothing to commit: {counts}", code, notes)
         payload["commit"] = landed.commit
         payload["converted"] = [{"file": s, "path": p} for s, p in plan.added] + [

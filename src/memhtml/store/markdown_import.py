@@ -400,9 +400,10 @@ class _Read:
 
 def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
           refused: Iterable[tuple[str, str]], on_file: Callable[[str], None] | None,
-          digests: Mapping[str, str | None]) -> _Read:
+          digests: Mapping[str, str | None], plain_html: Collection[str] = ()) -> _Read:
     """Each file converted, except one whose digest its live memory already records:
-    that one is unchanged, and costs a hash."""
+    that one is unchanged, and costs a hash. A note in ``plain_html`` keeps its raw
+    HTML as text."""
     read = _Read()
     for source, why in refused:
         read.left_out.append(NotConverted(source, why))
@@ -416,7 +417,7 @@ def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
         if known is not None and known == digest_of(raw):
             read.unchanged.append(source)
             continue
-        result = convert_markdown(source, raw, tags)
+        result = convert_markdown(source, raw, tags, source not in plain_html)
         if isinstance(result, Failure):
             read.left_out.append(not_converted(source, result.failure()))
             continue
@@ -427,9 +428,13 @@ def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
     return read
 
 
-def _checked(read: _Read, source: str, path: str, tags: Sequence[str]) -> str | None:
-    """Why the note cannot land at ``path``, or None. A note whose raw HTML is what
+def _checked(read: _Read, source: str, path: str, tags: Sequence[str], check: bool
+             ) -> str | None:
+    """Why the note cannot land at ``path``, or None (always None unchecked: the write
+    door's own check is then the one, ``markdown_run``). A note whose raw HTML is what
     fails the format check is converted again with that HTML kept as text."""
+    if not check:
+        return None
     why = _check(read.converted[source], path)
     if why is None:
         return None
@@ -463,6 +468,8 @@ def plan_import(
     on_file: Callable[[str], None] | None = None,
     history: ImportHistory | None = None,
     revive: Collection[str] = (),
+    check: bool = True,
+    plain_html: Collection[str] = (),
 ) -> ImportPlan:
     """The batch that brings ``files`` in, or brings an earlier import of them up to date.
 
@@ -478,13 +485,19 @@ def plan_import(
     links and leaves out the note's links the person removed. ``history``
     (``markdown_history``) says which archives the import made itself when a note
     had gone; None: nothing known, so every archive counts as the store's.
+
+    ``check`` False leaves the format check of each rendered file to the write door,
+    which parses every file it lands anyway; a caller then handles a file the door
+    refuses (``markdown_run.import_folder``). ``plain_html`` names notes whose raw
+    HTML is to stay text.
     """
     stamp = at or now_instant()
     known = Known.of(records, import_home(directory))
     managed = known.live
     used = set(taken)
     names = Names((Spellings.of(used),))
-    read = _read(files, tags, refused, on_file, {s: d for s, (_, d) in managed.items()})
+    read = _read(files, tags, refused, on_file, {s: d for s, (_, d) in managed.items()},
+                 plain_html)
     converted, left_out = read.converted, read.left_out
     placed: dict[str, str] = {s: managed[s][0].path for s in (*converted, *read.unchanged)
                               if s in managed}
@@ -503,7 +516,8 @@ def plan_import(
             kept.append(decided)
             continue
         path = _free(spelled(target_path(source, directory), names), used, names)
-        why = _placement_refusal(path, used, names) or _checked(read, source, path, tags)
+        why = _placement_refusal(path, used, names) or _checked(read, source, path, tags,
+                                                                check)
         if why is not None:
             left_out.append(NotConverted(source, why))
             continue
@@ -511,7 +525,7 @@ def plan_import(
         placed[source] = path
         (revived if decided is not None else fresh).append(source)
     for source in changed:
-        why = _checked(read, source, placed[source], tags)
+        why = _checked(read, source, placed[source], tags, check)
         if why is not None:
             left_out.append(NotConverted(source, why))
             continue
