@@ -68,6 +68,14 @@ def _parser() -> MarkdownIt:
 
 _PARSER = _parser()
 """One parser for every note: building one compiles its rule chains again."""
+_BLOCK_PARSER = _parser().disable("inline")
+"""The blocks alone, for telling an index (a ``MEMORY.md`` of thousands of links) from
+a note without parsing every link in it: an index becomes no memory, so its inline
+content is never converted (the import rewrites its links by pattern)."""
+_INDEX_LINE = re.compile(
+    r"[ \t]*(?:#{1,6}(?:[ \t]|$)|(?:-{3,}|\*{3,}|_{3,})[ \t]*$"
+    r"|(?:[-*+]|[0-9]{1,9}[.)])[ \t]+(?:\[|<[A-Za-z]))")
+_LEADING_LINK = re.compile(r"\[\[|\[(?:[^\[\]\\\n]|\\.)*\]\(|<[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,6 +453,40 @@ def _is_index(nodes: list[SyntaxTreeNode]) -> bool:
     return items > 0
 
 
+def _maybe_index(text: str) -> bool:
+    """Every line a heading, a rule, or a list item opening with a link: what an
+    index looks like line by line (a cheap test before the block parse)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    return bool(lines) and all(_INDEX_LINE.match(line) for line in lines)
+
+
+def _index_article(text: str) -> Article | None:
+    """The article of an index, from its blocks alone, or None when it is no index:
+    every item of its lists opens with a link or a wikilink, and nothing but headings
+    and rules stands beside them."""
+    nodes = list(SyntaxTreeNode(_BLOCK_PARSER.parse(text)).children)
+    items = 0
+    for node in nodes:
+        if node.type in ("heading", "hr"):
+            continue
+        if node.type not in ("bullet_list", "ordered_list"):
+            return None
+        for item in node.children:
+            first = item.children[0] if item.children else None
+            inline = first.children[0] if first is not None and first.children else None
+            if first is None or first.type != "paragraph" or inline is None or \
+                    _LEADING_LINK.match(inline.content.lstrip()) is None:
+                return None
+            items += 1
+    if not items:
+        return None
+    title = None
+    if nodes and nodes[0].type == "heading" and nodes[0].tag == "h1" and nodes[0].children:
+        title = _plain(nodes[0].children[0].content) or None
+    return Article(html="", claim=None, claim_marked=False, title=title, targets=(), tags=(),
+                   is_index=True)
+
+
 def _first_sentence(segments: list[_Seg]) -> int:
     """How many leading segments the first sentence takes once the text segment it
     ends in is cut (``_cut``): the index of the text segment holding the break, or
@@ -523,10 +565,15 @@ def _derived_claim(leads: list[_Lead]) -> str | None:
 
 
 def convert_body(text: str, source: str, description: str | None = None,
-                 raw_html: bool = True) -> Article:
+                 raw_html: bool = True, whole: bool = False) -> Article:
     """The article for a file's body (frontmatter already removed). ``description``
     is the claim the frontmatter gives; ``raw_html`` False keeps every raw HTML
-    construct as text (the retry for a note whose raw HTML fails the format check)."""
+    construct as text (the retry for a note whose raw HTML fails the format check).
+    An index is read from its blocks alone unless ``whole`` asks for its links too."""
+    if not whole and _maybe_index(text):
+        index = _index_article(text)
+        if index is not None:
+            return index
     nodes = list(SyntaxTreeNode(_PARSER.parse(text)).children)
     title = None
     if nodes and nodes[0].type == "heading" and nodes[0].tag == "h1":

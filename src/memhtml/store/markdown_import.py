@@ -209,9 +209,11 @@ def _text_of(raw: bytes) -> Result[str, FrontFailure]:
 
 
 def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = (),
-                     raw_html: bool = True) -> Result[Converted, FrontFailure]:
+                     raw_html: bool = True, whole: bool = False
+                     ) -> Result[Converted, FrontFailure]:
     """One markdown file, converted, or why it cannot be a memory. ``tags`` are the
-    import's own (``--tag``); ``raw_html`` False keeps raw HTML as text."""
+    import's own (``--tag``); ``raw_html`` False keeps raw HTML as text; ``whole``
+    reads an index's links too (``convert_body``)."""
     text = _text_of(raw)
     if isinstance(text, Failure):
         return text
@@ -222,7 +224,7 @@ def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = (),
     fields, body = split.unwrap()
     front = read_front(fields)
     description = ascii_collapsed(front.description) if front.description else None
-    article = convert_body(body, source, description, raw_html)
+    article = convert_body(body, source, description, raw_html, whole)
     title = front.title or article.title or derived_title(source) or "memory"
     claim = description or article.claim
     if article.is_index:
@@ -681,7 +683,7 @@ def note_links(source: str, raw: bytes) -> NoteLinks | None:
     """What ``md verify --wikilinks`` needs of a note, read as the import reads it: its
     title, its aliases, and the wikilink targets it names (in its text and its
     ``edges``); None when the import could not read it."""
-    converted = convert_markdown(source, raw)
+    converted = convert_markdown(source, raw, whole=True)
     if isinstance(converted, Failure):
         return None
     one = converted.unwrap()
