@@ -201,7 +201,7 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
                 findings += _md_value(frontmatter_present(reader, glob, exempt, excluded))
         if wikilinks:
             corpus = _md_value(index_markdown(reader, root, excluded, cache=not no_cache)).corpus
-            from memhtml.store.markdown_import import note_links
+            from memhtml.store.markdown_note import note_links
 
             findings += _md_value(check_wikilinks(reader, corpus, note_links))
         text = "\n".join(f"{f.kind}: {f.detail}" for f in findings) or "no findings"

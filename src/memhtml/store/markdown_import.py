@@ -1,6 +1,6 @@
 """A folder of markdown memories as memory files, and the ops that keep it in step.
 
-Each file is converted on its own (``convert_markdown``: frontmatter by
+Each file is converted on its own (``markdown_note.convert_markdown``: frontmatter by
 ``markdown_front`` and ``markdown_fields``, body by ``markdown_convert``) into a
 whole memory file, so the frontmatter's ``created``/``updated`` survive as the
 memory's stamps instead of the import's time. Links between notes are resolved only
@@ -32,25 +32,16 @@ import datetime as dt
 import posixpath
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import Link, MemoryRecord
-from memhtml.contracts.vocabulary import MemoryType
-from memhtml.format import (
-    NewMemoryInput,
-    escape_text,
-    new_memory_doc,
-    parse_memory,
-    serialize_memory,
-)
-from memhtml.mdindex.links import NoteLinks, NoteNames, derived_title, is_document_path
-from memhtml.store.errors import FrontmatterRefused, describe
+from memhtml.mdindex.links import NoteNames, is_document_path
+from memhtml.store.errors import describe
 from memhtml.store.inputs import BArchive, BatchOp, BCorrect, BLink, BUnlink, BWrite, WriteInput
 from memhtml.store.layout import normalize_directory, slug_of
-from memhtml.store.markdown_convert import Article, Target, convert_body, fill_anchors
 from memhtml.store.markdown_decisions import (
     DIGEST_FACET,
     SOURCE_FACET,
@@ -62,14 +53,23 @@ from memhtml.store.markdown_decisions import (
     carried_links,
     digest_of,
     import_needs,
-    targets_facet,
     targets_of,
 )
-from memhtml.store.markdown_fields import FacetField, Front, memory_type_of, read_front
-from memhtml.store.markdown_front import FrontFailure, ascii_collapsed, split_front
+from memhtml.store.markdown_fields import memory_type_of
 from memhtml.store.markdown_history import ImportHistory, import_home
 from memhtml.store.markdown_index import index_page
-from memhtml.store.markdown_shape import Shape, decode_shape, encode_shape
+from memhtml.store.markdown_note import (
+    Converted,
+    NotConverted,
+    check_rendered,
+    convert_markdown,
+    not_converted,
+    note_links,
+    note_targets,
+    render_file,
+    written_targets,
+)
+from memhtml.store.markdown_shape import decode_shape
 from memhtml.store.paths import Names, Spellings, new_memory_path, spelled
 
 MARKDOWN_SUFFIX = ".md"
@@ -91,23 +91,9 @@ __all__ = [
     "memory_type_of",
     "note_links",
     "plan_import",
+    "render_file",
     "target_path",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Converted:
-    """One file, converted but not yet placed: its links wait for every path."""
-
-    source: str
-    digest: str
-    title: str
-    claim: str
-    memory_type: MemoryType
-    front: Front
-    article: Article
-    tags: tuple[str, ...]
-    shape: Shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,24 +102,6 @@ class ImportedMemory:
 
     source: str
     data: WriteInput
-
-
-@dataclass(frozen=True, slots=True)
-class NotConverted:
-    """A file left out of the import, and why; ``error`` is the typed error when the
-    reason has one (a frontmatter past a bound, a field named twice)."""
-
-    source: str
-    reason: str
-    error: FrontmatterRefused | None = None
-
-
-def not_converted(source: str, why: FrontFailure) -> NotConverted:
-    """The file left out for ``why``, a typed error naming the file when it is one."""
-    if isinstance(why, str):
-        return NotConverted(source, why)
-    named = replace(why, file=source)
-    return NotConverted(source, named.reason, named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,118 +165,6 @@ def page_path_of(source: str, directory: str) -> str:
     return normalize_directory("/".join([directory.strip("/"), *folders])) + name
 
 
-def _text_of(raw: bytes) -> Result[str, FrontFailure]:
-    if b"\x00" in raw:
-        return Failure("binary (it holds NUL bytes), not markdown text")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return Failure(f"not UTF-8 text (byte {error.start} cannot be decoded); "
-                       "re-save it as UTF-8")
-    return Success(text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff"))
-
-
-def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = (),
-                     raw_html: bool = True, whole: bool = False
-                     ) -> Result[Converted, FrontFailure]:
-    """One markdown file, converted, or why it cannot be a memory. ``tags`` are the
-    import's own (``--tag``); ``raw_html`` False keeps raw HTML as text; ``whole``
-    reads an index's links too (``convert_body``)."""
-    text = _text_of(raw)
-    if isinstance(text, Failure):
-        return text
-    split = split_front(text.unwrap())
-    if isinstance(split, Failure):
-        failure = split.failure()
-        return Failure(failure if isinstance(failure, str) else replace(failure, file=source))
-    fields, body = split.unwrap()
-    front = read_front(fields)
-    description = ascii_collapsed(front.description) if front.description else None
-    article = convert_body(body, source, description, raw_html, whole)
-    title = front.title or article.title or derived_title(source) or "memory"
-    claim = description or article.claim
-    if article.is_index:
-        claim = claim or title
-    if not claim:
-        return Failure("no prose to take a claim from (no frontmatter description and "
-                       "no paragraph of text)")
-    body_tags = tuple(t for t in article.tags if t not in front.tags)
-    shape = Shape(front.keys, not article.claim_marked,
-                  tuple(t for t in dict.fromkeys(tags)
-                        if t not in front.tags and t not in body_tags),
-                  body_tags, front.entities)
-    all_tags = tuple(dict.fromkeys([*front.tags, *body_tags, *tags]))
-    return Success(Converted(source, digest_of(raw), title, ascii_collapsed(claim),
-                             front.memory_type, front, article, all_tags, shape))
-
-
-def _facets_html(facets: Iterable[FacetField]) -> str:
-    """The frontmatter's other fields as the article's last ``<dl>``: each key one
-    ``<dt>``, each of its values one ``<dd>``, as written."""
-    rows = "".join(f"<dt>{escape_text(f.key)}</dt>"
-                   + "".join(f"<dd>{escape_text(v)}</dd>" for v in f.values)
-                   for f in facets)
-    return f"<dl>{rows}</dl>" if rows else ""
-
-
-def _targets(converted: Converted) -> list[Target]:
-    """Every link target the note names: in its text, then in its ``edges`` field."""
-    named = [Target(name, False, rel) for rel, name in converted.front.edges]
-    return [*converted.article.targets, *named]
-
-
-def _written(converted: Converted, resolved: Callable[[Target], str | None]
-             ) -> tuple[tuple[NoteTarget, ...], tuple[NoteTarget, ...]]:
-    """The note's targets as its memory records them, each with what ``resolved``
-    gives it; and those its frontmatter's ``edges`` named."""
-    article = converted.article.targets
-    rows = [(t.rel, t.name, t.is_path, resolved(t)) for t in _targets(converted)]
-    return tuple(rows), tuple(rows[len(article):])
-
-
-def render_file(converted: Converted, links: tuple[Link, ...], at: str,
-                entities: tuple[str, ...] = (), targets: tuple[NoteTarget, ...] | None = None,
-                hrefs: Sequence[str | None] = (), front_targets: tuple[NoteTarget, ...] = ()
-                ) -> str:
-    """The whole memory file: the article (each anchor to a note given its ``hrefs``
-    entry), the frontmatter's other fields as facets, the edges, the note's entities
-    and the labels the store gave an earlier version (``entities``), the stamps the
-    frontmatter gave (``at``, the import's time, for those it did not), and the
-    provenance metas (the note's link ``targets``: by default each as written,
-    unresolved)."""
-    article = converted.article
-    front = converted.front
-    lead = "" if article.claim_marked else f"<p><mark>{escape_text(converted.claim)}</mark></p>"
-    parts = [lead, fill_anchors(article.html, hrefs), _facets_html(front.facets)]
-    if targets is None:
-        targets, front_targets = _written(converted, lambda _: None)
-    created = front.created or at
-    doc = new_memory_doc(NewMemoryInput(
-        title=converted.title, claim=converted.claim, memory_type=converted.memory_type,
-        at=created, article_html="\n".join(p for p in parts if p), tags=converted.tags,
-        aliases=front.aliases, links=links,
-        entities=tuple(dict.fromkeys([*front.entities, *entities])),
-        author=front.author, confidence=front.confidence, importance=front.importance,
-        session_id=front.session, prompt_id=front.prompt, turn_uuid=front.turn,
-        valid_from=front.valid_from, valid_until=front.valid_until,
-        task_status=front.task_status, due_at=front.due))
-    metas = replace(
-        doc.metas, updated_at=front.updated or created, reprieves=front.reprieves,
-        needs_revision=front.needs_revision, source=converted.source,
-        source_sha256=converted.digest,
-        source_links=targets_facet(targets, front_targets) if targets else None,
-        source_shape=encode_shape(converted.shape))
-    return serialize_memory(replace(doc, metas=metas))
-
-
-def _check(converted: Converted, path: str) -> str | None:
-    """Why the rendered file would be refused, or None: a bad file is reported rather
-    than sinking the whole import's commit."""
-    html = render_file(converted, (), "2026-01-01T00:00:00Z")
-    return parse_memory(html, path).map(lambda _: None).alt(
-        lambda error: "; ".join(error.violations) or error.reason).swap().value_or(None)
-
-
 @dataclass(slots=True)
 class _Resolver:
     """Link targets to store paths, by the notes they name (``mdindex.links``)."""
@@ -353,7 +209,7 @@ def _links(pairs: Iterable[tuple[str, str, bool]], resolve: _Resolver, own: str,
 
 def _note_links(converted: Converted, resolve: _Resolver, own: str,
                 unresolved: list[tuple[str, str]]) -> tuple[Link, ...]:
-    return _links(((t.rel, t.name, t.is_path) for t in _targets(converted)), resolve, own,
+    return _links(((t.rel, t.name, t.is_path) for t in note_targets(converted)), resolve, own,
                   unresolved, converted.source)
 
 
@@ -437,11 +293,11 @@ def _checked(read: _Read, source: str, path: str, tags: Sequence[str], check: bo
     fails the format check is converted again with that HTML kept as text."""
     if not check:
         return None
-    why = _check(read.converted[source], path)
+    why = check_rendered(read.converted[source], path)
     if why is None:
         return None
     again = convert_markdown(source, read.raws[source], tags, raw_html=False)
-    if isinstance(again, Success) and _check(again.unwrap(), path) is None:
+    if isinstance(again, Success) and check_rendered(again.unwrap(), path) is None:
         read.converted[source] = again.unwrap()
         return None
     return why
@@ -548,7 +404,7 @@ def plan_import(
         return (link.rel, note_at.get(to_tree_path(link.href), link.href))
 
     def written(one: Converted) -> tuple[tuple[NoteTarget, ...], tuple[NoteTarget, ...]]:
-        return _written(one, lambda t: notes_now.note(t.name, t.is_path))
+        return written_targets(one, lambda t: notes_now.note(t.name, t.is_path))
 
     unresolved: list[tuple[str, str]] = []
     ops: list[BatchOp] = []
@@ -677,18 +533,6 @@ def _index_pages(read: _Read, directory: str, used: set[str], resolve: _Resolver
         placed_pages.append((source, page))
         pages[page] = built.text.encode("utf-8")
     return pages, placed_pages
-
-
-def note_links(source: str, raw: bytes) -> NoteLinks | None:
-    """What ``md verify --wikilinks`` needs of a note, read as the import reads it: its
-    title, its aliases, and the wikilink targets it names (in its text and its
-    ``edges``); None when the import could not read it."""
-    converted = convert_markdown(source, raw, whole=True)
-    if isinstance(converted, Failure):
-        return None
-    one = converted.unwrap()
-    names = tuple(t.name for t in _targets(one) if not t.is_path)
-    return NoteLinks(one.title, one.front.aliases, names, not one.article.is_index)
 
 
 def convert_tree(
