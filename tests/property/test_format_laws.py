@@ -39,6 +39,29 @@ def test_parse_of_serialize_is_identity(text: str) -> None:
     assert parse_memory(serialize_memory(doc)) == Success(doc)
 
 
+_provenance = st.tuples(*(st.none() | words.map(lambda w: w.strip(" \t\n\r\f")).filter(bool)
+                          for _ in range(4)))
+"""A meta's content is read trimmed of ASCII whitespace, and an empty one is no value."""
+
+
+@given(memory_files, _provenance)
+def test_provenance_metas_round_trip_outside_the_searchable_text(
+        text: str, provenance: tuple[str | None, ...]) -> None:
+    """An import's four source metas are head metadata: they survive a rewrite, and
+    neither the article's text nor its hash sees them."""
+    import dataclasses
+
+    doc = parse_memory(text).unwrap()
+    source, digest, links, shape = provenance
+    stamped = dataclasses.replace(doc, metas=dataclasses.replace(
+        doc.metas, source=source, source_sha256=digest, source_links=links,
+        source_shape=shape))
+    again = parse_memory(serialize_memory(stamped)).unwrap()
+    assert again == stamped
+    assert again.article.body_text == doc.article.body_text
+    assert content_hash(serialize_memory(stamped)) == content_hash(text)
+
+
 @given(memory_inputs(), article_bodies())
 def test_round_trip_holds_for_authored_articles(data: NewMemoryInput, body: str) -> None:
     text = render_template(

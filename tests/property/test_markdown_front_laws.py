@@ -124,7 +124,7 @@ def test_no_key_loses_its_value(fields: list[tuple[tuple[str, str], str]]) -> No
     assert isinstance(result, Success), result
     wanted = [(text, _WRITTEN.get(value, value)) for (text, _), value in fields]
     converted = result.unwrap()
-    assert list(converted.front.facets) == wanted
+    assert list(converted.front.facet_pairs) == wanted
     record = record_from(render_file(converted, (), AT), "areas/x/n.html").unwrap()
     kept = [(f.name, f.value) for f in record.facets]
     assert [(ascii_collapsed(k), v) for k, v in wanted] == kept[:len(wanted)]

@@ -91,13 +91,15 @@ def destinations(root: Path, relative: list[str]) -> dict[str, Path]:
 def export_markdown(directory: Path, /, *, force: bool = False,
                     at: Annotated[str | None, Parameter(name="--at")] = None,
                     common: Common = _COMMON) -> int:
-    """Write every active memory as a markdown file under DIRECTORY, at its store path
-    with .md for .html: YAML frontmatter (name, description, type, created, updated,
-    tags, entities, aliases, the other metadata that is set, and edges as [[wikilinks]]
-    by rel), then the article as markdown with the claim as its first paragraph.
-    Markdown pages of the store (an imported MEMORY.md index) are written at their
-    own paths with their links pointed at the exported files.
-    `memhtml import markdown` reads such a folder back.
+    """Write every active memory as a markdown file under DIRECTORY. An imported note
+    goes back at its own name in its store folder, written as it was (its frontmatter
+    keys in their order, its headings, lists, quotes and links), with what the store
+    set since; any other memory at its store path with .md for .html, with YAML
+    frontmatter (name, description, type, created, updated, the other metadata that is
+    set, tags, entities, aliases, and edges as [[wikilinks]] by rel) and the article
+    as markdown. Markdown pages of the store (an imported MEMORY.md index) are written
+    at their own paths with their links pointed at the exported files.
+    `memhtml import markdown` reads such a folder back into the same memories.
 
     Parameters
     ----------

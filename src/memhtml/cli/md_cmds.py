@@ -41,7 +41,8 @@ T = TypeVar("T")
 ERR_FINDINGS = "ERR_FINDINGS"
 """``md verify`` ran and a check found something (the findings are the answer)."""
 ERR_NOT_CONVERTED = "ERR_NOT_CONVERTED"
-"""``import markdown`` left a file out (each is listed under ``skipped`` with why)."""
+"""The code of a file ``import markdown`` left out (each is listed under ``skipped``
+with why); the run itself still succeeds."""
 
 
 def _md_value(result: IOResult[T, MdIndexError]) -> T:
@@ -163,7 +164,9 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
     exempt
         A basename prefix the frontmatter check skips (index pages); repeatable.
     wikilinks
-        Every `[[target]]` resolves to a file stem or a frontmatter name.
+        Every `[[target]]` names a note, resolved as `import markdown` resolves it:
+        by path without .md, file stem, title (frontmatter name or title, else the
+        first # heading) or alias, case aside; links in code are not links.
     exclude
         A glob of paths to leave out, as for `md query`; repeatable. Hidden directories
         and `.trash` are always left out.
@@ -198,7 +201,9 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
                 findings += _md_value(frontmatter_present(reader, glob, exempt, excluded))
         if wikilinks:
             corpus = _md_value(index_markdown(reader, root, excluded, cache=not no_cache)).corpus
-            findings += _md_value(check_wikilinks(reader, corpus))
+            from memhtml.store.markdown_note import note_links
+
+            findings += _md_value(check_wikilinks(reader, corpus, note_links))
         text = "\n".join(f"{f.kind}: {f.detail}" for f in findings) or "no findings"
         if not findings:
             return Reply({"ok": True, "findings": []}, text, notes=notes)
@@ -255,7 +260,8 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
     commit. What was done in the store since is kept: a memory archived or corrected
     there stays so (each is listed; a changed note is named as a conflict), and a
     changed note's new version keeps the labels and links added in the store. Every
-    file left out is reported with why; exit 1 when any is.
+    file left out is reported with why (under skipped); the exit code is 0 when what
+    could be imported landed, and 1 only when the run was refused.
 
     Parameters
     ----------
@@ -281,7 +287,7 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
 
         from memhtml.compose import error_code
         from memhtml.mdindex.globs import exclusion
-        from memhtml.store.markdown_run import land_markdown, plan_markdown
+        from memhtml.store.markdown_run import import_folder
         from memhtml.store.markdown_source import gather_markdown
 
         excluded = _md_value(IOResult.from_result(exclusion(exclude)))
@@ -289,13 +295,14 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
             raise UsageError(f"{directory} is not a directory; pass the markdown folder")
         walked = _md_value(gather_markdown(_reader(directory), excluded))
         _, store = open_common(common)
-        plan = store_value(plan_markdown(store, walked.files, dir, tag, walked.refused,
-                                         set(revive)))
+        imported = store_value(import_folder(store, walked.files, dir, tag, walked.refused,
+                                             set(revive)))
+        plan, landed = imported.plan, imported.landed
         refused = [{"file": r.source, "reason": r.reason,
                     "code": error_code(r.error) if r.error is not None else ERR_NOT_CONVERTED}
                    for r in plan.refused]
         payload: dict[str, object] = {
-            "ok": not refused, "commit": None,
+            "ok": True, "commit": None,
             "added": [{"file": s, "path": p} for s, p in plan.added],
             "changed": [_changed(s, a, b, plan.carried) for s, a, b in plan.changed],
             "archived": [{"file": s, "path": p} for s, p in plan.deleted],
@@ -307,8 +314,6 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
             "revived": [{"file": s, "path": p} for s, p in plan.revived],
             "unresolved": [{"file": s, "target": t} for s, t in plan.unresolved],
             "skipped": refused}
-        if refused:
-            payload["code"] = ERR_NOT_CONVERTED
         counts = (f"{len(plan.added)} added, {len(plan.changed)} changed, "
                   f"{len(plan.deleted)} archived, {len(plan.unchanged)} unchanged, "
                   f"{len(plan.kept)} kept as the store left them, "
@@ -323,11 +328,8 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
                   "store; nothing to bring back" for name in sorted(
                       set(revive) - {s for s, _ in plan.revived})) + \
             tuple(f"skipped: {s}: {r}" for s, r in walked.passed)
-        code = EXIT_FAILED if refused else EXIT_OK
-        if not plan.ops and not plan.pages:
-            return Reply(payload, f"nothing to commit: {counts}", code, notes)
-        landed = store_value(land_markdown(store, plan, dir))
-        if not landed.paths:  # every index page already held these bytes
+        code = EXIT_OK
+        if landed is None or not landed.paths:  # nothing to do, or pages already in step
             return Reply(payload, f"nothing to commit: {counts}", code, notes)
         payload["commit"] = landed.commit
         payload["converted"] = [{"file": s, "path": p} for s, p in plan.added] + [

@@ -55,6 +55,11 @@ def original_of_archived(path: str) -> str | None:
     return None
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+"""A control character, which no stored path may hold; one search in C where a test
+per character cost a cold command's reading of a 3,000-path write mark about 0.3 s."""
+
+
 def check_tree_path(path: str) -> Result[str, PathRefused]:
     """Accept a relative, slash-separated path that stays inside the store.
 
@@ -69,7 +74,7 @@ def check_tree_path(path: str) -> Result[str, PathRefused]:
         return Failure(PathRefused(path, "absolute path; give it relative to the store root"))
     if "\\" in path:
         return Failure(PathRefused(path, "backslash in path; use '/' as the separator"))
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
+    if _CONTROL.search(path) is not None:
         return Failure(PathRefused(path, "control character in path"))
     segments = path.split("/")
     if any(segment in _FORBIDDEN_SEGMENTS for segment in segments):

@@ -85,6 +85,11 @@ class MemoryRecord:
     due_at: str | None = None
     stated_content_hash: str | None = None
     """The file's own ``memhtml-content-hash`` meta, advisory; may be stale."""
+    source: str | None = None
+    """An imported memory's note (``memhtml-source``): its path under the folder."""
+    source_sha256: str | None = None
+    source_links: str | None = None
+    source_shape: str | None = None
     entities: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()

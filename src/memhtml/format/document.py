@@ -49,6 +49,14 @@ class MemoryMetas:
     needs_revision: bool | None = None
     task_status: TaskStatus | None = None
     due_at: str | None = None
+    source: str | None = None
+    """An imported memory's note: its path under the imported folder, as written."""
+    source_sha256: str | None = None
+    """The hex sha-256 of the note's bytes when it was imported."""
+    source_links: str | None = None
+    """The link targets the note named (JSON; ``store.markdown_decisions``)."""
+    source_shape: str | None = None
+    """What the note had that the memory keeps elsewhere (JSON; ``store.markdown_shape``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -267,6 +267,10 @@ def _build(root: HtmlElement, checked: CheckedDocument) -> tuple[MemoryDoc, str]
         needs_revision=needs_revision,
         task_status=cast("TaskStatus | None", first("memhtml-task-status")),
         due_at=first("memhtml-due"),
+        source=first("memhtml-source") or None,
+        source_sha256=first("memhtml-source-sha256") or None,
+        source_links=first("memhtml-source-links") or None,
+        source_shape=first("memhtml-source-shape") or None,
     )
     links: list[Link] = []
     if head is not None:

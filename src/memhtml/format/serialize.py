@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from memhtml.format.document import MemoryDoc
 from memhtml.format.markup import escape_attribute, escape_text, write_children
-from memhtml.format.tree import parse_article_fragment
+from memhtml.format.tree import HtmlElement, parse_article_fragment
 from memhtml.format.vocabulary import LINK_REL_PREFIX, MemoryMetaName
 
 _ASCII_WS = " \t\n\r\f"
@@ -43,6 +43,10 @@ def meta_pairs(doc: MemoryDoc) -> list[tuple[MemoryMetaName, str]]:
         ),
         ("memhtml-task-status", m.task_status),
         ("memhtml-due", m.due_at),
+        ("memhtml-source", m.source),
+        ("memhtml-source-sha256", m.source_sha256),
+        ("memhtml-source-links", m.source_links),
+        ("memhtml-source-shape", m.source_shape),
     ]
     pairs += [("memhtml-entity", v) for v in doc.entities]
     pairs += [("memhtml-tag", v) for v in doc.tags]
@@ -62,10 +66,38 @@ def link_line(rel: str, href: str) -> str:
     return f'<link rel="{token}" href="{escape_attribute(href)}">'
 
 
+_KNOWN_CANONICAL: dict[str, None] = {}
+"""The last article markups this module wrote (insertion-ordered, so the oldest goes
+first). Canonical markup is a fixed point, so one of these given back is returned as
+it is: the template writes a new file's article canonical and then serializes it,
+which parsed and wrote the same markup twice, once per write of an import of
+thousands of notes."""
+_KNOWN_CANONICAL_MAX = 64
+
+
+def _remember(html: str) -> str:
+    known = _KNOWN_CANONICAL
+    if html not in known:
+        if len(known) >= _KNOWN_CANONICAL_MAX:
+            del known[next(iter(known))]
+        known[html] = None
+    return html
+
+
+def canonical_article(inner_html: str) -> tuple[str, HtmlElement | None]:
+    """Article inner HTML re-parsed and re-written (the fixed-point markup), with the
+    parsed article, so a caller that also hashes it need not parse it again."""
+    article = parse_article_fragment(inner_html)
+    if article is None:
+        return "", None
+    return _remember(write_children(article).strip(_ASCII_WS)), article
+
+
 def canonical_article_html(inner_html: str) -> str:
     """Article inner HTML re-parsed and re-written: the fixed-point markup."""
-    article = parse_article_fragment(inner_html)
-    return write_children(article).strip(_ASCII_WS) if article is not None else ""
+    if inner_html in _KNOWN_CANONICAL:
+        return inner_html
+    return canonical_article(inner_html)[0]
 
 
 def serialize_memory(doc: MemoryDoc) -> str:

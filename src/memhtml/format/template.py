@@ -25,7 +25,7 @@ from memhtml.format.document import ArticleExtractions, MemoryDoc, MemoryMetas
 from memhtml.format.fences import FencedBlock, fenced_block_of
 from memhtml.format.hash import collapse_ascii_whitespace, content_hash
 from memhtml.format.markup import escape_text
-from memhtml.format.serialize import canonical_article_html, serialize_memory
+from memhtml.format.serialize import canonical_article, serialize_memory
 from memhtml.format.tree import HtmlElement
 
 DEFAULT_TASK_STATUS: TaskStatus = "todo"
@@ -144,7 +144,7 @@ def new_memory_doc(data: NewMemoryInput) -> MemoryDoc:
     """A fresh doc with ``memhtml-content-hash`` already stamped from the article just
     built, so the file is self-consistent on its first read. The extraction fields
     are left empty: serialization reads only ``article.html``."""
-    html = canonical_article_html(article_html_for(data))
+    html, article = canonical_article(article_html_for(data))
     task_status = data.task_status
     if data.memory_type == "task" and task_status is None:
         task_status = DEFAULT_TASK_STATUS
@@ -157,7 +157,7 @@ def new_memory_doc(data: NewMemoryInput) -> MemoryDoc:
         updated_at=data.at,
         confidence=None if data.confidence is None else round(data.confidence, 2),
         importance=data.importance,
-        content_hash=content_hash(html),
+        content_hash=content_hash(article if article is not None else html),
         author=data.author,
         session_id=data.session_id,
         prompt_id=data.prompt_id,

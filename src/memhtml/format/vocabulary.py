@@ -32,6 +32,10 @@ MemoryMetaName = Literal[
     "memhtml-needs-revision",
     "memhtml-task-status",
     "memhtml-due",
+    "memhtml-source",
+    "memhtml-source-sha256",
+    "memhtml-source-links",
+    "memhtml-source-shape",
     "memhtml-entity",
     "memhtml-tag",
     "memhtml-alias",
@@ -39,7 +43,12 @@ MemoryMetaName = Literal[
 META_ORDER: tuple[MemoryMetaName, ...] = get_args(MemoryMetaName)
 """Emit order. New scalars go at the end of the scalar block and new repeatables at
 the end of the repeatable block, so two writers stamping different keys leave each
-other's lines where they were and a meta-only edit stays a one-line diff."""
+other's lines where they were and a meta-only edit stays a one-line diff.
+
+The four ``memhtml-source`` metas are an import's provenance (the note's path under
+its folder, the digest of its bytes, the link targets it named, and the shape of its
+frontmatter and body that the memory holds elsewhere, ``store.markdown_shape``):
+head metadata, so no search sees them and no export writes them into a note's text."""
 
 RepeatableMeta = Literal["memhtml-entity", "memhtml-tag", "memhtml-alias"]
 REPEATABLE_META: tuple[RepeatableMeta, ...] = get_args(RepeatableMeta)

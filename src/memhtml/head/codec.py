@@ -112,6 +112,8 @@ RECORD_KINDS: Final[Mapping[str, str]] = {
     "valid_from": _OPT_STR, "valid_until": _OPT_STR, "reprieves": "int?",
     "archived_at": _OPT_STR, "superseded_by": _OPT_STR, "needs_revision": "bool?",
     "task_status": _OPT_STR, "due_at": _OPT_STR, "stated_content_hash": _OPT_STR,
+    "source": _OPT_STR, "source_sha256": _OPT_STR, "source_links": _OPT_STR,
+    "source_shape": _OPT_STR,
     "entities": _STRS, "tags": _STRS, "aliases": _STRS, "links": _LINKS,
     "summary_texts": _STRS, "aside_texts": _STRS, "captions": _STRS,
     "defined_terms": _STRS, "code_langs": _STRS, "abbreviations": _STRS,

@@ -9,15 +9,18 @@ snippet last::
 (shown wrapped here; it is one line). ``at`` is ``file:line``, the 1-based
 line where the quoted paragraph starts, so an editor opens the file there.
 
-Values never contain a space, a backslash or a control character (they are
-escaped as ``\\x20``, ``\\\\``, ``\\xNN``), an absent value prints ``-`` rather
-than a made-up zero, and the snippet is a JSON string literal, so
-``line.split(" snippet=", 1)`` and ``json.loads`` recover every field.
+A value is printed as it is when it holds no whitespace, quote, backslash or control
+character, and as a JSON string literal when it does (``name="Deploy checklist"``, a
+name as a person reads it; the escapes a JSON literal needs are the only ones). An
+absent value prints ``-`` rather than a made-up zero, and the snippet is a JSON string
+literal, so a line splits with ``shlex``-like care, or ``split_receipt``, and
+``json.loads`` recovers each quoted field.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import TypeAlias
 
 from memhtml.mdindex.fusion import FileHit
@@ -27,26 +30,28 @@ JSONScalar: TypeAlias = str | int | float | None
 ABSENT = "-"
 
 
-def _escape(code: int) -> str:
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
+_QUOTE_NEEDED = re.compile(r'[\s"\\]')
 
 
 def _field(value: str | None) -> str:
     if not value:
         return ABSENT
-    out: list[str] = []
-    for char in value:
-        if char == "\\":
-            out.append("\\\\")
-        elif char == " " or not char.isprintable():
-            out.append(_escape(ord(char)))
-        else:
-            out.append(char)
-    return "".join(out)
+    if _QUOTE_NEEDED.search(value) is None and value.isprintable() and value != ABSENT:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+_FIELD = re.compile(r'([A-Za-z-]+)=("(?:[^"\\]|\\.)*"|\S*)')
+
+
+def split_receipt(line: str) -> dict[str, str]:
+    """The fields of a receipt line, each quoted value read back as the text it
+    stands for (the inverse of ``format_receipt`` for every field)."""
+    fields: dict[str, str] = {}
+    for hit in _FIELD.finditer(line):
+        raw = hit.group(2)
+        fields[hit.group(1)] = json.loads(raw) if raw.startswith('"') else raw
+    return fields
 
 
 def format_receipt(hit: FileHit) -> str:
@@ -55,7 +60,7 @@ def format_receipt(hit: FileHit) -> str:
     return (
         f"score={native} score-channel={_field(hit.native_channel)} fused={hit.fused:.6f}"
         f" class={_field(hit.class_)} name={_field(hit.fm_name)} type={_field(hit.fm_type)}"
-        f" at={_field(hit.file)}:{hit.line}"
+        f" at={_field(f'{hit.file}:{hit.line}')}"
         f" snippet={json.dumps(hit.snippet, ensure_ascii=False)}"
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -22,9 +22,16 @@ from memhtml.mdindex.corpus import MARKDOWN_SUFFIX, Corpus
 from memhtml.mdindex.errors import EmptyCheck, MdIndexError
 from memhtml.mdindex.frontmatter import parse_frontmatter
 from memhtml.mdindex.globs import glob_files
+from memhtml.mdindex.links import NoteLinks, NoteNames, is_document_path
 from memhtml.mdindex.reader import CorpusReader, Exclude, list_visible
 
 FindingKind: TypeAlias = Literal["coverage", "backlink", "frontmatter", "wikilink"]
+
+NoteReader: TypeAlias = Callable[[str, bytes], NoteLinks | None]
+"""A note's title, its aliases and the wikilink targets it names, read from its path
+and bytes the way ``import markdown`` reads them (``store.markdown_import.note_links``),
+or None for a note that cannot be read. Handed in, so ``md verify`` resolves links
+exactly as the import does without this room reading YAML or converting markdown."""
 
 WIKILINK_REFERENCES_SHOWN = 3
 """How many referencing files a wikilink finding names; the rest are elided."""
@@ -251,17 +258,38 @@ def frontmatter_present(
     return listed.bind(check)
 
 
-def wikilinks(reader: CorpusReader, corpus: Corpus) -> IOResult[tuple[Finding, ...], MdIndexError]:
-    """Report every ``[[target]]`` in the corpus that names no file stem and no frontmatter name.
+def wikilinks(reader: CorpusReader, corpus: Corpus, read_note: NoteReader | None = None
+              ) -> IOResult[tuple[Finding, ...], MdIndexError]:
+    """Report every ``[[target]]`` in the corpus that names no note.
 
     Aliased (``[[stem|text]]``) and heading (``[[stem#part]]``) links are
-    checked by their target half. Either resolution counts, because a corpus
-    that names files after their frontmatter slug has nothing keeping the two
-    equal, and a link that reaches the content either way is not broken. One
-    finding per target, sorted, naming up to three referencing files.
+    checked by their target half. With ``read_note`` (the import's reader), a
+    link resolves as the import resolves it (``mdindex.links``: the path without
+    ``.md``, the stem, the title, an alias, case aside; links in code are none);
+    without it, it names a file stem or a frontmatter ``name`` exactly, found by
+    pattern in the raw text. One finding per target, sorted, naming up to three
+    referencing files.
     """
     read: IOResult[tuple[bytes, ...], MdIndexError] = reader.read_files(corpus.files)
+    if read_note is not None:
+        return read.map(lambda raw: _resolved_findings(corpus.files, raw, read_note))
     return read.map(lambda raw: _wikilink_findings(corpus.files, [_decode(b) for b in raw]))
+
+
+def _resolved_findings(files: Sequence[str], raw: Sequence[bytes], read_note: NoteReader
+                       ) -> tuple[Finding, ...]:
+    notes = [(path, read_note(path, blob)) for path, blob in zip(files, raw, strict=True)]
+    names = NoteNames.of((path, note.title, note.aliases) for path, note in notes
+                         if note is not None and note.is_note)
+    unresolved: dict[str, list[str]] = {}
+    for path, note in notes:
+        for target in note.targets if note is not None else ():
+            if is_document_path(target) or names.resolve(target) is not None:
+                continue
+            refs = unresolved.setdefault(target, [])
+            if len(refs) < WIKILINK_REFERENCES_SHOWN and path not in refs:
+                refs.append(path)
+    return _unresolved(unresolved, "no note (no path, file stem, title or alias)")
 
 
 def _wikilink_findings(files: Sequence[str], texts: Sequence[str]) -> tuple[Finding, ...]:
@@ -276,11 +304,16 @@ def _wikilink_findings(files: Sequence[str], texts: Sequence[str]) -> tuple[Find
             refs = unresolved.setdefault(target, [])
             if len(refs) < WIKILINK_REFERENCES_SHOWN and path not in refs:
                 refs.append(path)
+    return _unresolved(unresolved)
+
+
+def _unresolved(unresolved: dict[str, list[str]],
+                what: str = "no file stem or frontmatter name") -> tuple[Finding, ...]:
     return tuple(
         Finding(
             "wikilink",
             target,
-            f"[[{target}]] resolves to no file stem or frontmatter name"
+            f"[[{target}]] resolves to {what}"
             f" (e.g. from {', '.join(unresolved[target])})",
         )
         for target in sorted(unresolved)

@@ -124,9 +124,20 @@ def _guard_tree(store: Store, base: HeadVersion, plan: Plan) -> IOResult[None, S
     return store.deps.git.entries_at(base.sha, asked).alt(widen).bind(judge)
 
 
+def _kept_warm(store: Store, done: Landed, derived: list[tuple[HeadVersion, Plan]]
+               ) -> Landed:
+    if done.paths and derived:
+        base, plan = derived[-1]
+        store.adopt_landed(base, plan.view.indexes, done.commit, len(done.paths))
+    return done
+
+
 def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None,
-             pages: _Pages = ((), {}), trailers: Trailers = ()) -> Draft:
+             pages: _Pages = ((), {}), trailers: Trailers = (),
+             derived: list[tuple[HeadVersion, Plan]] | None = None) -> Draft:
     plan, outcomes = planned
+    if derived is not None:
+        derived.append((base, plan))
     changes, before = plan.changes()
     if pages[0]:
         changes = tuple(sorted((*changes, *pages[0]), key=lambda change: change.path))
@@ -210,14 +221,16 @@ def _changed_pages(paths: Sequence[str], pages: Mapping[str, bytes],
 
 
 def _draft(store: Store, steps: Steps, batch_subject: str | None,
-           pages: Mapping[str, bytes] | None = None, trailers: Trailers = ()
+           pages: Mapping[str, bytes] | None = None, trailers: Trailers = (),
+           derived: list[tuple[HeadVersion, Plan]] | None = None
            ) -> IOResult[Draft, StoreError]:
     def derive(base: HeadVersion) -> IOResult[Draft, StoreError]:
         plan = Plan.start(base, now_stamp(store.deps.clock.now()), store.deps.detect)
         return IOResult.from_result(steps(plan)).bind(
             lambda planned: _guard_tree(store, base, planned[0]).bind(
                 lambda _: _page_changes(store, base, planned[0], pages or {})).map(
-                lambda paged: _drafted(base, planned, batch_subject, paged, trailers)))
+                lambda paged: _drafted(base, planned, batch_subject, paged, trailers,
+                                       derived)))
 
     return store.head().bind(derive)
 
@@ -225,8 +238,13 @@ def _draft(store: Store, steps: Steps, batch_subject: str | None,
 def _run(store: Store, steps: Steps, batch_subject: str | None = None,
          pages: Mapping[str, bytes] | None = None, trailers: Trailers = ()
          ) -> IOResult[Landed, StoreError]:
-    landed = land(store.deps, lambda: _draft(store, steps, batch_subject, pages, trailers),
-                  guard_edits=True)
+    derived: list[tuple[HeadVersion, Plan]] = []
+    landed = land(store.deps, lambda: _draft(store, steps, batch_subject, pages, trailers,
+                                             derived), guard_edits=True)
+    # The plan that landed already holds the new tip's records, parsed: kept warm, the
+    # next read (and, after a large write, the next command's cold start) need not
+    # parse them again.
+    landed = landed.map(lambda done: _kept_warm(store, done, derived))
     # A person's git commit that read the index before this write may already have
     # landed on top of it and undone it; checking now (cheap: this write's mark and a
     # tree lookup) restores it before the caller is told the write is in. What the

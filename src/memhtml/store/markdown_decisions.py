@@ -13,8 +13,10 @@ not undo any of that when the note changes:
   person removed.
 
 Which links are the note's is written in the memory itself: each imported memory
-carries a ``memhtml-source-links`` facet beside ``memhtml-source``, the link targets
-its note named (as written, with the note each resolved to then). Links are compared
+carries a ``memhtml-source-links`` meta beside ``memhtml-source``, the link targets
+its note named (as written, with the note each resolved to then). A memory imported
+before these were metas holds the same values as facets of its article, and is read
+the same way. Links are compared
 by the note at each end (a link's target is known by its ``memhtml-source`` whatever
 path a correction or an archive gave it since), so a link the live file has and the
 note's targets do not name is the store's, and a target the note named that the live
@@ -62,6 +64,7 @@ __all__ = [
     "digest_of",
     "import_needs",
     "source_of",
+    "target_rows",
     "targets_facet",
     "targets_of",
 ]
@@ -96,11 +99,19 @@ class Carried:
     """Links the note makes that the person had removed in the store: left out."""
 
 
+def _facet(record: MemoryRecord, name: str) -> str | None:
+    """A provenance value an import before the metas wrote as a facet."""
+    return next((f.value for f in record.facets if f.name == name), None)
+
+
 def source_of(record: MemoryRecord) -> tuple[str | None, str | None]:
-    """The note a memory was imported from and that note's digest, when it says."""
-    source = next((f.value for f in record.facets if f.name == SOURCE_FACET), None)
-    digest = next((f.value for f in record.facets if f.name == DIGEST_FACET), None)
-    return source, digest
+    """The note a memory was imported from and that note's digest, when it says: its
+    ``memhtml-source`` metas, or the facets an earlier import wrote instead."""
+    if record.source is not None:
+        return record.source, record.source_sha256
+    if not record.facets:
+        return None, None
+    return _facet(record, SOURCE_FACET), _facet(record, DIGEST_FACET)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,18 +198,24 @@ NoteTarget = tuple[str, str, bool, str | None]
 resolved to when written or None)."""
 
 
-def targets_facet(targets: Iterable[NoteTarget]) -> str:
-    """The ``memhtml-source-links`` value: the targets as compact JSON, sorted."""
+def targets_facet(targets: Iterable[NoteTarget], in_front: Iterable[NoteTarget] = ()
+                  ) -> str:
+    """The ``memhtml-source-links`` value: the targets as compact JSON, sorted; a
+    target the frontmatter's ``edges`` named carries a fifth field, ``true`` (the
+    export writes it there again)."""
+    front = set(in_front)
     rows = sorted({(rel, name, is_path, note) for rel, name, is_path, note in targets},
                   key=lambda row: (row[0], row[1], row[2], row[3] or ""))
-    return json.dumps([list(row) for row in rows], ensure_ascii=False,
-                      separators=(",", ":"))
+    return json.dumps([[*row, True] if row in front else list(row) for row in rows],
+                      ensure_ascii=False, separators=(",", ":"))
 
 
-def targets_of(record: MemoryRecord) -> tuple[NoteTarget, ...] | None:
-    """The targets a memory's note named, from its facet; None when the memory has
-    none that reads (imported before the facet existed, or the facet was edited)."""
-    value = next((f.value for f in record.facets if f.name == LINKS_FACET), None)
+def target_rows(record: MemoryRecord) -> tuple[tuple[NoteTarget, bool], ...] | None:
+    """The targets a memory's note named, each with whether the frontmatter named it,
+    from its meta (or the facet an earlier import wrote); None when the memory has
+    none that reads (imported before it was recorded, or the value was edited)."""
+    value = record.source_links if record.source_links is not None else (
+        _facet(record, LINKS_FACET) if record.facets else None)
     if value is None:
         return None
     try:
@@ -207,14 +224,21 @@ def targets_of(record: MemoryRecord) -> tuple[NoteTarget, ...] | None:
         return None
     if not isinstance(rows, list):
         return None
-    out: list[NoteTarget] = []
+    out: list[tuple[NoteTarget, bool]] = []
     for row in rows:
-        if not (isinstance(row, list) and len(row) == 4 and isinstance(row[0], str)
+        if not (isinstance(row, list) and len(row) in (4, 5) and isinstance(row[0], str)
                 and isinstance(row[1], str) and isinstance(row[2], bool)
-                and (row[3] is None or isinstance(row[3], str))):
+                and (row[3] is None or isinstance(row[3], str))
+                and (len(row) == 4 or row[4] is True)):
             return None
-        out.append((row[0], row[1], row[2], row[3]))
+        out.append(((row[0], row[1], row[2], row[3]), len(row) == 5))
     return tuple(out)
+
+
+def targets_of(record: MemoryRecord) -> tuple[NoteTarget, ...] | None:
+    """The targets a memory's note named (``target_rows`` without where)."""
+    rows = target_rows(record)
+    return None if rows is None else tuple(target for target, _ in rows)
 
 
 LinkKey = tuple[str, str]

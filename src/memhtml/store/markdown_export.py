@@ -2,17 +2,19 @@
 
 A store is exported so that another tool (an agent's markdown memory folder, an
 Obsidian vault) can read it, and so that ``import markdown`` brings it back as it
-was. Each active memory becomes one file at its store path with ``.md`` for
-``.html``: a YAML frontmatter block holding what the head carries (title, claim,
-type, dates, tags, entities, aliases, the other scalar metas that are set, and the
-edges as ``[[wikilinks]]`` grouped by rel), then the article as markdown, the claim
-as its first paragraph.
+was; the two are inverses both ways (docs/design.md, "Markdown interop"). Each
+active memory becomes one file: an imported one at its note's own name
+(``memhtml-source``) in its store folder, one written in the store at its store path
+with ``.md``. The file is a YAML frontmatter block and the article as markdown
+(``markdown_write``).
 
-The article is walked as a tree rather than read through its text blocks, because
-the blocks drop the shape a markdown reader needs (emphasis, links, list nesting,
-table cells). Text is escaped so that a markdown parser reads back the very
-characters the memory holds: a claim reading ``*not* [a link]`` stays those
-characters, not emphasis and a link.
+An imported memory is written the way its note was (``memhtml-source-shape``): its
+keys in their order and spelling, each with the memory's value now, its other fields
+in the style they were written, its claim where it stood, its links as it named them
+while they still name the same file; then whatever the store has set since. A memory
+written in the store gets the full frontmatter: title, claim, type, dates, every
+other meta that is set, tags, entities, aliases, and the edges the body does not
+already make, as ``[[wikilinks]]`` grouped by rel.
 """
 
 from __future__ import annotations
@@ -21,36 +23,43 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from urllib.parse import unquote
 
-import yaml
 from returns.result import Success
 
 from memhtml.contracts.paths import to_tree_path
 from memhtml.contracts.record import MemoryRecord
-from memhtml.format.fences import LANG_TOKEN
 from memhtml.format.hash import collapse_ascii_whitespace
-from memhtml.format.tree import HtmlElement, find_article, parse_html, tag_of
-from memhtml.store.markdown_convert import convert_body
+from memhtml.format.tree import HtmlElement, tag_of
+from memhtml.mdindex.links import NoteNames, derived_title, is_document_path
+from memhtml.store.layout import slug_of
+from memhtml.store.markdown_convert import Article, convert_body
+from memhtml.store.markdown_decisions import SOURCE_FACET, target_rows
+from memhtml.store.markdown_fields import ROLE_KEYS, ROLES, memory_type_of, number_text
 from memhtml.store.markdown_front import split_front
 from memhtml.store.markdown_index import exported_index
+from memhtml.store.markdown_shape import Shape, decode_shape
+from memhtml.store.markdown_write import (
+    Writing,
+    article_markdown,
+    article_root,
+    code_fence,
+    escape_inline,
+    escape_text,
+)
+from memhtml.store.markdown_yaml import block, facet_block, key_of, mapping, scalar
 
 MARKDOWN_SUFFIX = ".md"
 HTML_SUFFIX = ".html"
 
-_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&!])")
-"""Characters that open or close inline markdown wherever they stand (code spans,
-emphasis, links, raw HTML, table cells, strikethrough, entities, images)."""
-_ORDERED = re.compile(r"^(\d{1,9})([.)])")
-_BACKTICKS = re.compile(r"`+")
-
-_INLINE_CODE = frozenset({"code", "kbd", "samp"})
-_STRONG = frozenset({"strong", "b"})
-_EMPHASIS = frozenset({"em", "i", "cite", "dfn", "var"})
-_HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_QUOTES = frozenset({"blockquote", "aside"})
-_CONTAINERS = frozenset({"section", "details", "div", "header", "footer", "nav", "main",
-                         "address", "figure", "thead", "tbody", "tfoot"})
+DEFAULT_ORDER: tuple[str, ...] = (
+    "title", "claim", "type", "created", "updated", "valid_from", "valid_until",
+    "task_status", "due", "confidence", "importance", "author", "session", "prompt",
+    "turn", "reprieves", "needs_revision", "tags", "entities", "aliases", "edges")
+"""The places a memory written in the store fills, in this order, each when set; an
+imported memory's fields the note did not have follow its own keys in this order."""
+DEFAULT_KEYS: Mapping[str, str] = {**{role: keys[0] for role, keys in ROLE_KEYS},
+                                   "title": "name"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,288 +71,54 @@ class MarkdownExport:
     edges: int = 0
     dangling: int = 0
     """Edges whose target is not among the exported memories (archived or missing):
-    kept as a wikilink to the target's path, which no exported file answers."""
+    kept as a wikilink to the target's document path, which no exported file answers
+    and the import keeps as that address."""
     pages: int = 0
     """Markdown pages of the store (imported indexes) written beside the memories."""
 
 
 def markdown_path(store_path: str) -> str:
-    """A memory's export path: its tree path with ``.md`` in place of ``.html``."""
+    """A memory's store-path name: its tree path with ``.md`` in place of ``.html``."""
     tree = to_tree_path(store_path)
     stem = tree[: -len(HTML_SUFFIX)] if tree.endswith(HTML_SUFFIX) else tree
     return stem + MARKDOWN_SUFFIX
 
 
-def escape_inline(text: str) -> str:
-    """``text`` with every character that could start inline markup backslash-escaped.
-
-    Whitespace runs are not touched here; a block writer collapses them first."""
-    return _INLINE_SPECIAL.sub(r"\\\1", text)
-
-
-def escape_line_starts(text: str) -> str:
-    """Escape what would make any line of ``text`` a block construct (a heading, a
-    quote, a list item, a setext underline), after inline escaping."""
-    lines = []
-    for line in text.split("\n"):
-        ordered = _ORDERED.match(line)
-        if ordered:
-            lines.append(f"{ordered.group(1)}\\{ordered.group(2)}{line[ordered.end():]}")
-        elif line[:1] in {"#", ">", "+", "=", "-"}:
-            lines.append("\\" + line)
-        else:
-            lines.append(line)
-    return "\n".join(lines)
+def restored_path(record: MemoryRecord) -> str | None:
+    """An imported memory's export path: its store folder with the note's own folder
+    names and file name in place of the slugged ones (when the folder still ends in
+    them), or None for a memory that names no note."""
+    source = record.source
+    if not source or source.startswith("/") or ".." in source.split("/"):
+        return None
+    folder = posixpath.dirname(to_tree_path(record.path))
+    note_folders = [p for p in posixpath.dirname(source).split("/") if p]
+    parts = folder.split("/") if folder else []
+    slugged = [slug_of(p) for p in note_folders]
+    if note_folders and parts[len(parts) - len(slugged):] == slugged:
+        parts = parts[:len(parts) - len(slugged)] + note_folders
+    name = posixpath.basename(source)
+    if not name.endswith(MARKDOWN_SUFFIX):
+        name += MARKDOWN_SUFFIX
+    return "/".join([*parts, name])
 
 
-def escape_text(text: str) -> str:
-    """One paragraph's plain text as markdown that reads back as the same text.
-
-    A paragraph's ends lose any whitespace when markdown is read, a no-break or
-    ideographic space included, so such a space at either end is written as a
-    character reference, which reads back as itself."""
-    core = text.strip()
-    if not core:
-        return _references(text)
-    start = text.index(core[0])
-    return (_references(text[:start]) + escape_line_starts(escape_inline(core))
-            + _references(text[start + len(core):]))
-
-
-def _references(spaces: str) -> str:
-    return "".join(f"&#x{ord(ch):X};" for ch in spaces)
-
-
-def _code_span(text: str) -> str:
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def code_fence(code: str, lang: str | None) -> str:
-    """A fenced block whose fence is longer than any backtick run in the code; the
-    language only when it is a language name (an info string is one word)."""
-    longest = max((len(run) for run in _BACKTICKS.findall(code)), default=0)
-    fence = "`" * max(3, longest + 1)
-    name = (lang or "").strip()
-    info = name if LANG_TOKEN.fullmatch(name) else ""
-    return f"{fence}{info}\n{code}\n{fence}"
-
-
-def _text(value: str | None) -> str:
-    return escape_inline(value.replace("\n", " ").replace("\r", " ")) if value else ""
-
-
-def _inline(el: HtmlElement, skip: HtmlElement | None = None) -> str:
-    """The markdown of ``el``'s content, inline; ``skip`` (the claim's mark) left out."""
-    parts = [_text(el.text)]
-    for child in el:
-        if child is not skip:
-            parts.append(_inline_element(child, skip))
-        parts.append(_text(child.tail))
-    return "".join(parts)
-
-
-def _wrapped(marker: str, inner: str) -> str:
-    core = inner.strip()
-    if not core:
-        return inner
-    lead = inner[: len(inner) - len(inner.lstrip())]
-    trail = inner[len(inner.rstrip()):]
-    return f"{lead}{marker}{core}{marker}{trail}"
-
-
-def _inline_element(el: HtmlElement, skip: HtmlElement | None) -> str:
-    tag = tag_of(el)
-    if not tag or el is skip:
-        return ""
-    if tag == "br":
-        return "\\\n"
-    if tag in _INLINE_CODE:
-        return _code_span("".join(el.itertext()).replace("\n", " "))
-    inner = _inline(el, skip)
-    if tag in _STRONG:
-        return _wrapped("**", inner)
-    if tag in _EMPHASIS:
-        return _wrapped("*", inner)
-    if tag == "q":
-        return f"“{inner}”"
-    if tag == "a":
-        href = el.get("href")
-        if href and inner.strip():
-            target = href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-            return f"[{inner}]({target})"
-    return inner
-
-
-def _paragraph(markdown: str) -> str:
-    """Collapse an inline run into one paragraph's lines, each start escaped."""
-    lines = [collapse_ascii_whitespace(line).strip(" ")
-             for line in markdown.split("\\\n")]
-    text = "\\\n".join(line for line in lines if line)
-    return escape_line_starts(text) if text else ""
-
-
-@dataclass(slots=True)
-class _Blocks:
-    """The blocks written so far, and the claim's mark (taken out of its paragraph)."""
-
-    claim: HtmlElement | None
-    out: list[str] = field(default_factory=list)
-    depth: int = 1
-
-    def add(self, block: str) -> None:
-        if block.strip():
-            self.out.append(block)
-
-
-def _list(el: HtmlElement, blocks: _Blocks, indent: str = "") -> str:
-    ordered = tag_of(el) == "ol"
-    lines: list[str] = []
-    number = 1
-    for item in el:
-        if tag_of(item) != "li":
+def export_paths(records: Iterable[MemoryRecord]) -> dict[str, str]:
+    """Each record's export path, by store path. Every store-path name is claimed
+    first; then, in store-path order, each imported memory takes its note's own name
+    when no other file claims it (case aside), else keeps its store-path name."""
+    ordered = sorted(records, key=lambda r: r.path)
+    paths = {r.path: markdown_path(r.path) for r in ordered}
+    claimed = {paths[r.path].casefold(): r.path for r in ordered}
+    for record in ordered:
+        restored = restored_path(record)
+        if restored is None or restored == paths[record.path]:
             continue
-        marker = f"{number}. " if ordered else "- "
-        number += 1
-        pad = indent + " " * len(marker)
-        own: list[str] = [_text(item.text)]
-        nested: list[str] = []
-        for child in item:
-            if tag_of(child) in {"ul", "ol"}:
-                nested.append(_list(child, blocks, pad))
-            elif tag_of(child) in _INLINE_TAGS:
-                own.append(_inline_element(child, blocks.claim))
-            else:
-                own.append(" " + _inline_element(child, blocks.claim) + " ")
-            own.append(_text(child.tail))
-        text = _paragraph("".join(own)).replace("\\\n", "\\\n" + pad)
-        lines.append(f"{indent}{marker}{text}".rstrip())
-        lines.extend(nested)
-    return "\n".join(lines)
-
-
-def _cell(el: HtmlElement) -> str:
-    text = collapse_ascii_whitespace(_inline(el).replace("\\\n", " ")).strip(" ")
-    return text or " "
-
-
-def _table(el: HtmlElement, blocks: _Blocks) -> None:
-    rows: list[list[str]] = []
-    for row in el.iter("tr"):
-        rows.append([_cell(c) for c in row if tag_of(c) in {"td", "th"}])
-    for caption in el.iter("caption"):
-        blocks.add(_paragraph(_inline(caption)))
-    if not rows:
-        return
-    width = max(len(r) for r in rows)
-    padded = [r + [" "] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(padded[0]) + " |", "|" + " --- |" * width]
-    lines += ["| " + " | ".join(r) + " |" for r in padded[1:]]
-    blocks.add("\n".join(lines))
-
-
-def _definitions(el: HtmlElement, blocks: _Blocks) -> None:
-    """A ``<dl>`` as a list: ``**term**: definition``, terms of one group joined."""
-    lines: list[str] = []
-    terms: list[str] = []
-    for child in el:
-        tag = tag_of(child)
-        text = collapse_ascii_whitespace(
-            _inline(child, blocks.claim).replace("\\\n", " ")).strip(" ")
-        if tag == "dt":
-            terms.append(text)
-        elif tag == "dd":
-            head = " / ".join(f"**{t}**" for t in terms if t)
-            lines.append(f"- {head}: {text}" if head else f"- {text}")
-            terms = []
-    lines.extend(f"- **{t}**" for t in terms if t)
-    blocks.add("\n".join(lines))
-
-
-def _quote(el: HtmlElement, blocks: _Blocks) -> None:
-    inner = _Blocks(blocks.claim, depth=blocks.depth)
-    _children(el, inner)
-    text = "\n\n".join(inner.out)
-    blocks.add("\n".join(f"> {line}".rstrip() for line in text.split("\n")))
-
-
-def _figure_code(el: HtmlElement) -> str:
-    code_el = next((c for c in el if tag_of(c) == "code"), None)
-    lang = code_el.get("data-lang") if code_el is not None else None
-    code = "".join(el.itertext()).rstrip("\n")
-    return code_fence(code, lang)
-
-
-def _heading(level: int, el: HtmlElement) -> str:
-    """An ATX heading; every ``#`` of its text escaped, so none reads as a closing run."""
-    text = _paragraph(_inline(el).replace("#", "\\#")).replace("\\\n", " ")
-    return f"{'#' * level} {text}"
-
-
-def _block(el: HtmlElement, blocks: _Blocks) -> None:
-    tag = tag_of(el)
-    if not tag:
-        return
-    if tag in {"p", "figcaption", "caption"}:
-        blocks.add(_paragraph(_inline(el, blocks.claim)))
-    elif tag in _HEADINGS:
-        blocks.add(_heading(_HEADINGS[tag], el))
-    elif tag == "summary":
-        blocks.add(_heading(min(blocks.depth, 6), el))
-    elif tag in {"ul", "ol"}:
-        blocks.add(_list(el, blocks))
-    elif tag == "dl":
-        _definitions(el, blocks)
-    elif tag == "table":
-        _table(el, blocks)
-    elif tag == "pre":
-        blocks.add(_figure_code(el))
-    elif tag in _QUOTES:
-        _quote(el, blocks)
-    elif tag in _CONTAINERS:
-        nested = tag in {"section", "details"}
-        blocks.depth += nested
-        _children(el, blocks)
-        blocks.depth -= nested
-    else:
-        blocks.add(_paragraph(_inline_element(el, blocks.claim)))
-
-
-def _children(el: HtmlElement, blocks: _Blocks) -> None:
-    """Each child as its blocks; loose text between block children is a paragraph."""
-    loose: list[str] = [_text(el.text)]
-    for child in el:
-        if tag_of(child) in _INLINE_TAGS:
-            loose.append(_inline_element(child, blocks.claim))
-            loose.append(_text(child.tail))
-            continue
-        blocks.add(_paragraph("".join(loose)))
-        loose = []
-        _block(child, blocks)
-        loose.append(_text(child.tail))
-    blocks.add(_paragraph("".join(loose)))
-
-
-_INLINE_TAGS = frozenset({"a", "abbr", "b", "br", "cite", "code", "data", "dfn", "em", "i",
-                          "kbd", "mark", "q", "samp", "span", "strong", "time", "var"})
-
-
-def article_markdown(html: str, claim: str) -> str:
-    """The article of a memory file as markdown: the claim first, as its own paragraph
-    (its mark's markup kept, so a code span in it stays one), then every block of the
-    article in order, the claim's mark left out of the paragraph that held it."""
-    root, _ = parse_html(html)
-    article = find_article(root) if root is not None else None
-    blocks = _Blocks(None)
-    first = escape_text(collapse_ascii_whitespace(claim).strip(" "))
-    if article is not None:
-        blocks.claim = next(article.iter("mark"), None)
-        if blocks.claim is not None:
-            first = _paragraph(_inline(blocks.claim)) or first
-        _children(article, blocks)
-    return "\n\n".join([first, *blocks.out])
+        holder = claimed.get(restored.casefold())
+        if holder is None:
+            claimed[restored.casefold()] = record.path
+            paths[record.path] = restored
+    return paths
 
 
 def _link_names(paths: Iterable[str]) -> dict[str, str]:
@@ -359,30 +134,281 @@ def _link_names(paths: Iterable[str]) -> dict[str, str]:
             for path, stem in names.items()}
 
 
-def _frontmatter(record: MemoryRecord, edges: dict[str, list[str]]) -> str:
-    data: dict[str, Any] = {
-        "name": record.title,
-        "description": collapse_ascii_whitespace(record.claim).strip(" "),
-        "type": record.memory_type,
-        "created": record.created_at,
+@dataclass(frozen=True, slots=True)
+class _Folder:
+    """The exported files: each memory's path, each file's wikilink name, and the
+    names every file answers to (so a link can keep the name its note wrote)."""
+
+    paths: Mapping[str, str]
+    names: Mapping[str, str]
+    notes: NoteNames
+
+    def target(self, href: str | None) -> str | None:
+        """The exported file an ``href`` names, or None."""
+        if not href or not href.startswith("/") or href.startswith("//"):
+            return None
+        return self.paths.get(to_tree_path(href))
+
+    def resolve(self, name: str, is_path: bool) -> str | None:
+        """The exported file a link names (a ``.md`` path already taken relative to the
+        folder's root), as the import will resolve it."""
+        return self.notes.resolve(name, is_path)
+
+
+_WIKILINK_ESCAPES = re.compile(r"[\\`*<&\[\]]|(?<![^\W_])_|_(?![^\W_])")
+"""What must be escaped inside a wikilink for markdown to leave it one run of text: an
+escape, a code span, emphasis (``_`` only where it is not inside a word), raw HTML,
+an entity, a bracket. Nothing else is, since other tools (Obsidian) read the name
+inside ``[[...]]`` as written, escapes and all."""
+
+
+def _raw(text: str) -> str:
+    """A wikilink's name or label, escaped only where markdown would read markup."""
+    return _WIKILINK_ESCAPES.sub(lambda hit: "\\" + hit.group(0), text)
+
+
+def _shown(written: str) -> str:
+    """The text the import shows for ``[[written]]``."""
+    name, _, heading = written.partition("#")
+    return written if name else heading
+
+
+def _dest(href: str) -> str:
+    return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
+def _title(el: HtmlElement) -> str:
+    title = el.get("title")
+    return f' "{title.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"' \
+        if title else ""
+
+
+def _link(folder: _Folder, own: str, el: HtmlElement, label: str) -> str:
+    """An anchor as markdown: a wikilink as its note wrote it while that still names
+    the same file, else by the file's name; a relative link recomputed when its file
+    moved; a web link as it is."""
+    href = el.get("href")
+    target = folder.target(href)
+    plain = collapse_ascii_whitespace("".join(el.itertext())).strip(" ")
+    written = el.get("data-wikilink")
+    md_href = el.get("data-md-href")
+    if written is None and md_href is None and href and href.startswith("/"):
+        written = folder.names[target] if target is not None else href
+    if written is not None:
+        name, _, heading = written.partition("#")
+        use = written
+        if target is not None and name and folder.resolve(name, False) != target:
+            use = folder.names[target] + (f"#{heading}" if heading else "")
+        elif target is None and href and is_document_path(href):
+            use = href
+        alias = "" if use == written and plain == _shown(written) else "|" + _raw(plain)
+        return f"[[{_raw(use)}{alias}]]"
+    if md_href is not None:
+        dest = md_href
+        path, hash_, fragment = md_href.partition("#")
+        here = posixpath.dirname(own)
+        if target is not None and posixpath.normpath(
+                posixpath.join(here, unquote(path))) != target:
+            dest = _dest(posixpath.relpath(target, here or ".")) + hash_ + fragment
+        return f"[{label}]({dest or '<>'}{_title(el)})"
+    if href:
+        return f"[{label}]({_dest(href)}{_title(el)})"
+    return label
+
+
+def _front_dl(article: HtmlElement | None, shape: Shape
+              ) -> tuple[HtmlElement, dict[str, list[str]]] | None:
+    """The article's last block when it is the ``<dl>`` the import made of the note's
+    other fields, with each key's values as written."""
+    if article is None or shape.keys is None:
+        return None
+    blocks = [c for c in article if tag_of(c)]
+    last = blocks[-1] if blocks else None
+    if last is None or tag_of(last) != "dl" or (last.tail or "").strip():
+        return None
+    keys = [k for k, code in shape.keys if code not in ROLES or code == "type"]
+    values: dict[str, list[str]] = {}
+    order: list[str] = []
+    for child in last:
+        tag = tag_of(child)
+        text = "".join(child.itertext())
+        if tag == "dt":
+            order.append(text)
+            values[text] = []
+        elif tag == "dd" and order:
+            values[order[-1]].append(text)
+        elif tag:
+            return None
+    expected = iter(keys)
+    if len(set(order)) != len(order) or not all(k in expected for k in order):
+        return None
+    return last, values
+
+
+def _lead_paragraph(article: HtmlElement | None) -> HtmlElement | None:
+    """The claim's paragraph the import added: the article's first block, a ``<p>``
+    holding only the mark."""
+    first = next((c for c in article if tag_of(c)), None) if article is not None else None
+    if first is None or tag_of(first) != "p" or (first.text or "").strip() or len(first) != 1:
+        return None
+    return first if tag_of(first[0]) == "mark" and not (first[0].tail or "").strip() else None
+
+
+@dataclass(slots=True)
+class _File:
+    """One memory's file, as it is being written."""
+
+    record: MemoryRecord
+    own: str
+    shape: Shape | None
+    facets: dict[str, list[str]]
+    body: str
+    derived: Article
+    """The body as the import will read it with no frontmatter: what it derives."""
+    edges: dict[str, list[str]]
+    dangling: int
+
+
+def _edges(record: MemoryRecord, folder: _Folder, derived: Article
+           ) -> tuple[dict[str, list[str]], int]:
+    """The edges the frontmatter lists: every link the body does not already make
+    (the import makes one for each link in the text), and those the note's own
+    ``edges`` named, each by the name the note wrote while it names the same file."""
+    implied: set[tuple[str, str]] = set()
+    for target in derived.targets:
+        if not target.is_path and is_document_path(target.name):
+            implied.add((target.rel, target.name))
+            continue
+        found = folder.resolve(target.name, target.is_path)
+        if found is not None:
+            implied.add((target.rel, found))
+    front: dict[tuple[str, str], str] = {}
+    for (rel, name, is_path, _), in_front in target_rows(record) or ():
+        found = folder.resolve(name, is_path) if in_front else None
+        if found is not None:
+            front.setdefault((rel, found), name)
+    edges: dict[str, list[str]] = {}
+    dangling = 0
+    for link in record.links:
+        exported = folder.target(link.href)
+        if exported is None:
+            dangling += 1
+        key = (link.rel, exported if exported is not None else link.href)
+        if key in implied and key not in front:
+            continue
+        name = front.get(key) or (folder.names[exported] if exported is not None
+                                  else link.href)
+        edges.setdefault(link.rel, []).append(f"[[{name}]]")
+    return edges, dangling
+
+
+def _values(file: _File) -> dict[str, str | list[str] | dict[str, list[str]] | None]:
+    """What each place holds now, as the frontmatter writes it."""
+    record, shape = file.record, file.shape
+    type_written = next(iter(file.facets.get("type", ())), None)
+    memory_type = type_written if type_written is not None and memory_type_of(
+        type_written) == record.memory_type else record.memory_type
+    tags = [t for t in record.tags
+            if shape is None or (t not in shape.added and t not in shape.body_tags)]
+    return {
+        "title": record.title, "claim": collapse_ascii_whitespace(record.claim).strip(" "),
+        "type": memory_type, "tags": tags, "aliases": list(record.aliases),
+        "entities": list(record.entities), "created": record.created_at,
         "updated": record.updated_at,
+        "confidence": None if record.confidence is None else number_text(record.confidence),
+        "importance": None if record.importance is None else str(record.importance),
+        "author": record.author, "session": record.session_id, "prompt": record.prompt_id,
+        "turn": record.turn_uuid, "valid_from": record.valid_from,
+        "valid_until": record.valid_until,
+        "reprieves": None if record.reprieves is None else str(record.reprieves),
+        "needs_revision": None if record.needs_revision is None else (
+            "true" if record.needs_revision else "false"),
+        "task_status": record.task_status, "due": record.due_at, "edges": file.edges or None,
     }
-    optional: dict[str, Any] = {
-        "event": record.event_at, "valid_from": record.valid_from,
-        "valid_until": record.valid_until, "task_status": record.task_status,
-        "due": record.due_at, "confidence": record.confidence,
-        "importance": record.importance, "author": record.author,
-    }
-    data.update({key: value for key, value in optional.items() if value is not None})
-    for key, values in (("tags", record.tags), ("entities", record.entities),
-                        ("aliases", record.aliases)):
-        if values:
-            data[key] = list(values)
-    if edges:
-        data["edges"] = edges
-    dumped = yaml.safe_dump(data, allow_unicode=True, sort_keys=False,
-                            default_flow_style=False, width=10_000)
-    return f"---\n{dumped}---\n"
+
+
+def _needed(role: str, file: _File, value: object) -> bool:
+    """Whether a place the note did not have is written (the store set it since, or
+    the import would not derive it again)."""
+    record = file.record
+    if value is None or value in ([], {}):
+        return False
+    if role == "title":
+        return record.title != (file.derived.title or derived_title(file.own))
+    if role == "claim":
+        return file.derived.claim != value
+    if role == "type":
+        return value != "semantic"
+    if role == "created":
+        return False
+    if role == "updated":
+        return record.updated_at != record.created_at
+    if role == "task_status":
+        return value != "todo"
+    return True
+
+
+def _line(key: str, role: str, value: object) -> str:
+    if role in ("tags", "aliases", "entities"):
+        return block(key, value if isinstance(value, list) else [])
+    if role == "edges":
+        return mapping(key, value if isinstance(value, dict) else {})
+    text = str(value)
+    if role in ("confidence", "importance", "reprieves", "needs_revision"):
+        return f"{key_of(key)}: {text}"
+    return f"{key_of(key)}: {scalar(text)}"
+
+
+def _frontmatter(file: _File) -> str:
+    values = _values(file)
+    lines: list[str] = []
+    done: set[str] = set()
+    shape = file.shape
+    keys = shape.keys if shape is not None and shape.keys is not None else ()
+    for key, code in keys:
+        if code in ROLES:
+            done.add(code)
+            value = values.get(code)
+            if value is None or (code != "tags" and not value):
+                continue
+            lines.append(_line(key, code, value))
+        elif key in file.facets:
+            lines.append(facet_block(key, code, file.facets[key]))
+    for role in DEFAULT_ORDER:
+        if role in done:
+            continue
+        value = values.get(role)
+        if (shape is None and value not in (None, [], {})) or (
+                shape is not None and _needed(role, file, value)):
+            lines.append(_line(DEFAULT_KEYS[role], role, value))
+    if not lines and (shape is None or shape.keys is None):
+        return ""
+    return "---\n" + "\n".join(lines) + ("\n" if lines else "") + "---\n"
+
+
+def _file(record: MemoryRecord, folder: _Folder) -> _File:
+    own = folder.paths[record.path]
+    shape = decode_shape(record.source_shape) if record.source else None
+    legacy = record.source is None and any(f.name == SOURCE_FACET for f in record.facets)
+    article = article_root(record.html)
+    skip: set[int] = set()
+    facets: dict[str, list[str]] = {}
+    if shape is not None:
+        lead = _lead_paragraph(article) if shape.lead else None
+        if lead is not None:
+            skip.add(id(lead))
+        found = _front_dl(article, shape)
+        if found is not None:
+            skip.add(id(found[0]))
+            facets = found[1]
+    writing = Writing(lambda el, label: _link(folder, own, el, label),
+                      frozenset(record.tags), frozenset(skip), legacy)
+    body = article_markdown(article, writing) if article is not None else ""
+    if not body and shape is None:
+        body = escape_text(collapse_ascii_whitespace(record.claim).strip(" "))
+    derived = convert_body(body, own)
+    edges, dangling = _edges(record, folder, derived)
+    return _File(record, own, shape, facets, body, derived, edges, dangling)
 
 
 def is_exported(record: MemoryRecord) -> bool:
@@ -397,7 +423,7 @@ def is_index_page(page: str, text: str) -> bool:
     split = split_front(text.removeprefix("\ufeff").replace("\r\n", "\n"))
     if not isinstance(split, Success):
         return False
-    return convert_body(split.unwrap()[1], page, claim_given=False).is_index
+    return convert_body(split.unwrap()[1], page).is_index
 
 
 def export_markdown(records: Iterable[MemoryRecord],
@@ -407,29 +433,22 @@ def export_markdown(records: Iterable[MemoryRecord],
     that are not index pages stay behind) at its own path, its links to memories
     pointed at their exported files.
 
-    Edges name their targets by wikilink name; a target that is not exported keeps
-    its store path (without ``.html``), so nothing is dropped, and is counted as
-    dangling. A page at a path a memory is exported to is left out: the memory is
-    the fact."""
+    An edge names its target as the note did, or by the target's wikilink name; a
+    target that is not exported keeps its document path (``[[/archive/...html]]``),
+    so nothing is dropped, and is counted as dangling. A page at a path a memory is
+    exported to is left out: the memory is the fact."""
     chosen = sorted((r for r in records if is_exported(r)), key=lambda r: r.path)
-    paths = {r.path: markdown_path(r.path) for r in chosen}
-    names = _link_names(paths.values())
+    paths = export_paths(chosen)
+    folder = _Folder(paths, _link_names(paths.values()),
+                     NoteNames.of((paths[r.path], r.title, r.aliases) for r in chosen))
     files: dict[str, str] = {}
     edge_count = dangling = 0
     for record in chosen:
-        edges: dict[str, list[str]] = {}
-        for link in record.links:
-            target = to_tree_path(link.href)
-            exported = paths.get(target)
-            if exported is None:
-                dangling += 1
-                name = target[: -len(HTML_SUFFIX)] if target.endswith(HTML_SUFFIX) else target
-            else:
-                name = names[exported]
-            edges.setdefault(link.rel, []).append(f"[[{name}]]")
-            edge_count += 1
-        body = article_markdown(record.html, record.claim)
-        files[paths[record.path]] = _frontmatter(record, edges) + "\n" + body + "\n"
+        file = _file(record, folder)
+        edge_count += len(record.links)
+        dangling += file.dangling
+        front = _frontmatter(file)
+        files[file.own] = (front + "\n" if front else "") + file.body + "\n"
     written = 0
     for page, text in sorted((pages or {}).items()):
         if page not in files and is_index_page(page, text):
@@ -440,11 +459,12 @@ def export_markdown(records: Iterable[MemoryRecord],
 
 __all__ = [
     "MarkdownExport",
-    "article_markdown",
     "code_fence",
     "escape_inline",
     "escape_text",
     "export_markdown",
+    "export_paths",
     "is_exported",
     "markdown_path",
+    "restored_path",
 ]

@@ -1,25 +1,24 @@
 """A markdown file's YAML frontmatter, read with a real YAML parser and nothing lost.
 
 Agent memory folders, Obsidian vaults and basic-memory notes all open a file with a
-``---`` block of YAML. Every field is kept: the few with a place in a memory file go
-there (``name``/``title`` the title, ``description`` the claim, ``type`` the memory
-type, ``tags`` and ``aliases`` the head's lists, ``created``/``updated`` the write
-stamps), and every other field becomes a facet of the article, so nothing a person
-wrote silently disappears.
+``---`` block of YAML. This module reads the block into plain mappings, lists and
+strings; ``markdown_fields`` sorts the fields into the memory's places.
 
 A memory folder is input from outside, so the block is read as data and within
 bounds. Only the parser's events are used: no constructor runs, so no tag can build
 an object, and keys and scalars stay the text written (YAML 1.1 would read ``1:`` and
-``true:`` as two keys that hash alike, and ``no`` as False). Aliases are refused
-where the parser meets them (nine nested ``&a [*a, ...]`` lines stand for 387
-million values), and so is nesting, a count of values or a block past its cap: a
-refusal costs the parse up to that point and names the note.
+``true:`` as two keys that hash alike, and ``no`` as False). A scalar written quoted
+or as a block (``'1.10'``, ``|``) comes back as ``Quoted``, a ``str`` that remembers
+it, so the export can write it the way it was and another YAML reader keeps reading
+``version: "1.10"`` as text. Aliases are refused where the parser meets them (nine
+nested ``&a [*a, ...]`` lines stand for 387 million values), and so is nesting, a
+count of values or a block past its cap: a refusal costs the parse up to that point
+and names the note.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,40 +27,11 @@ from typing import TypeAlias
 import yaml
 from returns.result import Failure, Result, Success
 
-from memhtml.contracts.vocabulary import EdgeRel, MemoryType, is_edge_rel, is_memory_type
 from memhtml.store.errors import (
     FrontmatterDuplicateField,
     FrontmatterOverLimit,
     FrontmatterRefused,
 )
-
-TYPE_MAP: dict[str, MemoryType] = {
-    "user": "user_preference",
-    "feedback": "agent_insight",
-    "project": "arc",
-    "reference": "semantic",
-}
-"""The agent-memory types, one to one onto memory types, so two never collapse:
-``user`` (who the person is, what they prefer) is a user preference, ``feedback``
-(how to work, learned from being corrected) an agent insight, ``project`` (ongoing
-work and its course) an arc, ``reference`` (where things are) a semantic fact. A
-type that already names a memory type is kept; any other becomes ``semantic``. The
-original spelling always stays as the ``type`` facet, so nothing is lost either way."""
-
-TITLE_KEYS = ("name", "title")
-CLAIM_KEY = "description"
-TYPE_KEY = "type"
-TAG_KEYS = ("tags", "tag")
-ALIAS_KEYS = ("aliases", "alias")
-CREATED_KEYS = ("created", "created_at", "date")
-UPDATED_KEYS = ("updated", "updated_at", "modified")
-EDGE_KEY = "edges"
-"""A mapping of edge rel to link targets (``[[name]]`` or a plain name), as
-``memhtml export markdown`` writes it; a rel outside the vocabulary stays a facet."""
-_WIKILINK = re.compile(r"^\[\[(.+?)\]\]$")
-OWN_FACET_PREFIX = "memhtml-source"
-"""Facets the import writes itself; a field of that name in the input is not copied,
-so a re-import of an export cannot end with two source facets."""
 
 _FAST_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
 """libyaml's parser, when PyYAML was built with it: its events are the pure parser's,
@@ -134,16 +104,24 @@ class _Open:
     keys: dict[str, int] = field(default_factory=dict)
 
 
+class Quoted(str):
+    """A scalar written quoted or as a block scalar: its text, and the fact that the
+    writer did not leave it plain (so a reader typing scalars keeps it text)."""
+
+    __slots__ = ()
+
+
 def _scalar(event: yaml.ScalarEvent) -> str | None:
     """A scalar as the text written (quotes and escapes read, no type guessed): a
-    plain null is None, everything else its string. YAML 1.1 would turn ``1.10`` into
-    ``1.1``, ``012`` into ``10``, ``12:30`` into ``750`` and ``no`` into ``False``;
-    a note's field is text to its writer, so it is kept as they wrote it."""
+    plain null is None, a quoted or block one ``Quoted``, everything else its string.
+    YAML 1.1 would turn ``1.10`` into ``1.1``, ``012`` into ``10``, ``12:30`` into
+    ``750`` and ``no`` into ``False``; a note's field is text to its writer, so it is
+    kept as they wrote it."""
     if event.tag == _NULL_TAG:
         return None
     if event.tag in (None, "!") and event.implicit[0] and _NULL.fullmatch(event.value):
         return None
-    return str(event.value)
+    return Quoted(event.value) if event.style else str(event.value)
 
 
 def _put(top: _Open, value: object, event: yaml.Event) -> None:
@@ -250,34 +228,18 @@ _FENCE = re.compile(r"---[ \t]*")
 _CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
 
 
-@dataclass(frozen=True, slots=True)
-class Front:
-    """What the frontmatter says, split by where each field goes."""
-
-    title: str | None = None
-    description: str | None = None
-    type: str | None = None
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    created: str | None = None
-    updated: str | None = None
-    facets: tuple[tuple[str, str], ...] = ()
-    edges: tuple[tuple[EdgeRel, str], ...] = ()
-    """(rel, target name) of each edge the ``edges`` field names."""
-
-
 FrontFailure: TypeAlias = str | FrontmatterRefused
 """Why a note's frontmatter cannot be read: a bound or a repeated field as a typed
 error (``file`` left empty for the caller to name), anything else in words."""
 
 
-def split_front(text: str) -> Result[tuple[dict[str, object], str], FrontFailure]:
+def split_front(text: str) -> Result[tuple[dict[str, object] | None, str], FrontFailure]:
     """The frontmatter mapping and the text after it. No ``---`` first line means no
-    frontmatter; an opened block that never closes, or one that is not a YAML
+    frontmatter (None); an opened block that never closes, or one that is not a YAML
     mapping, is refused: taking it as prose would make ``--- title: x`` a claim."""
     lines = text.split("\n")
     if not lines or _FENCE.fullmatch(lines[0]) is None:
-        return Success(({}, text))
+        return Success((None, text))
     for index, line in enumerate(lines[1:], start=1):
         if _CLOSE.fullmatch(line):
             block = "\n".join(lines[1:index])
@@ -364,114 +326,3 @@ _ASCII_RUN = re.compile(r"[ \t\n\r\f\v]+")
 def ascii_collapsed(text: str) -> str:
     """``text`` with each run of ASCII whitespace as one space, trimmed of it."""
     return _ASCII_RUN.sub(" ", text).strip(" ")
-
-
-def text_of(value: object) -> str:
-    """A field's value as one line of text: scalars as written, a list of scalars
-    joined by commas, anything else as JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if isinstance(value, list | tuple) and all(
-            not isinstance(v, dict | list | tuple) for v in value):
-        return ", ".join(text_of(v) for v in value)
-    if isinstance(value, str | int | float):
-        # ASCII whitespace only, as the store collapses a title or claim: a no-break
-        # or ideographic space is text and stays.
-        return ascii_collapsed(str(value))
-    return json.dumps(value, default=str, ensure_ascii=False, sort_keys=True)
-
-
-def words_of(value: object) -> tuple[str, ...]:
-    """A tags or aliases field: a YAML list, or a string of comma- or space-separated
-    words (Obsidian accepts both); a leading ``#`` is dropped."""
-    if isinstance(value, str):
-        items: list[object] = [w for w in re.split(r"[,\s]+", value) if w]
-    elif isinstance(value, list | tuple):
-        items = list(value)
-    elif value is None:
-        items = []
-    else:
-        items = [value]
-    out: list[str] = []
-    for item in items:
-        word = text_of(item).strip().lstrip("#").strip()
-        if word and word not in out:
-            out.append(word)
-    return tuple(out)
-
-
-def _first(fields: dict[str, object], keys: tuple[str, ...]) -> tuple[str | None, object]:
-    for key in keys:
-        if key in fields and fields[key] is not None:
-            return key, fields[key]
-    return None, None
-
-
-def _edges_of(value: object) -> tuple[tuple[EdgeRel, str], ...] | None:
-    """The edges an ``edges`` mapping names, or None when it is not one this reads
-    (then it is kept as a facet). A target is ``[[name]]`` (an alias after ``|`` and a
-    heading after ``#`` are dropped) or a plain name."""
-    if not isinstance(value, dict) or not all(is_edge_rel(str(k)) for k in value):
-        return None
-    out: list[tuple[EdgeRel, str]] = []
-    for rel, targets in value.items():
-        items = targets if isinstance(targets, list) else [targets]
-        for item in items:
-            if not isinstance(item, str):
-                return None
-            found = _WIKILINK.match(item.strip())
-            name = (found.group(1) if found else item).split("|")[0].split("#")[0].strip()
-            if name:
-                out.append((str(rel), name))  # type: ignore[arg-type]
-    return tuple(out)
-
-
-def read_front(fields: dict[str, object]) -> Front:
-    """The mapping sorted into the memory's places; every other field a facet."""
-    used: set[str] = set()
-    title_key, title = _first(fields, TITLE_KEYS)
-    claim_key = CLAIM_KEY if fields.get(CLAIM_KEY) is not None else None
-    type_key = TYPE_KEY if fields.get(TYPE_KEY) is not None else None
-    tags_key, tags = _first(fields, TAG_KEYS)
-    alias_key, aliases = _first(fields, ALIAS_KEYS)
-    created_key, created = _first(fields, CREATED_KEYS)
-    updated_key, updated = _first(fields, UPDATED_KEYS)
-    created_at, updated_at = instant_of(created), instant_of(updated)
-    for key, keep in ((title_key, True), (claim_key, True), (tags_key, True),
-                      (alias_key, True), (created_key, created_at is not None),
-                      (updated_key, updated_at is not None)):
-        if key is not None and keep:
-            used.add(key)
-    edges = _edges_of(fields.get(EDGE_KEY))
-    if edges is not None:
-        used.add(EDGE_KEY)
-    facets: list[tuple[str, str]] = []
-    if type_key is not None:
-        facets.append(("type", text_of(fields[type_key])))
-        used.add(type_key)
-    for key, value in fields.items():
-        if key in used or key.startswith(OWN_FACET_PREFIX):
-            continue
-        facets.append((key, text_of(value)))
-    return Front(
-        title=text_of(title) or None if title_key else None,
-        description=text_of(fields[claim_key]) or None if claim_key else None,
-        type=text_of(fields[type_key]) if type_key else None,
-        tags=words_of(tags), aliases=words_of(aliases),
-        created=created_at, updated=updated_at, facets=tuple(facets),
-        edges=edges or (),
-    )
-
-
-def memory_type_of(raw: str | None) -> MemoryType:
-    """The memory type a frontmatter ``type`` maps to (see ``TYPE_MAP``)."""
-    if raw is None:
-        return "semantic"
-    name = raw.strip().lower().replace("-", "_")
-    if is_memory_type(name):
-        return name
-    return TYPE_MAP.get(name, "semantic")

@@ -1,23 +1,29 @@
 """A folder of markdown memories as memory files, and the ops that keep it in step.
 
-Each file is converted on its own (``convert_markdown``: frontmatter by
-``markdown_front``, body by ``markdown_convert``) into a whole memory file, so the
-frontmatter's ``created``/``updated`` survive as the memory's stamps instead of the
-import's time. Links between notes are resolved only once every file has its store
-path, and become ``relates_to`` edges (or the rel a basic-memory relation names).
+Each file is converted on its own (``markdown_note.convert_markdown``: frontmatter by
+``markdown_front`` and ``markdown_fields``, body by ``markdown_convert``) into a
+whole memory file, so the frontmatter's ``created``/``updated`` survive as the
+memory's stamps instead of the import's time. Links between notes are resolved only
+once every file has its store path (``mdindex.links``, the rule ``md verify`` uses
+too): each becomes the ``href`` of its anchor in the article and an edge in the head.
 
-Every imported memory carries ``memhtml-source`` (its file's path under the folder)
-and ``memhtml-source-sha256`` (that file's bytes' digest), and, when its note links
-other notes, ``memhtml-source-links`` (the targets the note named). They are what
-makes a second import of the same folder a sync rather than a refusal: an unchanged
-file is skipped, a changed one lands through ``correct`` (the old version archived),
-one whose file is gone is archived, and all of it is one batch, so one commit. What
-the person decided in the store since is kept (``markdown_decisions``).
+Every imported memory carries its provenance as head metas (``memhtml-source``, the
+note's path under the folder; ``memhtml-source-sha256``, its bytes' digest;
+``memhtml-source-links``, the targets it named; ``memhtml-source-shape``, what it had
+that the memory keeps elsewhere), never as article text, so search does not see them
+and an export does not write them. They make a second import of the same folder a
+sync: an unchanged file is skipped without being converted, a changed one lands
+through ``correct`` (the old version archived), one whose file is gone is archived,
+and all of it is one batch, so one commit. What the person decided in the store
+since is kept (``markdown_decisions``).
+
+Names: a note lands at the slug of its path; when a memory holds that name (or
+another note of the same import took it first, in path order), at the first free of
+``-2``, ``-3``... A changed note's new version counts from its own slug again, so
+its names alternate rather than grow.
 
 A file whose body is only lists of links (an index such as ``MEMORY.md``) has no
-fact of its own: it becomes no memory but an index page (``markdown_index``), the
-same markdown committed beside the memories with each link to a note pointing at the
-memory it became, kept in step by a re-import like the notes are.
+fact of its own: it becomes no memory but an index page (``markdown_index``).
 """
 
 from __future__ import annotations
@@ -26,28 +32,19 @@ import datetime as dt
 import posixpath
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import Link, MemoryRecord
-from memhtml.contracts.vocabulary import MemoryType
-from memhtml.format import (
-    NewMemoryInput,
-    escape_text,
-    new_memory_doc,
-    parse_memory,
-    serialize_memory,
-)
+from memhtml.mdindex.links import NoteNames, is_document_path
 from memhtml.store.deps import Detector
-from memhtml.store.errors import FrontmatterRefused, describe
+from memhtml.store.errors import describe
 from memhtml.store.inputs import BArchive, BatchOp, BCorrect, BLink, BUnlink, BWrite, WriteInput
 from memhtml.store.layout import normalize_directory, slug_of
-from memhtml.store.markdown_convert import Article, Target, convert_body
 from memhtml.store.markdown_decisions import (
     DIGEST_FACET,
-    LINKS_FACET,
     SOURCE_FACET,
     Carried,
     Kept,
@@ -57,19 +54,23 @@ from memhtml.store.markdown_decisions import (
     carried_links,
     digest_of,
     import_needs,
-    targets_facet,
     targets_of,
 )
-from memhtml.store.markdown_front import (
-    Front,
-    FrontFailure,
-    ascii_collapsed,
-    memory_type_of,
-    read_front,
-    split_front,
-)
+from memhtml.store.markdown_fields import memory_type_of
 from memhtml.store.markdown_history import ImportHistory, import_home
 from memhtml.store.markdown_index import index_page
+from memhtml.store.markdown_note import (
+    Converted,
+    NotConverted,
+    check_rendered,
+    convert_markdown,
+    not_converted,
+    note_links,
+    note_targets,
+    render_file,
+    written_targets,
+)
+from memhtml.store.markdown_shape import decode_shape
 from memhtml.store.paths import Names, Spellings, new_memory_path, spelled
 
 MARKDOWN_SUFFIX = ".md"
@@ -89,23 +90,11 @@ __all__ = [
     "digest_of",
     "import_needs",
     "memory_type_of",
+    "note_links",
     "plan_import",
+    "render_file",
     "target_path",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Converted:
-    """One file, converted but not yet placed: its edges wait for every path."""
-
-    source: str
-    digest: str
-    title: str
-    claim: str
-    memory_type: MemoryType
-    front: Front
-    article: Article
-    tags: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,24 +103,6 @@ class ImportedMemory:
 
     source: str
     data: WriteInput
-
-
-@dataclass(frozen=True, slots=True)
-class NotConverted:
-    """A file left out of the import, and why; ``error`` is the typed error when the
-    reason has one (a frontmatter past a bound, a field named twice)."""
-
-    source: str
-    reason: str
-    error: FrontmatterRefused | None = None
-
-
-def not_converted(source: str, why: FrontFailure) -> NotConverted:
-    """The file left out for ``why``, a typed error naming the file when it is one."""
-    if isinstance(why, str):
-        return NotConverted(source, why)
-    named = replace(why, file=source)
-    return NotConverted(source, named.reason, named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,159 +166,107 @@ def page_path_of(source: str, directory: str) -> str:
     return normalize_directory("/".join([directory.strip("/"), *folders])) + name
 
 
-def _stem(source: str) -> str:
-    name = posixpath.basename(source)
-    return name[: -len(MARKDOWN_SUFFIX)] if name.endswith(MARKDOWN_SUFFIX) else name
-
-
-def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = (),
-                     detect: Detector | None = None) -> Result[Converted, FrontFailure]:
-    """One markdown file, converted, or why it cannot be a memory; ``detect`` guesses
-    the language of a code block written without one (None: no guess)."""
-    if b"\x00" in raw:
-        return Failure("binary (it holds NUL bytes), not markdown text")
-    try:
-        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-    except UnicodeDecodeError as error:
-        return Failure(f"not UTF-8 text (byte {error.start} cannot be decoded); "
-                       "re-save it as UTF-8")
-    split = split_front(text.removeprefix("\ufeff"))
-    if isinstance(split, Failure):
-        failure = split.failure()
-        return Failure(failure if isinstance(failure, str) else replace(failure, file=source))
-    fields, body = split.unwrap()
-    front = read_front(fields)
-    article = convert_body(body, source, claim_given=front.description is not None,
-                           description=front.description, detect=detect)
-    title = front.title or article.title or " ".join(
-        _stem(source).replace("-", " ").replace("_", " ").split()) or "memory"
-    claim = front.description or article.claim
-    if article.is_index:
-        claim = claim or title
-    if not claim:
-        return Failure("no prose to take a claim from (no frontmatter description and "
-                       "no paragraph of text)")
-    all_tags = tuple(dict.fromkeys([*tags, *front.tags, *article.tags]))
-    return Success(Converted(source, digest_of(raw), title, ascii_collapsed(claim),
-                             memory_type_of(front.type), front, article, all_tags))
-
-
-def _facets_html(converted: Converted, targets: tuple[NoteTarget, ...]) -> str:
-    pairs = [*converted.front.facets, (SOURCE_FACET, converted.source),
-             (DIGEST_FACET, converted.digest)]
-    if targets:
-        pairs.append((LINKS_FACET, targets_facet(targets)))
-    rows = "".join(f"<dt>{escape_text(k)}</dt><dd>{escape_text(v)}</dd>" for k, v in pairs)
-    return f"<dl>{rows}</dl>"
-
-
-def render_file(converted: Converted, links: tuple[Link, ...], at: str,
-                entities: tuple[str, ...] = (), targets: tuple[NoteTarget, ...] | None = None
-                ) -> str:
-    """The whole memory file: the article, the facets (the note's link ``targets``
-    among them: by default each as written, unresolved), the edges, the labels the
-    store gave an earlier version (the import itself writes none), and the stamps the
-    frontmatter gave (``at``, the import's time, for those it did not)."""
-    article = converted.article
-    parts = [] if article.claim_marked else [f"<p><mark>{escape_text(converted.claim)}</mark></p>"]
-    named = targets if targets is not None else tuple(
-        (t.rel, t.name, t.is_path, None) for t in _targets(converted))
-    parts += [article.html, _facets_html(converted, named)]
-    created = converted.front.created or at
-    updated = converted.front.updated or created
-    doc = new_memory_doc(NewMemoryInput(
-        title=converted.title, claim=converted.claim, memory_type=converted.memory_type,
-        at=created, article_html="\n".join(p for p in parts if p), tags=converted.tags,
-        aliases=converted.front.aliases, links=links, entities=entities))
-    return serialize_memory(replace(doc, metas=replace(doc.metas, updated_at=updated)))
-
-
-def _check(converted: Converted, path: str) -> str | None:
-    """Why the rendered file would be refused, or None: a bad file is reported rather
-    than sinking the whole import's commit."""
-    html = render_file(converted, (), "2026-01-01T00:00:00Z")
-    return parse_memory(html, path).map(lambda _: None).alt(
-        lambda error: "; ".join(error.violations) or error.reason).swap().value_or(None)
-
-
 @dataclass(slots=True)
 class _Resolver:
-    """Link targets to store paths: a ``.md`` path exactly, a wikilink by file stem,
-    path without suffix, title or alias (case-insensitive)."""
+    """Link targets to store paths, by the notes they name (``mdindex.links``)."""
 
-    by_source: dict[str, str]
-    by_name: dict[str, str]
+    notes: NoteNames
+    placed: dict[str, str]
 
     @classmethod
-    def of(cls, placed: dict[str, str], converted: dict[str, Converted]) -> _Resolver:
-        by_name: dict[str, str] = {}
-        for source, path in sorted(placed.items()):
-            c = converted.get(source)
-            names = [source[: -len(MARKDOWN_SUFFIX)], _stem(source)]
-            if c is not None:
-                names += [c.title, *c.front.aliases]
-            for name in names:
-                by_name.setdefault(name.strip().lower(), path)
-        return cls(dict(placed), by_name)
+    def of(cls, placed: Mapping[str, str], named: Mapping[str, tuple[str, tuple[str, ...]]]
+           ) -> _Resolver:
+        """``placed``: note -> store path; ``named``: note -> its title and aliases."""
+        entries = [(source, *named.get(source, (None, ()))) for source in placed]
+        return cls(NoteNames.of(entries), dict(placed))
+
+    def note(self, name: str, is_path: bool) -> str | None:
+        return self.notes.resolve(name, is_path)
 
     def __call__(self, name: str, is_path: bool) -> str | None:
-        if is_path:
-            return self.by_source.get(name)
-        key = name.strip().lower()
-        return self.by_name.get(key) or self.by_name.get(key.removesuffix(".md"))
+        note = self.notes.resolve(name, is_path)
+        return self.placed.get(note) if note is not None else None
 
 
-def _targets(converted: Converted) -> list[Target]:
-    """Every link target the note names: in its text, then in its ``edges`` field."""
-    named = [Target(name, False, rel) for rel, name in converted.front.edges]
-    return [*converted.article.targets, *named]
-
-
-def _note_targets(converted: Converted, notes: _Resolver) -> tuple[NoteTarget, ...]:
-    """The note's targets as its memory records them: each with the note it resolves
-    to now (``notes`` resolves to notes, not paths)."""
-    return tuple((t.rel, t.name, t.is_path, notes(t.name, t.is_path))
-                 for t in _targets(converted))
-
-
-def _links(converted: Converted, resolve: _Resolver, own: str,
-           unresolved: list[tuple[str, str]]) -> tuple[Link, ...]:
+def _links(pairs: Iterable[tuple[str, str, bool]], resolve: _Resolver, own: str,
+           unresolved: list[tuple[str, str]], source: str) -> tuple[Link, ...]:
+    """The edges of (rel, name, is_path) targets: each to the memory its note became;
+    a store's document path kept as that href; anything else unresolved."""
     out: dict[tuple[str, str], Link] = {}
-    for target in _targets(converted):
-        path = resolve(target.name, target.is_path)
-        if path is None:
-            unresolved.append((converted.source, target.name))
-        elif path != own:
+    for rel, name, is_path in pairs:
+        if not is_path and is_document_path(name):
+            href = name
+        else:
+            path = resolve(name, is_path)
+            if path is None:
+                unresolved.append((source, name))
+                continue
+            if path == own:
+                continue
             href = to_document_path(path)
-            out.setdefault((target.rel, href), Link(target.rel, href))
+        out.setdefault((rel, href), Link(rel, href))  # type: ignore[arg-type]
     return tuple(out.values())
 
 
-def _free(path: str, taken: set[str]) -> str:
-    """``path``, or ``<stem>-2.html``, ``-3`` ...: the first name no memory holds."""
-    if path not in taken:
-        return path
+def _note_links(converted: Converted, resolve: _Resolver, own: str,
+                unresolved: list[tuple[str, str]]) -> tuple[Link, ...]:
+    return _links(((t.rel, t.name, t.is_path) for t in note_targets(converted)), resolve, own,
+                  unresolved, converted.source)
+
+
+def _hrefs(converted: Converted, resolve: _Resolver) -> list[str | None]:
+    """Each of the article's anchors' ``href``: the memory its note became (itself
+    included: a note may link its own heading), a store path as written, or none."""
+    out: list[str | None] = []
+    for target in converted.article.targets:
+        if not target.is_path and is_document_path(target.name):
+            out.append(target.name)
+            continue
+        path = resolve(target.name, target.is_path)
+        out.append(to_document_path(path) if path is not None else None)
+    return out
+
+
+FREE_NAMES_TRIED = 1000
+"""How many ``-N`` names a note tries before its slug's own refusal is reported (a
+directory that twins another's spelling refuses every name in it)."""
+
+
+def _free(path: str, used: set[str], names: Names) -> str:
+    """``path``, or ``<stem>-2.html``, ``-3`` ...: the first name no memory holds and
+    none differs from only by case or normalization; ``path`` itself when none of the
+    first ``FREE_NAMES_TRIED`` is (its refusal is then reported)."""
     stem = path.removesuffix(".html")
-    n = 2
-    while f"{stem}-{n}.html" in taken:
-        n += 1
-    return f"{stem}-{n}.html"
+    candidate = path
+    for n in range(2, FREE_NAMES_TRIED + 2):
+        if candidate not in used and names.twin(candidate) is None:
+            return candidate
+        candidate = f"{stem}-{n}.html"
+    return path
 
 
 @dataclass(slots=True)
 class _Read:
-    """The folder's files read: converted, index texts, left out, every name seen."""
+    """The folder's files read: converted, unchanged, index texts, left out, names."""
 
     converted: dict[str, Converted] = field(default_factory=dict)
+    unchanged: list[str] = field(default_factory=list)
+    raws: dict[str, bytes] = field(default_factory=dict)
     indexes: dict[str, str] = field(default_factory=dict)
     left_out: list[NotConverted] = field(default_factory=list)
     present: set[str] = field(default_factory=set)
+    detect: Detector | None = None
+    """The fence-language guess every conversion of this read asks, retries too."""
 
 
 def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
           refused: Iterable[tuple[str, str]], on_file: Callable[[str], None] | None,
+          digests: Mapping[str, str | None], plain_html: Collection[str] = (),
           detect: Detector | None = None) -> _Read:
-    read = _Read()
+    """Each file converted, except one whose digest its live memory already records:
+    that one is unchanged, and costs a hash. A note in ``plain_html`` keeps its raw
+    HTML as text."""
+    read = _Read(detect=detect)
     for source, why in refused:
         read.left_out.append(NotConverted(source, why))
         read.present.add(source)
@@ -355,7 +274,13 @@ def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
         if on_file is not None:
             on_file(source)
         read.present.add(source)
-        result = convert_markdown(source, raw, tags, detect)
+        read.raws[source] = raw
+        known = digests.get(source)
+        if known is not None and known == digest_of(raw):
+            read.unchanged.append(source)
+            continue
+        result = convert_markdown(source, raw, tags, source not in plain_html,
+                                  detect=detect)
         if isinstance(result, Failure):
             read.left_out.append(not_converted(source, result.failure()))
             continue
@@ -364,6 +289,24 @@ def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
             read.indexes[source] = raw.decode("utf-8")
         read.converted[source] = one
     return read
+
+
+def _checked(read: _Read, source: str, path: str, tags: Sequence[str], check: bool
+             ) -> str | None:
+    """Why the note cannot land at ``path``, or None (always None unchecked: the write
+    door's own check is then the one, ``markdown_run``). A note whose raw HTML is what
+    fails the format check is converted again with that HTML kept as text."""
+    if not check:
+        return None
+    why = check_rendered(read.converted[source], path)
+    if why is None:
+        return None
+    again = convert_markdown(source, read.raws[source], tags, raw_html=False,
+                             detect=read.detect)
+    if isinstance(again, Success) and check_rendered(again.unwrap(), path) is None:
+        read.converted[source] = again.unwrap()
+        return None
+    return why
 
 
 def _placement_refusal(path: str, used: set[str], names: Names) -> str | None:
@@ -389,15 +332,17 @@ def plan_import(
     on_file: Callable[[str], None] | None = None,
     history: ImportHistory | None = None,
     revive: Collection[str] = (),
+    check: bool = True,
+    plain_html: Collection[str] = (),
     detect: Detector | None = None,
 ) -> ImportPlan:
     """The batch that brings ``files`` in, or brings an earlier import of them up to date.
 
     ``records`` are the store's memories (archived ones included); those under
-    ``directory`` (or archived from under it) with a ``memhtml-source`` facet are this
-    folder's earlier import. ``taken`` lists every store path. A new file whose path
-    another memory holds, or that the write door would refuse as a name, is reported
-    rather than renamed.
+    ``directory`` (or archived from under it) carrying ``memhtml-source`` are this
+    folder's earlier import. ``taken`` lists every store path. A new note whose name
+    another memory holds takes the next free one (``-2``, ``-3``...); one the write
+    door would refuse as a name is reported.
 
     What the store decided since is kept (``markdown_decisions``): a note whose memory
     the store archived or corrected is left so unless ``revive`` names it, and a
@@ -405,36 +350,40 @@ def plan_import(
     links and leaves out the note's links the person removed. ``history``
     (``markdown_history``) says which archives the import made itself when a note
     had gone; None: nothing known, so every archive counts as the store's.
-    ``detect`` is the store's fence-language guess, asked only about a code block
-    written without a language.
+
+    ``check`` False leaves the format check of each rendered file to the write door,
+    which parses every file it lands anyway; a caller then handles a file the door
+    refuses (``markdown_run.import_folder``). ``plain_html`` names notes whose raw
+    HTML is to stay text. ``detect`` is the store's fence-language guess, asked only
+    about a code block written without a language.
     """
     stamp = at or now_instant()
     known = Known.of(records, import_home(directory))
     managed = known.live
     used = set(taken)
     names = Names((Spellings.of(used),))
-    read = _read(files, tags, refused, on_file, detect)
+    read = _read(files, tags, refused, on_file, {s: d for s, (_, d) in managed.items()},
+                 plain_html, detect)
     converted, left_out = read.converted, read.left_out
-    placed: dict[str, str] = {s: managed[s][0].path for s in converted if s in managed}
+    placed: dict[str, str] = {s: managed[s][0].path for s in (*converted, *read.unchanged)
+                              if s in managed}
     fresh: list[str] = []
     changed: list[str] = []
-    unchanged: list[str] = []
     kept: list[Kept] = []
     revived: list[str] = []
     for source, one in converted.items():
         if one.article.is_index:
             continue
         if source in managed:
-            (changed if managed[source][1] != one.digest else unchanged).append(source)
+            changed.append(source)
             continue
         decided = known.decided(source, one.digest, history)
         if decided is not None and source not in revive:
             kept.append(decided)
             continue
-        path = spelled(target_path(source, directory), names)
-        if decided is not None:
-            path = _free(path, used)
-        why = _placement_refusal(path, used, names) or _check(one, path)
+        path = _free(spelled(target_path(source, directory), names), used, names)
+        why = _placement_refusal(path, used, names) or _checked(read, source, path, tags,
+                                                                check)
         if why is not None:
             left_out.append(NotConverted(source, why))
             continue
@@ -442,22 +391,28 @@ def plan_import(
         placed[source] = path
         (revived if decided is not None else fresh).append(source)
     for source in changed:
-        why = _check(converted[source], placed[source])
+        why = _checked(read, source, placed[source], tags, check)
         if why is not None:
             left_out.append(NotConverted(source, why))
             continue
-        new_path = _free(placed[source], used)
+        new_path = _free(spelled(target_path(source, directory), names), used, names)
         used.add(new_path)
         placed[source] = new_path
-    changed = [s for s in changed if s not in {n.source for n in left_out}]
+    dropped = {n.source for n in left_out}
+    changed = [s for s in changed if s not in dropped]
+    converted = read.converted
+    named = _named(converted, managed)
     where = {**{k.source: k.by or k.path for k in kept}, **placed}
-    resolve = _Resolver.of(where, converted)
-    notes_now = _Resolver.of({s: s for s in where}, converted)
-    notes_ever = _Resolver.of({s: s for s in (*where, *managed, *known.gone)}, converted)
+    resolve = _Resolver.of(where, named)
+    notes_now = _Resolver.of({s: s for s in where}, named)
+    notes_ever = _Resolver.of({s: s for s in (*where, *managed, *known.gone)}, named)
     note_at = {**known.notes, **{path: s for s, path in where.items()}}
 
     def key(link: Link) -> LinkKey:
         return (link.rel, note_at.get(to_tree_path(link.href), link.href))
+
+    def written(one: Converted) -> tuple[tuple[NoteTarget, ...], tuple[NoteTarget, ...]]:
+        return written_targets(one, lambda t: notes_now.note(t.name, t.is_path))
 
     unresolved: list[tuple[str, str]] = []
     ops: list[BatchOp] = []
@@ -465,30 +420,38 @@ def plan_import(
     remap = {old: to_document_path(placed[s]) for old, s in old_paths.items()}
     new_targets = {to_document_path(placed[s]) for s in (*fresh, *revived)}
     relinks: list[BatchOp] = []
-    for source in unchanged:
-        unlinks, adds = _relinks(managed[source][0], _links(
-            converted[source], resolve, managed[source][0].path, []), remap, new_targets)
+    for source in read.unchanged:
+        record = managed[source][0]
+        unlinks, adds = _relinks(record, _unchanged_links(record, source, read, tags,
+                                                          resolve), remap, new_targets)
         ops += unlinks
         relinks += adds
     pages, placed_pages = _index_pages(read, directory, used, resolve, left_out, unresolved)
     for source in (*fresh, *revived):
-        html = render_file(converted[source], _links(
-            converted[source], resolve, placed[source], unresolved), stamp,
-            targets=_note_targets(converted[source], notes_now))
+        one = converted[source]
+        rows, front_rows = written(one)
+        html = render_file(one, _note_links(one, resolve, placed[source], unresolved),
+                           stamp, targets=rows, hrefs=_hrefs(one, resolve),
+                           front_targets=front_rows)
         ops.append(BWrite(WriteInput(file_html=html, path=placed[source])))
     carried: list[Carried] = []
     for source in changed:
+        one = converted[source]
         current = managed[source][0]
-        note = _links(converted[source], resolve, placed[source], unresolved)
+        note = _note_links(one, resolve, placed[source], unresolved)
         before = _before(current, notes_ever)
-        links, store_links, dropped = carried_links(
+        links, store_links, dropped_links = carried_links(
             current, note, before, {*fresh, *revived}, key, remap,
             to_document_path(placed[source]))
-        if current.entities or store_links or dropped:
-            carried.append(Carried(source, placed[source], current.entities, store_links,
-                                   dropped))
-        html = render_file(converted[source], links, stamp, current.entities,
-                           _note_targets(converted[source], notes_now))
+        own = decode_shape(current.source_shape)
+        labels = tuple(e for e in current.entities if e not in one.front.entities
+                       and (own is None or e not in own.entities))
+        if labels or store_links or dropped_links:
+            carried.append(Carried(source, placed[source], labels, store_links,
+                                   dropped_links))
+        rows, front_rows = written(one)
+        html = render_file(one, links, stamp, labels, rows,
+                           _hrefs(one, resolve), front_rows)
         ops.append(BCorrect(current.path, WriteInput(file_html=html, path=placed[source])))
     deleted = sorted(s for s in managed if s not in read.present)
     ops += [BArchive(managed[s][0].path) for s in deleted]
@@ -498,10 +461,33 @@ def plan_import(
         added=tuple((s, placed[s]) for s in fresh),
         changed=tuple((s, managed[s][0].path, placed[s]) for s in changed),
         deleted=tuple((s, managed[s][0].path) for s in deleted),
-        unchanged=tuple(unchanged), indexes=tuple(placed_pages), pages=pages,
+        unchanged=tuple(read.unchanged), indexes=tuple(placed_pages), pages=pages,
         refused=tuple(sorted(left_out, key=lambda n: n.source)),
         unresolved=tuple(unresolved), kept=tuple(kept),
         revived=tuple((s, placed[s]) for s in revived), carried=tuple(carried))
+
+
+def _named(converted: Mapping[str, Converted],
+           managed: Mapping[str, tuple[MemoryRecord, str | None]]
+           ) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each note's title and aliases: from its conversion, or, for a note not
+    converted (unchanged), from its memory, which holds the same."""
+    named = {s: (record.title, record.aliases) for s, (record, _) in managed.items()}
+    named.update({s: (c.title, c.front.aliases) for s, c in converted.items()})
+    return named
+
+
+def _unchanged_links(record: MemoryRecord, source: str, read: _Read, tags: Sequence[str],
+                     resolve: _Resolver) -> tuple[Link, ...]:
+    """The links an unchanged note makes now, from the targets its memory records (so
+    the note need not be converted); a memory that records none is converted."""
+    rows = targets_of(record)
+    if rows is not None:
+        return _links(((rel, name, is_path) for rel, name, is_path, _ in rows),
+                      resolve, record.path, [], source)
+    raw = read.raws.get(source)
+    one = convert_markdown(source, raw, tags).value_or(None) if raw is not None else None
+    return _note_links(one, resolve, record.path, []) if one is not None else ()
 
 
 def _before(current: MemoryRecord, notes: _Resolver) -> frozenset[LinkKey] | None:
@@ -513,7 +499,7 @@ def _before(current: MemoryRecord, notes: _Resolver) -> frozenset[LinkKey] | Non
         return None
     keys = set()
     for rel, name, is_path, note in recorded:
-        resolved = note or notes(name, is_path)
+        resolved = note or notes.note(name, is_path)
         if resolved is not None:
             keys.add((rel, resolved))
     return frozenset(keys)
@@ -576,3 +562,4 @@ def convert_tree(
                      for op in plan.ops if isinstance(op, BWrite))
     return MarkdownImport(memories, tuple(sorted([*plan.refused, *others],
                                                  key=lambda n: n.source)))
+

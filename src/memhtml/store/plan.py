@@ -49,6 +49,7 @@ from memhtml.format import (
     render_template,
     set_meta,
 )
+from memhtml.format.anchors import retarget_anchors
 from memhtml.head import HeadVersion, IndexedView, with_overlay
 from memhtml.head.record import is_archived_path, record_from
 from memhtml.store.archived import archived_copy, archived_path_refusal, archived_refusal
@@ -380,7 +381,9 @@ def _superseding_scan(plan: Plan, href: str) -> list[MemoryRecord]:
 
 def _rewrite_hrefs(plan: Plan, old: str, new: str,
                    superseding: Superseding = _superseding_scan) -> Result[Plan, StoreError]:
-    """Point every link and ``superseded-by`` at ``old`` (document form) to ``new``."""
+    """Point every link and ``superseded-by`` at ``old`` (document form) to ``new``,
+    and the article anchors to ``old`` of the memories linking it (an imported
+    ``[[wikilink]]`` is an anchor beside its edge), so an inline link follows too."""
     ops: list[OverlayOp] = []
     for source in plan.view.inbound(old):
         record = plan.view.get(source)
@@ -392,6 +395,7 @@ def _rewrite_hrefs(plan: Plan, old: str, new: str,
         for link in record.links:
             if link.href == old:
                 html = add_link(remove_link(html, link.rel, old), link.rel, new)
+        html = retarget_anchors(html, old, new)
         if html != record.html:
             ops.append(Put(source, html))
 
@@ -580,6 +584,8 @@ def _repoint(plan: Plan, archived: str, new: str) -> Result[Plan, StoreError]:
         for link in record.links:
             if link.href == old_href and link.rel != "supersedes":
                 html = add_link(remove_link(html, link.rel, old_href), link.rel, new_href)
+        if html != record.html:
+            html = retarget_anchors(html, old_href, new_href)
         if html != record.html:
             ops.append(Put(source, html))
     return plan.apply_all(ops)

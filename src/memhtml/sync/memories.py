@@ -53,15 +53,19 @@ from memhtml.format.vocabulary import META_ORDER
 
 _T = TypeVar("_T")
 
+_SOURCE_GROUP = ("memhtml-source", "memhtml-source-sha256", "memhtml-source-links",
+                 "memhtml-source-shape")
 SCALAR_GROUPS: tuple[tuple[str, ...], ...] = (
     ("memhtml-type", "memhtml-task-status", "memhtml-due"),
     ("memhtml-status", "memhtml-archived", "memhtml-superseded-by"),
+    _SOURCE_GROUP,
     *((name,) for name in META_ORDER
-      if name not in REPEATABLE_META
+      if name not in REPEATABLE_META and name not in _SOURCE_GROUP
       and name not in ("memhtml-type", "memhtml-task-status", "memhtml-due",
                        "memhtml-status", "memhtml-archived", "memhtml-superseded-by")),
 )
-"""Every scalar meta, in the groups that are merged as one unit."""
+"""Every scalar meta, in the groups that are merged as one unit (an import's four
+provenance metas describe one note together: one side's set, never a mix)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,7 +75,7 @@ _PROBE = """
 import sys
 from memhtml.cli.app import app
 store, body = sys.argv[1], sys.argv[2]
-code = app(["write", "--title", "Probe", "--claim", "A probe was written.",
+code = app(["write", "--title", "Probe", "--claim", f"Probe {len(body)} was written.",
             *(["--body", body] if body else []), "--store", store, "--json"],
            result_action="return_value")
 assert code == 0, code

@@ -62,9 +62,9 @@ def test_the_bomb_is_refused_by_name_and_the_rest_imports(
          "--store", str(store), "--json"],
         capture_output=True, text=True, check=False, timeout=300, preexec_fn=_capped)
     assert "MemoryError" not in ran.stderr, ran.stderr[-2000:]
-    assert ran.returncode == 1, (ran.stdout, ran.stderr[-2000:])
+    assert ran.returncode == 0, (ran.stdout, ran.stderr[-2000:])
     answer = json.loads(ran.stdout)
-    assert answer["ok"] is False and answer["code"] == "ERR_NOT_CONVERTED", answer
+    assert answer["ok"] is True and answer["commit"], answer
     skipped = {entry["file"]: entry for entry in answer["skipped"]}
     assert set(skipped) == {"bomb.md", "deep.md", "twice.md"}, skipped
     assert skipped["bomb.md"]["code"] == "ERR_FRONTMATTER_OVER_LIMIT"
@@ -88,7 +88,7 @@ def test_the_text_answer_names_each_file_and_why(
     store, notes = tmp_path / "store", _folder(tmp_path / "notes")
     assert call(capsys, "init", str(store), "--json")[0] == 0
     code, out, err = call_text(capsys, "import", "markdown", str(notes), "--store", str(store))
-    assert code == 1
+    assert code == 0, "what could be imported landed; the skipped files are named"
     text = out + err
     assert "not converted: bomb.md: the frontmatter uses an alias (*a0)" in text, text
     assert "not converted: twice.md: the frontmatter names the field 'owner' twice" in text

@@ -142,7 +142,7 @@ def test_basic_memory_claim_observations_relations(tmp_path: Path) -> None:
     note = html["areas/b/coffee-brewing.html"]
     assert "<mark>Pour over gives a clean cup #brewing</mark>" in note, \
         "the claim is prose, never '## Observations - [method]'"
-    assert "<strong>[method]</strong> Pour over" in note
+    assert "<li>[method] Pour over" in note, "an observation keeps its text as written"
     assert 'content="brewing"' in note and 'content="coffee"' in note
     assert 'rel="memhtml-relates-to" href="/areas/b/coffee-bean-origins.html"' in note
     assert plan.unresolved == (("coffee-brewing.md", "Morning Routine"),)

@@ -39,7 +39,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 def _live(store: Path) -> dict[str, dict[str, Any]]:
     """Each live memory under the import's directory, by path: its whole record as the
-    head reads it (source facet, entities, links)."""
+    head reads it (its note, entities, links)."""
     from memhtml.contracts.record import MemoryRecord
     from memhtml.head.record import record_from
 
@@ -51,7 +51,7 @@ def _live(store: Path) -> dict[str, dict[str, Any]]:
             continue
         record: MemoryRecord = record_from((store / path).read_text(encoding="utf-8"),
                                            path).unwrap()
-        source = next((f.value for f in record.facets if f.name == "memhtml-source"), None)
+        source = record.source
         out[path] = {"source": source, "entities": set(record.entities),
                      "links": {(link.rel, link.href) for link in record.links},
                      "claim": record.claim}

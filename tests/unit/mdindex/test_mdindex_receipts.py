@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 
 from memhtml.mdindex import Corpus, FileHit, format_receipt, make_channels, retrieve, to_json
+from memhtml.mdindex.receipts import split_receipt
 
 
 def parse(line: str) -> dict[str, str]:
-    """What a script does with a receipt line: fields, then the quoted snippet."""
-    head, snippet = line.split(" snippet=", 1)
-    fields = dict(field.split("=", 1) for field in head.split(" "))
-    fields["snippet"] = json.loads(snippet)
-    return fields
+    """What a script does with a receipt line: each field, a quoted one read as JSON."""
+    return split_receipt(line)
 
 
 def test_receipt_line_reads_back() -> None:
@@ -31,11 +29,22 @@ def test_receipt_line_reads_back() -> None:
     line = format_receipt(hit)
     assert line == (
         "score=7.4214 score-channel=bm25 fused=0.016393 class=notes name=wind-log type=-"
-        ' at=notes/wind\\x20log.md:14 snippet="the \\"anemometer\\" is reliable…"'
+        ' at="notes/wind log.md:14" snippet="the \\"anemometer\\" is reliable…"'
     )
     fields = parse(line)
-    assert fields["at"] == "notes/wind\\x20log.md:14"
+    assert fields["at"] == "notes/wind log.md:14"
     assert fields["snippet"] == hit.snippet
+
+
+def test_a_name_prints_as_written() -> None:
+    """A frontmatter name with a space prints as the person wrote it, quoted, never
+    as ``Deploy\\x20checklist``; a plain one prints bare."""
+    hit = FileHit("ops/deploy.md", "ops", "Deploy checklist", "procedure", 0, 3, "Steps.",
+                  0.5, 1.0, "bm25")
+    line = format_receipt(hit)
+    assert 'name="Deploy checklist" type=procedure at=ops/deploy.md:3' in line
+    assert "\\x20" not in line
+    assert parse(line)["name"] == "Deploy checklist"
 
 
 def test_unscored_hit_prints_dashes_not_zero() -> None:

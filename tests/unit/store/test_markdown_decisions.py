@@ -11,10 +11,13 @@ from memhtml.contracts.record import FacetValue, Link, MemoryRecord
 from memhtml.contracts.vocabulary import MemoryStatus
 from memhtml.head.record import record_from
 from memhtml.store.markdown_decisions import (
+    DIGEST_FACET,
     LINKS_FACET,
+    SOURCE_FACET,
     Known,
     LinkKey,
     carried_links,
+    source_of,
     targets_facet,
     targets_of,
 )
@@ -29,9 +32,8 @@ def _record(path: str, note: str, *, links: tuple[Link, ...] = (), status: Memor
             targets: str | None = None) -> MemoryRecord:
     converted = convert_markdown(note, f"The fact of {note}.\n".encode()).unwrap()
     base = record_from(render_file(converted, links, AT), path).unwrap()
-    facets = base.facets + ((FacetValue(LINKS_FACET, targets),) if targets is not None else ())
     return replace(base, status=status, archived=path.startswith("archive/"),
-                   superseded_by=superseded_by, archived_at=archived_at, facets=facets)
+                   superseded_by=superseded_by, archived_at=archived_at, source_links=targets)
 
 
 def test_the_chain_ends_at_the_version_nothing_supersedes() -> None:
@@ -74,6 +76,19 @@ def test_the_targets_facet_reads_back() -> None:
     rows = [("relates_to", "b", False, "b.md"), ("part_of", "Missing", False, None)]
     record = _record("areas/imported/a.html", "a.md", targets=targets_facet(rows))
     assert targets_of(record) == tuple(sorted(rows))
+
+
+def test_an_earlier_imports_provenance_facets_still_read() -> None:
+    """Before the source metas, an import wrote the same values as facets of the
+    article; a re-import reads a memory written that way as its note's."""
+    rows = [("relates_to", "b", False, "b.md")]
+    base = _record("areas/imported/a.html", "a.md")
+    legacy = replace(base, source=None, source_sha256=None, source_links=None, facets=(
+        FacetValue(SOURCE_FACET, "a.md"), FacetValue(DIGEST_FACET, "abc"),
+        FacetValue(LINKS_FACET, targets_facet(rows))))
+    assert source_of(legacy) == ("a.md", "abc")
+    assert targets_of(legacy) == tuple(rows)
+    assert source_of(base) == ("a.md", base.source_sha256), "the metas, when there are"
 
 
 def _key(link: Link) -> LinkKey:

@@ -13,7 +13,8 @@ from memhtml.compose import error_code, explain
 from memhtml.format import parse_memory
 from memhtml.head.record import record_from
 from memhtml.store.errors import FrontmatterDuplicateField, FrontmatterOverLimit
-from memhtml.store.markdown_front import _built, load_front, memory_type_of, split_front
+from memhtml.store.markdown_fields import memory_type_of
+from memhtml.store.markdown_front import _built, load_front, split_front
 from memhtml.store.markdown_import import (
     convert_markdown,
     convert_tree,
@@ -127,7 +128,7 @@ def test_a_value_is_kept_as_written(value: str, kept: str) -> None:
     holds (once a refusal), an octal number, a sexagesimal time or False is the text
     the person wrote, in the facet the field becomes."""
     data = convert_markdown("x.md", f"---\nwhen: {value}\n---\nA fact.\n".encode()).unwrap()
-    assert data.front.facets == (("when", kept),)
+    assert data.front.facet_pairs == (("when", kept),)
     record = record_from(render_file(data, (), AT), "areas/x/x.html").unwrap()
     assert ("when", kept) in {(f.name, f.value) for f in record.facets}
 
