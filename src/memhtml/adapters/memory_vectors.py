@@ -18,6 +18,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.adapters.vector_files import storable_hash
 from memhtml.contracts.services import Vector, VectorSpace
+from memhtml.head.passages import group_sizes
 from memhtml.contracts.vectors import (
     LoadedVectors,
     VectorCache,
@@ -78,6 +79,10 @@ class MemoryVectors:
                     return IOFailure(VectorCacheFault(
                         f"vector cache {space.key}: refusing malformed hash {content_hash!r}"))
             merged = base.update({h: _frozen_copy(v) for h, v in cache.vectors.items()})
+            gaps = group_sizes(list(merged))
+            if isinstance(gaps, str):
+                return IOFailure(VectorCacheFault(
+                    f"vector cache {space.key}: refusing a partial {gaps}"))
             self._sets[space.key] = VectorCache(space, merged)
             return IOSuccess(len(merged))
 

@@ -28,6 +28,7 @@ from memhtml.contracts.vectors import VectorCache
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import Indexes, indexes_of, is_active
 from memhtml.head.lexical import Segment, bm25_norms, bm25_weight, index_terms, segment_impacts
+from memhtml.head.passages import stored_passages
 from memhtml.head.when import Holds
 
 SearchArm = Literal["lexical", "recency", "time", "vector"]
@@ -442,11 +443,16 @@ def _lexical_candidates(
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _VectorMatrix:
-    """The embedded active records of one version in one vector space, stacked."""
+    """The embedded active records of one version in one vector space, stacked: one
+    row per passage, a record's rows together from ``starts[i]``."""
 
     records: tuple[MemoryRecord, ...]
     matrix: npt.NDArray[np.float32]
     norms: npt.NDArray[np.float32]
+    starts: npt.NDArray[np.intp]
+    """The first row of each record; ``np.maximum.reduceat`` takes each record's best."""
+    passages: int
+    """Rows that are passages (the rest are memories' own vectors)."""
 
 
 _MATRIX_CACHE_SIZE = 4
@@ -454,20 +460,33 @@ _matrices: OrderedDict[tuple[int, int], tuple[object, object, _VectorMatrix]] = 
 
 
 def _build_matrix(indexes: Indexes, vectors: HeadVectors) -> _VectorMatrix:
+    """A record's rows are its passages' vectors when ``vectors`` holds them, else its
+    own vector (by content hash), else none: a caller's plain mapping of memory vectors
+    ranks as it always did, and a store's search, which runs the arm only once every
+    memory's passages are held (``compose.vectors``), ranks by passages alone."""
     records: list[MemoryRecord] = []
     rows: list[npt.NDArray[np.float32]] = []
+    starts: list[int] = []
+    passages = 0
     for record in indexes.records.values():
         if not is_active(record):
             continue
-        vector = vectors.get(record.content_hash)
-        if vector is None:
-            continue
+        found = stored_passages(record, vectors)
+        if found:
+            passages += len(found)
+        else:
+            vector = vectors.get(record.content_hash)
+            if vector is None:
+                continue
+            found = [vector]
         records.append(record)
-        rows.append(np.asarray(vector, dtype=np.float32).ravel())
+        starts.append(len(rows))
+        rows.extend(np.asarray(vector, dtype=np.float32).ravel() for vector in found)
     matrix = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1) if rows else np.zeros(0, dtype=np.float32)
     norms[norms == 0.0] = 1.0
-    return _VectorMatrix(tuple(records), matrix, norms)
+    return _VectorMatrix(tuple(records), matrix, norms, np.asarray(starts, dtype=np.intp),
+                         passages)
 
 
 def _vector_matrix(indexes: Indexes, vectors: HeadVectors) -> _VectorMatrix:
@@ -498,7 +517,8 @@ def vector_scores(
     admit: Callable[[MemoryRecord], bool] | None = None,
     cap: int | None = None,
 ) -> list[tuple[str, float]]:
-    """Cosine of every admitted, active, embedded record against the query vector.
+    """Cosine of every admitted, active, embedded record against the query vector: a
+    record with passages scores as its best passage.
 
     With ``cap`` and no scope, only the best ``cap`` (ties included) are returned,
     picked in numpy, so the arm never turns the whole corpus into Python tuples.
@@ -511,6 +531,9 @@ def vector_scores(
     if not stacked.records:
         return []
     cosines = (stacked.matrix @ query) / (stacked.norms * query_norm)
+    if len(cosines) != len(stacked.records):
+        # A memory scores as its best passage: the part of it that answers the query.
+        cosines = np.maximum.reduceat(cosines, stacked.starts)
     if admit is None and cap is not None and len(cosines) > cap:
         kth = np.partition(cosines, len(cosines) - cap)[len(cosines) - cap]
         keep = np.flatnonzero(cosines >= kth)
