@@ -36,7 +36,14 @@ from memhtml.adapters.git import PygitService
 from memhtml.adapters.vector_files import load_cache, save_cache
 from memhtml.compose import perform
 from memhtml.contracts.services import Vector
-from memhtml.eval.beir import BeirDoc, doc_id_of_path, query_split, read_corpus, read_qrels, read_queries
+from memhtml.eval.beir import (
+    BeirDoc,
+    doc_id_of_path,
+    query_split,
+    read_corpus,
+    read_qrels,
+    read_queries,
+)
 from memhtml.eval.harness import evaluate_beir, import_beir, render_table
 from memhtml.eval.metrics import mean, ndcg_at_k, recall_at_k
 from memhtml.eval.sessions import build_sessions, depth_of, session_qrels

@@ -18,13 +18,13 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.adapters.vector_files import storable_hash
 from memhtml.contracts.services import Vector, VectorSpace
-from memhtml.head.passages import group_sizes
 from memhtml.contracts.vectors import (
     LoadedVectors,
     VectorCache,
     VectorCacheFault,
     empty_vector_cache,
 )
+from memhtml.head.passages import group_sizes
 
 
 def _frozen_copy(vector: Vector) -> Vector:

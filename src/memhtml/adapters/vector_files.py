@@ -53,7 +53,6 @@ from memhtml.contracts.local_files import (
     read_regular,
 )
 from memhtml.contracts.services import Vector, VectorSpace
-from memhtml.head.passages import group_sizes, is_passage_key
 from memhtml.contracts.vectors import (
     LoadedVectors,
     VectorCache,
@@ -61,6 +60,7 @@ from memhtml.contracts.vectors import (
     cache_from,
     empty_vector_cache,
 )
+from memhtml.head.passages import group_sizes, is_passage_key
 
 FORMAT_VERSION = 2
 """2: the hash list may hold passage rows (``head.passages``: ``<group>.<i>``) beside

@@ -95,7 +95,8 @@ def _cut_words(text: str, budget: int) -> list[str]:
     longer than the budget is cut inside)."""
     pieces: list[str] = []
     current = ""
-    for word in text.split():
+    for whole in text.split():
+        word = whole
         while len(word) > budget:
             if current:
                 pieces.append(current)
