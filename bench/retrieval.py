@@ -31,7 +31,7 @@ import numpy.typing as npt
 from returns.result import Success
 
 from bench.common import run, scifact_dir
-from memhtml.adapters.embedders import LocalEmbedder
+from memhtml.adapters.embedders import HashingEmbedder, LocalEmbedder
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.vector_files import load_cache, save_cache
 from memhtml.compose import perform
@@ -44,7 +44,7 @@ from memhtml.eval.beir import (
     read_qrels,
     read_queries,
 )
-from memhtml.eval.harness import evaluate_beir, import_beir, render_table
+from memhtml.eval.harness import evaluate_beir, import_beir, render_table, report_json
 from memhtml.eval.metrics import mean, ndcg_at_k, recall_at_k
 from memhtml.eval.sessions import build_sessions, depth_of, session_qrels
 from memhtml.head import (
@@ -187,19 +187,34 @@ def order_of(fused: Mapping[str, float]) -> list[str]:
     return sorted(fused, key=lambda path: (-fused[path], path))
 
 
-def rules() -> dict[str, Callable[[Ranked, Ranked], list[str]]]:
-    def arms(lex: Ranked, vec: Ranked, w: float) -> list[ArmList]:
-        return [ArmList("lexical", 1.0, lex), ArmList("vector", w, vec)]
+Rule = Callable[[Ranked, Ranked], list[str]]
 
-    out: dict[str, Callable[[Ranked, Ranked], list[str]]] = {
-        "lexical": lambda lex, _vec: [p for p, _, _ in lex],
-        "vector": lambda _lex, vec: [p for p, _, _ in vec],
-    }
+
+def _arms(lex: Ranked, vec: Ranked, w: float) -> list[ArmList]:
+    return [ArmList("lexical", 1.0, lex), ArmList("vector", w, vec)]
+
+
+def _by(fusion: Callable[[Sequence[ArmList]], dict[str, float]], w: float) -> Rule:
+    def rule(lex: Ranked, vec: Ranked) -> list[str]:
+        return order_of(fusion(_arms(lex, vec, w)))
+    return rule
+
+
+def _lexical(lex: Ranked, _vec: Ranked) -> list[str]:
+    return [p for p, _, _ in lex]
+
+
+def _vector(_lex: Ranked, vec: Ranked) -> list[str]:
+    return [p for p, _, _ in vec]
+
+
+def rules() -> dict[str, Rule]:
+    out: dict[str, Rule] = {"lexical": _lexical, "vector": _vector}
     for w in (1.0, 0.75, 0.5, 0.25):
-        out[f"rrf w={w:g}"] = lambda lex, vec, w=w: order_of(rrf(arms(lex, vec, w)))
-    for w in (1.0, 0.75, 0.5):
-        out[f"minmax w={w:g}"] = lambda lex, vec, w=w: order_of(minmax(arms(lex, vec, w)))
-    out["confidence"] = lambda lex, vec: order_of(confidence(arms(lex, vec, 1.0)))
+        out[f"rrf w={w:g}"] = _by(rrf, w)
+    for w in (1.5, 1.25, 1.0, 0.75, 0.5):
+        out[f"minmax w={w:g}"] = _by(minmax, w)
+    out["confidence"] = _by(confidence, 1.0)
     return out
 
 
@@ -256,6 +271,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             pm = passage_matrix(coll.version, cache)
             print(f"  {len(pm.paths)} memories, {len(pm.matrix)} passages")
             indexes = indexes_of(coll.version)
+            hashing = HashingEmbedder()
+            hashing_cache = run(fill_passages(coll.version, empty_vector_cache(hashing.space),
+                                              hashing)).cache
             memory_vectors = {r.content_hash: v for r in coll.version.records()
                               if (v := cache.get(r.content_hash)) is not None}
             table: dict[str, dict[str, Scores]] = {}
@@ -280,6 +298,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                     [p for p, _, _ in opening], rels)
                 add("rrf w=1 with the opening vector (before)", part,
                     order_of(rrf([ArmList("l", 1.0, lex), ArmList("v", 1.0, opening)])), rels)
+                add("minmax w=1 with the opening vector", part,
+                    order_of(minmax([ArmList("l", 1.0, lex), ArmList("v", 1.0, opening)])),
+                    rels)
+                hashed = capped(vector_scores(indexes, hashing_cache,
+                                              hashing.vector_of(queries[qid])))
+                add("vector, hashing embedder passages", part, [p for p, _, _ in hashed], rels)
+                add("minmax w=1 with the hashing arm", part,
+                    order_of(minmax([ArmList("l", 1.0, lex), ArmList("v", 1.0, hashed)])),
+                    rels)
+                add("rrf w=1 with the hashing arm", part,
+                    order_of(rrf([ArmList("l", 1.0, lex), ArmList("v", 1.0, hashed)])), rels)
                 for agg_name, aggregate in AGGREGATES.items():
                     if agg_name != "max":
                         add(f"vector, passages, {agg_name}", part,
@@ -296,11 +325,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"  {'arm or rule':<50} {'part':<9} {'nDCG@10':>8} {'R@5':>7} {'R@10':>7}")
             out: dict[str, object] = {}
             for name, parts in table.items():
-                for part in ("dev", "held-out", "all"):
-                    if part in parts:
-                        ndcg, r5, r10 = parts[part].row()
-                        print(f"  {name:<50} {part:<9} {ndcg:>8.4f} {r5:>7.4f} {r10:>7.4f}")
-                        out[f"{name} | {part}"] = [round(ndcg, 4), round(r5, 4), round(r10, 4)]
+                for half in ("dev", "held-out", "all"):
+                    if half in parts:
+                        ndcg, r5, r10 = parts[half].row()
+                        print(f"  {name:<50} {half:<9} {ndcg:>8.4f} {r5:>7.4f} {r10:>7.4f}")
+                        out[f"{name} | {half}"] = [round(ndcg, 4), round(r5, 4), round(r10, 4)]
             for name, buckets in by_depth.items():
                 print(f"  recall@5 by depth, {name}: " + ", ".join(
                     f"{b} {mean(v):.4f} (n={len(v)})" for b, v in sorted(buckets.items())))
@@ -309,9 +338,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                                    query_vectors={q: qv[queries[q]] for q in judged},
                                    vectors=cache)
             print(render_table(report))
-            results[coll.name] = {"rules": out, "harness": [
-                {"arm": s.arm, "ndcg@10": round(s.ndcg_at_k, 4),
-                 "recall@10": round(s.recall_at_k, 4)} for s in report.arms]}
+            results[coll.name] = {"rules": out, "harness": report_json(report)}
+            for half in ("dev", "held-out"):
+                part_report = evaluate_beir(
+                    coll.version, queries,
+                    {q: r for q, r in coll.qrels.items() if query_split(q) == half},
+                    doc_id_of_path, query_vectors={q: qv[queries[q]] for q in judged},
+                    vectors=cache)
+                print(f"{half}: " + render_table(part_report))
+                results[f"{coll.name} {half}"] = {"harness": report_json(part_report)}
     if args.throughput:
         sample = [p.text for r in sorted(collections[1].version.records(), key=lambda r: r.path)
                   for p in __import__("memhtml.head.passages", fromlist=["x"]).passages_of(r)

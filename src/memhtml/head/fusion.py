@@ -29,13 +29,8 @@ class ArmList:
     ranked: Sequence[tuple[str, int, float]]
 
 
-def rrf(arms: Sequence[ArmList], k: int = RRF_K) -> dict[str, float]:
-    """Reciprocal-rank fusion: each arm adds ``weight / (k + rank)``."""
-    fused: dict[str, float] = {}
-    for arm in arms:
-        for path, rank, _score in arm.ranked:
-            fused[path] = fused.get(path, 0.0) + arm.weight / (k + rank)
-    return fused
+def _rrf_shares(arm: ArmList, k: int = RRF_K) -> dict[str, float]:
+    return {path: arm.weight / (k + rank) for path, rank, _score in arm.ranked}
 
 
 def _minmax(ranked: Sequence[tuple[str, int, float]]) -> dict[str, float]:
@@ -49,14 +44,8 @@ def _minmax(ranked: Sequence[tuple[str, int, float]]) -> dict[str, float]:
     return {path: (score - low) / span if span > 0 else 1.0 for path, _, score in ranked}
 
 
-def minmax(arms: Sequence[ArmList]) -> dict[str, float]:
-    """Weighted sum of min-max normalized scores (CombSUM); a path an arm did not rank
-    gets nothing from it."""
-    fused: dict[str, float] = {}
-    for arm in arms:
-        for path, value in _minmax(arm.ranked).items():
-            fused[path] = fused.get(path, 0.0) + arm.weight * value
-    return fused
+def _minmax_shares(arm: ArmList) -> dict[str, float]:
+    return {path: arm.weight * value for path, value in _minmax(arm.ranked).items()}
 
 
 CONFIDENCE_DEPTH = 10
@@ -76,21 +65,46 @@ def margin(ranked: Sequence[tuple[str, int, float]], depth: int = CONFIDENCE_DEP
     return (top - at) / span if span > 0 else 0.0
 
 
-def confidence(arms: Sequence[ArmList], k: int = RRF_K) -> dict[str, float]:
-    """Reciprocal-rank fusion with each arm's weight scaled by its margin on this
+def _confidence_shares(arm: ArmList) -> dict[str, float]:
+    """Reciprocal-rank shares with the arm's weight scaled by its margin on this
     query: an arm whose head stands out counts for more."""
-    scaled = [ArmList(arm.name, arm.weight * (0.5 + margin(arm.ranked)), arm.ranked)
-              for arm in arms]
-    return rrf(scaled, k)
+    return _rrf_shares(ArmList(arm.name, arm.weight * (0.5 + margin(arm.ranked)), arm.ranked))
+
+
+def shares(arm: ArmList, rule: FusionRule = "rrf") -> dict[str, float]:
+    """What ``arm`` adds to each path's fused score under ``rule``."""
+    if rule == "minmax":
+        return _minmax_shares(arm)
+    if rule == "confidence":
+        return _confidence_shares(arm)
+    return _rrf_shares(arm)
 
 
 def fuse(arms: Sequence[ArmList], rule: FusionRule = "rrf") -> dict[str, float]:
-    """The fused score of every path any arm ranked, by ``rule``."""
-    if rule == "minmax":
-        return minmax(arms)
-    if rule == "confidence":
-        return confidence(arms)
-    return rrf(arms)
+    """The fused score of every path any arm ranked: the sum of its arms' shares,
+    added in arm order."""
+    fused: dict[str, float] = {}
+    for arm in arms:
+        for path, share in shares(arm, rule).items():
+            fused[path] = fused.get(path, 0.0) + share
+    return fused
+
+
+def rrf(arms: Sequence[ArmList]) -> dict[str, float]:
+    """Reciprocal-rank fusion: each arm adds ``weight / (RRF_K + rank)``."""
+    return fuse(arms, "rrf")
+
+
+def minmax(arms: Sequence[ArmList]) -> dict[str, float]:
+    """Weighted sum of min-max normalized scores (CombSUM): each arm's scores are
+    mapped onto [0, 1] by its own capped list's best and worst, so BM25 and cosine meet
+    on one scale; a path an arm did not rank gets nothing from it."""
+    return fuse(arms, "minmax")
+
+
+def confidence(arms: Sequence[ArmList]) -> dict[str, float]:
+    """Reciprocal-rank fusion, each arm's weight scaled by ``0.5 + margin``."""
+    return fuse(arms, "confidence")
 
 
 def finite_weight(weight: float, default: float) -> float:
