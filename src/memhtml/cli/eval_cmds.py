@@ -83,8 +83,8 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
             read_qrels,
             read_queries,
         )
-        from memhtml.eval.sessions import build_sessions, session_qrels
         from memhtml.eval.harness import evaluate_beir, import_beir, render_table, report_json
+        from memhtml.eval.sessions import build_sessions, session_qrels
         from memhtml.head import empty_vector_cache, load_head
         from memhtml.head.vectors import fill_passages
 

@@ -49,11 +49,11 @@ if TYPE_CHECKING:
         is_dated_episode,
         record_from,
     )
+    from memhtml.head.fusion import RRF_K
     from memhtml.head.search import (
         DEFAULT_LIMIT,
         LEXICAL_ARM_LIMIT,
         LEXICAL_WEIGHT,
-        RRF_K,
         VECTOR_ARM_LIMIT,
         VECTOR_WEIGHT,
         ArmRank,
@@ -105,7 +105,7 @@ _EXPORTS = {
     "LEXICAL_ARM_LIMIT": "search",
     "LEXICAL_WEIGHT": "search",
     "LexicalIndex": "lexical",
-    "RRF_K": "search",
+    "RRF_K": "fusion",
     "STOP_WORDS": "lexical",
     "SearchArm": "search",
     "ArmRank": "search",

@@ -26,9 +26,9 @@ import numpy.typing as npt
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.vectors import VectorCache
 from memhtml.contracts.view import HeadView
+from memhtml.head.fusion import RRF_K, ArmList, FusionRule, shares
 from memhtml.head.indexes import Indexes, indexes_of, is_active
 from memhtml.head.lexical import Segment, bm25_norms, bm25_weight, index_terms, segment_impacts
-from memhtml.head.fusion import RRF_K, ArmList, FusionRule, shares
 from memhtml.head.passages import stored_passages
 from memhtml.head.when import Holds
 

@@ -17,13 +17,13 @@ from memhtml.contracts.services import VectorSpace
 from memhtml.contracts.view import HeadView
 from memhtml.head import (
     VECTOR_TEXT_MAX_CHARS,
-    SearchHeadInput,
-    search_head,
     FillResult,
     HeadVersion,
+    SearchHeadInput,
     VectorCache,
     empty_vector_cache,
     fill_vectors,
+    search_head,
     vector_text_of,
     version_from_records,
     with_overlay,
@@ -248,6 +248,7 @@ def test_the_vector_arm_scores_a_memory_by_its_best_passage() -> None:
     assert [h.path for h in hits] == ["areas/long.html", "areas/short.html", "areas/twin.html"]
     assert hits[0].ranks[0].score == pytest.approx(1.0)
     # The opening passage alone (a cache holding only the memories' own vectors) loses.
-    opening = {long.content_hash: rows[keys[0]], short.content_hash: rows[passages_of(short)[0].key]}
+    opening = {long.content_hash: rows[keys[0]],
+               short.content_hash: rows[passages_of(short)[0].key]}
     hits = search_head(view, SearchHeadInput("unrelated", vectors=opening, query_vector=query))
     assert hits[0].path == "areas/short.html"
