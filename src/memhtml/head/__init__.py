@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from memhtml._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from memhtml.head.fusion import RRF_K
     from memhtml.head.gate import (
         HEAD_GATE_K,
         HEAD_GATE_PROBES,
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
         is_dated_episode,
         record_from,
     )
-    from memhtml.head.fusion import RRF_K
     from memhtml.head.search import (
         DEFAULT_LIMIT,
         LEXICAL_ARM_LIMIT,
