@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -58,7 +60,7 @@ from memhtml.head import (
     load_head,
 )
 from memhtml.head.fusion import ArmList, confidence, minmax, rrf
-from memhtml.head.passages import stored_passages
+from memhtml.head.passages import passages_of, stored_passages
 from memhtml.head.search import arm_ranks, bm25_scores, vector_scores
 from memhtml.head.vectors import fill_passages
 
@@ -251,6 +253,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     split = {q: query_split(q) for q in judged}
     sessions = build_sessions(docs)
     lengths = [len(s.as_doc().text) for s in sessions]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=False).stdout.strip()
+    print(f"commit {commit}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"long: {len(sessions)} sessions of {min(len(s.docs) for s in sessions)}-"
           f"{max(len(s.docs) for s in sessions)} abstracts, mean {mean(lengths):.0f} chars; "
           f"queries dev {sum(v == 'dev' for v in split.values())}, held-out "
@@ -296,6 +301,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 opening = capped(vector_scores(indexes, memory_vectors, vector))
                 add("vector, one opening vector per memory (before)", part,
                     [p for p, _, _ in opening], rels)
+                if coll.depth:
+                    bucket = "opening" if coll.depth[qid] < 1000 else "deeper"
+                    by_depth.setdefault("vector, opening vector (before)", {}).setdefault(
+                        bucket, []).append(recall_at_k(
+                            [doc_id_of_path(p) for p, _, _ in opening], rels, 5))
                 add("rrf w=1 with the opening vector (before)", part,
                     order_of(rrf([ArmList("l", 1.0, lex), ArmList("v", 1.0, opening)])), rels)
                 add("minmax w=1 with the opening vector", part,
@@ -317,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for name, rule in fusion.items():
                     ranking = rule(lex, vec)
                     add(name, part, ranking, rels)
-                    if coll.depth and name in ("lexical", "vector", "rrf w=1", "confidence"):
+                    if coll.depth and name in ("lexical", "vector", "rrf w=1", "minmax w=1"):
                         ids = [doc_id_of_path(p) for p in ranking]
                         bucket = "opening" if coll.depth[qid] < 1000 else "deeper"
                         by_depth.setdefault(name, {}).setdefault(bucket, []).append(
@@ -349,17 +359,20 @@ def main(argv: Sequence[str] | None = None) -> None:
                 results[f"{coll.name} {half}"] = {"harness": report_json(part_report)}
     if args.throughput:
         sample = [p.text for r in sorted(collections[1].version.records(), key=lambda r: r.path)
-                  for p in __import__("memhtml.head.passages", fromlist=["x"]).passages_of(r)
-                  ][:512]
+                  for p in passages_of(r)][:512]
         run(embedder.embed(sample[:4]))
-        best = float("inf")
-        for _ in range(2):
-            start = time.perf_counter()
+        best = best_cpu = float("inf")
+        for _ in range(3):
+            start, cpu = time.perf_counter(), time.process_time()
             run(embedder.embed(sample))
             best = min(best, time.perf_counter() - start)
-        print(f"\nthroughput: {len(sample) / best:.1f} passages/s ({len(sample)} passages, "
-              f"{embedder.workers} workers, best of 2)")
+            best_cpu = min(best_cpu, time.process_time() - cpu)
+        print(f"\nthroughput: {len(sample) / best:.1f} passages/s, "
+              f"{len(sample) / best_cpu:.1f} per CPU-second ({len(sample)} passages, "
+              f"{embedder.workers} workers, best of 3; load average "
+              f"{os.getloadavg()[0]:.1f})")
         results["passages_per_s"] = round(len(sample) / best, 1)
+        results["passages_per_cpu_s"] = round(len(sample) / best_cpu, 1)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
 
