@@ -92,7 +92,7 @@ class ArmScore(BaseModel):
 
 
 class Hit(Brief):
-    score: float = Field(description="Fused rank score; compare within one answer only.")
+    score: float = Field(description="Fused score; compare within one answer only.")
     arms: list[str]
     ranks: list[ArmScore] = Field(description="Each arm's rank and own score (BM25, cosine).")
     holds_since: str = Field(description="valid_from, else its event or write time.")
