@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from returns.result import Success
 
-from bench.common import run, scifact_dir
+from bench.common import percentile, run, scifact_dir
 from memhtml.adapters.embedders import HashingEmbedder, LocalEmbedder
 from memhtml.adapters.git import PygitService
 from memhtml.adapters.vector_files import load_cache, save_cache
@@ -61,7 +61,13 @@ from memhtml.head import (
 )
 from memhtml.head.fusion import ArmList, confidence, minmax, rrf
 from memhtml.head.passages import passages_of, stored_passages
-from memhtml.head.search import arm_ranks, bm25_scores, vector_scores
+from memhtml.head.search import (
+    SearchHeadInput,
+    arm_ranks,
+    bm25_scores,
+    search_head,
+    vector_scores,
+)
 from memhtml.head.vectors import fill_passages
 
 IMPORT_AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -237,12 +243,33 @@ def score(ranking: Sequence[str], rels: Mapping[str, int], into: Scores) -> None
     into.r10.append(recall_at_k(ids, rels, K))
 
 
+def latency(coll: Collection, cache: VectorCache, queries: Mapping[str, str],
+            judged: Sequence[str], qv: Mapping[str, Vector]) -> None:
+    """p50 and p90 of ``search_head`` over the judged queries, limit 10, warm (the
+    stacked passage matrix is built by a first search and kept, as in a server)."""
+    first = queries[judged[0]]
+    search_head(coll.version, SearchHeadInput(first, vectors=cache, query_vector=qv[first]))
+    for mode in ("lexical", "hybrid"):
+        times: list[float] = []
+        for qid in judged:
+            text = queries[qid]
+            search = SearchHeadInput(text) if mode == "lexical" else SearchHeadInput(
+                text, vectors=cache, query_vector=qv[text])
+            start = time.perf_counter()
+            search_head(coll.version, search)
+            times.append(time.perf_counter() - start)
+        print(f"  {mode}: p50 {percentile(times, 0.5) * 1000:.2f} ms, "
+              f"p90 {percentile(times, 0.9) * 1000:.2f} ms over {len(times)} queries")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/memhtml-retrieval"))
     parser.add_argument("--throughput", action="store_true",
                         help="measure passages per second on a fixed sample")
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    parser.add_argument("--latency", action="store_true",
+                        help="only time search_head per query, lexical and hybrid")
     args = parser.parse_args(argv)
     data = scifact_dir()
     docs = list(read_corpus(data / "corpus.jsonl"))
@@ -275,6 +302,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             cache = filled(coll.version, embedder, args.cache / "vectors")
             pm = passage_matrix(coll.version, cache)
             print(f"  {len(pm.paths)} memories, {len(pm.matrix)} passages")
+            if args.latency:
+                latency(coll, cache, queries, judged, qv)
+                continue
             indexes = indexes_of(coll.version)
             hashing = HashingEmbedder()
             hashing_cache = run(fill_passages(coll.version, empty_vector_cache(hashing.space),
