@@ -256,6 +256,25 @@ def test_a_hash_that_cannot_be_stored_is_refused_and_nothing_saved(store: Vector
     assert len(loaded(store, SPACE)) == 0
 
 
+GROUP = "P1-" + "c" * 40
+
+
+def test_passage_rows_round_trip_beside_memory_vectors(store: VectorCacheStore) -> None:
+    cache = cache_of(SPACE, {"sha256:a": 1, f"{GROUP}.0": 2, f"{GROUP}.1": 3})
+    assert ok(store.save(cache)) == 3
+    assert bits(loaded(store, SPACE)) == bits(cache)
+
+
+def test_a_partial_passage_group_is_refused_and_nothing_saved(store: VectorCacheStore
+                                                             ) -> None:
+    """A group is saved whole: a gap in its rows would make the set unreadable."""
+    ok(store.save(cache_of(SPACE, {"sha256:a": 1})))
+    fault = err(store.save(cache_of(SPACE, {f"{GROUP}.0": 2, f"{GROUP}.2": 3})))
+    assert isinstance(fault, VectorCacheFault)
+    assert "partial passage group" in fault.reason
+    assert set(loaded(store, SPACE).vectors) == {"sha256:a"}
+
+
 def test_a_saved_vector_is_the_store_s_own_copy(store: VectorCacheStore) -> None:
     mine = vector(SPACE, 1)
     before = mine.tobytes()

@@ -1,8 +1,8 @@
 """Laws of a search's account of itself, and of the one-line edit of a config file.
 
-A hit's per-arm ranks must be the whole story of its fused score, and each arm's
+A hit's per-arm shares must be the whole story of its fused score, and each arm's
 raw score must be the one that arm ranked by (BM25, cosine), ordered as the ranks
-are. Recording a setting must change that one key and leave every other key, and
+and shares are. Recording a setting must change that one key and leave every other key, and
 every other line, as the person wrote it.
 """
 
@@ -46,8 +46,13 @@ def test_ranks_account_for_every_fused_score(
         assert [r.arm for r in hit.ranks] == [a for a in hit.arms if a != "recency"]
         fused = 0.0
         for r in hit.ranks:
-            fused += 1.0 / (RRF_K + r.rank)
+            fused += r.share
         assert hit.score == fused
+        for r in hit.ranks:
+            if query_vector is None:
+                assert r.share == 1.0 / (RRF_K + r.rank), "one arm: reciprocal rank"
+            else:
+                assert 0.0 <= r.share <= 1.0, "two arms: a normalized score, weight 1"
         for r in hit.ranks:
             if r.arm == "lexical":
                 assert r.score == bm25[hit.path]
@@ -65,8 +70,10 @@ def test_ranks_account_for_every_fused_score(
             for second in placed:
                 if first.score > second.score:
                     assert first.rank < second.rank
+                    assert first.share >= second.share
                 elif first.score == second.score:
                     assert first.rank == second.rank
+                    assert first.share == second.share
 
 
 keys = st.sampled_from(["embedder", "branch", "embed_model", "vector_coverage_floor",

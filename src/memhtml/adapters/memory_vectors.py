@@ -24,6 +24,7 @@ from memhtml.contracts.vectors import (
     VectorCacheFault,
     empty_vector_cache,
 )
+from memhtml.head.passages import group_sizes
 
 
 def _frozen_copy(vector: Vector) -> Vector:
@@ -78,6 +79,10 @@ class MemoryVectors:
                     return IOFailure(VectorCacheFault(
                         f"vector cache {space.key}: refusing malformed hash {content_hash!r}"))
             merged = base.update({h: _frozen_copy(v) for h, v in cache.vectors.items()})
+            gaps = group_sizes(list(merged))
+            if isinstance(gaps, str):
+                return IOFailure(VectorCacheFault(
+                    f"vector cache {space.key}: refusing a partial {gaps}"))
             self._sets[space.key] = VectorCache(space, merged)
             return IOSuccess(len(merged))
 

@@ -60,8 +60,13 @@ from memhtml.contracts.vectors import (
     cache_from,
     empty_vector_cache,
 )
+from memhtml.head.passages import group_sizes, is_passage_key
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the hash list may hold passage rows (``head.passages``: ``<group>.<i>``) beside
+memories' content hashes, and the manifest counts them; a set holding none is written
+as 1, which every memhtml reads."""
+PLAIN_FORMAT = 1
 ASIDE_DIR = ".aside"
 _HASH = re.compile(r"[0-9A-Za-z_:.+/=-]{1,256}")
 _GENERATION = re.compile(r"([0-9]{1,12})-[0-9a-f]{8}")
@@ -259,7 +264,7 @@ def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
         return VectorFilesForeign(str(folder), f"written by a newer memhtml (format {found}, "
                                                f"this one reads {FORMAT_VERSION})",
                                   f"format-{found}")
-    if found != FORMAT_VERSION:
+    if found not in (PLAIN_FORMAT, FORMAT_VERSION):
         return corrupt(f"unknown format {found!r}")
     model_id, dimension = manifest.get("model_id"), manifest.get("dimension")
     if not isinstance(model_id, str) or not isinstance(dimension, int) \
@@ -290,6 +295,9 @@ def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
                        generation)
     if len(set(hashes)) != len(hashes) or not all(_HASH.fullmatch(h) for h in hashes):
         return corrupt("the hash list has a repeated or malformed hash", generation)
+    passages = _passages_checked(hashes, found, manifest.get("passages"))
+    if isinstance(passages, str):
+        return corrupt(passages, generation)
     try:
         with open_regular(matrix_path) as stream:
             matrix = np.load(stream, allow_pickle=False)
@@ -306,6 +314,19 @@ def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
     if not np.all(np.isfinite(matrix)):
         return corrupt("the matrix holds a non-finite value", generation)
     return cache_from(space, {h: matrix[i] for i, h in enumerate(hashes)})
+
+
+def _passages_checked(hashes: list[str], found: object, stated: object) -> int | str:
+    """The passage rows of a hash list, or why they do not add up: a format 1 set holds
+    none; a format 2 set says how many it holds, and they form whole groups (rows 0 to
+    n-1 each), since a group is only ever saved whole."""
+    rows = [h for h in hashes if is_passage_key(h)]
+    if found == PLAIN_FORMAT:
+        return "a format 1 set holds passage rows" if rows else 0
+    if not isinstance(stated, int) or isinstance(stated, bool) or stated != len(rows):
+        return f"the manifest counts {stated!r} passages, the hash list holds {len(rows)}"
+    sizes = group_sizes(rows)
+    return sizes if isinstance(sizes, str) else len(rows)
 
 
 # --------------------------------------------------------------------------- save
@@ -381,6 +402,10 @@ def _save_merged(folder: Path, cache: VectorCache, old: dict[str, Vector] | None
                                                 f"refusing malformed hash {content_hash!r}"))
     merged.update(cache.vectors.items())
     hashes = sorted(merged)
+    gaps = group_sizes(hashes)
+    if isinstance(gaps, str):
+        # Saved, such a set would load as corrupt and be discarded whole.
+        return IOFailure(VectorFilesCorrupt(str(folder), f"refusing a partial {gaps}"))
     matrix = np.zeros((len(hashes), space.dimension), dtype=np.float32)
     for row, content_hash in enumerate(hashes):
         matrix[row] = np.asarray(merged[content_hash], dtype=np.float32).ravel()
@@ -389,8 +414,12 @@ def _save_merged(folder: Path, cache: VectorCache, old: dict[str, Vector] | None
     _write_atomic(folder / f"vectors-{generation}.npy", _write_matrix(matrix))
     _write_atomic(folder / f"hashes-{generation}.txt",
                   _write_bytes("".join(f"{h}\n" for h in hashes).encode("ascii")))
-    manifest = {"format": FORMAT_VERSION, "model_id": space.model_id,
-                "dimension": space.dimension, "count": len(hashes), "generation": generation}
+    passages = sum(1 for h in hashes if is_passage_key(h))
+    manifest: dict[str, object] = {
+        "format": FORMAT_VERSION if passages else PLAIN_FORMAT, "model_id": space.model_id,
+        "dimension": space.dimension, "count": len(hashes), "generation": generation}
+    if passages:
+        manifest["passages"] = passages
     _write_atomic(folder / MANIFEST,
                   _write_bytes(json.dumps(manifest, sort_keys=True).encode("utf-8")))
     _remove_other_generations(folder, generation)

@@ -16,4 +16,5 @@ TaskStatusName: TypeAlias = TaskStatus
 TierName = Literal["all", "gist", "summary", "details"]
 EmbedderName = Literal["none", "hashing", "local", "openai"]
 EvalArmName = Literal["lexical", "vector", "hybrid"]
+EvalHalfName = Literal["all", "dev", "held-out"]
 ChannelName = Literal["bm25", "trigram"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from cyclopts import App
 
-from memhtml.cli.choices import EmbedderName, EvalArmName
+from memhtml.cli.choices import EmbedderName, EvalArmName, EvalHalfName
 from memhtml.cli.common import Common, open_common, settings_for
 from memhtml.cli.output import (
     ERR_INPUT,
@@ -35,9 +35,10 @@ EVAL_AT = "2026-01-01T00:00:00+00:00"
 @eval_app.command(name="beir")
 def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
               arm: tuple[EvalArmName, ...] = (), embedder: EmbedderName | None = None,
-              k: int = 10, weight: tuple[float, ...] = (), common: Common = _COMMON) -> int:
+              k: int = 10, weight: tuple[float, ...] = (), long: bool = False,
+              half: EvalHalfName = "all", common: Common = _COMMON) -> int:
     """Import a BEIR split into a temporary store and report nDCG@k, Recall@k,
-    Recall@100 and MRR@k per search arm.
+    Recall@5, Recall@100 and MRR@k per search arm.
 
     Parameters
     ----------
@@ -59,6 +60,12 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
         A vector weight for the hybrid's fusion (the spec's is 1); repeatable. Each
         adds a row "hybrid w=<weight>", and the best on this split is named: set it as
         the store's vector_weight (in .memhtml/config.toml) for its searches.
+    long
+        Long memories: the corpus shuffled once and packed into sessions of about
+        3,000 characters, a session relevant as its most relevant document.
+    half
+        Which queries count: all, or the dev or held-out half (split by a digest of
+        the query id; rules are chosen on dev, held-out is only reported).
     """
 
     def body() -> Reply:
@@ -69,9 +76,17 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
         from memhtml.cli.progress import progress
         from memhtml.compose import Settings, VectorFiles, init_repository, pick_embedder
         from memhtml.compose.services import space_of
-        from memhtml.eval.beir import doc_id_of_path, read_corpus, read_qrels, read_queries
+        from memhtml.eval.beir import (
+            doc_id_of_path,
+            query_split,
+            read_corpus,
+            read_qrels,
+            read_queries,
+        )
         from memhtml.eval.harness import evaluate_beir, import_beir, render_table, report_json
-        from memhtml.head import empty_vector_cache, fill_vectors, load_head
+        from memhtml.eval.sessions import build_sessions, session_qrels
+        from memhtml.head import empty_vector_cache, load_head
+        from memhtml.head.vectors import fill_passages
 
         for path, expected in ((corpus, "corpus.jsonl"), (queries, "queries.jsonl"),
                                (qrels, "the qrels .tsv")):
@@ -95,6 +110,12 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
             judged = read_qrels(qrels)
         except (OSError, ValueError, KeyError) as exc:
             raise CliError(f"cannot read the BEIR split: {exc}", code=ERR_INPUT) from exc
+        if long:
+            sessions = build_sessions(docs)
+            docs = [session.as_doc() for session in sessions]
+            judged = session_qrels(sessions, judged)
+        if half != "all":
+            judged = {qid: rels for qid, rels in judged.items() if query_split(qid) == half}
         with tempfile.TemporaryDirectory(prefix="memhtml-eval-") as scratch:
             git = unwrap_io(init_repository(Path(scratch), bare=True), lambda e: e.reason)
             with progress(f"importing {len(docs)} documents", None, common.json):
@@ -114,8 +135,8 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
                 def failed(error: object) -> str:
                     return f"embedder: {getattr(error, 'reason', error)}"
 
-                with progress("embedding documents", None, common.json):
-                    cache = unwrap_io(fill_vectors(version, cache, chosen), failed).cache
+                with progress("embedding passages", None, common.json):
+                    cache = unwrap_io(fill_passages(version, cache, chosen), failed).cache
                 ids = sorted(q for q in judged if q in query_texts)
                 with progress("embedding queries", len(ids), common.json) as bar:
                     query_vectors = {}
@@ -128,8 +149,10 @@ def eval_beir(corpus: Path, queries: Path, qrels: Path, /, *,
                 report = evaluate_beir(version, query_texts, judged, doc_id_of_path, arms,
                                        query_vectors, vectors, k, weight)
         best = report.best_vector_weight()
-        payload = {**report_json(report), "embedder": name, "best_vector_weight": best}
-        text = render_table(report)
+        payload = {**report_json(report), "embedder": name, "best_vector_weight": best,
+                   "collection": "long" if long else "short", "half": half}
+        text = f"{'long sessions' if long else 'documents as they are'}, {half} queries: " \
+            + render_table(report)
         if best is not None:
             text += f"\nbest vector weight on this split: {best:g}"
         return Reply(payload, text)

@@ -261,7 +261,9 @@ def render_status(report: StatusReport) -> str:
     ]
     if vectors is not None:
         lines.append(f"vectors   {vectors.embedder} ({vectors.space or 'no space yet'}): "
-                     f"{vectors.have} of {vectors.total} embedded")
+                     f"{vectors.have} of {vectors.total} memories embedded "
+                     f"({vectors.passages_have} of {vectors.passages_total} passages; "
+                     f"{vectors.memory_vectors} memory vectors for sleep)")
         if vectors.note:
             lines.append(f"          {vectors.note}")
     if state.skipped:

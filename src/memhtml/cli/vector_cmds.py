@@ -63,9 +63,10 @@ def recorded_line(recorded: SettingRecorded) -> str:
 
 def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
           batch: int = EMBED_BATCH, common: Common = _COMMON) -> int:
-    """Embed the active memories the vector cache lacks and save them in this clone's
-    own state (.git/memhtml/vectors/). Once every memory has a vector, search turns
-    hybrid.
+    """Embed what the vector cache lacks (each memory's passages, which search reads,
+    and its own vector, which the sleep run compares by) and save it in this clone's
+    own state (.git/memhtml/vectors/). Once every memory's passages are in, search
+    turns hybrid.
 
     Parameters
     ----------
@@ -85,6 +86,7 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
         from memhtml.compose import error_code
         from memhtml.compose.vectors import missing_extra
         from memhtml.head import FillCounts, fill_vectors
+        from memhtml.head.vectors import fill_passages
 
         services = open_cli_services(common, embedder=embedder)
         store = services.store()
@@ -104,39 +106,54 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
         def fill_error(error: object) -> str:
             return f"embedder {getattr(error, 'model_id', '?')}: {getattr(error, 'reason', error)}"
 
-        first = unwrap_io(fill_vectors(version, cache, chosen, limit=0), fill_error)
-        wanted = first.remaining if limit is None else min(max(limit, 0), first.remaining)
-        embedded = 0
+        fills = (("passages", fill_passages), ("memories", fill_vectors))
+        firsts = {kind: unwrap_io(fill(version, cache, chosen, limit=0), fill_error)
+                  for kind, fill in fills}
+        pending = sum(first.remaining for first in firsts.values())
+        wanted = pending if limit is None else min(max(limit, 0), pending)
+        embedded = {kind: 0 for kind, _ in fills}
         failure: CliError | None = None
         with progress(f"embedding ({space.key})", wanted, common.json) as bar:
-            while embedded < wanted:
-                step = min(max(batch, 1), wanted - embedded)
-                try:
-                    filled = unwrap_io(fill_vectors(version, cache, chosen, limit=step),
-                                       fill_error)
-                except CliError as error:
-                    failure = error
-                    break
-                if filled.counts.embedded == 0:
-                    break
-                cache = filled.cache
-                embedded += filled.counts.embedded
-                bar.advance(filled.counts.embedded)
-        if embedded:
+            # Passages first: they are what search reads. A memory's own vector is
+            # what the sleep run compares memories by.
+            for kind, fill in fills:
+                while sum(embedded.values()) < wanted and failure is None:
+                    step = min(max(batch, 1), wanted - sum(embedded.values()))
+                    try:
+                        filled = unwrap_io(fill(version, cache, chosen, limit=step),
+                                           fill_error)
+                    except CliError as error:
+                        failure = error
+                        break
+                    if filled.counts.embedded == 0:
+                        break
+                    cache = filled.cache
+                    embedded[kind] += filled.counts.embedded
+                    bar.advance(filled.counts.embedded)
+        done = sum(embedded.values())
+        if done:
             # Vectors already computed are kept even when a later batch failed.
             unwrap_io(services.vectors.save(cache), lambda e: e.reason)
         if failure is not None:
-            raise CliError(f"{failure.message} (after {embedded} embedded and saved)")
-        counts = FillCounts(first.counts.records, first.counts.reused, embedded,
+            raise CliError(f"{failure.message} (after {done} embedded and saved)")
+        first = firsts["memories"]
+        counts = FillCounts(first.counts.records, first.counts.reused, embedded["memories"],
                             first.counts.empty)
-        remaining = first.remaining - embedded
+        passages = firsts["passages"]
+        passage_counts = FillCounts(passages.counts.records, passages.counts.reused,
+                                    embedded["passages"], passages.counts.empty)
+        remaining = first.remaining - embedded["memories"]
+        passages_remaining = passages.remaining - embedded["passages"]
         recorded, problem, notes = record_choice(services, embedder) if embedder \
             else (None, None, ())
         payload = {"space": space.key, "counts": counts, "remaining": remaining,
+                   "passages": passage_counts, "passages_remaining": passages_remaining,
                    "recorded": recorded, "not_recorded": problem}
         text = (f"{space.key}: embedded {counts.embedded}, reused {counts.reused}, "
                 f"empty {counts.empty}, of {counts.records} active memories; "
-                f"remaining {remaining}")
+                f"remaining {remaining}\n"
+                f"passages: embedded {passage_counts.embedded} (memories reused "
+                f"{passage_counts.reused}); remaining {passages_remaining}")
         said = f"\n{recorded_line(recorded)}" if recorded is not None else ""
         return Reply(payload, text + said,
                      notes=(*((f"note: {problem}",) if problem else ()), *notes))

@@ -99,7 +99,9 @@ def status_payload(report: StatusReport) -> dict[str, object]:
         "skipped": [{"path": s.path, "reason": s.reason} for s in state.skipped],
         "vectors": None if vectors is None else {
             "embedder": vectors.embedder, "space": vectors.space, "have": vectors.have,
-            "total": vectors.total, "note": vectors.note},
+            "total": vectors.total, "passages_have": vectors.passages_have,
+            "passages_total": vectors.passages_total,
+            "memory_vectors": vectors.memory_vectors, "note": vectors.note},
         "vectors_problem": report.vectors_problem,
         "uncommitted": [{"path": e.path, "kind": e.kind, "staged": e.staged,
                          "unstaged": e.unstaged} for e in report.uncommitted],

@@ -1,9 +1,9 @@
 """The vector arm's wiring: the cache's coverage, and a query's vector.
 
-Search turns hybrid only when the cache holds a vector for every active record
-with text: a partly filled cache would rank the embedded half above the rest for
-no reason a reader could see. Both edges ask here, so the CLI and the MCP server
-search the same way.
+Search turns hybrid only when the cache holds every passage of every active record
+with text (``head.passages``): a partly filled cache would rank the embedded half
+above the rest for no reason a reader could see. Both edges ask here, so the CLI and
+the MCP server search the same way.
 """
 
 from __future__ import annotations
@@ -33,8 +33,15 @@ class Coverage:
     embedder: str
     space: str | None
     have: int
+    """Active memories with text whose every passage has a vector: what search reads."""
     total: int
+    """Active memories with text."""
     note: str | None = None
+    passages_have: int = 0
+    passages_total: int = 0
+    """Passages with a vector, and passages in all (``head.passages``)."""
+    memory_vectors: int = 0
+    """Memories with their own (opening) vector, which the sleep run compares by."""
 
     @property
     def complete(self) -> bool:
@@ -85,6 +92,7 @@ def coverage_of(vectors: VectorCacheStore, embedder: QueryEmbedder | None, name:
                 ) -> IOResult[Coverage | None, VectorCacheFault]:
     """The cache's coverage of ``view`` in ``space``; None with no embedder."""
     from memhtml.head import coverage
+    from memhtml.head.vectors import passage_coverage
 
     if embedder is None:
         return IOSuccess(None)
@@ -92,8 +100,10 @@ def coverage_of(vectors: VectorCacheStore, embedder: QueryEmbedder | None, name:
         return IOSuccess(Coverage(name, None, 0, 0))
 
     def counted(loaded: LoadedVectors) -> Coverage | None:
-        have, total = coverage(view, loaded.cache)
-        return Coverage(name, space.key, have, total, loaded.note)
+        passages = passage_coverage(view, loaded.cache)
+        memory_vectors, _ = coverage(view, loaded.cache)
+        return Coverage(name, space.key, passages.covered, passages.memories, loaded.note,
+                        passages.stored, passages.passages, memory_vectors)
 
     return vectors.load(space).map(counted)
 
@@ -106,7 +116,7 @@ def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
     Never a failure: search always has its lexical arm, so a cache that does not
     load or a query the embedder refuses turns into a note, not a failed search.
     """
-    from memhtml.head import coverage
+    from memhtml.head.vectors import passage_coverage
 
     if embedder is None:
         return IOSuccess(Arm(None))
@@ -118,9 +128,10 @@ def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
 
     def armed(loaded: LoadedVectors) -> IOResult[Arm, VectorCacheFault]:
         cache = loaded.cache
-        have, total = coverage(view, cache)
-        if total == 0 or have < total:
-            covered = f"vectors cover {have} of {total} memories; run memhtml embed"
+        found = passage_coverage(view, cache)
+        if not found.complete:
+            covered = (f"vectors cover {found.covered} of {found.memories} memories "
+                       f"({found.stored} of {found.passages} passages); run memhtml embed")
             return IOSuccess(Arm(None, f"{loaded.note}; {covered}" if loaded.note else covered))
         return embedder.embed_query(query).map(lambda vector: Arm(Hybrid(cache, vector))).lash(
             lambda failure: IOSuccess(Arm(None, f"query not embedded ({failure.reason}); "

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from memhtml.format import NewMemoryInput, render_template
 
@@ -105,3 +106,15 @@ def render_doc(doc: BeirDoc) -> str:
 def doc_id_of_path(path: str) -> str:
     """Invert ``memory_path``: the document id is the file name up to its first dash."""
     return path.rsplit("/", 1)[-1].split("-", 1)[0]
+
+
+def query_split(query_id: str) -> Literal["dev", "held-out"]:
+    """Which half of a split's queries ``query_id`` belongs to: ``dev``, on which rules
+    and constants are chosen, or ``held-out``, only ever reported. Decided by a digest
+    of the id alone, so the halves were fixed before any figure was seen.
+
+    >>> query_split("1"), query_split("2")
+    ('held-out', 'dev')
+    """
+    return "dev" if hashlib.sha256(query_id.encode("utf-8")).digest()[0] % 2 == 0 \
+        else "held-out"

@@ -38,6 +38,9 @@ ALL_ARMS: tuple[EvalArm, ...] = ("lexical", "vector", "hybrid")
 WEIGHTED_PREFIX = "hybrid w="
 """The arm name of a weighted fusion variant: ``hybrid w=0.5``."""
 RECALL_DEEP_K = 100
+RECALL_SHALLOW_K = 5
+"""The depth of the recall a reader of five answers gets: the figure the long-memory
+collection is judged by (a gold session in the top 5)."""
 """The depth of the second recall figure. Each arm of ``search_head`` keeps its best
 40 (LEXICAL_ARM_LIMIT, VECTOR_ARM_LIMIT), so a single arm's Recall@100 is its
 Recall@40, and the hybrid's is bounded by the union of the two arms' 40."""
@@ -85,6 +88,7 @@ class ArmScores:
     recall_at_k: float
     recall_at_100: float
     mrr_at_k: float
+    recall_at_5: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +132,11 @@ def render_report_json(report: EvalReport) -> str:
 def render_table(report: EvalReport) -> str:
     """A fixed-width table, one row per arm."""
     k = report.k
-    header = ("arm", f"nDCG@{k}", f"Recall@{k}", f"Recall@{RECALL_DEEP_K}", f"MRR@{k}")
+    header = ("arm", f"nDCG@{k}", f"Recall@{RECALL_SHALLOW_K}", f"Recall@{k}",
+              f"Recall@{RECALL_DEEP_K}", f"MRR@{k}")
     rows = [
-        (s.arm, f"{s.ndcg_at_k:.4f}", f"{s.recall_at_k:.4f}", f"{s.recall_at_100:.4f}",
-         f"{s.mrr_at_k:.4f}")
+        (s.arm, f"{s.ndcg_at_k:.4f}", f"{s.recall_at_5:.4f}", f"{s.recall_at_k:.4f}",
+         f"{s.recall_at_100:.4f}", f"{s.mrr_at_k:.4f}")
         for s in report.arms
     ]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
@@ -215,6 +220,7 @@ def evaluate_beir(
         ndcg: list[float] = []
         recall: list[float] = []
         recall_deep: list[float] = []
+        recall_shallow: list[float] = []
         mrr: list[float] = []
         for qid in judged:
             query_vector = query_vectors[qid] if query_vectors is not None else None
@@ -225,7 +231,9 @@ def evaluate_beir(
             ndcg.append(ndcg_at_k(ranked, rels, k))
             recall.append(recall_at_k(ranked, rels, k))
             recall_deep.append(recall_at_k(ranked, rels, RECALL_DEEP_K))
+            recall_shallow.append(recall_at_k(ranked, rels, RECALL_SHALLOW_K))
             mrr.append(mrr_at_k(ranked, rels, k))
-        out.append(ArmScores(name, mean(ndcg), mean(recall), mean(recall_deep), mean(mrr)))
+        out.append(ArmScores(name, mean(ndcg), mean(recall), mean(recall_deep), mean(mrr),
+                             mean(recall_shallow)))
     documents = sum(1 for record in version.records() if is_active(record))
     return EvalReport(k, len(judged), documents, tuple(out))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from memhtml._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from memhtml.head.fusion import RRF_K
     from memhtml.head.gate import (
         HEAD_GATE_K,
         HEAD_GATE_PROBES,
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
         DEFAULT_LIMIT,
         LEXICAL_ARM_LIMIT,
         LEXICAL_WEIGHT,
-        RRF_K,
         VECTOR_ARM_LIMIT,
         VECTOR_WEIGHT,
         ArmRank,
@@ -105,7 +105,7 @@ _EXPORTS = {
     "LEXICAL_ARM_LIMIT": "search",
     "LEXICAL_WEIGHT": "search",
     "LexicalIndex": "lexical",
-    "RRF_K": "search",
+    "RRF_K": "fusion",
     "STOP_WORDS": "lexical",
     "SearchArm": "search",
     "ArmRank": "search",

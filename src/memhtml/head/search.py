@@ -1,4 +1,4 @@
-"""Ranking over one view: a BM25 arm and an optional vector arm, fused by RRF.
+"""Ranking over one view: a BM25 arm and an optional vector arm, fused by normalized scores.
 
 Recency only breaks exact ties. Hits are ordered by fused score, then newest first
 by event time (else update time, clamped to ``now``), then by path. Recency never
@@ -26,8 +26,10 @@ import numpy.typing as npt
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.vectors import VectorCache
 from memhtml.contracts.view import HeadView
+from memhtml.head.fusion import RRF_K, ArmList, FusionRule, shares
 from memhtml.head.indexes import Indexes, indexes_of, is_active
 from memhtml.head.lexical import Segment, bm25_norms, bm25_weight, index_terms, segment_impacts
+from memhtml.head.passages import stored_passages
 from memhtml.head.when import Holds
 
 SearchArm = Literal["lexical", "recency", "time", "vector"]
@@ -42,12 +44,19 @@ VECTOR_ARM_LIMIT = DEFAULT_ARM_LIMIT
 it is confident about instead of spreading it over the whole corpus."""
 LEXICAL_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
-"""The spec's plain fusion: both arms count the same. ``SearchHeadInput.vector_weight``
+"""Both arms count the same, which measured best on the dev queries of short and
+long memories alike (docs/design.md, "Fusion"). ``SearchHeadInput.vector_weight``
 changes it per search (a store's ``vector_weight`` setting, chosen with ``memhtml eval
-beir --weight`` on a judged split): with a weak embedder, a lower weight keeps the
-hybrid from falling below its lexical arm; 0 ranks as the lexical arm does, the
-vector arm only appending what it alone found."""
-RRF_K = 60
+beir --weight`` on a judged split): 0 ranks as the lexical arm does, the vector arm
+only appending what it alone found."""
+FUSION_RULE: FusionRule = "minmax"
+"""How two arms fuse (``head.fusion``): each arm's scores min-max normalized over its
+own capped list, then summed with the arms' weights. Chosen on the dev half of
+SciFact's train queries over short and long memories, against reciprocal-rank fusion
+at four weights and a per-query confidence rule; a rank-only rule gives a weak arm's
+tenth hit the same pull as a strong arm's, while normalized scores let an arm that
+is sure of one memory say so. A single arm keeps ``1 / (RRF_K + rank)``: one arm's
+order is its own whatever the scale, and the figure stays the one readers know."""
 
 
 class HeadVectors(Protocol):
@@ -77,20 +86,25 @@ class SearchHeadInput:
 
 @dataclass(frozen=True, slots=True)
 class ArmRank:
-    """Where one arm placed a hit, and the arm's own score for it: BM25 for the
-    lexical arm, cosine similarity for the vector arm. The fused score only says how
-    ranks combined; these say why, in units a reader can compare across queries."""
+    """Where one arm placed a hit, the arm's own score for it (BM25 for the lexical
+    arm, the best passage's cosine for the vector arm), and its share of the fused
+    score. The fused score only says how the arms combined; these say why, in units a
+    reader can compare across queries."""
 
     arm: Literal["lexical", "vector"]
     rank: int
     score: float
+    share: float = 0.0
+    """What this arm added to the hit's fused score: the fused score is the sum of its
+    arms' shares (``head.fusion``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     path: str
     score: float
-    """The fused (reciprocal rank) score: comparable within one result list only."""
+    """The fused score, the sum of its arms' shares (``ArmRank.share``): comparable
+    within one result list only."""
     claim: str
     arms: tuple[SearchArm, ...]
     """The arms that ranked the hit, plus ``recency`` when its fused score equals
@@ -442,11 +456,16 @@ def _lexical_candidates(
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _VectorMatrix:
-    """The embedded active records of one version in one vector space, stacked."""
+    """The embedded active records of one version in one vector space, stacked: one
+    row per passage, a record's rows together from ``starts[i]``."""
 
     records: tuple[MemoryRecord, ...]
     matrix: npt.NDArray[np.float32]
     norms: npt.NDArray[np.float32]
+    starts: npt.NDArray[np.intp]
+    """The first row of each record; ``np.maximum.reduceat`` takes each record's best."""
+    passages: int
+    """Rows that are passages (the rest are memories' own vectors)."""
 
 
 _MATRIX_CACHE_SIZE = 4
@@ -454,20 +473,33 @@ _matrices: OrderedDict[tuple[int, int], tuple[object, object, _VectorMatrix]] = 
 
 
 def _build_matrix(indexes: Indexes, vectors: HeadVectors) -> _VectorMatrix:
+    """A record's rows are its passages' vectors when ``vectors`` holds them, else its
+    own vector (by content hash), else none: a caller's plain mapping of memory vectors
+    ranks as it always did, and a store's search, which runs the arm only once every
+    memory's passages are held (``compose.vectors``), ranks by passages alone."""
     records: list[MemoryRecord] = []
     rows: list[npt.NDArray[np.float32]] = []
+    starts: list[int] = []
+    passages = 0
     for record in indexes.records.values():
         if not is_active(record):
             continue
-        vector = vectors.get(record.content_hash)
-        if vector is None:
-            continue
+        found = stored_passages(record, vectors)
+        if found:
+            passages += len(found)
+        else:
+            vector = vectors.get(record.content_hash)
+            if vector is None:
+                continue
+            found = [vector]
         records.append(record)
-        rows.append(np.asarray(vector, dtype=np.float32).ravel())
+        starts.append(len(rows))
+        rows.extend(np.asarray(vector, dtype=np.float32).ravel() for vector in found)
     matrix = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1) if rows else np.zeros(0, dtype=np.float32)
     norms[norms == 0.0] = 1.0
-    return _VectorMatrix(tuple(records), matrix, norms)
+    return _VectorMatrix(tuple(records), matrix, norms, np.asarray(starts, dtype=np.intp),
+                         passages)
 
 
 def _vector_matrix(indexes: Indexes, vectors: HeadVectors) -> _VectorMatrix:
@@ -498,7 +530,8 @@ def vector_scores(
     admit: Callable[[MemoryRecord], bool] | None = None,
     cap: int | None = None,
 ) -> list[tuple[str, float]]:
-    """Cosine of every admitted, active, embedded record against the query vector.
+    """Cosine of every admitted, active, embedded record against the query vector: a
+    record with passages scores as its best passage.
 
     With ``cap`` and no scope, only the best ``cap`` (ties included) are returned,
     picked in numpy, so the arm never turns the whole corpus into Python tuples.
@@ -511,6 +544,9 @@ def vector_scores(
     if not stacked.records:
         return []
     cosines = (stacked.matrix @ query) / (stacked.norms * query_norm)
+    if len(cosines) != len(stacked.records):
+        # A memory scores as its best passage: the part of it that answers the query.
+        cosines = np.maximum.reduceat(cosines, stacked.starts)
     if admit is None and cap is not None and len(cosines) > cap:
         kth = np.partition(cosines, len(cosines) - cap)[len(cosines) - cap]
         keep = np.flatnonzero(cosines >= kth)
@@ -569,17 +605,22 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
         explained.append(vector_explained)
     fused: dict[str, float] = {}
     seen_by: dict[str, list[SearchArm]] = {}
+    share_of: dict[str, dict[str, float]] = {}
     if len(arms) == 1:
         # One arm: its order (score, then path) is already the fused order, since
         # the fused score falls as the rank grows and equal ranks sort by path.
         name, weight, ranked = arms[0]
         fused = {path: weight / (RRF_K + rank) for path, rank in ranked}
         seen_by = {path: [name] for path in fused}
+        share_of[name] = fused
         order = [path for path, _ in ranked]
     else:
-        for name, weight, ranked in arms:
-            for path, rank in ranked:
-                fused[path] = fused.get(path, 0.0) + weight / (RRF_K + rank)
+        for (name, weight, ranked), (_, by_path) in zip(arms, explained, strict=True):
+            listed = ArmList(name, weight, [(path, rank, by_path[path][1])
+                                            for path, rank in ranked])
+            share_of[name] = shares(listed, FUSION_RULE)
+            for path, share in share_of[name].items():
+                fused[path] = fused.get(path, 0.0) + share
                 seen_by.setdefault(path, []).append(name)
         order = sorted(fused, key=lambda path: (-fused[path], path))
     now = search.now
@@ -603,8 +644,8 @@ def search_head(view: HeadView, search: SearchHeadInput) -> list[SearchHit]:
             run.sort(key=recency, reverse=True)  # stable: path order stays within a time
         for path in run[: limit - len(hits)]:
             arms_of = tuple(seen_by[path]) + (("recency",) if tied else ())
-            ranks = tuple(ArmRank(arm, *by_path[path]) for arm, by_path in explained
-                          if path in by_path)
+            ranks = tuple(ArmRank(arm, *by_path[path], share_of[arm][path])
+                          for arm, by_path in explained if path in by_path)
             hits.append(SearchHit(path, score, records[path].claim, arms_of, ranks))
         start = end
     return hits

@@ -1,9 +1,12 @@
-"""The head's side of the vector cache: the text a record embeds, coverage, and the
-one step that calls an embedder.
+"""The head's side of the vector cache: the texts a record embeds, coverage, and the
+steps that call an embedder.
 
-Vectors are keyed by content hash (``memhtml.contracts.vectors``), so an unchanged
-article keeps its vector across versions, moves and head-only edits. ``search_head``
-never embeds: ``fill_vectors`` is where an embedder is called, at most once per fill.
+The cache holds two kinds of vector in one space. A memory's own vector, keyed by its
+content hash (``vector_text_of``: the opening of its article), is what the sleep run
+compares memories by. Its passages (``head.passages``), keyed by their group, are what
+the search's vector arm reads: every part of a long memory. ``search_head`` never
+embeds: ``fill_vectors`` and ``fill_passages`` are where an embedder is called, at
+most once per fill.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from memhtml.contracts.services import DocumentEmbedder, Vector, VectorSpace
 from memhtml.contracts.vectors import VectorCache, cache_from, empty_vector_cache
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import is_active
+from memhtml.head.passages import passage_group, passages_of, stored_passages
 
 # The cache is the value of the vector port and lives beside it in contracts; it is
 # re-exported here, where the head's callers have always found it.
@@ -26,11 +30,14 @@ __all__ = [
     "VECTOR_TEXT_MAX_CHARS",
     "FillCounts",
     "FillResult",
+    "PassageCoverage",
     "VectorCache",
     "cache_from",
     "coverage",
     "empty_vector_cache",
+    "fill_passages",
     "fill_vectors",
+    "passage_coverage",
     "vector_text_of",
 ]
 
@@ -161,3 +168,97 @@ def _store(
     return IOSuccess(FillResult(VectorCache(space, cache.vectors.update(checked)), counts,
                                 remaining))
 
+
+
+@dataclass(frozen=True, slots=True)
+class PassageCoverage:
+    """How much of a view's passages a cache holds, counted by memories and passages."""
+
+    memories: int
+    """Active records with article text."""
+    covered: int
+    """Those whose every passage has a vector."""
+    passages: int
+    """Passages the covered memories hold, plus those the others would be cut into."""
+    stored: int
+    """Passages with a vector (the covered memories')."""
+
+    @property
+    def complete(self) -> bool:
+        return self.memories > 0 and self.covered == self.memories
+
+
+def passage_coverage(view: HeadView, cache: VectorCache) -> PassageCoverage:
+    """The cache's coverage of ``view``'s passages. A covered memory is counted from the
+    cache alone; only an uncovered one has its text read and cut, to count what is
+    missing."""
+    memories = covered = passages = stored = 0
+    for record in view.records():
+        if not is_active(record) or not record.body_text.strip():
+            continue
+        memories += 1
+        held = len(stored_passages(record, cache))
+        if held:
+            covered += 1
+            stored += held
+            passages += held
+        else:
+            passages += len(passages_of(record))
+    return PassageCoverage(memories, covered, passages, stored)
+
+
+def fill_passages(
+    view: HeadView,
+    cache: VectorCache,
+    embedder: DocumentEmbedder,
+    limit: int | None = None,
+) -> IOResult[FillResult, EmbedFailure]:
+    """Embed the passages of the active records the cache has none for, in one call.
+
+    Records are taken in path order, one per distinct passage group (twins share it);
+    a record's passages go whole, so ``limit`` bounds the passages one fill sends
+    except that a first record longer than it still goes. ``counts`` and
+    ``remaining`` count passages (``records``, ``reused`` and ``empty`` count
+    memories). The same checks as ``fill_vectors``: nothing is stored unless every
+    vector is one of the space's width.
+    """
+    if embedder.space != cache.space:
+        return IOFailure(
+            EmbedFailure(embedder.space.model_id,
+                         f"embedder space {embedder.space} does not match cache {cache.space}")
+        )
+    records = reused = empty = 0
+    wanted: dict[str, tuple[str, ...]] = {}
+    texts: dict[str, tuple[str, ...]] = {}
+    for record in view.records():
+        if not is_active(record):
+            continue
+        records += 1
+        if not record.body_text.strip():
+            empty += 1
+            continue
+        group = passage_group(record)
+        if group in wanted:
+            continue
+        if stored_passages(record, cache):
+            reused += 1
+            continue
+        passages = passages_of(record)
+        wanted[group] = tuple(passage.key for passage in passages)
+        texts[group] = tuple(passage.text for passage in passages)
+    total = sum(len(keys) for keys in wanted.values())
+    chosen: list[str] = []
+    taken = 0
+    for group, keys in wanted.items():
+        if limit is not None and (taken + len(keys) > max(limit, 0)) and (chosen or limit <= 0):
+            break
+        chosen.append(group)
+        taken += len(keys)
+    batch = [key for group in chosen for key in wanted[group]]
+    counts = FillCounts(records, reused, len(batch), empty)
+    if not batch:
+        return IOSuccess(FillResult(cache, counts, total))
+    return embedder.embed([text for group in chosen for text in texts[group]]).bind(
+        lambda vectors: _store(cache, batch, vectors, counts, total - len(batch),
+                               embedder.space)
+    )

@@ -122,18 +122,27 @@ def test_limit_and_empty_results(actual: dict[str, Any]) -> None:
     assert actual["searches"]["only-stop-words"]["hits"] == []
 
 
+def _order(actual: dict[str, Any], name: str) -> list[tuple[str, tuple[str, ...]]]:
+    return [(path, arms) for path, _, arms in _hits(actual, name)]
+
+
 def test_vector_arm_finds_by_meaning_alone(actual: dict[str, Any]) -> None:
     assert _hits(actual, "vector-lexical-only") == [
         ("areas/deploy/rollback.html", _rrf(1), ("lexical",))]
-    assert _hits(actual, "vector-arm") == [
-        ("areas/deploy/rollback.html", _rrf(1, 2), ("lexical", "vector")),
-        ("areas/deploy/revert-playbook.html", _rrf(1), ("vector",)),
-        ("areas/deploy/canary-copy.html", _rrf(3), ("vector", "recency")),
-        ("areas/deploy/canary.html", _rrf(3), ("vector", "recency")),
-        ("areas/ci/flaky-tests.html", _rrf(5), ("vector",)),
+    assert _order(actual, "vector-arm") == [
+        ("areas/deploy/rollback.html", ("lexical", "vector")),
+        ("areas/deploy/revert-playbook.html", ("vector",)),
+        ("areas/deploy/canary-copy.html", ("vector", "recency")),
+        ("areas/deploy/canary.html", ("vector", "recency")),
+        ("areas/ci/flaky-tests.html", ("vector",)),
     ]
+    scores = [score for _, score, _ in _hits(actual, "vector-arm")]
+    # Two arms fuse by min-max normalized scores: the lexical arm's only hit and the
+    # vector arm's best each bring their whole weight, the vector arm's worst nothing.
+    assert scores[1] == 1.0 and scores[-1] == 0.0
+    assert scores == sorted(scores, reverse=True)
     assert _hits(actual, "vector-arm-admit")[0] == (
-        "areas/deploy/rollback.html", _rrf(1, 1), ("lexical", "vector"))
+        "areas/deploy/rollback.html", 2.0, ("lexical", "vector"))
 
 
 def test_gate_outcomes(actual: dict[str, Any]) -> None:

@@ -102,3 +102,23 @@ def test_eval_beir_weights(beir: tuple[str, str, str],
     assert answer["best_vector_weight"] in (0.0, 0.5, 2.0)
     code, bad = call(capsys, "eval", "beir", *beir, "--weight", "-1", "--json")
     assert code == 2 and "weight" in bad["error"], bad
+
+
+def test_eval_beir_long_sessions(beir: tuple[str, str, str],
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """--long packs the corpus into sessions (three short documents make one), judged
+    as their most relevant document; every arm is reported side by side."""
+    code, answer = call(capsys, "eval", "beir", *beir, "--long", "--embedder", "hashing",
+                        "--json")
+    assert code == 0, answer
+    assert (answer["collection"], answer["half"]) == ("long", "all")
+    assert answer["documents"] == 1
+    assert answer["queries"] == 2
+    arms = {a["arm"]: a for a in answer["arms"]}
+    assert list(arms) == ["lexical", "vector", "hybrid"]
+    assert all(a["recall_at_5"] == 1.0 for a in arms.values()), "one session holds all"
+    code, out, _ = call_text(capsys, "eval", "beir", *beir, "--long")
+    assert code == 0 and out.startswith("long sessions, all queries: 2 queries over 1 documents")
+    code, answer = call(capsys, "eval", "beir", *beir, "--half", "dev", "--json")
+    assert code == 0, answer
+    assert answer["half"] == "dev" and answer["queries"] == 1, "q1 is held out, q2 is dev"

@@ -51,8 +51,9 @@ def _git(root: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def _check_scores(hits: list[dict[str, object]]) -> None:
-    """Each hit's ranks account for its fused score, arm by arm, in arm order."""
+def _check_scores(hits: list[dict[str, object]], mode: str) -> None:
+    """Each hit's ranks account for its fused score, arm by arm, in arm order: the
+    sum of the arms' shares, each a reciprocal rank when one arm ran."""
     for hit in hits:
         ranks = hit["ranks"]
         assert isinstance(ranks, list) and ranks
@@ -60,7 +61,11 @@ def _check_scores(hits: list[dict[str, object]]) -> None:
                                              if a != "recency"]
         fused = 0.0
         for r in ranks:
-            fused += 1.0 / (RRF_K + r["rank"])
+            fused += r["share"]
+            if mode == "lexical":
+                assert r["share"] == pytest.approx(1.0 / (RRF_K + r["rank"]))
+            else:
+                assert 0.0 <= r["share"] <= 1.0 + 1e-9
         assert hit["score"] == pytest.approx(fused)
         for r in ranks:
             if r["arm"] == "lexical":
@@ -78,7 +83,7 @@ def test_embed_records_the_embedder_and_search_turns_hybrid(
     assert [(a["arm"], a["ran"], a["by"]) for a in before["arms"]] == [
         ("lexical", True, "bm25"), ("vector", False, "none")]
     assert "no embedder configured" in before["arms"][1]["reason"]
-    _check_scores(before["hits"])
+    _check_scores(before["hits"], before["mode"])
 
     commits = len(git_log(store))
     code, answer = call(capsys, "embed", "--embedder", "hashing", *s)
@@ -101,7 +106,7 @@ def test_embed_records_the_embedder_and_search_turns_hybrid(
     assert after["note"] is None
     assert [(a["arm"], a["ran"], a["by"]) for a in after["arms"]] == [
         ("lexical", True, "bm25"), ("vector", True, "hashing")]
-    _check_scores(after["hits"])
+    _check_scores(after["hits"], after["mode"])
     top = after["hits"][0]
     assert [r["arm"] for r in top["ranks"]] == ["lexical", "vector"]
 

@@ -226,3 +226,39 @@ def test_widths(tmp_path: Path, dimension: int) -> None:
     space = VectorSpace("w", dimension)
     saved(tmp_path, sample_cache(space, ["k"]))
     assert loaded(tmp_path, space).vectors["k"].shape == (dimension,)
+
+
+GROUP = "P1-" + "d" * 40
+
+
+def test_a_set_with_passages_is_format_2_and_counts_them(tmp_path: Path) -> None:
+    saved(tmp_path / "plain", sample_cache(SPACE, ["h1"]))
+    assert _manifest(tmp_path / "plain")["format"] == 1, "no passages: every memhtml reads it"
+    assert "passages" not in _manifest(tmp_path / "plain")
+    saved(tmp_path, sample_cache(SPACE, ["h1", f"{GROUP}.0", f"{GROUP}.1"]))
+    manifest = _manifest(tmp_path)
+    assert (manifest["format"], manifest["passages"], manifest["count"]) == (2, 2, 3)
+    assert set(loaded(tmp_path, SPACE).vectors) == {"h1", f"{GROUP}.0", f"{GROUP}.1"}
+
+
+def test_passage_rows_that_do_not_add_up_are_corrupt(tmp_path: Path) -> None:
+    def fresh(name: str) -> Path:
+        root = tmp_path / name
+        saved(root, sample_cache(SPACE, ["h1", f"{GROUP}.0", f"{GROUP}.1"]))
+        return root
+
+    def rewrite(root: Path, **changes: object) -> None:
+        data = {**_manifest(root), **changes}
+        (space_dir(root, SPACE) / MANIFEST).write_text(json.dumps(data))
+
+    root = fresh("miscounted")
+    rewrite(root, passages=1)
+    assert "counts 1 passages" in corrupt(root, SPACE).reason
+
+    root = fresh("format-1-with-passages")
+    rewrite(root, format=1)
+    assert "format 1 set holds passage rows" in corrupt(root, SPACE).reason
+
+    root = fresh("gap")
+    _file(root, "hashes").write_text(f"{GROUP}.0\n{GROUP}.2\nh1\n")
+    assert "passage group" in corrupt(root, SPACE).reason

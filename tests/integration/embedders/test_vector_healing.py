@@ -122,13 +122,13 @@ def _contents(folder: Path) -> dict[str, bytes]:
 
 def test_a_newer_format_is_moved_aside_whole_not_deleted(tmp_path: Path) -> None:
     saved(tmp_path, sample_cache(SPACE, ["h1", "h2"]))
-    _future(tmp_path, 2)
+    _future(tmp_path, 3)
     before = _contents(space_dir(tmp_path, SPACE))
     first = healed(tmp_path)
     assert len(first.cache) == 0
     assert first.note is not None
-    assert "newer memhtml (format 2" in first.note
-    aside = tmp_path / ASIDE_DIR / f"{SPACE.key}.format-2"
+    assert "newer memhtml (format 3" in first.note
+    aside = tmp_path / ASIDE_DIR / f"{SPACE.key}.format-3"
     assert f"moved aside to {aside}" in first.note
     assert _contents(aside) == before
     assert not space_dir(tmp_path, SPACE).exists()
@@ -138,7 +138,7 @@ def test_a_newer_format_is_moved_aside_whole_not_deleted(tmp_path: Path) -> None
     assert sorted(loaded(tmp_path, SPACE).vectors.keys()) == ["h3"]
     assert _contents(aside) == before
     # A later newer set replaces the one set aside before it under the same tag.
-    _future(tmp_path, 2)
+    _future(tmp_path, 3)
     again = _contents(space_dir(tmp_path, SPACE))
     assert healed(tmp_path).note is not None
     assert _contents(aside) == again

@@ -120,12 +120,14 @@ def test_renderers(version: HeadVersion) -> None:
     report = evaluate_beir(version, QUERIES, QRELS, doc_id_of_path, arms=("lexical",))
     table = render_table(report).splitlines()
     assert table[0] == "3 queries over 4 documents"
-    assert table[1].split() == ["arm", "nDCG@10", "Recall@10", "Recall@100", "MRR@10"]
-    assert table[2].split() == ["lexical", "1.0000", "1.0000", "1.0000", "1.0000"]
+    assert table[1].split() == ["arm", "nDCG@10", "Recall@5", "Recall@10", "Recall@100",
+                                "MRR@10"]
+    assert table[2].split() == ["lexical", "1.0000", "1.0000", "1.0000", "1.0000", "1.0000"]
     data = json.loads(render_report_json(report))
     assert data == {"k": 10, "queries": 3, "documents": 4,
                     "arms": [{"arm": "lexical", "ndcg_at_k": 1.0, "recall_at_k": 1.0,
-                              "recall_at_100": 1.0, "mrr_at_k": 1.0}]}
+                              "recall_at_100": 1.0, "mrr_at_k": 1.0,
+                              "recall_at_5": 1.0}]}
 
 
 def test_report_arm_lookup() -> None:

@@ -124,7 +124,8 @@ def test_vector_arm_needs_both_vectors_and_a_query_vector() -> None:
     assert search_head(version, SearchHeadInput("beta", vectors=vectors)) == []
     assert search_head(version, SearchHeadInput("beta", query_vector=query)) == []
     (hit,) = search_head(version, SearchHeadInput("beta", vectors=vectors, query_vector=query))
-    assert (hit.path, hit.arms, hit.score) == ("areas/a.html", ("vector",), 1.0 / (RRF_K + 1))
+    # Two arms fuse by normalized score: the vector arm's only hit brings its weight.
+    assert (hit.path, hit.arms, hit.score) == ("areas/a.html", ("vector",), 1.0)
 
 
 def test_vector_arm_ranks_by_cosine_and_skips_records_without_a_vector() -> None:
@@ -139,7 +140,7 @@ def test_vector_arm_ranks_by_cosine_and_skips_records_without_a_vector() -> None
         "unrelated", vectors=vectors, query_vector=np.array([1.0, 0.0], dtype=np.float32)))
     assert [(h.path, h.arms) for h in hits] == [("areas/near.html", ("vector",)),
                                                 ("areas/far.html", ("vector",))]
-    assert [h.score for h in hits] == [1.0 / (RRF_K + 1), 1.0 / (RRF_K + 2)]
+    assert [h.score for h in hits] == [1.0, 0.0], "the arm's best and worst, normalized"
 
 
 def test_admit_reaches_the_vector_arm() -> None:
@@ -151,7 +152,7 @@ def test_admit_reaches_the_vector_arm() -> None:
     hits = search_head(version, SearchHeadInput(
         "unrelated", vectors=vectors, query_vector=np.array([1.0, 0.0], dtype=np.float32),
         admit=lambda r: r.path == "areas/far.html"))
-    assert [(h.path, h.score) for h in hits] == [("areas/far.html", 1.0 / (RRF_K + 1))]
+    assert [(h.path, h.score) for h in hits] == [("areas/far.html", 1.0)]
 
 
 def _two_arms() -> tuple[HeadVersion, dict[str, np.ndarray], np.ndarray]:

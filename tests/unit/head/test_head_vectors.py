@@ -19,13 +19,17 @@ from memhtml.head import (
     VECTOR_TEXT_MAX_CHARS,
     FillResult,
     HeadVersion,
+    SearchHeadInput,
     VectorCache,
     empty_vector_cache,
     fill_vectors,
+    search_head,
     vector_text_of,
     version_from_records,
     with_overlay,
 )
+from memhtml.head.passages import passages_of, stored_passages
+from memhtml.head.vectors import fill_passages, passage_coverage
 
 SPACE = VectorSpace("test-model", 3)
 
@@ -156,3 +160,95 @@ def test_vector_text_cut_counts_utf16_code_units() -> None:
     record = record_at("a.html", memory("T", "Claim."))
     astral = dataclasses.replace(record, body_text="𝄞" * 1000)
     assert len(vector_text_of(astral).encode("utf-16-le")) // 2 <= VECTOR_TEXT_MAX_CHARS
+
+
+# --------------------------------------------------------------------------- passages
+
+
+LONG_BODY = " ".join(f"Sentence number {i} of the rollout log, with detail." for i in range(60))
+
+
+def _passage_view() -> HeadVersion:
+    return version_from_records([
+        record_at("areas/long.html", memory("Rollout log", "The rollout paused.", LONG_BODY)),
+        record_at("areas/short.html", memory("Coffee", "Coffee is on floor two.")),
+        record_at("areas/twin.html", memory("Coffee", "Coffee is on floor two.")),
+        record_at("archive/old.html", archived(memory("Old", "An archived claim."))),
+    ], "sha")
+
+
+def _fill_passages(view: HeadView, cache: VectorCache, embedder: RecordingEmbedder,
+                   limit: int | None = None) -> FillResult:
+    return unsafe_perform_io(fill_passages(view, cache, embedder, limit).unwrap())
+
+
+def test_fill_passages_embeds_every_passage_once_in_one_call() -> None:
+    view = _passage_view()
+    embedder = RecordingEmbedder(SPACE)
+    long = view.get("areas/long.html")
+    short = view.get("areas/short.html")
+    assert long is not None and short is not None
+    result = _fill_passages(view, empty_vector_cache(SPACE), embedder)
+    expected = [p.text for p in passages_of(long)] + [p.text for p in passages_of(short)]
+    assert embedder.calls == [expected], "path order, twins once, archived never"
+    assert len(passages_of(long)) > 3
+    assert result.counts.embedded == len(expected)
+    assert result.remaining == 0
+    assert set(result.cache.vectors) == {p.key for r in (long, short) for p in passages_of(r)}
+    assert len(stored_passages(long, result.cache)) == len(passages_of(long))
+    again = RecordingEmbedder(SPACE)
+    reused = _fill_passages(view, result.cache, again)
+    assert again.calls == [] and reused.counts.reused == 3 and reused.cache is result.cache
+
+
+def test_fill_passages_limit_takes_whole_memories() -> None:
+    view = _passage_view()
+    long = view.get("areas/long.html")
+    assert long is not None
+    count = len(passages_of(long))
+    first = _fill_passages(view, empty_vector_cache(SPACE), RecordingEmbedder(SPACE), limit=1)
+    assert first.counts.embedded == count, "a first memory longer than the limit goes whole"
+    assert first.remaining == 1
+    held = _fill_passages(view, empty_vector_cache(SPACE), RecordingEmbedder(SPACE),
+                          limit=count)
+    assert held.counts.embedded == count and held.remaining == 1
+    none = _fill_passages(view, empty_vector_cache(SPACE), RecordingEmbedder(SPACE), limit=0)
+    assert none.counts.embedded == 0 and none.remaining == count + 1
+
+
+def test_passage_coverage_counts_memories_and_passages() -> None:
+    view = _passage_view()
+    long = view.get("areas/long.html")
+    assert long is not None
+    empty = passage_coverage(view, empty_vector_cache(SPACE))
+    assert (empty.memories, empty.covered, empty.stored) == (3, 0, 0)
+    assert empty.passages == len(passages_of(long)) + 2
+    half = _fill_passages(view, empty_vector_cache(SPACE), RecordingEmbedder(SPACE), limit=1)
+    found = passage_coverage(view, half.cache)
+    assert (found.covered, found.stored, found.complete) == (1, len(passages_of(long)), False)
+    full = _fill_passages(view, half.cache, RecordingEmbedder(SPACE))
+    assert passage_coverage(view, full.cache).complete
+
+
+def test_the_vector_arm_scores_a_memory_by_its_best_passage() -> None:
+    """A long memory whose last passage answers the query outranks a short one that
+    is near it everywhere but nowhere as near: its opening alone would lose."""
+    view = _passage_view()
+    long = view.get("areas/long.html")
+    short = view.get("areas/short.html")
+    assert long is not None and short is not None
+    rows: dict[str, np.ndarray] = {}
+    keys = [p.key for p in passages_of(long)]
+    for key in keys:
+        rows[key] = np.array([0.0, 1.0, 0.0], dtype=np.float32)
+    rows[keys[-1]] = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    rows[passages_of(short)[0].key] = np.array([0.6, 0.8, 0.0], dtype=np.float32)
+    query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    hits = search_head(view, SearchHeadInput("unrelated", vectors=rows, query_vector=query))
+    assert [h.path for h in hits] == ["areas/long.html", "areas/short.html", "areas/twin.html"]
+    assert hits[0].ranks[0].score == pytest.approx(1.0)
+    # The opening passage alone (a cache holding only the memories' own vectors) loses.
+    opening = {long.content_hash: rows[keys[0]],
+               short.content_hash: rows[passages_of(short)[0].key]}
+    hits = search_head(view, SearchHeadInput("unrelated", vectors=opening, query_vector=query))
+    assert hits[0].path == "areas/short.html"
