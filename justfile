@@ -32,6 +32,7 @@ bench:
     {{python}} -m bench.markdown_import
     {{python}} -m bench.persistent
     {{python}} -m bench.langdetect
+    {{python}} -m bench.langdetect_candidates
     {{python}} -m bench.temporal
     {{python}} -m bench.mcp
     {{python}} -m bench.mcp_soak

@@ -245,10 +245,7 @@ def main() -> None:
             f"{d.stamped:3d}/{d.correct:<3d}{mark}"
         )
     print(f"detect() on a {MAX_DETECT_CHARS - 1}-char snippet: {_timing():.1f} ms (median of 7)")
-
-    from bench.langdetect_candidates import report_candidates
-
-    report_candidates(design, heldout)
+    print("the candidates beside it (Magika, enry): python -m bench.langdetect_candidates")
 
 
 if __name__ == "__main__":

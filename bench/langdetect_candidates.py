@@ -36,7 +36,7 @@ from pathlib import Path
 
 from returns.unsafe import unsafe_perform_io
 
-from bench.langdetect import PRECISION_FLOOR, Snippet, kind, wilson_lower
+from bench.langdetect import HELDOUT, PRECISION_FLOOR, SNIPPETS, Snippet, kind, load, wilson_lower
 from memhtml.detect import CANONICAL_LANGS, DEPLOY_THRESHOLD, detect, normalize_lang
 from memhtml.detect.classified import (
     CLASSIFIER_LANGS,
@@ -314,3 +314,11 @@ def _wrong_stamps(heldout: Sequence[Snippet], guesses: Sequence[Guess],
         if lang != snippet.label:
             print(f"    wrong stamp: {snippet.id} labeled {snippet.label} -> {lang} "
                   f"({found:.3f})")
+
+
+def main() -> None:
+    report_candidates(load(SNIPPETS), load(HELDOUT))
+
+
+if __name__ == "__main__":
+    main()
