@@ -29,9 +29,9 @@ from memhtml.store.paths import Names, Spellings
 from memhtml.store.plan import (
     Plan,
     _base_spellings,
-    _names,
     archive_step,
     move_step,
+    names_for,
     write_step,
 )
 
@@ -96,7 +96,7 @@ def assert_same_names(plan: Plan) -> None:
         assert dict(kept.files) == dict(fresh.files)
         assert dict(kept.dirs) == dict(fresh.dirs)
     for leaving in (None, *sorted(plan.view.paths())[:3], PATHS[0]):
-        kept_names, fresh_names = _names(plan, leaving), folded(plan, leaving)
+        kept_names, fresh_names = names_for(plan, leaving), folded(plan, leaving)
         assert net(kept_names, lambda s: s.files) == net(fresh_names, lambda s: s.files)
         assert net(kept_names, lambda s: s.dirs) == net(fresh_names, lambda s: s.dirs)
         for path in PATHS:

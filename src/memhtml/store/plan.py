@@ -77,7 +77,7 @@ from memhtml.store.paths import (
     unshared,
 )
 from memhtml.store.plan_names import NO_OWN_NAMES, PlanNames
-from memhtml.store.write_checks import _SURROGATE, _body_violations, _not_a_rel, _oversize
+from memhtml.store.write_checks import SURROGATE, body_violations, not_a_rel_reason, oversize_reason
 from memhtml.store.write_rules import links_reach
 
 
@@ -174,7 +174,7 @@ class Stepped(NamedTuple):
 Step = Result[Stepped, StoreError]
 
 
-def _done(op: str, primary: str | None, subject: str, body: str
+def stepped_as(op: str, primary: str | None, subject: str, body: str
           ) -> Callable[[Plan], Stepped]:
     return lambda plan: Stepped(plan, Outcome(op, primary, subject, body))
 
@@ -224,17 +224,17 @@ def render_write(plan: Plan, data: WriteInput, extra_links: tuple[Link, ...] = (
                  ) -> Result[str, StoreError]:
     """The file a write commits: the given file, or the template's rendering."""
     if data.file_html is not None:
-        if (hit := _SURROGATE.search(data.file_html)) is not None:
+        if (hit := SURROGATE.search(data.file_html)) is not None:
             return Failure(Refused("the memory was not written", (
                 f"the file: a lone surrogate at offset {hit.start()} is not text a UTF-8 "
                 "file can hold",)))
-        oversize = _oversize(len(data.file_html.encode("utf-8")), "the file")
+        oversize = oversize_reason(len(data.file_html.encode("utf-8")), "the file")
         if oversize is not None:
             return Failure(Refused("the memory was not written", (oversize,)))
         # A correction's supersedes edge rides here; a whole file must carry it too.
         return Success(reduce(lambda html, link: add_link(html, link.rel, link.href),
                               extra_links, data.file_html))
-    violations = _body_violations(data)
+    violations = body_violations(data)
     if violations:
         return Failure(Refused("the memory was not written", violations))
     links = tuple(Link(link.rel, to_document_path(link.href)) for link in data.links)
@@ -288,7 +288,7 @@ def _base_spellings(plan: Plan) -> Spellings:
     return spellings
 
 
-def _names(plan: Plan, leaving: str | None = None) -> Names:
+def names_for(plan: Plan, leaving: str | None = None) -> Names:
     """The names a new path must not twin: the base's, with the plan's own writes in
     and its removals (and ``leaving``, a move's source) out."""
     own = plan.own_names
@@ -342,7 +342,7 @@ def _folder(plan: Plan, data: WriteInput, directory: str | None, names: Names
 
 def _new_path(plan: Plan, data: WriteInput, html: str, directory: str | None
               ) -> Result[str, StoreError]:
-    names = _names(plan)
+    names = names_for(plan)
     if data.path is not None:
         return _explicit_path(plan, data.path, names)
     made: Result[str, StoreError] = Result.do(
@@ -379,7 +379,7 @@ def _superseding_scan(plan: Plan, href: str) -> list[MemoryRecord]:
     return [record for record in plan.view.records() if record.superseded_by == href]
 
 
-def _rewrite_hrefs(plan: Plan, old: str, new: str,
+def repoint_hrefs(plan: Plan, old: str, new: str,
                    superseding: Superseding = _superseding_scan) -> Result[Plan, StoreError]:
     """Point every link and ``superseded-by`` at ``old`` (document form) to ``new``,
     and the article anchors to ``old`` of the memories linking it (an imported
@@ -440,10 +440,10 @@ def _archive(plan: Plan, path: str, superseded_by: str | None,
                 html = set_meta(html, "memhtml-superseded-by", superseded_by)
             return rewritten.apply(Archive(record.path, to, html))
 
-        return (_rewrite_hrefs(plan, to_document_path(record.path), to_document_path(to),
+        return (repoint_hrefs(plan, to_document_path(record.path), to_document_path(to),
                                superseding)
                 .bind(moved)
-                .map(_done("archive", record.path, record.path, f"archived to {to}")))
+                .map(stepped_as("archive", record.path, record.path, f"archived to {to}")))
 
     return _live(plan, path).bind(archive)
 
@@ -593,7 +593,7 @@ def _repoint(plan: Plan, archived: str, new: str) -> Result[Plan, StoreError]:
 
 def _edge(plan: Plan, path: str, rel: str, href: str, adding: bool) -> Step:
     if not is_edge_rel(rel):
-        return Failure(Refused(_not_a_rel(rel)))
+        return Failure(Refused(not_a_rel_reason(rel)))
 
     def edit(target: str, record: MemoryRecord) -> Step:
         document = to_document_path(target)
@@ -605,7 +605,7 @@ def _edge(plan: Plan, path: str, rel: str, href: str, adding: bool) -> Step:
                          else UnlinkOp(record.path, rel, document))
         return (plan.apply(op)
                 .bind(lambda after: _stamp(after, record.path, record.html))
-                .map(_done("link" if adding else "unlink", record.path, record.path,
+                .map(stepped_as("link" if adding else "unlink", record.path, record.path,
                            f"{rel} {document}")))
 
     return href_path(href).bind(
@@ -626,7 +626,7 @@ def _entity(plan: Plan, path: str, entity: str, adding: bool) -> Step:
         op: OverlayOp = Label(record.path, entity) if adding else Unlabel(record.path, entity)
         return (plan.apply(op)
                 .bind(lambda after: _stamp(after, record.path, record.html))
-                .map(_done("label" if adding else "unlabel", record.path, record.path,
+                .map(stepped_as("label" if adding else "unlabel", record.path, record.path,
                            entity)))
 
     return held(plan, path).bind(edit)
@@ -651,15 +651,15 @@ def move_step(plan: Plan, path: str, to: str) -> Step:
             return Failure(Refused(f"{target} is under archive/; archive the memory instead"))
         if plan.view.get(target) is not None or target in plan.not_memories:
             return Failure(Refused(f"{target} is already taken"))
-        return (_rewrite_hrefs(plan, to_document_path(record.path), to_document_path(target))
+        return (repoint_hrefs(plan, to_document_path(record.path), to_document_path(target))
                 .bind(lambda rewritten: rewritten.apply(Move(record.path, target)))
-                .map(_done("move", record.path, record.path, f"moved to {target}")))
+                .map(stepped_as("move", record.path, record.path, f"moved to {target}")))
 
     def destination(record: MemoryRecord) -> Step:
         raw = to.strip()
         if raw.endswith("/"):
             raw = raw + record.path.rsplit("/", 1)[-1]
-        names = _names(plan, leaving=record.path)
+        names = names_for(plan, leaving=record.path)
 
         def new_name(target: str) -> Result[str, StoreError]:
             if target == record.path:

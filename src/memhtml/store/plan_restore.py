@@ -23,7 +23,7 @@ from memhtml.store.archived import archived_copy
 from memhtml.store.errors import Refused, StoreError
 from memhtml.store.layout import original_of_archived
 from memhtml.store.paths import memory_path, tree_path, unshared
-from memhtml.store.plan import Plan, Step, _done, _names, _rewrite_hrefs
+from memhtml.store.plan import Plan, Step, names_for, repoint_hrefs, stepped_as
 
 
 def restore_step(plan: Plan, path: str, html: str, source: str) -> Step:
@@ -47,10 +47,10 @@ def restore_step(plan: Plan, path: str, html: str, source: str) -> Step:
         return Success(tree)
 
     def put(tree: str) -> Step:
-        return plan.apply(Put(tree, html)).map(_done(
+        return plan.apply(Put(tree, html)).map(stepped_as(
             "restore", tree, tree, f"restored as commit {source[:12]} held it"))
 
-    names = _names(plan)
+    names = names_for(plan)
     return (memory_path(path).bind(free).bind(lambda tree: unshared(tree, names))
             .bind(put))
 
@@ -99,7 +99,7 @@ def unarchive_step(plan: Plan, path: str) -> Step:
             return Failure(Refused(f"{original} is a file that is not a memory "
                                    f"({plan.not_memories[original]}); {record.path} "
                                    "cannot go back there"))
-        names = _names(plan, leaving=record.path)
+        names = names_for(plan, leaving=record.path)
         return memory_path(original).bind(lambda tree: unshared(tree, names))
 
     def back(record: MemoryRecord, original: str) -> Step:
@@ -117,11 +117,11 @@ def unarchive_step(plan: Plan, path: str) -> Step:
             html = remove_meta(html, "memhtml-archived")
             html = remove_meta(html, "memhtml-superseded-by")
             html = set_meta(html, "memhtml-updated", plan.now)
-            return rewritten.apply(Unarchive(record.path, original, html)).map(_done(
+            return rewritten.apply(Unarchive(record.path, original, html)).map(stepped_as(
                 "restore", original, original, f"restored from {record.path}"))
 
         return (plan.apply_all(withdrawn)
-                .bind(lambda unlinked: _rewrite_hrefs(unlinked, old, new))
+                .bind(lambda unlinked: repoint_hrefs(unlinked, old, new))
                 .bind(moved))
 
     return (tree_path(path).bind(source)

@@ -31,7 +31,7 @@ IMPORTANCE_RANGE = (1, 10)
 dropped there with a warning, so the door refuses it rather than commit a dead value."""
 
 
-def _body_violations(data: WriteInput) -> tuple[str, ...]:
+def body_violations(data: WriteInput) -> tuple[str, ...]:
     """Every rule the fields break. The title, claim and body are plain text: whatever
     they hold (``<table>``, ``&amp;``) is escaped and reads back as the same characters,
     so nothing is refused for looking like markup; characters no memory file can hold
@@ -43,7 +43,7 @@ def _body_violations(data: WriteInput) -> tuple[str, ...]:
               "memory file can hold" for label, text in texts if "\x00" in text]
     found += [f"entity {e!r} is not type:name (e.g. person:ines, service:checkout-api)"
               for e in data.entities if not is_entity(e)]
-    found += [_not_a_rel(link.rel) for link in data.links if not is_edge_rel(link.rel)]
+    found += [not_a_rel_reason(link.rel) for link in data.links if not is_edge_rel(link.rel)]
     if data.memory_type is not None and not is_memory_type(data.memory_type):
         found.append(f"memory type {data.memory_type!r} is not one of the ten types: "
                      f"{', '.join(MEMORY_TYPES)}")
@@ -61,13 +61,13 @@ def _body_violations(data: WriteInput) -> tuple[str, ...]:
     if unencodable:
         # Measuring the size would raise on these: refuse with every one listed.
         return (*found, *unencodable)
-    oversize = _oversize(_text_bytes(data), "the memory's text")
+    oversize = oversize_reason(_text_bytes(data), "the memory's text")
     if oversize is not None:
         found.append(oversize)
     return tuple(found)
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _lone_surrogates(data: WriteInput) -> list[str]:
@@ -82,7 +82,7 @@ def _lone_surrogates(data: WriteInput) -> list[str]:
               *((f"link {i}", link.href) for i, link in enumerate(data.links, start=1)),
               ("author", data.author or ""), ("session id", data.session_id or ""))
     return [f"{label}: a lone surrogate at offset {hit.start()} is not text a UTF-8 file "
-            "can hold" for label, text in fields if (hit := _SURROGATE.search(text))]
+            "can hold" for label, text in fields if (hit := SURROGATE.search(text))]
 
 
 def _text_bytes(data: WriteInput) -> int:
@@ -96,12 +96,12 @@ def _text_bytes(data: WriteInput) -> int:
     return sum(len(text.encode("utf-8")) for text in texts)
 
 
-def _oversize(size: int, what: str) -> str | None:
+def oversize_reason(size: int, what: str) -> str | None:
     if size <= MAX_WRITE_BYTES:
         return None
     return (f"{what} is {size} bytes, over the {MAX_WRITE_BYTES}-byte "
             f"({MAX_WRITE_BYTES >> 20} MiB) cap on one write")
 
 
-def _not_a_rel(rel: str) -> str:
+def not_a_rel_reason(rel: str) -> str:
     return f"{rel!r} is not an edge rel; the rels are {', '.join(EDGE_RELS)}"
