@@ -66,8 +66,8 @@ from memhtml.head.search import (
     arm_ranks,
     bm25_scores,
     search_head,
-    vector_scores,
 )
+from memhtml.head.vector_arm import vector_scores
 from memhtml.head.vectors import fill_passages
 
 IMPORT_AT = datetime(2026, 1, 1, tzinfo=UTC)

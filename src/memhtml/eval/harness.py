@@ -26,12 +26,11 @@ from memhtml.head.indexes import indexes_of, is_active
 from memhtml.head.search import (
     VECTOR_ARM_LIMIT,
     VECTOR_WEIGHT,
-    HeadVectors,
     SearchHeadInput,
     arm_ranks,
     search_head,
-    vector_scores,
 )
+from memhtml.head.vector_arm import HeadVectors, vector_scores
 
 EvalArm = Literal["lexical", "vector", "hybrid"]
 ALL_ARMS: tuple[EvalArm, ...] = ("lexical", "vector", "hybrid")

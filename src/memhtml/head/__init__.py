@@ -57,13 +57,13 @@ if TYPE_CHECKING:
         VECTOR_ARM_LIMIT,
         VECTOR_WEIGHT,
         ArmRank,
-        HeadVectors,
         SearchArm,
         SearchHeadInput,
         SearchHit,
         search_head,
     )
     from memhtml.head.succession import Succession, archived_since, moved_paths
+    from memhtml.head.vector_arm import HeadVectors
     from memhtml.head.vectors import (
         VECTOR_TEXT_MAX_CHARS,
         FillCounts,
@@ -98,7 +98,7 @@ _EXPORTS = {
     "HeadGateProbe": "gate",
     "HeadGateReport": "gate",
     "HeadGateResult": "gate",
-    "HeadVectors": "search",
+    "HeadVectors": "vector_arm",
     "HeadVersion": "version",
     "IndexedView": "indexes",
     "Indexes": "indexes",

@@ -169,7 +169,6 @@ def _store(
                                 remaining))
 
 
-
 @dataclass(frozen=True, slots=True)
 class PassageCoverage:
     """How much of a view's passages a cache holds, counted by memories and passages."""

@@ -25,7 +25,11 @@ from memhtml.head import (
     load_head,
     search_head,
 )
-from memhtml.head.search import VECTOR_ARM_LIMIT, arm_ranks, vector_scores
+from memhtml.head.search import (
+    VECTOR_ARM_LIMIT,
+    arm_ranks,
+)
+from memhtml.head.vector_arm import vector_scores
 
 EXPECTED = Path(__file__).with_name("expected.json")
 QUERIES = (
