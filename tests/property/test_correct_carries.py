@@ -33,6 +33,9 @@ def _article(record: MemoryRecord) -> str:
 @given(memory=memory_inputs(), claim=claims)
 def test_a_correction_with_only_a_claim_changes_only_the_claim(
         memory: NewMemoryInput, claim: str) -> None:
+    # A claim of nothing but Unicode spaces (U+00A0) is an empty mark, which the door
+    # refuses with the format's reason; the law is about claims that say something.
+    assume(claim.strip() != "")
     assume(" ".join(claim.split()) != " ".join(memory.claim.split()))
     store, git = make_memory_store()
     # Committed by hand, as a person's git commit lands a file: its edges may name
@@ -79,3 +82,15 @@ def test_what_a_correction_gives_replaces_what_it_had(title: str, tags: list[str
     assert new.entities == ("service:checkout-api",)  # not given: kept
     assert new.claim == "Deploys happen on Tuesdays."  # not given: kept
     assert "Thursdays too." in new.body_text and "Friday" not in new.body_text
+
+
+@given(blank=st.text(alphabet=" \t\u00a0\u2003\u3000", min_size=1, max_size=4))
+def test_a_correction_whose_claim_is_only_spaces_is_refused_and_commits_nothing(
+        blank: str) -> None:
+    store, _ = make_memory_store()
+    old = ok(write(store, WriteInput(title="Standup", claim="Standup is at 9:30."))).primary
+    assert old is not None
+    before = tip(store)
+    refused = correct(store, old, WriteInput(claim=blank))
+    assert "empty" in str(refused), refused
+    assert tip(store) == before
