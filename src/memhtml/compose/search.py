@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from memhtml.store import Store, StoreError
 
 
-NO_EMBEDDER = "no embedder configured (memhtml embed --embedder hashing|local|openai)"
+NO_EMBEDDER = "no embedder configured (memhtml embed --embedder local)"
+"""The hint names the local model alone: the hashing embedder matches words BM25 already
+matches, and fused with it the hybrid falls below lexical (docs/benchmarks.md)."""
 
 
 @dataclass(frozen=True, slots=True)
