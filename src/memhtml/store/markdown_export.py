@@ -98,6 +98,8 @@ def restored_path(record: MemoryRecord) -> str | None:
     if note_folders and parts[len(parts) - len(slugged):] == slugged:
         parts = parts[:len(parts) - len(slugged)] + note_folders
     name = posixpath.basename(source)
+    if not name.removesuffix(MARKDOWN_SUFFIX).strip("."):
+        return None  # a source naming a folder or a bare suffix: no note's own name
     if not name.endswith(MARKDOWN_SUFFIX):
         name += MARKDOWN_SUFFIX
     return "/".join([*parts, name])

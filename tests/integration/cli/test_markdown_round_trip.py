@@ -216,3 +216,27 @@ def test_a_file_the_write_door_refuses_is_left_out_and_the_rest_lands(
     assert [k["file"] for k in answer["skipped"]] == ["wide.md"]
     assert "not written" in answer["skipped"][0]["reason"], answer["skipped"]
     assert answer["commit"]
+
+
+@pytest.mark.parametrize("source", ["foo/", ".md", "..md"])
+def test_a_source_naming_no_file_exports_under_the_store_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str) -> None:
+    """A committed ``memhtml-source`` (a cloned store's, untrusted) naming a folder or
+    a bare suffix gives no hidden dotfile: the memory exports under its own name."""
+    from memhtml.format import content_hash, set_meta
+
+    store = tmp_path / "store"
+    assert call(capsys, "init", str(store), "--json")[0] == 0
+    code, wrote = call(capsys, "write", "--title", "Note", "--claim", "A note.",
+                       "--store", str(store), "--json")
+    assert code == 0, wrote
+    path = store / str(wrote["path"])
+    text = set_meta(path.read_text(encoding="utf-8"), "memhtml-source", source)
+    path.write_text(set_meta(text, "memhtml-content-hash", content_hash(text)),
+                    encoding="utf-8")
+    subprocess.run(["git", "-C", str(store), "-c", "user.name=P", "-c",
+                    "user.email=p@example.org", "commit", "-qam", "source"], check=True)
+    out = tmp_path / "out"
+    assert call(capsys, "export", "markdown", str(out), "--store", str(store),
+                "--json")[0] == 0
+    assert sorted(p.name for p in out.rglob("*.md")) == ["note.md"]
