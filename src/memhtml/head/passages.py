@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -93,26 +93,24 @@ def split_passage_key(key: str) -> tuple[str, int] | None:
 def _cut_words(text: str, budget: int) -> list[str]:
     """``text`` in pieces of at most ``budget`` characters, cut between words (a word
     longer than the budget is cut inside)."""
-    pieces: list[str] = []
+    return _packed((word[start:start + budget] for word in text.split()
+                    for start in range(0, len(word), budget)), budget)
+
+
+def _packed(pieces: Iterable[str], budget: int) -> list[str]:
+    """``pieces`` (each at most ``budget`` long) joined by single spaces, greedily,
+    into runs of at most ``budget`` characters."""
+    runs: list[str] = []
     current = ""
-    for whole in text.split():
-        word = whole
-        while len(word) > budget:
-            if current:
-                pieces.append(current)
-                current = ""
-            pieces.append(word[:budget])
-            word = word[budget:]
-        if not word:
-            continue
-        if current and len(current) + 1 + len(word) > budget:
-            pieces.append(current)
-            current = word
+    for piece in pieces:
+        if current and len(current) + 1 + len(piece) > budget:
+            runs.append(current)
+            current = piece
         else:
-            current = f"{current} {word}" if current else word
+            current = f"{current} {piece}" if current else piece
     if current:
-        pieces.append(current)
-    return pieces
+        runs.append(current)
+    return runs
 
 
 def chunks_of(text: str, budget: int) -> list[str]:
@@ -123,21 +121,10 @@ def chunks_of(text: str, budget: int) -> list[str]:
     ['One two.', 'Three four', 'five. Six.']
     """
     budget = max(budget, 1)
-    chunks: list[str] = []
-    current = ""
-    for sentence in _SENTENCE.split(" ".join(text.split())):
-        if not sentence:
-            continue
-        pieces = [sentence] if len(sentence) <= budget else _cut_words(sentence, budget)
-        for piece in pieces:
-            if current and len(current) + 1 + len(piece) > budget:
-                chunks.append(current)
-                current = piece
-            else:
-                current = f"{current} {piece}" if current else piece
-    if current:
-        chunks.append(current)
-    return chunks
+    return _packed((piece for sentence in _SENTENCE.split(" ".join(text.split()))
+                    if sentence
+                    for piece in ([sentence] if len(sentence) <= budget
+                                  else _cut_words(sentence, budget))), budget)
 
 
 def _head_and_rest(record: MemoryRecord) -> tuple[str, str]:
