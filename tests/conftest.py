@@ -22,6 +22,8 @@ settings.register_profile(
 settings.register_profile("dev", deadline=None, max_examples=200)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+EMBEDDER_ENV = "MEMHTML_EMBEDDER"
+
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -58,3 +60,27 @@ def _no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop("MEMHTML_CACHE_DIR", None)
     else:
         os.environ["MEMHTML_CACHE_DIR"] = previous
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _lexical_unless_asked() -> Iterator[None]:
+    """Searches and writes run lexical (``MEMHTML_EMBEDDER=none``, which wins over a
+    store's recorded embedder) unless a test asks otherwise: ``memhtml init`` records
+    the offline model in every new store, and loading it in each of the suite's
+    thousands of command processes would cost minutes while testing nothing new.
+    The default path (a new store searching hybrid from its first write) has tests
+    of its own, which clear the variable (``default_embedder``)."""
+    previous = os.environ.get(EMBEDDER_ENV)
+    os.environ[EMBEDDER_ENV] = "none"
+    yield
+    if previous is None:
+        os.environ.pop(EMBEDDER_ENV, None)
+    else:
+        os.environ[EMBEDDER_ENV] = previous
+
+
+@pytest.fixture
+def default_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test sees what a person sees: no ``MEMHTML_EMBEDDER``, so the store's
+    recorded embedder (``local`` in a new store) is the one used."""
+    monkeypatch.delenv(EMBEDDER_ENV, raising=False)

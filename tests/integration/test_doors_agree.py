@@ -129,7 +129,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for name in list(os.environ):
-        if name.startswith("MEMHTML_") and name != "MEMHTML_CACHE_DIR":
+        if name.startswith("MEMHTML_") and name not in ("MEMHTML_CACHE_DIR", "MEMHTML_EMBEDDER"):
             monkeypatch.delenv(name)
 
 

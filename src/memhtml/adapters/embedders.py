@@ -8,6 +8,8 @@ against the cache afterwards.
 
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 import http.client
 import itertools
@@ -389,6 +391,19 @@ class LocalEmbedder:
                                            self.model_dir / LOCAL_TOKENIZER_FILE,
                                            self.threads, self.workers)
             return self._runner
+
+    def preload(self) -> None:
+        """Start loading the model on a background thread, so a command that will embed
+        (a write) has it ready by then: importing ONNX Runtime and opening the session
+        take about a quarter of a second, which then overlaps the write's own work. A
+        failure is left for the ``embed`` that needs the model to report."""
+        if self._runner is not None or self.missing_extra() is not None:
+            return
+        threading.Thread(target=self._load_quietly, name="memhtml-model", daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        with contextlib.suppress(*_LOCAL_ERRORS):
+            self._loaded()
 
     def embed(self, texts: Sequence[str]) -> IOResult[Sequence[Vector], EmbedFailure]:
         if not texts:

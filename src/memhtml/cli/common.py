@@ -19,8 +19,9 @@ from cyclopts import Parameter
 from memhtml.cli.output import CliError, print_err, unwrap_io
 
 if TYPE_CHECKING:
+    from memhtml.cli.output import Reply
     from memhtml.compose import Services, Settings
-    from memhtml.store import Store
+    from memhtml.store import Landed, Store
 
 
 @Parameter(name="*")
@@ -162,3 +163,18 @@ def open_common(common: Common) -> tuple[Services, Store]:
     """Services and a store over them in one step, for the commands that need both."""
     services = open_cli_services(common)
     return services, _held(services.store())
+
+
+def with_vectors(services: Services, store: Store, landed: Landed, reply: Reply) -> Reply:
+    """``reply`` after the memories ``landed`` wrote were embedded into the vector
+    cache (``Services.top_up``), so search stays hybrid with no separate step; a note
+    says what could not be embedded. Nothing happens with no embedder configured."""
+    from dataclasses import replace
+
+    from memhtml.compose.run import perform
+
+    if not landed.paths:
+        return reply
+    topped = perform(store.head().bind(lambda version: services.top_up(version, landed.paths)))
+    note = topped.map(lambda top: top.note).value_or(None)
+    return replace(reply, notes=(*reply.notes, f"note: {note}")) if note else reply

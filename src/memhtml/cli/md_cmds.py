@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 from cyclopts import App, Parameter
 
 from memhtml.cli.choices import ChannelName
-from memhtml.cli.common import Common, open_common
+from memhtml.cli.common import Common, open_common, with_vectors
 from memhtml.cli.inputs import Many, Words
 from memhtml.cli.landed import landed_reply
 from memhtml.cli.output import (
@@ -294,7 +294,7 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         if not directory.is_dir():
             raise UsageError(f"{directory} is not a directory; pass the markdown folder")
         walked = _md_value(gather_markdown(_reader(directory), excluded))
-        _, store = open_common(common)
+        services, store = open_common(common)
         imported = store_value(import_folder(store, walked.files, dir, tag, walked.refused,
                                              set(revive)))
         plan, landed = imported.plan, imported.landed
@@ -335,7 +335,7 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         payload["converted"] = [{"file": s, "path": p} for s, p in plan.added] + [
             {"file": s, "path": p} for s, _, p in plan.changed] + [
             {"file": s, "path": p} for s, p in plan.revived]
-        landed_notes = landed_reply(landed).notes
+        landed_notes = with_vectors(services, store, landed, landed_reply(landed)).notes
         return Reply(payload, f"{landed.commit[:12]}: {counts}", code, notes + landed_notes)
 
     return respond(common.json, body)

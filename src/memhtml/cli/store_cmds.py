@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memhtml.cli.common import Common, open_common
+from memhtml.cli.choices import EmbedderName
+from memhtml.cli.common import Common, open_common, with_vectors
 from memhtml.cli.inputs import MemoryFields, write_input
 from memhtml.cli.landed import landed_reply
 from memhtml.cli.output import CliError, Reply, respond, store_value, unwrap_io
@@ -25,14 +26,16 @@ _FIELDS = MemoryFields()
 def _door(common: Common, call: Callable[[Store], IOResult[Landed, StoreError]],
           nothing: str = "nothing to commit") -> int:
     def body() -> Reply:
-        _, store = open_common(common)
-        return landed_reply(store_value(call(store)), nothing)
+        services, store = open_common(common)
+        services.preload_embedder()  # overlaps the door's own work
+        landed = store_value(call(store))
+        return with_vectors(services, store, landed, landed_reply(landed, nothing))
 
     return respond(common.json, body)
 
 
 def init(directory: Path | None = None, /, *, branch: str = "",
-         common: Common = _COMMON) -> int:
+         embedder: EmbedderName | None = None, common: Common = _COMMON) -> int:
     """Make a directory a store: a git repository (or the existing one), and on its
     branch one commit with the store marker (.memhtml/store.toml), the layout
     directories, .gitattributes for generated pages and .gitignore for .memhtml/.
@@ -46,12 +49,25 @@ def init(directory: Path | None = None, /, *, branch: str = "",
     branch
         The store's branch (default: the one HEAD names; a new repository starts
         on main). In a repository with commits, HEAD must already be on it.
+    embedder
+        The embedder a new store records in .memhtml/config.toml, so search is
+        hybrid from the first write (default: local, the offline model shipped
+        with memhtml, when its runtime is installed; none searches lexically).
+        An existing store's settings are left as they are.
     """
     import os
 
     def body() -> Reply:
         from memhtml.cli.common import open_cli_init
-        from memhtml.compose import ENV_STORE, init_repository, is_repository, record_branch
+        from memhtml.compose import (
+            CONFIG_FILE,
+            ENV_STORE,
+            init_repository,
+            is_repository,
+            record_branch,
+        )
+        from memhtml.compose.vectors import default_embedder, settings_file
+        from memhtml.contracts import PathChange
         from memhtml.store import init_store
 
         root = (directory or (Path(common.store) if common.store else None)
@@ -63,7 +79,9 @@ def init(directory: Path | None = None, /, *, branch: str = "",
             unwrap_io(init_repository(root), lambda e: e.reason)
         services = open_cli_init(Common(store=str(root), json=common.json), root, branch)
         on = services.settings.branch
-        landed = store_value(init_store(services.store().deps))
+        recorded = settings_file(embedder or default_embedder())
+        settings = None if recorded is None else PathChange(CONFIG_FILE.as_posix(), recorded)
+        landed = store_value(init_store(services.store().deps, settings))
         # From here on every door of this clone writes ``on``, whatever a pull brings.
         unwrap_io(record_branch(services.git, on), lambda error: error.reason)
         reply = landed_reply(landed, "already a store")

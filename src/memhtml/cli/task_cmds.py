@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from cyclopts import App
 
 from memhtml.cli.choices import TaskStatusName
-from memhtml.cli.common import Common, open_common
+from memhtml.cli.common import Common, open_common, with_vectors
 from memhtml.cli.inputs import TaskFields, parse_links
 from memhtml.cli.landed import landed_reply
 from memhtml.cli.output import Reply, respond, store_value, table
@@ -37,13 +37,13 @@ def task_add(*, fields: TaskFields = _FIELDS, status: TaskStatusName = "todo",
     from memhtml import store as doors
 
     def body() -> Reply:
-        _, store = open_common(common)
+        services, store = open_common(common)
         landed = store_value(doors.task_add(
             store, fields.title, fields.claim, fields.due, fields.entity, body=fields.body,
             tags=fields.tag, links=parse_links(fields.link), directory=fields.dir,
             importance=fields.importance, task_status=status,
         ))
-        return landed_reply(landed)
+        return with_vectors(services, store, landed, landed_reply(landed))
 
     return respond(common.json, body)
 
@@ -62,9 +62,9 @@ def task_status(path: str, status: TaskStatusName, /, *, common: Common = _COMMO
     from memhtml import store as doors
 
     def body() -> Reply:
-        _, store = open_common(common)
-        return landed_reply(store_value(doors.task_status(store, path, status)),
-                            f"already {status}")
+        services, store = open_common(common)
+        landed = store_value(doors.task_status(store, path, status))
+        return with_vectors(services, store, landed, landed_reply(landed, f"already {status}"))
 
     return respond(common.json, body)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Never
@@ -29,7 +29,7 @@ from memhtml.compose.stores import (
     person,
     store_branch,
 )
-from memhtml.compose.vectors import Arm, Coverage, coverage_of, vector_arm
+from memhtml.compose.vectors import Arm, Coverage, TopUp, coverage_of, top_up, vector_arm
 from memhtml.contracts.journals import Journals
 from memhtml.contracts.local_state import LocalState
 from memhtml.contracts.services import (
@@ -182,6 +182,33 @@ class Services:
             IOResult.from_result(self.embedder)
         return chosen.bind(armed).lash(
             lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))
+
+
+    def preload_embedder(self) -> None:
+        """Start loading the offline model now, on a thread of its own, when this
+        command will embed (a write door: ``top_up``); a no-op for any other
+        embedder, which has nothing to load."""
+        from memhtml.adapters.embedders import LocalEmbedder
+
+        embedder = self.embedder.value_or(None)
+        if isinstance(embedder, LocalEmbedder):
+            embedder.preload()
+
+    def top_up(self, view: HeadView, paths: Collection[str] = ()) -> IOResult[TopUp, Never]:
+        """Embed what a door just landed at ``paths`` (and every other missing memory
+        when few are missing) into the configured embedder's cache: ``top_up``. A
+        note, never a failure, when it cannot: the door's commit stands."""
+
+        def topped(embedder: QueryEmbedder | None
+                   ) -> IOResult[TopUp, SettingsError | VectorCacheFault]:
+            space: IOResult[VectorSpace | None, SettingsError | VectorCacheFault] = space_of(
+                embedder, resolve=False)
+            return space.bind(lambda found: top_up(self.vectors, embedder, found, view, paths))
+
+        chosen: IOResult[QueryEmbedder | None, SettingsError | VectorCacheFault] = \
+            IOResult.from_result(self.embedder)
+        return chosen.bind(topped).lash(
+            lambda error: IOSuccess(TopUp(note=f"vectors not embedded ({error.reason})")))
 
 
 def blob_reader(git: Repository) -> Callable[[str], bytes | None]:

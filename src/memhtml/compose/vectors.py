@@ -4,18 +4,28 @@ Search turns hybrid only when the cache holds every passage of every active reco
 with text (``head.passages``): a partly filled cache would rank the embedded half
 above the rest for no reason a reader could see. Both edges ask here, so the CLI and
 the MCP server search the same way.
+
+The cache is kept whole without a separate step (``top_up``): a door that lands a
+memory embeds that memory's passages in the same command, and a search that finds a
+few memories missing (written by git, a pull, an import) embeds them before it ranks.
+Only a large gap, more than ``TOP_UP_PASSAGES``, is left to ``memhtml embed``, so no
+command pays for a whole back-fill it did not ask for.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from returns.io import IOResult, IOSuccess
 
-from memhtml.contracts.services import QueryEmbedder, Vector, VectorSpace
+from memhtml.contracts.services import DocumentEmbedder, QueryEmbedder, Vector, VectorSpace
 
 if TYPE_CHECKING:
+    from typing import Never
+
+    from memhtml.contracts.errors import EmbedFailure
     from memhtml.contracts.vectors import (
         LoadedVectors,
         VectorCache,
@@ -23,6 +33,7 @@ if TYPE_CHECKING:
         VectorCacheStore,
     )
     from memhtml.contracts.view import HeadView
+    from memhtml.head.vectors import FillResult, PassageGap
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +127,7 @@ def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
     Never a failure: search always has its lexical arm, so a cache that does not
     load or a query the embedder refuses turns into a note, not a failed search.
     """
-    from memhtml.head.vectors import passage_coverage
+    from memhtml.head.vectors import passage_gap
 
     if embedder is None:
         return IOSuccess(Arm(None))
@@ -127,15 +138,140 @@ def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
         return IOSuccess(Arm(None, f"{missing.reason}; searched lexically"))
 
     def armed(loaded: LoadedVectors) -> IOResult[Arm, VectorCacheFault]:
-        cache = loaded.cache
-        found = passage_coverage(view, cache)
-        if not found.complete:
-            covered = (f"vectors cover {found.covered} of {found.memories} memories "
-                       f"({found.stored} of {found.passages} passages); run memhtml embed")
-            return IOSuccess(Arm(None, f"{loaded.note}; {covered}" if loaded.note else covered))
-        return embedder.embed_query(query).map(lambda vector: Arm(Hybrid(cache, vector))).lash(
+        gap = passage_gap(view, loaded.cache, TOP_UP_PASSAGES)
+        if gap.missing and gap.passages is not None:
+            # A few memories written since the last fill (by git, a pull, an import):
+            # embed them now, so this search (and the next) is hybrid over every one.
+            topping: IOResult[TopUp, VectorCacheFault] = filled(
+                vectors, embedder, loaded.cache, view, gap.paths, loaded.note)
+            return topping.bind(lambda topped: ranked(
+                topped.cache or loaded.cache, topped.note,
+                passage_gap(view, topped.cache or loaded.cache, TOP_UP_PASSAGES)))
+        return ranked(loaded.cache, loaded.note, gap)
+
+    def ranked(cache: VectorCache, note: str | None, gap: PassageGap
+               ) -> IOResult[Arm, VectorCacheFault]:
+        if gap.memories == 0:
+            return IOSuccess(Arm(None, note))  # nothing to rank: no advice to give
+        if not gap.complete:
+            covered = (f"vectors cover {gap.memories - gap.missing} of {gap.memories} "
+                       "memories; run memhtml embed")
+            return IOSuccess(Arm(None, f"{note}; {covered}" if note else covered))
+        return embedder.embed_query(query).map(
+            lambda vector: Arm(Hybrid(cache, vector), note)).lash(
             lambda failure: IOSuccess(Arm(None, f"query not embedded ({failure.reason}); "
                                                 "searched lexically")))
 
     return vectors.load(space).bind(armed).lash(
         lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))
+
+
+TOP_UP_PASSAGES = 64
+"""The most passages a command embeds beyond what it wrote: about two seconds of the
+local model on one core at its slowest (full 256-piece passages), a few hundred
+milliseconds for short memories. A larger gap is a back-fill, left to ``memhtml
+embed``, which shows its progress."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopUp:
+    """What ``top_up`` did: passages embedded and saved, passages still without a
+    vector, and ``note`` for the person when the cache is not whole (or could not be
+    filled: the write stands, search stays lexical until ``memhtml embed``)."""
+
+    embedded: int = 0
+    remaining: int = 0
+    note: str | None = None
+    cache: VectorCache | None = None
+
+
+def top_up(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
+           space: VectorSpace | None, view: HeadView, paths: Collection[str] = ()
+           ) -> IOResult[TopUp, Never]:
+    """Embed and save what ``view``'s passages lack after a door landed ``paths``.
+
+    The memories at ``paths`` are embedded whatever else is missing (at most
+    ``TOP_UP_PASSAGES`` passages beyond the first memory); every other missing
+    memory too when all of them fit in ``TOP_UP_PASSAGES``. Never a failure: the
+    write it follows has landed, so what cannot be embedded here (an embedder that is
+    not installed or refuses, a cache that cannot be written) is a note, and search
+    stays lexical until ``memhtml embed`` fills the gap.
+    """
+    if embedder is None or space is None:
+        return IOSuccess(TopUp())
+    missing = missing_extra(embedder)
+    if missing is not None:
+        return IOSuccess(TopUp(note=f"vectors not embedded: {missing.reason}; search stays "
+                                    "lexical"))
+
+    def loaded_then(loaded: LoadedVectors) -> IOResult[TopUp, VectorCacheFault]:
+        return filled(vectors, embedder, loaded.cache, view, paths, loaded.note)
+
+    return vectors.load(space).bind(loaded_then).lash(
+        lambda fault: IOSuccess(TopUp(note=f"vectors not embedded ({fault.reason}); "
+                                            "search stays lexical until memhtml embed")))
+
+
+def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, cache: VectorCache,
+           view: HeadView, paths: Collection[str], repaired: str | None
+           ) -> IOResult[TopUp, Never]:
+    """One top-up over a loaded cache (see ``top_up``): the memories at ``paths``
+    first, then every other missing one when they fit in ``TOP_UP_PASSAGES``; the
+    cache saved once when anything was embedded."""
+    from memhtml.head.vectors import FillCounts, FillResult, fill_passages, passage_gap
+
+    def own(cache: VectorCache) -> IOResult[FillResult, EmbedFailure | VectorCacheFault]:
+        if not paths:
+            return IOSuccess(FillResult(cache, FillCounts(0, 0, 0, 0), 0))
+        mine: IOResult[FillResult, EmbedFailure | VectorCacheFault] = fill_passages(
+            view, cache, embedder, limit=TOP_UP_PASSAGES, paths=paths)
+        return mine
+
+    def rest(first: FillResult) -> IOResult[TopUp, EmbedFailure | VectorCacheFault]:
+        gap = passage_gap(view, first.cache, TOP_UP_PASSAGES)
+        if gap.missing == 0 or gap.passages is None:
+            return saved(first.cache, first.counts.embedded, gap)
+        more: IOResult[FillResult, EmbedFailure | VectorCacheFault] = fill_passages(
+            view, first.cache, embedder, paths=gap.paths)
+        return more.bind(lambda done: saved(
+            done.cache, first.counts.embedded + done.counts.embedded,
+            passage_gap(view, done.cache, TOP_UP_PASSAGES)))
+
+    def saved(done: VectorCache, embedded: int, gap: PassageGap
+              ) -> IOResult[TopUp, EmbedFailure | VectorCacheFault]:
+        note = _gap(gap.missing, repaired) if gap.missing else repaired
+        top = TopUp(embedded, gap.missing, note, done)
+        if not embedded:
+            return IOSuccess(top)
+        return vectors.save(done).map(lambda _: top)
+
+    return own(cache).bind(rest).lash(lambda failure: IOSuccess(TopUp(
+        note=f"vectors not embedded ({failure.reason}); search stays lexical until "
+             "memhtml embed", cache=cache)))
+
+
+def _gap(missing: int, repaired: str | None) -> str:
+    said = (f"{missing} memories have no vectors yet: search stays lexical until "
+            "memhtml embed")
+    return f"{repaired}; {said}" if repaired else said
+
+
+def default_embedder() -> str:
+    """The embedder a new store records: ``local`` when its runtime (ONNX Runtime and
+    ``tokenizers``, base dependencies) can be imported and the shipped model is
+    installed, else ``none`` (search is lexical). Found without importing either."""
+    from memhtml.adapters.embedders import shipped_model_dir
+    from memhtml.adapters.extras import LOCAL_RUNTIME_MODULES, absent_modules
+
+    model = shipped_model_dir() / "model.onnx"
+    return "local" if not absent_modules(LOCAL_RUNTIME_MODULES) and model.is_file() else "none"
+
+
+def settings_file(embedder: str) -> bytes | None:
+    """A new store's ``.memhtml/config.toml`` recording ``embedder``; None for
+    ``none``, the default, which needs no file."""
+    if embedder == "none":
+        return None
+    return ("# This store's settings: every clone reads them. embedder names the model\n"
+            "# search's vector arm uses (none: lexical search alone).\n"
+            f'embedder = "{embedder}"\n').encode()

@@ -11,6 +11,7 @@ most once per fill.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,7 @@ __all__ = [
     "FillCounts",
     "FillResult",
     "PassageCoverage",
+    "PassageGap",
     "VectorCache",
     "cache_from",
     "coverage",
@@ -38,6 +40,7 @@ __all__ = [
     "fill_passages",
     "fill_vectors",
     "passage_coverage",
+    "passage_gap",
     "vector_text_of",
 ]
 
@@ -193,17 +196,68 @@ def passage_coverage(view: HeadView, cache: VectorCache) -> PassageCoverage:
     missing."""
     memories = covered = passages = stored = 0
     for record in view.records():
-        if not is_active(record) or not record.body_text.strip():
+        if not is_active(record):
             continue
-        memories += 1
+        # The cache is asked first: a covered memory's text is never read (on a cold
+        # command it is a deferred read), and only a memory with text has passages.
         held = len(stored_passages(record, cache))
         if held:
+            memories += 1
             covered += 1
             stored += held
             passages += held
-        else:
+        elif record.body_text.strip():
+            memories += 1
             passages += len(passages_of(record))
     return PassageCoverage(memories, covered, passages, stored)
+
+
+@dataclass(frozen=True, slots=True)
+class PassageGap:
+    """What a cache lacks of a view's passages, found without cutting a covered
+    memory (``passage_gap``)."""
+
+    memories: int
+    """Active records counted (those with no text among them when over the bound)."""
+    missing: int
+    """Of them, the records whose passages the cache lacks, one per passage group."""
+    passages: int | None
+    """The passages those would be cut into, or None when more than the bound (each
+    missing record has one at least, so ``missing`` over the bound is over it too)."""
+    paths: tuple[str, ...] = ()
+    """The missing records' paths, when ``passages`` is counted."""
+
+    @property
+    def complete(self) -> bool:
+        return self.memories > 0 and self.missing == 0
+
+
+def passage_gap(view: HeadView, cache: VectorCache, bound: int) -> PassageGap:
+    """How much of ``view``'s passages ``cache`` lacks, at the cost of one digest a
+    record: a missing record's text is read and cut only when at most ``bound``
+    records are missing, so a store nobody has embedded costs a search nothing more
+    than the count. A record with no text has no passages and is not missing; when
+    more than ``bound`` are missing such records are counted among them unread."""
+    memories = 0
+    lacking: list[MemoryRecord] = []
+    groups: set[str] = set()
+    for record in view.records():
+        if not is_active(record):
+            continue
+        memories += 1
+        if stored_passages(record, cache):
+            continue
+        group = passage_group(record)
+        if group not in groups:
+            groups.add(group)
+            lacking.append(record)
+    if len(lacking) > bound:
+        return PassageGap(memories, len(lacking), None)
+    with_text = [record for record in lacking if record.body_text.strip()]
+    memories -= len(lacking) - len(with_text)  # a record with no text is not a memory here
+    passages = sum(len(passages_of(record)) for record in with_text)
+    return PassageGap(memories, len(with_text), passages if passages <= bound else None,
+                      tuple(record.path for record in with_text) if passages <= bound else ())
 
 
 def fill_passages(
@@ -211,15 +265,17 @@ def fill_passages(
     cache: VectorCache,
     embedder: DocumentEmbedder,
     limit: int | None = None,
+    paths: Collection[str] | None = None,
 ) -> IOResult[FillResult, EmbedFailure]:
     """Embed the passages of the active records the cache has none for, in one call.
 
     Records are taken in path order, one per distinct passage group (twins share it);
     a record's passages go whole, so ``limit`` bounds the passages one fill sends
-    except that a first record longer than it still goes. ``counts`` and
-    ``remaining`` count passages (``records``, ``reused`` and ``empty`` count
-    memories). The same checks as ``fill_vectors``: nothing is stored unless every
-    vector is one of the space's width.
+    except that a first record longer than it still goes. ``paths``, when given,
+    restricts the fill to the records at those paths (a write's own memories).
+    ``counts`` and ``remaining`` count passages (``records``, ``reused`` and ``empty``
+    count memories) among the records considered. The same checks as
+    ``fill_vectors``: nothing is stored unless every vector is one of the space's width.
     """
     if embedder.space != cache.space:
         return IOFailure(
@@ -229,18 +285,22 @@ def fill_passages(
     records = reused = empty = 0
     wanted: dict[str, tuple[str, ...]] = {}
     texts: dict[str, tuple[str, ...]] = {}
-    for record in view.records():
+    chosen_records = view.records() if paths is None else (
+        record for path in sorted(set(paths)) if (record := view.get(path)) is not None)
+    for record in chosen_records:
         if not is_active(record):
             continue
         records += 1
+        # The cache first, as in ``passage_coverage``: a covered record's text is
+        # never read.
+        if stored_passages(record, cache):
+            reused += 1
+            continue
         if not record.body_text.strip():
             empty += 1
             continue
         group = passage_group(record)
         if group in wanted:
-            continue
-        if stored_passages(record, cache):
-            reused += 1
             continue
         passages = passages_of(record)
         wanted[group] = tuple(passage.key for passage in passages)

@@ -29,7 +29,7 @@ from returns.result import Result
 
 from memhtml.compose import Services, perform
 from memhtml.mcp.syncing import ServerSync
-from memhtml.store import Store, StoreError, finish_checkout
+from memhtml.store import Landed, Store, StoreError, finish_checkout
 
 T = TypeVar("T")
 
@@ -78,10 +78,21 @@ class StoreGate:
             before = self._tip() if sync is not None else None
             outcome = perform(finished.bind(lambda _: self._store.head()).bind(
                 lambda _: self._store.run(door)))
+            vectors = self._embedded(outcome)
             if sync is not None and self._tip() != before:
                 sync.wrote(self.flush)
             note = None if sync is None else sync.take_note()
-        return outcome, note
+        return outcome, "\n".join(n for n in (vectors, note) if n) or None
+
+    def _embedded(self, outcome: Result[T, StoreError]) -> str | None:
+        """After a door landed memories, embed them (``Services.top_up``), so the next
+        search is hybrid over them; what could not be embedded is the call's note."""
+        landed = outcome.value_or(None)
+        if not isinstance(landed, Landed) or not landed.paths:
+            return None
+        topped = perform(self._store.head().bind(
+            lambda version: self._services.top_up(version, landed.paths)))
+        return topped.map(lambda top: top.note).value_or(None)
 
     def _tip(self) -> str | None:
         return perform(self._store.tip()).value_or(None)

@@ -406,13 +406,15 @@ def _with_lines(existing: bytes | None, lines: tuple[str, ...], header: str) -> 
 Seen = tuple[set[str], dict[str, bytes]]
 
 
-def _seeded(deps: StoreDeps, tip: str | None) -> IOResult[Seen, StoreError]:
+def _seeded(deps: StoreDeps, tip: str | None, also: tuple[str, ...] = ()
+            ) -> IOResult[Seen, StoreError]:
     """Which seeded directories the tip already has, and the bytes of the files
-    ``init_store`` maintains, as far as they exist."""
+    ``init_store`` maintains (and of ``also``), as far as they exist."""
     if tip is None:
         return IOSuccess((set(), {}))
     git = deps.git
-    wanted = {*(f"{d}{KEEP_FILE}" for d in SEEDED_DIRS), GITATTRIBUTES, GITIGNORE, MARKER}
+    wanted = {*(f"{d}{KEEP_FILE}" for d in SEEDED_DIRS), GITATTRIBUTES, GITIGNORE, MARKER,
+              *also}
 
     def read(entries: tuple[TreeEntry, ...]) -> IOResult[Seen, StoreError]:
         present = {d for entry in entries for d in SEEDED_DIRS if entry.path.startswith(d)}
@@ -425,11 +427,15 @@ def _seeded(deps: StoreDeps, tip: str | None) -> IOResult[Seen, StoreError]:
 
 
 def _layout_draft(branch: str, tip: str | None, present_dirs: set[str],
-                  current: dict[str, bytes]) -> Draft:
+                  current: dict[str, bytes], settings: PathChange | None = None) -> Draft:
     changes: list[PathChange] = [
         PathChange(f"{d}{KEEP_FILE}", b"") for d in SEEDED_DIRS if d not in present_dirs
     ]
     marker = current.get(MARKER)
+    if settings is not None and marker is None and settings.path not in current:
+        # A new store's first settings; a store's own file (or one a person wrote
+        # before this init) is never replaced.
+        changes.append(settings)
     if marker is None or marker_branch(marker) != branch:
         # A marker naming another branch (the branch was renamed, or init runs on a
         # new one) is rewritten: init says which branch the store is on.
@@ -448,17 +454,20 @@ def _layout_draft(branch: str, tip: str | None, present_dirs: set[str],
     before = {c.path: current.get(c.path) for c in changes}
     from memhtml.store.landing import Draft
 
+    recorded = (f" Record the store's first settings in {settings.path}."
+                if settings is not None and settings in changes else "")
     return Draft(tip, tuple(changes), ("init",), "store layout",
                  f"Mark the repository a store on {branch} ({MARKER}), create the layout "
                  f"directories, mark generated pages merge={MERGE_DRIVER}, and ignore local "
-                 "state.",
+                 f"state.{recorded}",
                  before)
 
 
-def _init_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
+def _init_draft(deps: StoreDeps, settings: PathChange | None) -> IOResult[Draft, StoreError]:
     branch = deps.branch.removeprefix("refs/heads/")
-    return deps.tip().bind(
-        lambda tip: _seeded(deps, tip).map(lambda seen: _layout_draft(branch, tip, *seen)))
+    also = (settings.path,) if settings is not None else ()
+    return deps.tip().bind(lambda tip: _seeded(deps, tip, also).map(
+        lambda seen: _layout_draft(branch, tip, *seen, settings=settings)))
 
 
 def _attributes_draft(deps: StoreDeps) -> IOResult[Draft, StoreError]:
@@ -487,9 +496,12 @@ def migrate_attributes(deps: StoreDeps) -> IOResult[Landed, StoreError]:
     return land(deps, lambda: _attributes_draft(deps))
 
 
-def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
+def init_store(deps: StoreDeps, settings: PathChange | None = None
+               ) -> IOResult[Landed, StoreError]:
     """Make a repository a store: the marker naming ``deps.branch``, the layout,
-    ``.gitattributes``, ``.gitignore``; all on ``deps.branch``.
+    ``.gitattributes``, ``.gitignore``; all on ``deps.branch``. ``settings`` is the
+    store's first settings file (``memhtml init`` records the offline embedder
+    there), added only when the repository is not yet a store and holds no such file.
 
     Idempotent: on a repository with history only what is missing is added, in one
     commit, and nothing is committed when nothing is missing; an earlier release's
@@ -508,4 +520,4 @@ def init_store(deps: StoreDeps) -> IOResult[Landed, StoreError]:
     from memhtml.store.landing import land
 
     return ensure_merge_driver(deps.git).bind(state).bind(
-        lambda _: land(deps, lambda: _init_draft(deps)))
+        lambda _: land(deps, lambda: _init_draft(deps, settings)))

@@ -24,7 +24,8 @@ endless device read to its end) into a failed test rather than a stuck run."""
 
 def memhtml(store: Path, *tokens: str) -> subprocess.CompletedProcess[str]:
     """The CLI as a separate process, bounded in time."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHTML_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MEMHTML_") or k == "MEMHTML_EMBEDDER"}
     return subprocess.run([sys.executable, "-m", "memhtml", *tokens, "--store", str(store)],
                           capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S,
                           env=env, check=False)

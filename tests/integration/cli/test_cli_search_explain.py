@@ -75,7 +75,7 @@ def _check_scores(hits: list[dict[str, object]], mode: str) -> None:
 
 
 def test_embed_records_the_embedder_and_search_turns_hybrid(
-        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     _filled(store, capsys)
     s = ("--store", str(store), "--json")
     code, before = call(capsys, "search", QUERY, *s)
@@ -97,9 +97,12 @@ def test_embed_records_the_embedder_and_search_turns_hybrid(
     assert len(log) == commits + 1
     assert log[0] == f'{recorded["commit"]} memhtml settings: embedder = "hashing"'
     # The checkout follows the branch: the file says it, and nothing is left to commit.
-    assert (store / CONFIG).read_text(encoding="utf-8") == 'embedder = "hashing"\n'
+    # The line init recorded is replaced; the rest of the file is kept as it was.
+    assert (store / CONFIG).read_text(encoding="utf-8").splitlines()[-1] == \
+        'embedder = "hashing"'
     assert _git(store, "status", "--porcelain") == ""
 
+    monkeypatch.delenv("MEMHTML_EMBEDDER")  # the recorded choice, as a person has it
     code, after = call(capsys, "search", QUERY, *s)
     assert code == 0, after
     assert after["mode"] == "hybrid"
@@ -132,19 +135,22 @@ def test_embed_records_the_embedder_and_search_turns_hybrid(
 
 
 def test_the_recorded_choice_travels_to_a_clone(store: Path, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+                                                capsys: pytest.CaptureFixture[str],
+                                                default_embedder: None) -> None:
     _filled(store, capsys)
     assert call_text(capsys, "embed", "--embedder", "hashing", "--store", str(store))[0] == 0
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(store), str(clone)], check=True)
     s = ("--store", str(clone), "--json")
+    # The clone has no vectors of its own (they are local state): its first search
+    # embeds the few memories it holds and is hybrid in the recorded space.
     code, answer = call(capsys, "search", QUERY, *s)
-    assert answer["mode"] == "lexical"
+    assert answer["mode"] == "hybrid"
     assert answer["arms"][1]["by"] == "hashing"
-    assert "memhtml embed" in answer["arms"][1]["reason"]
     code, answer = call(capsys, "embed", *s)
     assert code == 0, answer
     assert answer["recorded"] is None, "no flag: nothing to record"
+    assert answer["passages"]["embedded"] == 0, "the search embedded every passage"
     assert call(capsys, "search", QUERY, *s)[1]["mode"] == "hybrid"
 
 
@@ -234,6 +240,7 @@ def test_a_missing_extra_names_the_pip_command(store: Path, tmp_path: Path,
                              check=False, capture_output=True, text=True)
     assert blocked.returncode != 0, "the blocker must hide the extra"
     commits = git_log(store)
+    settings = (store / CONFIG).read_bytes()
 
     done = _memhtml(env, "embed", "--embedder", "local", "--store", str(store))
     assert done.returncode == 1
@@ -245,7 +252,7 @@ def test_a_missing_extra_names_the_pip_command(store: Path, tmp_path: Path,
     assert answer["code"] == "ERR_EXTRA_MISSING"
     assert PIP_HINT in answer["error"]
     assert git_log(store) == commits, "a choice that cannot run is not recorded"
-    assert not (store / CONFIG).exists()
+    assert (store / CONFIG).read_bytes() == settings
 
     # Search configured for the local embedder still answers, lexically, and says why.
     env["MEMHTML_EMBEDDER"] = "local"

@@ -100,11 +100,12 @@ def git(root: Path, *args: str) -> None:
 
 @pytest.fixture
 def clone(tmp_path: Path, xdg: Path, listener: tuple[str, Seen],
-          capsys: pytest.CaptureFixture[str]) -> Path:
-    """A clone of a store whose author committed an endpoint and a key variable."""
+          capsys: pytest.CaptureFixture[str], default_embedder: None) -> Path:
+    """A clone of a store whose author committed an endpoint and a key variable; its
+    commands read the store's recorded embedder, as a person's do."""
     url, _ = listener
     origin = tmp_path / "origin"
-    assert call(capsys, "init", str(origin), "--json")[0] == 0
+    assert call(capsys, "init", str(origin), "--embedder", "none", "--json")[0] == 0
     for title, claim in (("Deploys", "Deploys happen on Tuesday mornings."),
                          ("Kettle", "The office kettle is descaled every Monday.")):
         code, answer = call(capsys, "write", "--store", str(origin), "--title", title,

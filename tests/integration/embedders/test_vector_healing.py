@@ -210,13 +210,14 @@ def test_the_compose_doors_give_the_note_once(tmp_path: Path) -> None:
     (space_dir(root, embedder.space) / MANIFEST).write_text("{no")
     arm = unsafe_perform_io(vector_arm(vectors, embedder, embedder.space, version,
                                        "deploys").unwrap())
-    assert arm.hybrid is None
-    assert arm.note is not None
-    assert "discarded" in arm.note and "run memhtml embed" in arm.note
+    # The repaired cache lacked one memory, which the search embedded before ranking
+    # (``top_up``), and says once what the load discarded.
+    assert arm.hybrid is not None
+    assert arm.note is not None and "discarded" in arm.note
     covered = unsafe_perform_io(coverage_of(vectors, embedder, "hashing", embedder.space,
                                             version).unwrap())
     assert covered is not None
-    assert (covered.have, covered.total, covered.note) == (0, 1, None)
+    assert (covered.have, covered.total, covered.note) == (1, 1, None)
     (space_dir(root, embedder.space) / MANIFEST).write_text("{no")
     covered = unsafe_perform_io(coverage_of(vectors, embedder, "hashing", embedder.space,
                                             version).unwrap())
@@ -227,7 +228,7 @@ def test_the_compose_doors_give_the_note_once(tmp_path: Path) -> None:
 def test_search_status_and_embed_carry_on_over_a_corrupt_cache(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in [n for n in os.environ if n.startswith("MEMHTML_")]:
+    for name in [n for n in os.environ if n.startswith("MEMHTML_") and n != "MEMHTML_EMBEDDER"]:
         monkeypatch.delenv(name)
     store = tmp_path / "store"
     s = ("--store", str(store), "--json")
@@ -248,15 +249,16 @@ def test_search_status_and_embed_carry_on_over_a_corrupt_cache(
     assert code == 0, err
     assert "Deploy window" in out or "deploy-window" in out
     assert "discarded" in err and "searched lexically" not in out
+    # The search that found the cache corrupt embedded the two memories' passages
+    # again (a gap this small is filled on the spot), so the next one is hybrid and
+    # has nothing to say; the memories' own vectors wait for memhtml embed.
     code, answer = call(capsys, "search", "deploy tuesdays", *s)
     assert code == 0, answer
-    assert answer["mode"] == "lexical"
+    assert answer["mode"] == "hybrid" and answer["note"] is None
     assert answer["hits"]
-    code, _, err = call_text(capsys, "search", "deploy tuesdays", "--store", str(store))
-    assert "discarded" not in err and "cover 0 of 2" in err
     code, answer = call(capsys, "status", *s)
     assert code == 0, answer
-    assert answer["vectors"]["have"] == 0
+    assert (answer["vectors"]["have"], answer["vectors"]["memory_vectors"]) == (2, 0)
     code, answer = call(capsys, "embed", *s)
     assert code == 0, answer
     assert answer["counts"]["embedded"] == 2

@@ -76,8 +76,11 @@ def server_environment() -> dict[str, str]:
     ``PYTHONPATH``: the server then imports the memhtml under test (a source tree
     named on the path), not only an installed one."""
     env = get_default_environment()
-    if "PYTHONPATH" in os.environ:
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    # The suite's embedder choice too (tests/conftest.py: lexical unless a test asks
+    # for the recorded default), so the server searches as the test's CLI calls do.
+    for name in ("PYTHONPATH", "MEMHTML_EMBEDDER"):
+        if name in os.environ:
+            env[name] = os.environ[name]
     return env
 
 

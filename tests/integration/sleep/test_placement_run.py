@@ -43,7 +43,7 @@ TITLES = {"Deploy window": LONE, "Call with Ines": PERSONAL}
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
-        if name.startswith("MEMHTML_"):
+        if name.startswith("MEMHTML_") and name != "MEMHTML_EMBEDDER":
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     root = tmp_path / "store"

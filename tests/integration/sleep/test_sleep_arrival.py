@@ -49,7 +49,7 @@ GRACE_DAYS = 30
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
-        if name.startswith("MEMHTML_"):
+        if name.startswith("MEMHTML_") and name != "MEMHTML_EMBEDDER":
             monkeypatch.delenv(name)
 
 

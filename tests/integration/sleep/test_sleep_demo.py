@@ -29,7 +29,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for name in list(os.environ):
-        if name.startswith("MEMHTML_"):
+        if name.startswith("MEMHTML_") and name != "MEMHTML_EMBEDDER":
             monkeypatch.delenv(name)
 
 

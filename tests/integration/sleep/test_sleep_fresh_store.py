@@ -62,7 +62,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for name in list(os.environ):
-        if name.startswith("MEMHTML_"):
+        if name.startswith("MEMHTML_") and name != "MEMHTML_EMBEDDER":
             monkeypatch.delenv(name)
 
 
@@ -95,8 +95,14 @@ def _archived(root: Path) -> list[str]:
             if p.startswith("archive/") and p.endswith(".html")]
 
 
+@pytest.mark.parametrize("embedder", ["none", "default"])
 def test_night_one_on_notes_written_minutes_ago_archives_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest,
+        embedder: str) -> None:
+    if embedder == "default":
+        # What a new person has: the offline model init records, writes that embed,
+        # and a night that compares memories by real vectors.
+        request.getfixturevalue("default_embedder")
     root = tmp_path / "store"
     s = _cli_store(root, capsys)
     code, report = call(capsys, "sleep", "run", *s)
@@ -117,6 +123,7 @@ def test_night_one_on_notes_written_minutes_ago_archives_nothing(
     code, found = call(capsys, "search", "when does the daily standup start", *s)
     assert code == 0
     assert found["hits"] and found["hits"][0]["claim"] == STANDUP, found
+    assert found["mode"] == ("hybrid" if embedder == "default" else "lexical"), found
 
 
 def test_every_archive_records_its_figures_in_the_ledger_and_the_commit(

@@ -45,7 +45,7 @@ def night(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     import os
 
     for name in list(os.environ):
-        if name.startswith("MEMHTML_") and name != "MEMHTML_CACHE_DIR":
+        if name.startswith("MEMHTML_") and name not in ("MEMHTML_CACHE_DIR", "MEMHTML_EMBEDDER"):
             monkeypatch.delenv(name)
     root = tmp_path / "store"
     code, answer = call(capsys, "init", str(root), "--json")

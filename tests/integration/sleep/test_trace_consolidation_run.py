@@ -40,7 +40,7 @@ ONLY_TRACE = RunOptions(phases=frozenset({"trace-consolidation"}))
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
-        if name.startswith("MEMHTML_"):
+        if name.startswith("MEMHTML_") and name != "MEMHTML_EMBEDDER":
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     root = tmp_path / "store"

@@ -28,7 +28,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     # A developer's own MEMHTML_* settings must not leak into what a test sees.
     for name in list(os.environ):
-        if name.startswith("MEMHTML_"):
+        if name.startswith("MEMHTML_") and name != "MEMHTML_EMBEDDER":
             monkeypatch.delenv(name)
 
 
