@@ -9,7 +9,6 @@ against the cache afterwards.
 from __future__ import annotations
 
 import contextlib
-
 import hashlib
 import http.client
 import itertools
