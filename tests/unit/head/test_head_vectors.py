@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from returns.io import IOSuccess
 from returns.unsafe import unsafe_perform_io
 from tests.fake_embedders import RecordingEmbedder
@@ -29,7 +32,7 @@ from memhtml.head import (
     with_overlay,
 )
 from memhtml.head.passages import passages_of, stored_passages
-from memhtml.head.vectors import fill_passages, passage_coverage
+from memhtml.head.vectors import fill_passages, passage_coverage, passage_gap
 
 SPACE = VectorSpace("test-model", 3)
 
@@ -252,3 +255,46 @@ def test_the_vector_arm_scores_a_memory_by_its_best_passage() -> None:
                short.content_hash: rows[passages_of(short)[0].key]}
     hits = search_head(view, SearchHeadInput("unrelated", vectors=opening, query_vector=query))
     assert hits[0].path == "areas/short.html"
+
+
+_GAP_TITLES = ("Deploys", "Kettle", "Deploys", "Standup", "Billing")
+"""Titles drawn with repeats, so some memories are twins sharing a passage group."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_GAP_TITLES) - 1), st.integers(0, 40),
+                          st.booleans(), st.booleans()), min_size=0, max_size=8),
+       st.integers(0, 12))
+def test_passage_gap_agrees_with_the_coverage_count(
+        shape: list[tuple[int, int, bool, bool]], bound: int) -> None:
+    """The cheap gap (one digest a record) says what the full count says: complete
+    exactly when every memory is covered; its passages, when counted, are the ones
+    the full count finds missing; and filling just its paths makes it complete."""
+    records = []
+    for n, (title, sentences, live, embed) in enumerate(shape):
+        body = " ".join(f"Sentence {k} of memory {n} says something." for k in range(sentences))
+        html = memory(_GAP_TITLES[title], f"Claim {title}.", body)
+        records.append((record_at(f"areas/m{n}.html", html if live else archived(html)), embed))
+    view = version_from_records([r for r, _ in records], "sha")
+    embedded = [r.path for r, embed in records if embed]
+    cache = _fill_passages_at(view, embedded)
+    gap = passage_gap(view, cache, bound)
+    full = passage_coverage(view, cache)
+    assert gap.complete == full.complete
+    missing_passages = full.passages - full.stored
+    if gap.passages is not None:
+        assert gap.passages == missing_passages
+        assert gap.missing <= bound and gap.passages <= bound
+        filled = _fill_passages_at(view, gap.paths, cache)
+        assert passage_coverage(view, filled).covered == full.memories
+    else:
+        assert gap.missing > bound or missing_passages > bound
+    assert passage_gap(view, cache, bound) is gap, "remembered for the same two values"
+
+
+def _fill_passages_at(view: HeadVersion, paths: Collection[str],
+                      cache: VectorCache | None = None) -> VectorCache:
+    start = cache if cache is not None else empty_vector_cache(SPACE)
+    result = unsafe_perform_io(
+        fill_passages(view, start, RecordingEmbedder(SPACE), paths=paths).unwrap())
+    return result.cache
