@@ -173,6 +173,12 @@ milliseconds for short memories. A larger gap is a back-fill, left to ``memhtml
 embed``, which shows its progress."""
 
 
+WRITE_PASSAGES = 256
+"""The most passages a door embeds for the memories it wrote: a memory of about 250 KB,
+some eight seconds of the local model at its slowest. A longer one (a pasted log, a
+whole document) is left to ``memhtml embed`` rather than holding the write."""
+
+
 @dataclass(frozen=True, slots=True)
 class TopUp:
     """What ``top_up`` did: passages embedded and saved, passages still without a
@@ -190,9 +196,10 @@ def top_up(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
            ) -> IOResult[TopUp, Never]:
     """Embed and save what ``view``'s passages lack after a door landed ``paths``.
 
-    The memories at ``paths`` are embedded whatever else is missing (at most
-    ``TOP_UP_PASSAGES`` passages beyond the first memory); every other missing
-    memory too when all of them fit in ``TOP_UP_PASSAGES``. Never a failure: the
+    The memories at ``paths`` are embedded whatever else is missing, unless they are
+    a back-fill (more than ``TOP_UP_PASSAGES`` memories, or more than
+    ``WRITE_PASSAGES`` passages); every other missing memory too when all of them fit
+    in ``TOP_UP_PASSAGES`` passages. Never a failure: the
     write it follows has landed, so what cannot be embedded here (an embedder that is
     not installed or refuses, a cache that cannot be written) is a note, and search
     stays lexical until ``memhtml embed`` fills the gap.
@@ -221,10 +228,11 @@ def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, cache: VectorC
     from memhtml.head.vectors import FillCounts, FillResult, fill_passages, passage_gap
 
     def own(cache: VectorCache) -> IOResult[FillResult, EmbedFailure | VectorCacheFault]:
-        if not paths:
+        wanted = _own_records(view, cache, paths)
+        if not wanted:
             return IOSuccess(FillResult(cache, FillCounts(0, 0, 0, 0), 0))
         mine: IOResult[FillResult, EmbedFailure | VectorCacheFault] = fill_passages(
-            view, cache, embedder, limit=TOP_UP_PASSAGES, paths=paths)
+            view, cache, embedder, paths=wanted)
         return mine
 
     def rest(first: FillResult) -> IOResult[TopUp, EmbedFailure | VectorCacheFault]:
@@ -248,6 +256,25 @@ def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, cache: VectorC
     return own(cache).bind(rest).lash(lambda failure: IOSuccess(TopUp(
         note=f"vectors not embedded ({failure.reason}); search stays lexical until "
              "memhtml embed", cache=cache)))
+
+
+def _own_records(view: HeadView, cache: VectorCache, paths: Collection[str]
+                 ) -> tuple[str, ...]:
+    """The landed paths a door embeds in its own command: its live memories the cache
+    lacks, unless the landing is a back-fill's size (more memories than
+    ``TOP_UP_PASSAGES``: an import) or their passages pass ``WRITE_PASSAGES``. Those
+    wait for ``memhtml embed``, which shows its progress, and the gap note says so."""
+    from memhtml.head.indexes import is_active
+    from memhtml.head.passages import passages_of, stored_passages
+
+    if len(paths) > TOP_UP_PASSAGES:
+        return ()
+    records = [record for path in sorted(set(paths))
+               if (record := view.get(path)) is not None and is_active(record)
+               and not stored_passages(record, cache) and record.body_text.strip()]
+    if sum(len(passages_of(record)) for record in records) > WRITE_PASSAGES:
+        return ()
+    return tuple(record.path for record in records)
 
 
 def _gap(missing: int, repaired: str | None) -> str:
