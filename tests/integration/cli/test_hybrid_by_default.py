@@ -164,14 +164,14 @@ def test_a_back_fill_sized_landing_is_left_to_embed(
         (notes / f"note-{n}.md").write_text(f"# Note {n}\n\nImported note number {n}.\n",
                                             encoding="utf-8")
     # An import of more memories than a command embeds: committed, not embedded, said.
-    code, out, err = call_text(capsys, "import", "markdown", str(notes), "--store", str(store))
+    code, _, err = call_text(capsys, "import", "markdown", str(notes), "--store", str(store))
     assert code == 0, err
     assert f"{count} memories have no vectors yet" in err and "memhtml embed" in err
     code, status = call(capsys, "status", *s)
     assert code == 0 and status["vectors"]["have"] == 0
     # A memory longer than WRITE_PASSAGES passages is committed and left to embed too.
     long_body = " ".join(f"Line {n} of a pasted log, kept whole." for n in range(12_000))
-    code, out, err = call_text(capsys, "write", "--title", "Pasted log", "--claim",
+    code, _, err = call_text(capsys, "write", "--title", "Pasted log", "--claim",
                                "The nightly job printed this log.", "--body", long_body,
                                "--store", str(store))
     assert code == 0, err
