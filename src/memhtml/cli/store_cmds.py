@@ -51,9 +51,10 @@ def init(directory: Path | None = None, /, *, branch: str = "",
         on main). In a repository with commits, HEAD must already be on it.
     embedder
         The embedder a new store records in .memhtml/config.toml, so search is
-        hybrid from the first write (default: local, the offline model shipped
-        with memhtml, when its runtime is installed; none searches lexically).
-        An existing store's settings are left as they are.
+        hybrid from the first write (default: $MEMHTML_EMBEDDER when set, else
+        local, the offline model shipped with memhtml, when its runtime is
+        installed; none searches lexically and records nothing). An existing
+        store's settings are left as they are.
     """
     import os
 
@@ -79,7 +80,7 @@ def init(directory: Path | None = None, /, *, branch: str = "",
             unwrap_io(init_repository(root), lambda e: e.reason)
         services = open_cli_init(Common(store=str(root), json=common.json), root, branch)
         on = services.settings.branch
-        recorded = settings_file(embedder or default_embedder())
+        recorded = settings_file(embedder or default_embedder(os.environ))
         settings = None if recorded is None else PathChange(CONFIG_FILE.as_posix(), recorded)
         landed = store_value(init_store(services.store().deps, settings))
         # From here on every door of this clone writes ``on``, whatever a pull brings.

@@ -14,7 +14,7 @@ command pays for a whole back-fill it did not ask for.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -283,13 +283,19 @@ def _gap(missing: int, repaired: str | None) -> str:
     return f"{repaired}; {said}" if repaired else said
 
 
-def default_embedder() -> str:
-    """The embedder a new store records: ``local`` when its runtime (ONNX Runtime and
-    ``tokenizers``, base dependencies) can be imported and the shipped model is
-    installed, else ``none`` (search is lexical). Found without importing either."""
+def default_embedder(env: Mapping[str, str]) -> str:
+    """The embedder a new store records: the one ``MEMHTML_EMBEDDER`` names in ``env``
+    (what this environment searches with: ``none`` records nothing), else ``local``
+    when its runtime (ONNX Runtime and ``tokenizers``, base dependencies) can be
+    imported and the shipped model is installed, else ``none`` (search is lexical).
+    Found without importing either."""
     from memhtml.adapters.embedders import shipped_model_dir
     from memhtml.adapters.extras import LOCAL_RUNTIME_MODULES, absent_modules
+    from memhtml.compose.services import EMBEDDERS
 
+    named = env.get("MEMHTML_EMBEDDER", "").strip()
+    if named in EMBEDDERS:
+        return named
     model = shipped_model_dir() / "model.onnx"
     return "local" if not absent_modules(LOCAL_RUNTIME_MODULES) and model.is_file() else "none"
 

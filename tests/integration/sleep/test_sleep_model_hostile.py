@@ -436,9 +436,11 @@ def snapshot(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def hashed(store: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+def hashed(store: Path, capsys: pytest.CaptureFixture[str],
+           monkeypatch: pytest.MonkeyPatch) -> Path:
     """The store with an embedder configured and every memory embedded, so mining and
-    the band have vectors."""
+    the band have vectors; the committed choice is the one used (no variable)."""
+    monkeypatch.delenv("MEMHTML_EMBEDDER", raising=False)
     commit_config(store, 'embedder = "hashing"\n')
     code, answer = call(capsys, "embed", "--store", str(store), "--json")
     assert code == 0, answer

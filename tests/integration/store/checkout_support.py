@@ -28,9 +28,10 @@ class LostWorkError(AssertionError):
 
 def clean_env(home: Path) -> dict[str, str]:
     """The environment minus a developer's ``MEMHTML_*`` settings and their user config
-    (``home`` stands in for it), with git's identity and system config pinned."""
+    (``home`` stands in for it), with git's identity and system config pinned. The
+    suite's ``MEMHTML_EMBEDDER`` stays (tests/conftest.py: lexical unless asked)."""
     env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("MEMHTML_", "GIT_"))}
+           if not name.startswith(("MEMHTML_", "GIT_")) or name == "MEMHTML_EMBEDDER"}
     home.mkdir(parents=True, exist_ok=True)
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="Person",

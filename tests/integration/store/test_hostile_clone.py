@@ -401,7 +401,7 @@ def build(base: Path, listeners: Listeners) -> Scene:
 
     # The attacker's memory files, made valid by memhtml itself.
     scratch = base / "scratch"
-    made(base, attacker, "init", str(scratch))
+    made(base, attacker, "init", str(scratch), "--embedder", "none")
     outside_memory = _memory_file(scratch, attacker, OUTSIDE_WORD, OUTSIDE_TELL)
     evildir_memory = _memory_file(scratch, attacker, EVILDIR_WORD, EVILDIR_TELL)
     dotmem_memory = _memory_file(scratch, attacker, DOTMEM_WORD, DOTMEM_TELL)
@@ -424,7 +424,7 @@ def build(base: Path, listeners: Listeners) -> Scene:
 
     # The store every hostile repository starts from.
     store = base / "origins" / "store"
-    made(base, attacker, "init", str(store))
+    made(base, attacker, "init", str(store), "--embedder", "none")
     made(store, attacker, "write", "--title", "Deploy window", "--claim",
          "Deploys happen on Tuesdays.", "--body", "Never on a Friday.")
     made(store, attacker, "write", "--title", "Sakura timeout", "--claim",
