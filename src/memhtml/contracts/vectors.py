@@ -103,7 +103,8 @@ class VectorCacheStore(Protocol):
         save adds a hash, ``cache``'s vector wins where both hold one. A save that
         adds no hash changes nothing: within one space a hash's vector is a function
         of its text, so rewriting the set to swap equal vectors would be work for
-        nothing. A hash that cannot be stored is refused and nothing is saved.
+        nothing. A hash that cannot be stored, or a vector that is not a finite row of
+        the space's width, is refused and nothing is saved.
         """
         ...
 
