@@ -188,18 +188,30 @@ def policies(size: int, added: int, batch: int) -> None:
     for policy in settings:
         run_policy(policy, base_cache, added, batch, written)
     vector_files._write_part = real
-    print("\ncold load (ms) of the same rows in 1 + s parts (segments of 8 rows)")
-    for segments in (0, 8, 16, 24, 32):
-        with tempfile.TemporaryDirectory() as scratch:
-            handle = VectorFiles(Path(scratch), Compaction(1e9, 0.0, 1_000))
+    print("\ncold load (ms) of one base and s segments of 8 rows, each set loaded in turn "
+          "(15 rounds)")
+    counts = (0, 8, 16, 24, 32)
+    with tempfile.TemporaryDirectory() as scratch:
+        roots = {}
+        for segments in counts:
+            roots[segments] = Path(scratch) / str(segments)
+            handle = VectorFiles(roots[segments], Compaction(1e9, 0.0, 1_000))
             assert is_successful(handle.save(base_cache))
             for step in range(segments):
                 keys = new_rows(f"s{step}", 8)
                 handle.save(cache_from(space, dict(zip(keys, rng.standard_normal(
                     (8, WIDTH)).astype(np.float32), strict=True))))
-            loads = [timed(lambda: VectorFiles(Path(scratch)).load(space)) for _ in range(7)]
-            print(f"  {segments:2d} segments: median {statistics.median(loads):6.1f}, "
-                  f"min {min(loads):6.1f}")
+        loads: dict[int, list[float]] = {segments: [] for segments in counts}
+        for _ in range(15):
+            for segments in counts:
+                start = time.perf_counter()
+                assert is_successful(VectorFiles(roots[segments]).load(space))
+                loads[segments].append((time.perf_counter() - start) * 1000)
+        for segments in counts:
+            extra = [a - b for a, b in zip(loads[segments], loads[0], strict=True)]
+            print(f"  {segments:2d} segments: median {statistics.median(loads[segments]):6.1f}, "
+                  f"min {min(loads[segments]):6.1f}, median over none "
+                  f"{statistics.median(extra):+6.2f}")
 
 
 def run_policy(policy: Any, base_cache: Any, added: int, batch: int,
