@@ -11,7 +11,8 @@ whole (``cache_from`` included):
   loaded the set (a long-lived process);
 - ``cold load``: a fresh handle's load; ``warm load``: a load on a handle that read
   the set before (unchanged, and after another handle added a segment);
-- ``cache_from``: building the cache value over the N rows of a loaded matrix.
+- ``cache_from``: building the cache value over the N rows of a read-only matrix
+  (what a loaded set is).
 
 Both trees run alternately, ``--rounds`` times. The baseline is a tree extracted by
 ``git archive <commit> src | tar -x -C DIR``, given as ``--baseline DIR/src``.
@@ -135,9 +136,10 @@ def worker(size: int, folder: Path) -> dict[str, Any]:
             [timed(lambda: ok(VectorFiles(root).load(space))) for _ in range(LOADS)])
         manifest = json.loads((root / space.key / "manifest.json").read_text())
         out["parts after the saves"] = len(manifest["parts"])
-    matrix = np.load(next((root / space.key).glob("vectors-*.npy")))
+    # The rows of one read-only matrix, as a loaded set holds them.
+    matrix = rng.standard_normal((size, WIDTH)).astype(np.float32)
     matrix.setflags(write=False)
-    rows = dict(zip(keys_for(len(matrix)), matrix, strict=False))
+    rows = dict(zip(keys_for(size), matrix, strict=True))
     out["cache_from"] = summary([timed(lambda: cache_from(space, rows)) for _ in range(LOADS)])
     return out
 
