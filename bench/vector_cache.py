@@ -14,7 +14,8 @@ whole (``cache_from`` included):
 - ``cache_from``: building the cache value over the N rows of a read-only matrix
   (what a loaded set is).
 
-Both trees run alternately, ``--rounds`` times. The baseline is a tree extracted by
+Both trees run alternately, ``--rounds`` times; each round ends with the two trees'
+``cache_from`` timed in turn in this process. The baseline is a tree extracted by
 ``git archive <commit> src | tar -x -C DIR``, given as ``--baseline DIR/src``.
 
 ``--policies`` measures this tree's compaction instead: a long run of small saves
@@ -251,6 +252,39 @@ def run_policy(policy: Any, base_cache: Any, added: int, batch: int,
           f"{statistics.median(loads):8.1f}")
 
 
+def cache_from_side_by_side(baseline: Path, sizes: list[int]) -> None:
+    """The baseline's ``cache_from`` (its module loaded under another name) and this
+    tree's, timed in turn in this process over the rows of one read-only matrix."""
+    import importlib.util
+
+    from memhtml.contracts.services import VectorSpace
+    from memhtml.contracts.vectors import cache_from
+
+    spec = importlib.util.spec_from_file_location(
+        "baseline_vectors", baseline / "memhtml" / "contracts" / "vectors.py")
+    assert spec is not None and spec.loader is not None
+    old = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = old  # its dataclasses look their module up
+    spec.loader.exec_module(old)
+    space = VectorSpace(MODEL, WIDTH)
+    print("\ncache_from over N rows of a read-only matrix, the two in turn (15 rounds, ms)")
+    for size in sizes:
+        matrix = np.random.default_rng(size).standard_normal((size, WIDTH)).astype(np.float32)
+        matrix.setflags(write=False)
+        rows = dict(zip(keys_for(size), matrix, strict=True))
+        before: list[float] = []
+        after: list[float] = []
+        for _ in range(15):
+            for cache_from_of, samples in ((old.cache_from, before), (cache_from, after)):
+                start = time.perf_counter()
+                cache_from_of(space, rows)
+                samples.append((time.perf_counter() - start) * 1000)
+        ratios = sorted(b / a for b, a in zip(before, after, strict=True))
+        print(f"  {size:,} rows: baseline median {statistics.median(before):6.1f}, "
+              f"this tree {statistics.median(after):6.1f}, baseline / this tree "
+              f"{statistics.median(ratios):.2f}x (min {ratios[0]:.2f}x)")
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -297,6 +331,8 @@ def main() -> None:
                 print(f"{measure:38s}" + "".join(f"{cell:>26s}" for cell in cells))
             parts = results["this tree"].get("parts after the saves")
             print(f"(this tree: {parts} parts after the saves)")
+        if args.baseline is not None:
+            cache_from_side_by_side(args.baseline, args.sizes)
     print(f"load average {os.getloadavg()[0]:.2f}")
 
 
