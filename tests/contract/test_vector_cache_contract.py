@@ -1,9 +1,11 @@
 """The ``VectorCacheStore`` contract, run on ``VectorFiles`` (a temporary folder) and on
 ``MemoryVectors`` alike.
 
-A test here speaks only the port. What only the files can get wrong (a corrupt or
-foreign set healed, a refused read, concurrent saves) is tested on the adapter in
-``tests/integration/embedders/test_vector_files.py`` and ``test_vector_healing.py``.
+A test here speaks only the port (and ``compact``, which both adapters have). What
+only the files can get wrong (a corrupt or foreign set healed, a refused read, the
+parts a save writes, concurrent saves) is tested on the adapter in
+``tests/integration/embedders/test_vector_files.py``, ``test_vector_healing.py`` and
+``test_vector_concurrency.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from returns.unsafe import unsafe_perform_io
 
 from memhtml.adapters.memory_vectors import MemoryVectors
 from memhtml.adapters.vector_cache import VectorFiles
+from memhtml.adapters.vector_layout import Compaction
 from memhtml.contracts.services import Vector, VectorSpace
 from memhtml.contracts.vectors import (
     LoadedVectors,
@@ -35,6 +38,7 @@ from memhtml.contracts.vectors import (
     empty_vector_cache,
     widest_space,
 )
+from memhtml.head.passages import group_sizes
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -55,8 +59,17 @@ def err(io: IOResult[T, E]) -> E:
     return unsafe_perform_io(io.failure())
 
 
-def make_store(kind: str, folder: Path) -> VectorCacheStore:
-    return VectorFiles(folder / "vectors") if kind == "files" else MemoryVectors()
+class CompactingStore(VectorCacheStore, Protocol):
+    """The port, and ``compact``, which both adapters have."""
+
+    def compact(self, space: VectorSpace) -> IOResult[int, VectorCacheFault]: ...
+
+
+def make_store(kind: str, folder: Path, compaction: Compaction | None = None
+               ) -> CompactingStore:
+    if kind == "memory":
+        return MemoryVectors()
+    return VectorFiles(folder / "vectors", compaction or Compaction())
 
 
 @pytest.fixture(params=KINDS)
@@ -65,10 +78,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> VectorCacheStore:
 
 
 @contextmanager
-def fresh(kind: str) -> Iterator[VectorCacheStore]:
+def fresh(kind: str, compaction: Compaction | None = None) -> Iterator[CompactingStore]:
     """A store of ``kind`` for one hypothesis example (a fixture would be shared)."""
     with tempfile.TemporaryDirectory() as folder:
-        yield make_store(kind, Path(folder))
+        yield make_store(kind, Path(folder), compaction)
 
 
 def bits(cache: VectorCache) -> dict[str, bytes]:
@@ -256,6 +269,21 @@ def test_a_hash_that_cannot_be_stored_is_refused_and_nothing_saved(store: Vector
     assert len(loaded(store, SPACE)) == 0
 
 
+@pytest.mark.parametrize("bad", [np.array([1.0, np.nan, 0.0, 0.0], dtype=np.float32),
+                                 np.array([1.0, 2.0, 3.0], dtype=np.float32),
+                                 np.array([np.inf, 0.0, 0.0, 0.0])])
+def test_a_vector_that_is_not_a_finite_row_of_the_space_is_refused(
+        store: VectorCacheStore, bad: Vector) -> None:
+    # Saved, it would make every cosine against the set meaningless, or the set load
+    # as corrupt and be discarded whole.
+    ok(store.save(cache_of(SPACE, {"sha256:a": 1})))
+    fault = err(store.save(VectorCache(SPACE, Map({"sha256:b": bad, "sha256:c": vector(
+        SPACE, 2)}))))
+    assert fault.reason.startswith("vector cache ")
+    assert "refusing" in fault.reason
+    assert set(loaded(store, SPACE).vectors) == {"sha256:a"}
+
+
 GROUP = "P1-" + "c" * 40
 
 
@@ -313,3 +341,94 @@ def test_the_double_answers_every_call_as_the_adapter_does(ops: list[tuple[str, 
         for op in ops:
             assert _apply(adapter, op) == _apply(double, op), op
             assert adapter.saved_spaces() == double.saved_spaces(), op
+
+
+# -- a set saved in parts ------------------------------------------------------------------
+# On disk a save adds a segment, merges the newest ones or folds the set into one base
+# (``Compaction``); none of it may show through the port. The policies below reach
+# every path: each save folded, segments only, merges only, and few segments allowed.
+
+POLICIES = st.sampled_from([Compaction(), Compaction(0.0, 1.0, 24),
+                            Compaction(1e9, 0.0, 1_000), Compaction(1e9, 1.0, 1_000),
+                            Compaction(0.5, 2.0, 2)])
+_GROUPS = ["P1-" + "a" * 40, "P1-" + "b" * 40]
+# Content hashes and the rows of two passage groups: saves that leave a group partial
+# are drawn too, and must be refused.
+part_keys = st.one_of(hashes, st.builds(lambda group, i: f"{group}.{i}",
+                                        st.sampled_from(_GROUPS),
+                                        st.integers(min_value=0, max_value=3)))
+part_caches = st.dictionaries(part_keys, vectors_of(SPACE), max_size=6).map(
+    lambda found: cache_from(SPACE, found))
+
+
+def saved_as_modelled(model: dict[str, bytes], cache: VectorCache
+                      ) -> tuple[dict[str, bytes], int | str]:
+    """The merge semantics of ``VectorCacheStore.save`` over bits: the set after
+    ``cache`` is saved into ``model``, and what the save answers."""
+    incoming = bits(cache)
+    if all(h in model for h in incoming):
+        return model, len(model)
+    merged = model | incoming
+    if isinstance(group_sizes(list(merged)), str):
+        return model, "refused"
+    return merged, len(merged)
+
+
+def answer(io: IOResult[int, VectorCacheFault]) -> int | str:
+    return ok(io) if is_successful(io) else "refused"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@LAWS
+@given(saves=st.lists(part_caches, max_size=8), policy=POLICIES)
+def test_any_sequence_of_saves_loads_as_their_union_the_later_winning(
+        kind: str, saves: list[VectorCache], policy: Compaction) -> None:
+    model: dict[str, bytes] = {}
+    with fresh(kind, policy) as store:
+        for cache in saves:
+            model, expected = saved_as_modelled(model, cache)
+            assert answer(store.save(cache)) == expected
+            assert bits(loaded(store, SPACE)) == model
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@LAWS
+@given(ops=st.lists(st.one_of(part_caches, st.just("compact")), max_size=10),
+       policy=POLICIES)
+def test_compaction_never_changes_what_loads(kind: str, ops: list[VectorCache | str],
+                                             policy: Compaction) -> None:
+    model: dict[str, bytes] = {}
+    with fresh(kind, policy) as store:
+        for op in ops:
+            if isinstance(op, str):
+                assert ok(store.compact(SPACE)) == len(model)
+            else:
+                model, expected = saved_as_modelled(model, op)
+                assert answer(store.save(op)) == expected
+            assert bits(loaded(store, SPACE)) == model
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@LAWS
+@given(ops=st.lists(st.tuples(st.sampled_from(["mine", "other", "compact", "load"]),
+                              part_caches), max_size=10),
+       policy=POLICIES)
+def test_a_kept_handle_loads_what_a_fresh_one_does(
+        kind: str, ops: list[tuple[str, VectorCache]], policy: Compaction) -> None:
+    """A handle kept by a long-lived process answers from what it read or wrote last
+    when it can; whatever another handle did to the set meanwhile, it loads what a
+    fresh handle loads."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        mine = make_store(kind, folder, policy)
+        other = make_store(kind, folder, policy) if kind == "files" else mine
+
+        def cold() -> CompactingStore:
+            return make_store(kind, folder, policy) if kind == "files" else mine
+
+        for who, cache in ops:
+            if who == "compact":
+                ok(other.compact(SPACE))
+            elif who != "load":
+                (mine if who == "mine" else other).save(cache)
+            assert bits(loaded(mine, SPACE)) == bits(loaded(cold(), SPACE))

@@ -3,9 +3,10 @@ contract by ``tests/contract/test_vector_cache_contract.py``.
 
 It keeps the disk's semantics where the port can see them: one set per space key (so
 two spaces whose keys collide displace each other, as their folders do), the same
-merge and no-op rule on save, the same refusal of a hash the hash list cannot hold,
-and float32 read-only copies, so a caller cannot change a saved vector through the
-array it saved. One lock serializes every call, so threads may share an instance.
+merge and no-op rule on save, the same refusal of a hash the hash list cannot hold
+and of a vector that is not a finite row of the space's width, and float32 read-only
+copies, so a caller cannot change a saved vector through the array it saved. One
+lock serializes every call, so threads may share an instance.
 """
 
 from __future__ import annotations
@@ -78,7 +79,17 @@ class MemoryVectors:
                 if not storable_hash(content_hash):
                     return IOFailure(VectorCacheFault(
                         f"vector cache {space.key}: refusing malformed hash {content_hash!r}"))
-            merged = base.update({h: _frozen_copy(v) for h, v in cache.vectors.items()})
+            copies = {h: _frozen_copy(v) for h, v in cache.vectors.items()}
+            for content_hash, copy in copies.items():
+                if copy.shape != (space.dimension,):
+                    return IOFailure(VectorCacheFault(
+                        f"vector cache {space.key}: refusing a vector of {copy.size} values "
+                        f"for {content_hash!r} in {space}"))
+                if not np.isfinite(copy).all():
+                    return IOFailure(VectorCacheFault(
+                        f"vector cache {space.key}: refusing a non-finite vector for "
+                        f"{content_hash!r}"))
+            merged = base.update(copies)
             gaps = group_sizes(list(merged))
             if isinstance(gaps, str):
                 return IOFailure(VectorCacheFault(
@@ -93,3 +104,10 @@ class MemoryVectors:
 
     def _set_aside(self, key: str) -> None:
         self.aside.append(self._sets.pop(key))
+
+    def compact(self, space: VectorSpace) -> IOResult[int, VectorCacheFault]:
+        """What ``VectorFiles.compact`` answers: the vectors the set holds. A set in
+        memory has no parts to fold."""
+        with self._lock:
+            held = self._sets.get(space.key)
+            return IOSuccess(len(held) if held is not None and held.space == space else 0)

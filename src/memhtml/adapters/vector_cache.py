@@ -7,15 +7,39 @@ so a command that never touches vectors does not pay for them at start-up.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from returns.io import IOResult
 
-from memhtml.adapters.vector_layout import MANIFEST
+from memhtml.adapters.vector_layout import DEFAULT_COMPACTION, MANIFEST, Compaction
 from memhtml.contracts.local_files import read_regular
 from memhtml.contracts.services import VectorSpace
 from memhtml.contracts.vectors import LoadedVectors, VectorCache, VectorCacheFault
+
+if TYPE_CHECKING:
+    from memhtml.adapters.vector_files import WarmSets
+
+
+class _Warm:
+    """What one handle read or wrote last (``vector_files.WarmSets``), made on first
+    use so that wiring a handle imports nothing more."""
+
+    __slots__ = ("_lock", "_sets")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sets: WarmSets | None = None
+
+    def sets(self) -> WarmSets:
+        from memhtml.adapters.vector_files import WarmSets
+
+        with self._lock:
+            if self._sets is None:
+                self._sets = WarmSets()
+            return self._sets
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,24 +47,41 @@ class VectorFiles:
     """The vector cache under ``root`` as a ``VectorCacheStore``: one file set per space.
 
     ``load`` heals (``load_or_heal``) and ``save`` merges (``save_cache``); either's
-    failure is a ``VectorCacheFault`` whose reason names the folder.
+    failure is a ``VectorCacheFault`` whose reason names the folder. A handle keeps
+    the sets it read or wrote last (a holder outside equality and hashing): kept by
+    a long-lived process, a load whose manifest has not changed reads nothing more,
+    and one that finds segments added reads just those. ``compaction`` says when a
+    save folds segments (``vector_layout.Compaction``).
     """
 
     root: Path
+    compaction: Compaction = DEFAULT_COMPACTION
+    _warm: _Warm = field(default_factory=_Warm, init=False, repr=False, compare=False,
+                         hash=False)
 
     def load(self, space: VectorSpace) -> IOResult[LoadedVectors, VectorCacheFault]:
         from memhtml.adapters.vector_files import fault_of, load_or_heal
 
         loaded: IOResult[LoadedVectors, VectorCacheFault] = load_or_heal(
-            self.root, space).alt(fault_of)
+            self.root, space, warm=self._warm.sets()).alt(fault_of)
         return loaded
 
     def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
         from memhtml.adapters.vector_files import fault_of, save_cache
 
-        saved: IOResult[int, VectorCacheFault] = save_cache(self.root, cache).map(
+        saved: IOResult[int, VectorCacheFault] = save_cache(
+            self.root, cache, warm=self._warm.sets(), compaction=self.compaction).map(
             lambda counts: counts.stored).alt(fault_of)
         return saved
+
+    def compact(self, space: VectorSpace) -> IOResult[int, VectorCacheFault]:
+        """Fold the set of ``space`` into one base; the vectors it holds. What loads
+        does not change; saves fold by ``compaction`` on their own."""
+        from memhtml.adapters.vector_files import compact, fault_of
+
+        folded: IOResult[int, VectorCacheFault] = compact(
+            self.root, space, warm=self._warm.sets()).alt(fault_of)
+        return folded
 
     def saved_spaces(self) -> tuple[VectorSpace, ...]:
         """The spaces the manifests under ``root`` name, read without judging the

@@ -2,31 +2,54 @@
 
 ``VectorFiles`` is this layout as the ``VectorCacheStore`` port
 (``memhtml.contracts.vectors``); the functions below are its parts, and what the
-contract cannot see (healing, refused reads) is tested on them directly.
+contract cannot see (healing, refused reads, concurrent saves) is tested on them
+directly.
 
 Layout under ``root`` (``<git-dir>/memhtml/vectors`` in a store)::
 
-    <space.key>/manifest.json        which generation is current, and what it holds
-    <space.key>/vectors-<gen>.npy    float32 matrix, one row per hash
-    <space.key>/hashes-<gen>.txt     the content hashes, one a line, in row order
+    <space.key>/manifest.json        the format, the space, and the parts, in order
+    <space.key>/vectors-<gen>.npy    a part's float32 matrix, one row per key
+    <space.key>/hashes-<gen>.txt     its keys, one a line, in row order
+    .locks/<space.key>.lock          held by a save (and a repair) while it works
     .aside/<space.key>.<why>/        a file set moved aside (see below)
 
-A save writes a new generation's two files, then swaps the manifest in by rename,
-then removes older generations. A reader therefore sees the old set or the new one,
-never a matrix of one save with the hashes of another. Two concurrent saves both
-succeed and the later manifest wins; the loser's new vectors are only missed by the
-cache and get embedded again by a later fill.
+A set is a base and the segments saved after it (format 3): its vectors are the
+union of the parts, a key repeated in a later part taking that part's vector (the
+merge semantics of ``VectorCacheStore.save``). A save writes only what it adds: one
+new segment (a matrix and a hash list, each written to a temporary file, synced and
+renamed into place), then a manifest listing the base, the segments before and the
+new one, swapped in by rename. A reader therefore sees one manifest's parts, never a
+matrix of one save with the keys of another. ``Compaction`` (``vector_layout``) says
+when a save merges the newest segments into its own and when it folds the whole set
+into one new base instead, so segments stay few and each row is rewritten a bounded
+number of times. Formats 1 and 2 (one generation, no segments) still load; the first
+save on such a set lists that generation as its base.
+
+Saves take one lock per space (``.locks/<key>.lock``, released by the system when
+the process ends). Under it a save reads the set, writes its parts and the manifest,
+then removes the parts no manifest will name again: those the new manifest does not
+list and whose serial is lower than the newest it lists (a part of a higher serial
+could only be a save still under way in a memhtml that does not take the lock).
+So two saves never race: neither lists a part the other removed, and neither loses
+the other's rows. Loads never wait for the lock (only a repair does): a load that
+finds a part gone reads the manifest again (a fold replaced it meanwhile). A save
+that cannot take the lock within ``LOCK_WAIT`` seconds fails; its vectors are
+embedded again later.
+
+A handle kept by a long-lived process passes ``WarmSets``: a load whose manifest is
+byte-identical to the one it read or wrote last answers from memory, and one whose
+manifest only lists more segments reads just those. A changed base reads it all.
 
 ``load_cache`` reports what does not add up and uses none of it: a missing file, a
-shape or count that disagrees with the manifest, a non-finite value
-(``VectorFilesCorrupt``); a set written in a newer format or for another vector
-space (``VectorFilesForeign``). ``load_or_heal`` then repairs the cache so the next
-command starts clean, and says once what it did: a corrupt set is deleted (its
-vectors cannot be trusted, and ``memhtml embed`` rebuilds them), while a foreign set
-is moved aside whole, because it is good data to whoever wrote it (a newer memhtml,
-or an embedder whose space key collides with this one's) and its vectors may have
-cost an API bill; deleting it would make an older memhtml destroy a newer one's
-cache just by running ``search``.
+shape or count that disagrees with the manifest, a non-finite value, a manifest
+naming anything but a generation of this folder (``VectorFilesCorrupt``); a set
+written in a newer format or for another vector space (``VectorFilesForeign``).
+``load_or_heal`` then repairs the cache so the next command starts clean, and says
+once what it did: a corrupt set is deleted (its vectors cannot be trusted, and
+``memhtml embed`` rebuilds them), while a foreign set is moved aside whole, because
+it is good data to whoever wrote it (a newer memhtml, or an embedder whose space key
+collides with this one's) and its vectors may have cost an API bill; deleting it
+would make an older memhtml destroy a newer one's cache just by running ``search``.
 """
 
 from __future__ import annotations
@@ -36,19 +59,26 @@ import json
 import os
 import re
 import secrets
+import stat
+import sys
 import tempfile
-from collections.abc import Callable
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias, TypeVar
+from typing import TypeAlias, TypeGuard, TypeVar
 
 import numpy as np
+from immutables import Map
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.adapters.vector_layout import MANIFEST
+from memhtml.adapters.vector_layout import DEFAULT_COMPACTION, MANIFEST, Compaction
 from memhtml.contracts.local_files import (
     NotRegularFileError,
     blocking_entry,
+    kind_of,
     open_regular,
     read_regular,
 )
@@ -57,22 +87,34 @@ from memhtml.contracts.vectors import (
     LoadedVectors,
     VectorCache,
     VectorCacheFault,
-    cache_from,
     empty_vector_cache,
 )
-from memhtml.head.passages import group_sizes, is_passage_key
+from memhtml.head.passages import PASSAGE_GROUP_PREFIX, group_sizes, split_passage_key
 
-FORMAT_VERSION = 2
-"""2: the hash list may hold passage rows (``head.passages``: ``<group>.<i>``) beside
-memories' content hashes, and the manifest counts them; a set holding none is written
-as 1, which every memhtml reads."""
+FORMAT_VERSION = 3
+"""3: a base and segments, listed in order by the manifest (``parts``), which counts
+the union's rows and passages. Written by every save."""
+PASSAGES_FORMAT = 2
+"""2: one generation whose hash list may hold passage rows (``head.passages``:
+``<group>.<i>``) beside memories' content hashes, counted by the manifest."""
 PLAIN_FORMAT = 1
+"""1: one generation of content hashes only."""
 ASIDE_DIR = ".aside"
+LOCKS_DIR = ".locks"
+LOCK_WAIT = 10.0
+"""Seconds a save (or a repair) waits for another to release the space's lock."""
 _HASH = re.compile(r"[0-9A-Za-z_:.+/=-]{1,256}")
+_HASH_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_:.+/=-"
 _GENERATION = re.compile(r"([0-9]{1,12})-[0-9a-f]{8}")
+_PART_FILE = re.compile(r"(\.)?(?:vectors-(?P<matrix>[0-9]{1,12}-[0-9a-f]{8})\.npy"
+                        r"|hashes-(?P<hashes>[0-9]{1,12}-[0-9a-f]{8})\.txt)(?(1)\..+\.tmp)")
+"""A part's file, or the temporary file a save writes it through (``_write_atomic``)."""
+_READ_ATTEMPTS = 4
 _HEAL_ATTEMPTS = 3
 _NOT_A_FILE = b"\0not a regular file"
 """What a manifest that is not a regular file is judged as (no manifest holds a NUL)."""
+_FEW = 256
+"""Up to this many new keys, passage groups are checked key by key; past it, at once."""
 
 T = TypeVar("T")
 
@@ -81,9 +123,9 @@ T = TypeVar("T")
 class VectorFilesCorrupt:
     """A file set that cannot be trusted: where, and why.
 
-    ``manifest`` holds the manifest's bytes as judged and ``generation`` the
-    generation it named (when it named a valid one), so a repair removes exactly
-    the set that was judged and not one a concurrent save has swapped in since.
+    ``manifest`` holds the manifest's bytes as judged and ``generation`` the newest
+    generation it named (when it named valid ones), so a repair removes exactly the
+    set that was judged and not one a concurrent save has swapped in since.
     """
 
     path: str
@@ -121,6 +163,48 @@ class SaveCounts:
     added: int
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of a file set: its generation, its keys in row order, and its matrix
+    (float32, read-only, one row per key)."""
+
+    generation: str
+    keys: tuple[str, ...]
+    matrix: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class FileSet:
+    """A file set as read or written: the manifest's bytes, its parts (the base
+    first), their union (a later part's vector winning) and the passage rows in it."""
+
+    manifest: bytes
+    parts: tuple[Part, ...]
+    cache: VectorCache
+    passages: int
+
+
+class WarmSets:
+    """The file set one handle read or wrote last, per space key: what lets a
+    long-lived process answer a load from memory. Threads may share it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sets: dict[str, FileSet] = {}
+
+    def get(self, space: VectorSpace) -> FileSet | None:
+        with self._lock:
+            found = self._sets.get(space.key)
+        return found if found is not None and found.cache.space == space else None
+
+    def put(self, space: VectorSpace, found: FileSet | None) -> None:
+        with self._lock:
+            if found is None:
+                self._sets.pop(space.key, None)
+            else:
+                self._sets[space.key] = found
+
+
 def storable_hash(content_hash: str) -> bool:
     """Whether ``content_hash`` can be stored: one line of the hash list, of the
     characters a content hash is spelled with."""
@@ -133,6 +217,10 @@ def space_dir(root: Path, space: VectorSpace) -> Path:
 
 def aside_dir(root: Path) -> Path:
     return root / ASIDE_DIR
+
+
+def lock_path(root: Path, space: VectorSpace) -> Path:
+    return root / LOCKS_DIR / f"{space.key}.lock"
 
 
 def _guard(path: Path, thunk: Callable[[], IOResult[T, VectorFilesError]]
@@ -151,50 +239,137 @@ def fault_of(error: VectorFilesError) -> VectorCacheFault:
     return VectorCacheFault(f"vector cache {error.path}: {error.reason}")
 
 
+# --------------------------------------------------------------------------- lock
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+@contextlib.contextmanager
+def _writer_lock(root: Path, space: VectorSpace) -> Iterator[None]:
+    """Hold the space's lock: at most one save or repair works on a set at a time.
+
+    The lock is the open file's (``flock``; a byte-range lock on Windows), so the
+    system releases it when the process ends however it ends. Waiting is by polling
+    up to ``LOCK_WAIT`` seconds, then a ``TimeoutError``.
+    """
+    path = lock_path(root, space)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Never through a link, never blocking on a FIFO someone put there.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o644)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(path, kind_of(mode))
+        deadline = time.monotonic() + LOCK_WAIT
+        pause = 0.0005
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"another save has held {path} for {LOCK_WAIT:g} s")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+        try:
+            yield
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        with contextlib.suppress(OSError):
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 # --------------------------------------------------------------------------- load
 
 
-def load_cache(root: Path, space: VectorSpace) -> IOResult[VectorCache, VectorFilesError]:
+def load_cache(root: Path, space: VectorSpace, *, warm: WarmSets | None = None
+               ) -> IOResult[VectorCache, VectorFilesError]:
     """The cached vectors of ``space`` under ``root``; an empty cache when none is saved.
     Reads only: a set that does not add up is reported, not repaired."""
     folder = space_dir(root, space)
 
     def read() -> IOResult[VectorCache, VectorFilesError]:
-        found = _read(folder, space)
-        return IOSuccess(found) if isinstance(found, VectorCache) else IOFailure(found)
+        found = _read_set(folder, space, warm.get(space) if warm else None)
+        if found is None:
+            return IOSuccess(empty_vector_cache(space))
+        if isinstance(found, FileSet):
+            if warm is not None:
+                warm.put(space, found)
+            return IOSuccess(found.cache)
+        return IOFailure(found)
 
     return _guard(folder, read)
 
 
-def load_or_heal(root: Path, space: VectorSpace) -> IOResult[LoadedVectors, VectorFilesError]:
+def load_or_heal(root: Path, space: VectorSpace, *, warm: WarmSets | None = None
+                 ) -> IOResult[LoadedVectors, VectorFilesError]:
     """``load_cache``, except that a corrupt set is deleted and a foreign one moved
     aside, and either loads as an empty cache with a note saying what happened.
 
-    Only a file system that refuses a read (or the repair) is a failure. A set that
-    changes while it is judged (a concurrent save) is judged again, not discarded.
+    Only a file system that refuses a read (or the repair) is a failure. The repair
+    holds the space's lock and judges the set again first: what looked wrong to a
+    read racing a save is read again, not discarded.
     """
     folder = space_dir(root, space)
-    return _guard(folder, lambda: _heal(root, folder, space))
+    return _guard(folder, lambda: _heal(root, folder, space, warm))
 
 
-def _heal(root: Path, folder: Path, space: VectorSpace
+def _heal(root: Path, folder: Path, space: VectorSpace, warm: WarmSets | None
           ) -> IOResult[LoadedVectors, VectorFilesError]:
-    empty = empty_vector_cache(space)
-    for _ in range(_HEAL_ATTEMPTS):
-        found = _read(folder, space)
-        if isinstance(found, VectorCache):
-            return IOSuccess(LoadedVectors(found))
-        if isinstance(found, VectorFilesFailure):
-            return IOFailure(found)
-        if isinstance(found, VectorFilesForeign):
-            moved = _move_aside(root, folder, found.tag)
-            return IOSuccess(LoadedVectors(empty, f"vector cache {folder}: {found.reason}; "
-                                                  f"moved aside to {moved}"))
-        if _delete_judged(folder, found):
-            return IOSuccess(LoadedVectors(empty, f"vector cache {folder}: {found.reason}; "
-                                                  "discarded"))
+    found = _read_set(folder, space, warm.get(space) if warm else None)
+    if not isinstance(found, VectorFilesCorrupt | VectorFilesForeign):
+        return _loaded(space, found, warm)
+    with _writer_lock(root, space):
+        for _ in range(_HEAL_ATTEMPTS):
+            found = _read_set(folder, space, None)
+            if not isinstance(found, VectorFilesCorrupt | VectorFilesForeign):
+                return _loaded(space, found, warm)
+            if warm is not None:
+                warm.put(space, None)
+            empty = empty_vector_cache(space)
+            if isinstance(found, VectorFilesForeign):
+                moved = _move_aside(root, folder, found.tag)
+                return IOSuccess(LoadedVectors(empty, f"vector cache {folder}: "
+                                                      f"{found.reason}; moved aside to {moved}"))
+            if _delete_judged(folder, found):
+                return IOSuccess(LoadedVectors(empty, f"vector cache {folder}: {found.reason}; "
+                                                      "discarded"))
     return IOFailure(VectorFilesFailure(str(folder), "the file set kept changing while it "
                                                      "was read"))
+
+
+def _loaded(space: VectorSpace, found: FileSet | VectorFilesFailure | None,
+            warm: WarmSets | None) -> IOResult[LoadedVectors, VectorFilesError]:
+    if isinstance(found, VectorFilesFailure):
+        return IOFailure(found)
+    if warm is not None:
+        warm.put(space, found)
+    return IOSuccess(LoadedVectors(found.cache if found else empty_vector_cache(space)))
 
 
 def _delete_judged(folder: Path, judged: VectorFilesCorrupt) -> bool:
@@ -210,9 +385,9 @@ def _delete_judged(folder: Path, judged: VectorFilesCorrupt) -> bool:
     manifest.unlink(missing_ok=True)
     if judged.generation is not None:
         limit = _serial(judged.generation)
-        for generation in set(_generations(folder)):
+        for name, generation in _part_files(folder):
             if _serial(generation) <= limit:
-                _remove_generation(folder, generation)
+                _remove(folder / name)
     return True
 
 
@@ -241,12 +416,76 @@ def _manifest_bytes(manifest: Path) -> bytes | None:
         return _NOT_A_FILE
 
 
-def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
-    manifest_path = folder / MANIFEST
-    raw = _manifest_bytes(manifest_path)
-    if raw is None:
-        return empty_vector_cache(space)
+def _read_set(folder: Path, space: VectorSpace, prior: FileSet | None
+              ) -> FileSet | VectorFilesError | None:
+    """The set in ``folder`` (None when there is none), reading of it only what
+    ``prior`` lacks. A verdict of corrupt given while the manifest changed (a save
+    folded the set meanwhile and removed the parts read) is not kept: the set is read
+    again."""
+    manifest = folder / MANIFEST
+    found: FileSet | VectorFilesError | None = None
+    for _ in range(_READ_ATTEMPTS):
+        raw = _manifest_bytes(manifest)
+        if raw is None:
+            return None
+        found = _read_from(folder, space, raw, prior)
+        if not isinstance(found, VectorFilesCorrupt) or _manifest_bytes(manifest) == raw:
+            return found
+    return found
 
+
+@dataclass(frozen=True, slots=True)
+class _Manifest:
+    format: int
+    parts: tuple[tuple[str, int], ...]
+    count: int
+    passages: int | None
+    """Passage rows the union holds; None in format 1, which holds none."""
+
+
+def _read_from(folder: Path, space: VectorSpace, raw: bytes, prior: FileSet | None
+               ) -> FileSet | VectorFilesError:
+    if prior is not None and prior.manifest == raw and prior.cache.space == space:
+        return prior
+    manifest = _parse(folder, space, raw)
+    if not isinstance(manifest, _Manifest):
+        return manifest
+    newest = max(manifest.parts, key=lambda part: _serial(part[0]))[0]
+
+    def corrupt(reason: str) -> VectorFilesCorrupt:
+        return VectorFilesCorrupt(str(folder), reason, raw, newest)
+
+    reused = _reused(prior, manifest, space)
+    parts = list(prior.parts[:reused]) if prior is not None else []
+    for generation, count in manifest.parts[reused:]:
+        part = _read_part(folder, space, generation, count)
+        if isinstance(part, str):
+            return corrupt(part)
+        parts.append(part)
+    read = parts[reused:]
+    if prior is not None and reused and _covers(read, prior.parts[reused:]):
+        # The parts read hold every key of those they replaced (a merged segment
+        # holds the ones it absorbed): the union so far grows by them.
+        vectors, passages, fresh = _extended(prior.cache.vectors, prior.passages, read)
+        problem = _gap_among(vectors, fresh)
+    else:
+        vectors = _union(parts)
+        whole, passages = _groups(list(vectors.keys()))
+        problem = None if whole else _gap_reason(vectors.keys())
+    if len(vectors) != manifest.count:
+        return corrupt(f"the parts hold {len(vectors)} vectors, the manifest says "
+                       f"{manifest.count}")
+    if manifest.passages is None and passages:
+        return corrupt("a format 1 set holds passage rows")
+    if manifest.passages is not None and manifest.passages != passages:
+        return corrupt(f"the manifest counts {manifest.passages!r} passages, the hash "
+                       f"list holds {passages}")
+    if problem is not None:
+        return corrupt(problem)
+    return FileSet(raw, tuple(parts), VectorCache(space, vectors), passages)
+
+
+def _parse(folder: Path, space: VectorSpace, raw: bytes) -> _Manifest | VectorFilesError:
     def corrupt(reason: str, generation: str | None = None) -> VectorFilesCorrupt:
         return VectorFilesCorrupt(str(folder), reason, raw, generation)
 
@@ -259,74 +498,233 @@ def _read(folder: Path, space: VectorSpace) -> VectorCache | VectorFilesError:
     if not isinstance(manifest, dict):
         return corrupt("manifest is not a JSON object")
     found = manifest.get("format")
-    if isinstance(found, int) and not isinstance(found, bool) and found > FORMAT_VERSION:
+    if _count(found) and found > FORMAT_VERSION:
         # Nothing else is read: a newer format may lay out its manifest otherwise.
         return VectorFilesForeign(str(folder), f"written by a newer memhtml (format {found}, "
                                                f"this one reads {FORMAT_VERSION})",
                                   f"format-{found}")
-    if found not in (PLAIN_FORMAT, FORMAT_VERSION):
+    if not _count(found) or found not in (PLAIN_FORMAT, PASSAGES_FORMAT, FORMAT_VERSION):
         return corrupt(f"unknown format {found!r}")
     model_id, dimension = manifest.get("model_id"), manifest.get("dimension")
-    if not isinstance(model_id, str) or not isinstance(dimension, int) \
-            or isinstance(dimension, bool) or dimension < 1:
+    if not isinstance(model_id, str) or not _count(dimension) or dimension < 1:
         return corrupt("manifest names no valid vector space")
     if model_id != space.model_id or dimension != space.dimension:
         other = VectorSpace(model_id, dimension)
         return VectorFilesForeign(str(folder), f"manifest is for {model_id!r} at {dimension!r}, "
                                                f"not {space}", f"space-{other.key}")
-    generation = manifest.get("generation")
-    count = manifest.get("count")
-    if not isinstance(generation, str) or not _GENERATION.fullmatch(generation):
-        return corrupt("manifest names no valid generation")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        return corrupt("manifest has no valid count", generation)
+    listed = _listed_parts(manifest, found)
+    if isinstance(listed, str):
+        return corrupt(listed)
+    newest = max(listed, key=lambda part: _serial(part[0]))[0]
+    count, passages = manifest.get("count"), manifest.get("passages")
+    if not _count(count):
+        return corrupt("manifest has no valid count", newest)
+    if found == PLAIN_FORMAT:
+        return _Manifest(found, listed, count, None)
+    if not _count(passages):
+        return corrupt(f"the manifest counts {passages!r} passages", newest)
+    return _Manifest(found, listed, count, passages)
+
+
+def _listed_parts(manifest: dict[str, object], found: int
+                  ) -> tuple[tuple[str, int], ...] | str:
+    """The parts a manifest lists, in order, or why they cannot be read. Only a
+    generation's name is taken from a manifest, never a path: a part is always the
+    two files of that generation in the set's own folder."""
+    if found != FORMAT_VERSION:
+        generation = manifest.get("generation")
+        if not isinstance(generation, str) or not _GENERATION.fullmatch(generation):
+            return "manifest names no valid generation"
+        count = manifest.get("count")
+        return ((generation, count if _count(count) else -1),)
+    listed = manifest.get("parts")
+    if not isinstance(listed, list) or not listed:
+        return "manifest lists no parts"
+    parts: list[tuple[str, int]] = []
+    for part in listed:
+        generation = part.get("generation") if isinstance(part, dict) else None
+        count = part.get("count") if isinstance(part, dict) else None
+        if not isinstance(generation, str) or not _GENERATION.fullmatch(generation):
+            return "manifest names no valid generation"
+        if not _count(count):
+            return f"manifest has no valid count for part {generation}"
+        parts.append((generation, count))
+    if len({generation for generation, _ in parts}) != len(parts):
+        return "manifest lists a part twice"
+    return tuple(parts)
+
+
+def _count(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a count: an int (not a bool), never negative."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _reused(prior: FileSet | None, manifest: _Manifest, space: VectorSpace) -> int:
+    """How many of ``prior``'s parts the manifest lists first, in the same order: what
+    need not be read again. None unless the base is one of them."""
+    if prior is None or prior.cache.space != space:
+        return 0
+    same = 0
+    for part, (generation, count) in zip(prior.parts, manifest.parts, strict=False):
+        if part.generation != generation or len(part.keys) != count:
+            break
+        same += 1
+    return same
+
+
+def _covers(parts: Sequence[Part], replaced: Sequence[Part]) -> bool:
+    """Whether ``parts`` hold every key of ``replaced``."""
+    if not replaced:
+        return True
+    keys = {key for part in parts for key in part.keys}
+    return all(key in keys for part in replaced for key in part.keys)
+
+
+def _read_part(folder: Path, space: VectorSpace, generation: str, count: int
+               ) -> Part | str:
+    """One part's files, checked; or why they cannot be used."""
     hashes_path = folder / f"hashes-{generation}.txt"
     matrix_path = folder / f"vectors-{generation}.npy"
     if not os.path.lexists(hashes_path) or not os.path.lexists(matrix_path):
-        return corrupt(f"generation {generation} is missing a file", generation)
+        return f"generation {generation} is missing a file"
     try:
-        hashes = read_regular(hashes_path).decode("ascii").splitlines()
+        data = read_regular(hashes_path)
     except NotRegularFileError as odd:
-        return corrupt(f"the hash list is {odd.kind}, not a regular file", generation)
-    except UnicodeDecodeError:
-        return corrupt("the hash list is not ASCII", generation)
-    if len(hashes) != count:
-        return corrupt(f"the hash list has {len(hashes)} lines, the manifest says {count}",
-                       generation)
-    if len(set(hashes)) != len(hashes) or not all(_HASH.fullmatch(h) for h in hashes):
-        return corrupt("the hash list has a repeated or malformed hash", generation)
-    passages = _passages_checked(hashes, found, manifest.get("passages"))
-    if isinstance(passages, str):
-        return corrupt(passages, generation)
+        return f"the hash list is {odd.kind}, not a regular file"
+    keys = _hash_lines(data)
+    if keys is None:
+        return "the hash list has a repeated or malformed hash"
+    if count < 0 or len(keys) != count:
+        return f"the hash list has {len(keys)} lines, the manifest says {count}"
+    if len(set(keys)) != len(keys):
+        return "the hash list has a repeated or malformed hash"
     try:
         with open_regular(matrix_path) as stream:
             matrix = np.load(stream, allow_pickle=False)
     except NotRegularFileError as odd:
-        return corrupt(f"the matrix is {odd.kind}, not a regular file", generation)
+        return f"the matrix is {odd.kind}, not a regular file"
     except (ValueError, EOFError) as exc:
-        return corrupt(f"the matrix does not load: {exc}", generation)
+        return f"the matrix does not load: {exc}"
     if not isinstance(matrix, np.ndarray):
         matrix.close()  # an .npz archive, opened lazily
-        return corrupt("the matrix file is an archive, not an array", generation)
+        return "the matrix file is an archive, not an array"
     if matrix.dtype != np.float32 or matrix.shape != (count, space.dimension):
-        return corrupt(f"the matrix is {matrix.dtype} {matrix.shape}, expected float32 "
-                       f"{(count, space.dimension)}", generation)
-    if not np.all(np.isfinite(matrix)):
-        return corrupt("the matrix holds a non-finite value", generation)
-    return cache_from(space, {h: matrix[i] for i, h in enumerate(hashes)})
+        return (f"the matrix is {matrix.dtype} {matrix.shape}, expected float32 "
+                f"{(count, space.dimension)}")
+    if not np.isfinite(matrix).all():
+        return "the matrix holds a non-finite value"
+    matrix.setflags(write=False)
+    return Part(generation, tuple(keys), matrix)
 
 
-def _passages_checked(hashes: list[str], found: object, stated: object) -> int | str:
-    """The passage rows of a hash list, or why they do not add up: a format 1 set holds
-    none; a format 2 set says how many it holds, and they form whole groups (rows 0 to
-    n-1 each), since a group is only ever saved whole."""
-    rows = [h for h in hashes if is_passage_key(h)]
-    if found == PLAIN_FORMAT:
-        return "a format 1 set holds passage rows" if rows else 0
-    if not isinstance(stated, int) or isinstance(stated, bool) or stated != len(rows):
-        return f"the manifest counts {stated!r} passages, the hash list holds {len(rows)}"
-    sizes = group_sizes(rows)
-    return sizes if isinstance(sizes, str) else len(rows)
+def _hash_lines(data: bytes) -> list[str] | None:
+    """The keys of a hash list (each line one storable hash, each line ended by a
+    newline); None when it is not one."""
+    if not data:
+        return []
+    # Checked at once: only hash characters and newlines, no empty or overlong line.
+    if data.translate(None, _HASH_BYTES).strip(b"\n") or not data.endswith(b"\n") \
+            or data.startswith(b"\n") or b"\n\n" in data:
+        return None
+    keys = data.decode("ascii").split("\n")
+    keys.pop()
+    if max(map(len, keys)) > 256:
+        return None
+    return keys
+
+
+def _union(parts: Sequence[Part]) -> Map[str, Vector]:
+    """The parts' rows by key, a later part's row winning."""
+    if not parts:
+        return Map()
+    vectors: Map[str, Vector] = Map(zip(parts[0].keys, parts[0].matrix, strict=True))
+    for part in parts[1:]:
+        vectors = vectors.update(zip(part.keys, part.matrix, strict=True))
+    return vectors
+
+
+def _extended(vectors: Map[str, Vector], passages: int, parts: Sequence[Part]
+              ) -> tuple[Map[str, Vector], int, list[str]]:
+    """``vectors`` with ``parts`` after them, the passage rows then held, and the keys
+    the parts added."""
+    fresh = [key for part in parts for key in part.keys if key not in vectors]
+    fresh = list(dict.fromkeys(fresh))
+    for part in parts:
+        vectors = vectors.update(zip(part.keys, part.matrix, strict=True))
+    return vectors, passages + sum(1 for key in fresh if _passage(key) is not None), fresh
+
+
+def _passage(key: str) -> tuple[str, int] | None:
+    return split_passage_key(key) if key.startswith(PASSAGE_GROUP_PREFIX) else None
+
+
+def _gap_among(vectors: Mapping[str, object], fresh: Sequence[str]) -> str | None:
+    """Why adding ``fresh`` to a set of whole passage groups leaves one partial (the
+    set is now ``vectors``), or None. A row's group is whole when every row has the
+    one below it; the rows held before had theirs, so only the new ones are asked."""
+    if len(fresh) > _FEW:
+        whole, _ = _groups(list(vectors.keys()))
+        return None if whole else _gap_reason(vectors.keys())
+    for key in fresh:
+        split = _passage(key)
+        if split is not None and split[1] > 0 \
+                and f"{split[0]}.{split[1] - 1}" not in vectors:
+            return _gap_reason(vectors.keys())
+    return None
+
+
+def _gap_reason(keys: Iterable[str]) -> str:
+    sizes = group_sizes(list(keys))
+    return sizes if isinstance(sizes, str) else "a passage group is not whole"
+
+
+_HEX = np.zeros(256, dtype=bool)
+_HEX[[*b"0123456789abcdef"]] = True
+_DIGIT = np.zeros(256, dtype=bool)
+_DIGIT[[*b"0123456789"]] = True
+_GROUP_WIDTH = len(PASSAGE_GROUP_PREFIX) + 40
+
+
+def _groups(keys: Sequence[str]) -> tuple[bool, int]:
+    """Whether the passage rows among ``keys`` (distinct, storable) form whole groups,
+    and how many there are: ``head.passages.group_sizes`` answered at once, over the
+    keys as one byte matrix, for a set of many thousand rows (a test holds the two to
+    one verdict)."""
+    names = np.array(keys, dtype=np.bytes_)
+    if names.size == 0 or names.dtype.itemsize <= _GROUP_WIDTH + 1:
+        return True, 0
+    width = names.dtype.itemsize
+    grid = names.view(np.uint8).reshape(names.size, width)
+    prefix = np.frombuffer(PASSAGE_GROUP_PREFIX.encode("ascii"), dtype=np.uint8)
+    rows = np.flatnonzero((grid[:, :len(prefix)] == prefix).all(axis=1)
+                          & (grid[:, _GROUP_WIDTH] == ord(".")))
+    grid = grid[rows]
+    digits = grid[:, _GROUP_WIDTH + 1:]
+    is_digit = _DIGIT[digits]
+    places = is_digit.sum(axis=1)
+    rows_ok = (_HEX[grid[:, len(prefix):_GROUP_WIDTH]].all(axis=1)
+               & (is_digit | (digits == 0)).all(axis=1) & (places >= 1)
+               & ~((digits[:, 0] == ord("0")) & (places > 1)))
+    if digits.shape[1] > 1:
+        # Digits first, then only the padding a shorter key has.
+        rows_ok &= (~is_digit[:, 1:] | is_digit[:, :-1]).all(axis=1)
+    grid, digits, places = grid[rows_ok], digits[rows_ok], places[rows_ok]
+    if grid.shape[0] == 0:
+        return True, 0
+    if int(places.max()) > 15:
+        # An index past what the sum below holds: asked key by key.
+        listed = [key for key in keys if _passage(key) is not None]
+        return not isinstance(group_sizes(listed), str), len(listed)
+    index = np.zeros(grid.shape[0], dtype=np.int64)
+    values = digits.astype(np.int64) - ord("0")
+    for place in range(int(places.max())):
+        index = np.where(place < places, index * 10 + values[:, place], index)
+    groups: list[bytes] = np.ascontiguousarray(grid[:, :_GROUP_WIDTH]).view(
+        f"S{_GROUP_WIDTH}").ravel().tolist()
+    sizes = Counter(groups)
+    # Distinct rows, each below its group's size: the rows are 0 to size-1.
+    ceiling = np.fromiter(map(sizes.__getitem__, groups), dtype=np.int64, count=len(groups))
+    return bool((index < ceiling).all()), len(groups)
 
 
 # --------------------------------------------------------------------------- save
@@ -364,77 +762,179 @@ def _write_matrix(matrix: np.ndarray) -> Callable[[int], None]:
     return write
 
 
-def save_cache(root: Path, cache: VectorCache) -> IOResult[SaveCounts, VectorFilesError]:
+def save_cache(root: Path, cache: VectorCache, *, warm: WarmSets | None = None,
+               compaction: Compaction = DEFAULT_COMPACTION
+               ) -> IOResult[SaveCounts, VectorFilesError]:
     """Merge ``cache`` into the file set of its space under ``root``.
 
     Vectors already on disk are kept. Nothing is written when the cache adds no hash
     the files lack; when it adds one, ``cache``'s vector wins where both hold a hash
-    (the merge semantics of ``VectorCacheStore.save``). A corrupt file set is replaced
-    rather than merged with, and a foreign one moved aside first.
+    (the merge semantics of ``VectorCacheStore.save``). Only the rows that are new or
+    differ from the set's are written, as a segment (or, by ``compaction``, a merged
+    segment or a new base). A corrupt file set is replaced rather than merged with,
+    and a foreign one moved aside first.
     """
     folder = space_dir(root, cache.space)
-    return _guard(folder, lambda: _save(folder, cache))
+    return _guard(folder, lambda: _save(root, folder, cache, warm, compaction))
 
 
-def _save(folder: Path, cache: VectorCache) -> IOResult[SaveCounts, VectorFilesError]:
-    found = _read(folder, cache.space)
-    if isinstance(found, VectorFilesFailure):
-        return IOFailure(found)
-    if isinstance(found, VectorFilesForeign):
-        # Never written over: moved aside as a load would, then replaced by this set.
-        _move_aside(folder.parent, folder, found.tag)
-    folder.mkdir(parents=True, exist_ok=True)
-    # A corrupt set is replaced (None), not merged with.
-    old = dict(found.vectors.items()) if isinstance(found, VectorCache) else None
-    return _save_merged(folder, cache, old)
+def compact(root: Path, space: VectorSpace, *, warm: WarmSets | None = None
+            ) -> IOResult[int, VectorFilesError]:
+    """Fold the set of ``space`` into one base (when it has segments); the vectors it
+    holds. What loads is unchanged. A set that does not add up is left to the next
+    load to repair."""
+    folder = space_dir(root, space)
+
+    def fold() -> IOResult[int, VectorFilesError]:
+        with _writer_lock(root, space):
+            found = _read_set(folder, space, warm.get(space) if warm else None)
+            if isinstance(found, VectorFilesFailure):
+                return IOFailure(found)
+            if not isinstance(found, FileSet):
+                return IOSuccess(0)
+            if len(found.parts) > 1:
+                found = _write_set(folder, space, found, None, {})
+            if warm is not None:
+                warm.put(space, found)
+            return IOSuccess(len(found.cache))
+
+    return _guard(folder, fold)
 
 
-def _save_merged(folder: Path, cache: VectorCache, old: dict[str, Vector] | None
-                 ) -> IOResult[SaveCounts, VectorFilesError]:
+def _save(root: Path, folder: Path, cache: VectorCache, warm: WarmSets | None,
+          compaction: Compaction) -> IOResult[SaveCounts, VectorFilesError]:
     space = cache.space
-    merged: dict[str, Vector] = dict(old or {})
-    added = sum(1 for h in cache.vectors if h not in merged)
-    if added == 0 and old is not None:
-        return IOSuccess(SaveCounts(len(merged), 0))
-    for content_hash in cache.vectors:
-        if not storable_hash(content_hash):
-            return IOFailure(VectorFilesCorrupt(str(folder),
-                                                f"refusing malformed hash {content_hash!r}"))
-    merged.update(cache.vectors.items())
-    hashes = sorted(merged)
-    gaps = group_sizes(hashes)
-    if isinstance(gaps, str):
-        # Saved, such a set would load as corrupt and be discarded whole.
-        return IOFailure(VectorFilesCorrupt(str(folder), f"refusing a partial {gaps}"))
-    matrix = np.zeros((len(hashes), space.dimension), dtype=np.float32)
-    for row, content_hash in enumerate(hashes):
-        matrix[row] = np.asarray(merged[content_hash], dtype=np.float32).ravel()
-    # The random tail keeps two concurrent saves from writing the same file names.
-    generation = f"{_next_generation(folder):012d}-{secrets.token_hex(4)}"
+    with _writer_lock(root, space):
+        found = _read_set(folder, space, warm.get(space) if warm else None)
+        if isinstance(found, VectorFilesFailure):
+            return IOFailure(found)
+        if isinstance(found, VectorFilesForeign):
+            # Never written over: moved aside as a load would, then replaced by this set.
+            _move_aside(root, folder, found.tag)
+        # A corrupt or foreign set is replaced, not merged with.
+        current = found if isinstance(found, FileSet) else None
+        held: Map[str, Vector] = current.cache.vectors if current else Map()
+        added = sum(1 for h in cache.vectors if h not in held)
+        if added == 0 and (current is not None or found is None):
+            if warm is not None:
+                warm.put(space, current)
+            return IOSuccess(SaveCounts(len(held), 0))
+        for content_hash in cache.vectors:
+            if not storable_hash(content_hash):
+                return IOFailure(VectorFilesCorrupt(
+                    str(folder), f"refusing malformed hash {content_hash!r}"))
+        rows = _changed_rows(held, cache.vectors, space)
+        if isinstance(rows, str):
+            return IOFailure(VectorFilesCorrupt(str(folder), rows))
+        union = held.update(rows)
+        gap = _gap_among(union, [key for key in rows if key not in held])
+        if gap is not None:
+            # Saved, such a set would load as corrupt and be discarded whole.
+            return IOFailure(VectorFilesCorrupt(str(folder), f"refusing a partial {gap}"))
+        folder.mkdir(parents=True, exist_ok=True)
+        written = _write_set(folder, space, current, compaction, rows)
+        if warm is not None:
+            warm.put(space, written)
+        return IOSuccess(SaveCounts(len(written.cache), added))
+
+
+def _changed_rows(held: Map[str, Vector], vectors: Mapping[str, Vector], space: VectorSpace
+                  ) -> dict[str, np.ndarray] | str:
+    """``vectors`` as float32 rows, but for those the set holds bit for bit already
+    (a cache loaded, filled and saved whole holds the set's own arrays); or why one
+    cannot be stored: a row of another width, or a non-finite value, would make the
+    whole set load as corrupt."""
+    rows: dict[str, np.ndarray] = {}
+    for key, vector in vectors.items():
+        mine = held.get(key)
+        if mine is not None and mine is vector:
+            continue
+        row = np.asarray(vector, dtype=np.float32).ravel()
+        if row.shape != (space.dimension,):
+            return f"refusing a vector of {row.size} values for {key!r} in {space}"
+        if mine is not None and mine.tobytes() == row.tobytes():
+            continue
+        if not np.isfinite(row).all():
+            return f"refusing a non-finite vector for {key!r}"
+        rows[key] = row
+    return rows
+
+
+def _write_set(folder: Path, space: VectorSpace, current: FileSet | None,
+               compaction: Compaction | None, rows: Mapping[str, np.ndarray]) -> FileSet:
+    """Write ``rows`` into the set ``current`` (a new set when None) and swap in its
+    manifest: as a segment, or folded into a new base (always, when ``compaction``
+    is None). Held under the space's lock."""
+    generation = f"{_next_serial(folder):012d}-{secrets.token_hex(4)}"
+    parts: tuple[Part, ...]
+    if current is None:
+        parts = (_write_part(folder, space, generation, rows),)
+        vectors = _union(parts)
+        passages = _groups(list(vectors.keys()))[1]
+    else:
+        passages = current.passages + sum(
+            1 for key in rows if key not in current.cache.vectors and _passage(key) is not None)
+        tail = _merged_tail(current.parts, rows, compaction) if compaction else None
+        if tail is None:
+            parts = (_write_part(folder, space, generation, current.cache.vectors.update(rows)),)
+            vectors = _union(parts)
+        else:
+            kept, merged = tail
+            segment = _write_part(folder, space, generation, merged)
+            parts = (current.parts[0], *kept, segment)
+            vectors = current.cache.vectors.update(
+                zip(segment.keys, segment.matrix, strict=True))
+    manifest = json.dumps({
+        "format": FORMAT_VERSION, "model_id": space.model_id, "dimension": space.dimension,
+        "count": len(vectors), "passages": passages,
+        "parts": [{"generation": part.generation, "count": len(part.keys)}
+                  for part in parts]}, sort_keys=True).encode("utf-8")
+    _write_atomic(folder / MANIFEST, _write_bytes(manifest))
+    _remove_unlisted(folder, {part.generation for part in parts})
+    return FileSet(manifest, parts, VectorCache(space, vectors), passages)
+
+
+def _merged_tail(parts: Sequence[Part], rows: Mapping[str, Vector], compaction: Compaction,
+                 ) -> tuple[tuple[Part, ...], dict[str, Vector]] | None:
+    """The segments a save keeps and the rows of the one it writes after them:
+    ``rows`` with the newest segments merged in while each holds at most
+    ``merge_ratio`` times the rows being written. None when the set is to be folded
+    into a new base instead: the segments would hold more than ``fold_ratio`` times
+    the base's rows (``parts[0]``), or number more than ``max_segments``."""
+    kept = list(parts[1:])
+    merged: dict[str, Vector] = dict(rows)
+    while kept and len(kept[-1].keys) <= compaction.merge_ratio * len(merged):
+        last = kept.pop()
+        merged = {**dict(zip(last.keys, last.matrix, strict=True)), **merged}
+    held = sum(len(segment.keys) for segment in kept) + len(merged)
+    if held > compaction.fold_ratio * len(parts[0].keys) \
+            or len(kept) + 1 > compaction.max_segments:
+        return None
+    return tuple(kept), merged
+
+
+def _write_part(folder: Path, space: VectorSpace, generation: str,
+                rows: Mapping[str, Vector]) -> Part:
+    """Write one part of ``rows`` (flat float32 rows of the space's width, as
+    ``_changed_rows`` gives them and parts hold them), its keys sorted."""
+    keys = sorted(rows)
+    matrix = np.array([rows[key] for key in keys], dtype=np.float32).reshape(
+        len(keys), space.dimension)
+    matrix.setflags(write=False)
     _write_atomic(folder / f"vectors-{generation}.npy", _write_matrix(matrix))
     _write_atomic(folder / f"hashes-{generation}.txt",
-                  _write_bytes("".join(f"{h}\n" for h in hashes).encode("ascii")))
-    passages = sum(1 for h in hashes if is_passage_key(h))
-    manifest: dict[str, object] = {
-        "format": FORMAT_VERSION if passages else PLAIN_FORMAT, "model_id": space.model_id,
-        "dimension": space.dimension, "count": len(hashes), "generation": generation}
-    if passages:
-        manifest["passages"] = passages
-    _write_atomic(folder / MANIFEST,
-                  _write_bytes(json.dumps(manifest, sort_keys=True).encode("utf-8")))
-    _remove_other_generations(folder, generation)
-    return IOSuccess(SaveCounts(len(hashes), added))
+                  _write_bytes("".join(f"{h}\n" for h in keys).encode("ascii")))
+    return Part(generation, tuple(keys), matrix)
 
 
-def _generations(folder: Path) -> list[str]:
+def _part_files(folder: Path) -> list[tuple[str, str]]:
+    """``(name, generation)`` of every part's file in ``folder``, a temporary one a
+    save is writing included."""
     out = []
     for path in folder.iterdir():
-        for prefix, suffix in (("vectors-", ".npy"), ("hashes-", ".txt")):
-            name = path.name
-            if name.startswith(prefix) and name.endswith(suffix):
-                middle = name[len(prefix) : -len(suffix)]
-                if _GENERATION.fullmatch(middle):
-                    out.append(middle)
+        found = _PART_FILE.fullmatch(path.name)
+        if found is not None:
+            out.append((path.name, found.group("matrix") or found.group("hashes")))
     return out
 
 
@@ -442,21 +942,21 @@ def _serial(generation: str) -> int:
     return int(generation.split("-", 1)[0])
 
 
-def _next_generation(folder: Path) -> int:
-    return max((_serial(g) for g in _generations(folder)), default=0) + 1
+def _next_serial(folder: Path) -> int:
+    return max((_serial(g) for _, g in _part_files(folder)), default=0) + 1
 
 
-def _remove_other_generations(folder: Path, keep: str) -> None:
-    # Only older ones: a newer generation may belong to a save still under way.
-    for generation in set(_generations(folder)):
-        if _serial(generation) >= _serial(keep):
-            continue
-        _remove_generation(folder, generation)
+def _remove_unlisted(folder: Path, listed: set[str]) -> None:
+    """Remove the parts no manifest will name again: those not ``listed`` and older
+    than the newest listed. A newer one may be a save under way in a memhtml that
+    takes no lock (an older one), so it is left."""
+    newest = max(_serial(generation) for generation in listed)
+    for name, generation in _part_files(folder):
+        if generation not in listed and _serial(generation) < newest:
+            _remove(folder / name)
 
 
-def _remove_generation(folder: Path, generation: str) -> None:
-    for name in (f"vectors-{generation}.npy", f"hashes-{generation}.txt"):
-        # A directory at a generation's name is left: with the manifest gone (or
-        # naming a newer generation) nothing reads it.
-        with contextlib.suppress(IsADirectoryError, PermissionError):
-            (folder / name).unlink(missing_ok=True)
+def _remove(path: Path) -> None:
+    # A directory at a part's name is left: with no manifest naming it nothing reads it.
+    with contextlib.suppress(IsADirectoryError, PermissionError):
+        path.unlink(missing_ok=True)

@@ -40,10 +40,20 @@ def empty_vector_cache(space: VectorSpace) -> VectorCache:
     return VectorCache(space, Map())
 
 
+_FLOAT32 = np.dtype(np.float32)
+
+
 def cache_from(space: VectorSpace, vectors: Mapping[str, Vector]) -> VectorCache:
-    """A cache over vectors loaded from elsewhere (a file); each is made read-only."""
+    """A cache over vectors loaded from elsewhere (a file): each a flat float32 array,
+    read-only. One that is so already (a row of a read-only matrix) is taken as it
+    is; any other is viewed (or converted) and the view made read-only, so the
+    caller's own array stays writable."""
     frozen: dict[str, Vector] = {}
     for key, value in vectors.items():
+        if type(value) is np.ndarray and value.dtype is _FLOAT32 and value.ndim == 1 \
+                and not value.flags.writeable:
+            frozen[key] = value
+            continue
         array = np.asarray(value, dtype=np.float32).ravel()
         array.setflags(write=False)
         frozen[key] = array
@@ -93,7 +103,8 @@ class VectorCacheStore(Protocol):
         save adds a hash, ``cache``'s vector wins where both hold one. A save that
         adds no hash changes nothing: within one space a hash's vector is a function
         of its text, so rewriting the set to swap equal vectors would be work for
-        nothing. A hash that cannot be stored is refused and nothing is saved.
+        nothing. A hash that cannot be stored, or a vector that is not a finite row of
+        the space's width, is refused and nothing is saved.
         """
         ...
 

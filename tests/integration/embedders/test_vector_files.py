@@ -15,6 +15,7 @@ from tests.fake_embedders import RecordingEmbedder
 from tests.property.head_support import commit, memory, new_repo, run
 
 from memhtml.adapters.vector_files import (
+    LOCKS_DIR,
     SaveCounts,
     VectorFilesCorrupt,
     VectorFilesForeign,
@@ -103,7 +104,11 @@ def test_spaces_are_kept_apart(tmp_path: Path) -> None:
     assert sorted(loaded(tmp_path, small).vectors.keys()) == ["x"]
     assert sorted(loaded(tmp_path, large).vectors.keys()) == ["y"]
     assert len(loaded(tmp_path, other)) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["hashing-v1-16", "hashing-v1-32"]
+    # One folder per space, beside the saves' lock files.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        LOCKS_DIR, "hashing-v1-16", "hashing-v1-32"]
+    assert sorted(p.name for p in (tmp_path / LOCKS_DIR).iterdir()) == [
+        "hashing-v1-16.lock", "hashing-v1-32.lock"]
 
 
 def test_a_manifest_for_another_space_is_not_trusted(tmp_path: Path) -> None:
@@ -126,10 +131,31 @@ def _manifest(root: Path) -> dict[str, object]:
     return data
 
 
-def _file(root: Path, kind: str) -> Path:
-    generation = _manifest(root)["generation"]
+def _generation(root: Path, index: int = -1) -> str:
+    """The generation of the set's part at ``index`` (the newest by default)."""
+    parts = _manifest(root)["parts"]
+    assert isinstance(parts, list)
+    generation = parts[index]["generation"]
+    assert isinstance(generation, str)
+    return generation
+
+
+def _file(root: Path, kind: str, index: int = -1) -> Path:
     suffix = "npy" if kind == "vectors" else "txt"
-    return space_dir(root, SPACE) / f"{kind}-{generation}.{suffix}"
+    return space_dir(root, SPACE) / f"{kind}-{_generation(root, index)}.{suffix}"
+
+
+def as_old_format(root: Path, number: int, space: VectorSpace = SPACE) -> None:
+    """Rewrite a set of one part as formats 1 and 2 laid it out: one generation named
+    by the manifest, which counts the rows (and, in format 2, the passages)."""
+    manifest = space_dir(root, space) / MANIFEST
+    data = json.loads(manifest.read_text())
+    [part] = data["parts"]
+    old = {"format": number, "model_id": data["model_id"], "dimension": data["dimension"],
+           "count": data["count"], "generation": part["generation"]}
+    if number == 2:
+        old["passages"] = data["passages"]
+    manifest.write_text(json.dumps(old, sort_keys=True))
 
 
 def test_corrupt_file_sets_are_reported(tmp_path: Path) -> None:
@@ -231,14 +257,42 @@ def test_widths(tmp_path: Path, dimension: int) -> None:
 GROUP = "P1-" + "d" * 40
 
 
-def test_a_set_with_passages_is_format_2_and_counts_them(tmp_path: Path) -> None:
+def test_every_save_writes_format_3_counting_rows_and_passages(tmp_path: Path) -> None:
     saved(tmp_path / "plain", sample_cache(SPACE, ["h1"]))
-    assert _manifest(tmp_path / "plain")["format"] == 1, "no passages: every memhtml reads it"
-    assert "passages" not in _manifest(tmp_path / "plain")
+    plain = _manifest(tmp_path / "plain")
+    assert (plain["format"], plain["count"], plain["passages"]) == (3, 1, 0)
     saved(tmp_path, sample_cache(SPACE, ["h1", f"{GROUP}.0", f"{GROUP}.1"]))
     manifest = _manifest(tmp_path)
-    assert (manifest["format"], manifest["passages"], manifest["count"]) == (2, 2, 3)
+    assert (manifest["format"], manifest["passages"], manifest["count"]) == (3, 2, 3)
+    assert manifest["parts"] == [{"generation": _generation(tmp_path), "count": 3}]
     assert set(loaded(tmp_path, SPACE).vectors) == {"h1", f"{GROUP}.0", f"{GROUP}.1"}
+
+
+@pytest.mark.parametrize("number", [1, 2])
+def test_sets_of_formats_1_and_2_still_load_and_the_first_save_adds_a_segment(
+        tmp_path: Path, number: int) -> None:
+    keys = ["h1", "h2"] if number == 1 else ["h1", f"{GROUP}.0", f"{GROUP}.1"]
+    old = sample_cache(SPACE, keys)
+    saved(tmp_path, old)
+    as_old_format(tmp_path, number)
+    base = _generation_of_old(tmp_path)
+    assert bits(loaded(tmp_path, SPACE)) == bits(old)
+    assert saved(tmp_path, sample_cache(SPACE, ["h9"], seed=5)) == SaveCounts(len(keys) + 1, 1)
+    manifest = _manifest(tmp_path)
+    assert manifest["format"] == 3
+    assert manifest["parts"] == [{"generation": base, "count": len(keys)},
+                                 {"generation": _generation(tmp_path), "count": 1}]
+    assert set(loaded(tmp_path, SPACE).vectors) == {*keys, "h9"}
+
+
+def _generation_of_old(root: Path) -> str:
+    generation = _manifest(root)["generation"]
+    assert isinstance(generation, str)
+    return generation
+
+
+def bits(cache: VectorCache) -> dict[str, bytes]:
+    return {key: np.asarray(vector).tobytes() for key, vector in cache.vectors.items()}
 
 
 def test_passage_rows_that_do_not_add_up_are_corrupt(tmp_path: Path) -> None:
@@ -256,7 +310,7 @@ def test_passage_rows_that_do_not_add_up_are_corrupt(tmp_path: Path) -> None:
     assert "counts 1 passages" in corrupt(root, SPACE).reason
 
     root = fresh("format-1-with-passages")
-    rewrite(root, format=1)
+    as_old_format(root, 1)
     assert "format 1 set holds passage rows" in corrupt(root, SPACE).reason
 
     root = fresh("gap")

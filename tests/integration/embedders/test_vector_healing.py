@@ -22,11 +22,12 @@ from memhtml.adapters.embedders import HashingEmbedder
 from memhtml.adapters.vector_cache import VectorFiles
 from memhtml.adapters.vector_files import (
     ASIDE_DIR,
+    FORMAT_VERSION,
     VectorFilesError,
     load_or_heal,
     space_dir,
 )
-from memhtml.adapters.vector_layout import MANIFEST
+from memhtml.adapters.vector_layout import MANIFEST, Compaction
 from memhtml.compose.vectors import coverage_of, vector_arm
 from memhtml.contracts.services import VectorSpace
 from memhtml.contracts.vectors import LoadedVectors, widest_space
@@ -39,8 +40,10 @@ def healed(root: Path, space: VectorSpace = SPACE) -> LoadedVectors:
     return unsafe_perform_io(result.unwrap())
 
 
-def _generation(root: Path) -> str:
-    value = json.loads((space_dir(root, SPACE) / MANIFEST).read_text())["generation"]
+def _generation(root: Path, index: int = -1) -> str:
+    """The generation of the set's part at ``index`` (the newest by default)."""
+    value = json.loads((space_dir(root, SPACE) / MANIFEST).read_text())["parts"][index][
+        "generation"]
     assert isinstance(value, str)
     return value
 
@@ -108,6 +111,107 @@ def test_a_corrupt_set_is_deleted_once_and_then_rebuilt(tmp_path: Path, damage: 
     assert len(list(space_dir(tmp_path, SPACE).iterdir())) == 3, "nothing of the bad set left"
 
 
+def _segmented(root: Path) -> None:
+    """A set of a base (h1, h2) and two segments (h3, then h4)."""
+    handle = VectorFiles(root, Compaction(1e9, 0.0, 1_000))
+    for keys in (["h1", "h2"], ["h3"], ["h4"]):
+        assert is_successful(handle.save(sample_cache(SPACE, keys)))
+
+
+def _segment(root: Path, kind: str) -> Path:
+    suffix = "npy" if kind == "vectors" else "txt"
+    return space_dir(root, SPACE) / f"{kind}-{_generation(root, 1)}.{suffix}"
+
+
+def _edit_manifest(root: Path, edit: Callable[[dict[str, object]], object]) -> None:
+    manifest = space_dir(root, SPACE) / MANIFEST
+    data = json.loads(manifest.read_text())
+    edit(data)
+    manifest.write_text(json.dumps(data))
+
+
+def _gap_across_parts(root: Path) -> None:
+    _segment(root, "hashes").write_text(f"P1-{'f' * 40}.1\n")
+    _edit_manifest(root, lambda data: data.update(passages=1))
+
+
+def _nan_in_segment(root: Path) -> None:
+    matrix = np.load(_segment(root, "vectors"))
+    matrix[0, 1] = np.inf
+    np.save(_segment(root, "vectors"), matrix)
+
+
+def _parts(root: Path) -> list[dict[str, object]]:
+    found = json.loads((space_dir(root, SPACE) / MANIFEST).read_text())["parts"]
+    assert isinstance(found, list)
+    return found
+
+
+SEGMENT_CORRUPTIONS: dict[str, Callable[[Path], object]] = {
+    "missing segment matrix": lambda root: _segment(root, "vectors").unlink(),
+    "missing segment hash list": lambda root: _segment(root, "hashes").unlink(),
+    "short segment hash list": lambda root: _segment(root, "hashes").write_text(""),
+    "truncated segment": lambda root: _segment(root, "vectors").write_bytes(
+        _segment(root, "vectors").read_bytes()[:-5]),
+    "non-finite value in a segment": _nan_in_segment,
+    "a gap across the parts": _gap_across_parts,
+    "a union miscounted": lambda root: _edit_manifest(root, lambda data: data.update(count=3)),
+    "a part listed twice": lambda root: _edit_manifest(
+        root, lambda data: data.update(parts=[*_parts(root), _parts(root)[1]])),
+    "no parts": lambda root: _edit_manifest(root, lambda data: data.update(parts=[])),
+}
+
+
+@pytest.mark.parametrize("damage", list(SEGMENT_CORRUPTIONS), ids=list(SEGMENT_CORRUPTIONS))
+def test_a_set_with_a_corrupt_segment_is_deleted_whole(tmp_path: Path, damage: str) -> None:
+    _segmented(tmp_path)
+    SEGMENT_CORRUPTIONS[damage](tmp_path)
+    first = healed(tmp_path)
+    assert len(first.cache) == 0
+    assert first.note is not None and "discarded" in first.note
+    assert not (space_dir(tmp_path, SPACE) / MANIFEST).exists()
+    assert healed(tmp_path) == LoadedVectors(first.cache)
+    saved(tmp_path, sample_cache(SPACE, ["h5"]))
+    assert sorted(loaded(tmp_path, SPACE).vectors.keys()) == ["h5"]
+    assert len(list(space_dir(tmp_path, SPACE).iterdir())) == 3, "nothing of the bad set left"
+
+
+@pytest.mark.parametrize("name", ["../outside", "sub/000000000001-deadbeef",
+                                  "../000000000001-deadbeef", "/tmp/000000000001-deadbeef",
+                                  "000000000001-deadbeef/..", "000000000001-DEADBEEF"])
+@pytest.mark.parametrize("layout", ["parts", "format 2"])
+def test_a_manifest_naming_anything_but_a_generation_here_is_refused(
+        tmp_path: Path, name: str, layout: str) -> None:
+    _segmented(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    planted = {outside / f"{kind}-{name.rsplit('/', 1)[-1]}.{suffix}"
+               for kind, suffix in (("vectors", "npy"), ("hashes", "txt"))}
+    for path in planted:
+        path.write_bytes(b"not to be touched")
+    if layout == "parts":
+        _edit_manifest(tmp_path, lambda data: data["parts"][1].update(  # type: ignore[index]
+            generation=name))
+    else:
+        _edit_manifest(tmp_path, lambda data: data.update(
+            format=2, generation=name, count=2, passages=0, parts=None))
+    first = healed(tmp_path)
+    assert first.note is not None
+    assert "names no valid generation" in first.note and "discarded" in first.note
+    assert all(path.read_bytes() == b"not to be touched" for path in planted)
+
+
+def test_a_newer_set_in_parts_is_moved_aside_whole(tmp_path: Path) -> None:
+    _segmented(tmp_path)
+    _edit_manifest(tmp_path, lambda data: data.update(format=FORMAT_VERSION + 1))
+    before = _contents(space_dir(tmp_path, SPACE))
+    assert len(before) == 7, "a manifest and three parts"
+    first = healed(tmp_path)
+    assert first.note is not None and f"format {FORMAT_VERSION + 1}" in first.note
+    assert _contents(tmp_path / ASIDE_DIR / f"{SPACE.key}.format-{FORMAT_VERSION + 1}") \
+        == before
+
+
 def _future(root: Path, number: int) -> None:
     manifest = space_dir(root, SPACE) / MANIFEST
     data = json.loads(manifest.read_text())
@@ -122,13 +226,13 @@ def _contents(folder: Path) -> dict[str, bytes]:
 
 def test_a_newer_format_is_moved_aside_whole_not_deleted(tmp_path: Path) -> None:
     saved(tmp_path, sample_cache(SPACE, ["h1", "h2"]))
-    _future(tmp_path, 3)
+    _future(tmp_path, 4)
     before = _contents(space_dir(tmp_path, SPACE))
     first = healed(tmp_path)
     assert len(first.cache) == 0
     assert first.note is not None
-    assert "newer memhtml (format 3" in first.note
-    aside = tmp_path / ASIDE_DIR / f"{SPACE.key}.format-3"
+    assert "newer memhtml (format 4" in first.note
+    aside = tmp_path / ASIDE_DIR / f"{SPACE.key}.format-4"
     assert f"moved aside to {aside}" in first.note
     assert _contents(aside) == before
     assert not space_dir(tmp_path, SPACE).exists()
@@ -138,7 +242,7 @@ def test_a_newer_format_is_moved_aside_whole_not_deleted(tmp_path: Path) -> None
     assert sorted(loaded(tmp_path, SPACE).vectors.keys()) == ["h3"]
     assert _contents(aside) == before
     # A later newer set replaces the one set aside before it under the same tag.
-    _future(tmp_path, 3)
+    _future(tmp_path, 4)
     again = _contents(space_dir(tmp_path, SPACE))
     assert healed(tmp_path).note is not None
     assert _contents(aside) == again
@@ -172,17 +276,17 @@ def test_a_set_replaced_while_it_is_judged_is_not_deleted(
     # its repair: the repair must see the change and judge the new set instead.
     saved(tmp_path, sample_cache(SPACE, ["h1"]))
     _truncate(tmp_path)
-    real = vector_files._read
+    real = vector_files._read_set
     calls: list[int] = []
 
-    def racing(folder: Path, space: VectorSpace) -> object:
-        found = real(folder, space)
+    def racing(folder: Path, space: VectorSpace, prior: object) -> object:
+        found = real(folder, space, prior)  # type: ignore[arg-type]
         if not calls:
             calls.append(1)
             saved(tmp_path, sample_cache(SPACE, ["h2"]))
         return found
 
-    monkeypatch.setattr(vector_files, "_read", racing)
+    monkeypatch.setattr(vector_files, "_read_set", racing)
     result = healed(tmp_path)
     assert result.note is None
     assert sorted(result.cache.vectors.keys()) == ["h2"]
