@@ -238,24 +238,33 @@ def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, cache: VectorC
     def rest(first: FillResult) -> IOResult[TopUp, EmbedFailure | VectorCacheFault]:
         gap = passage_gap(view, first.cache, TOP_UP_PASSAGES)
         if gap.missing == 0 or gap.passages is None:
-            return saved(first.cache, first.counts.embedded, gap)
+            return saved(first.cache, _added(first), gap)
         more: IOResult[FillResult, EmbedFailure | VectorCacheFault] = fill_passages(
             view, first.cache, embedder, paths=gap.paths)
         return more.bind(lambda done: saved(
-            done.cache, first.counts.embedded + done.counts.embedded,
+            done.cache, {**_added(first), **_added(done)},
             passage_gap(view, done.cache, TOP_UP_PASSAGES)))
 
-    def saved(done: VectorCache, embedded: int, gap: PassageGap
+    def saved(done: VectorCache, added: dict[str, Vector], gap: PassageGap
               ) -> IOResult[TopUp, EmbedFailure | VectorCacheFault]:
         note = _gap(gap.missing, repaired) if gap.missing else repaired
-        top = TopUp(embedded, gap.missing, note, done)
-        if not embedded:
+        top = TopUp(len(added), gap.missing, note, done)
+        if not added:
             return IOSuccess(top)
-        return vectors.save(done).map(lambda _: top)
+        from immutables import Map
+
+        from memhtml.contracts.vectors import VectorCache
+
+        # Only the rows embedded here: a save merges with what the disk holds.
+        return vectors.save(VectorCache(done.space, Map(added))).map(lambda _: top)
 
     return own(cache).bind(rest).lash(lambda failure: IOSuccess(TopUp(
         note=f"vectors not embedded ({failure.reason}); search stays lexical until "
              "memhtml embed", cache=cache)))
+
+
+def _added(fill: FillResult) -> dict[str, Vector]:
+    return dict(fill.added.vectors.items()) if fill.added is not None else {}
 
 
 def _own_records(view: HeadView, cache: VectorCache, paths: Collection[str]

@@ -16,6 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
+from immutables import Map
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import EmbedFailure
@@ -24,7 +25,7 @@ from memhtml.contracts.services import DocumentEmbedder, Vector, VectorSpace
 from memhtml.contracts.vectors import VectorCache, cache_from, empty_vector_cache
 from memhtml.contracts.view import HeadView
 from memhtml.head.indexes import IndexedView, is_active
-from memhtml.head.passages import passage_group, passages_of, stored_passages
+from memhtml.head.passages import passage_group, passage_key, passages_of, stored_passages
 
 # The cache is the value of the vector port and lives beside it in contracts; it is
 # re-exported here, where the head's callers have always found it.
@@ -89,6 +90,10 @@ class FillResult:
     counts: FillCounts
     remaining: int
     """Distinct texts still missing: nonzero only when ``limit`` held some back."""
+    added: VectorCache | None = None
+    """The vectors this fill embedded alone, in the same space: what a caller saves
+    when the rest is on disk already (a save merges, and one of a few rows costs a
+    few rows, where the whole cache would be read and compared)."""
 
 
 def coverage(view: HeadView, cache: VectorCache) -> tuple[int, int]:
@@ -170,7 +175,7 @@ def _store(
         vector.setflags(write=False)
         checked[content_hash] = vector
     return IOSuccess(FillResult(VectorCache(space, cache.vectors.update(checked)), counts,
-                                remaining))
+                                remaining, VectorCache(space, Map(checked))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,9 +277,9 @@ def _passage_gap(view: HeadView, cache: VectorCache, bound: int) -> PassageGap:
         if not is_active(record):
             continue
         memories += 1
-        if stored_passages(record, cache):
-            continue
         group = passage_group(record)
+        if cache.get(passage_key(group, 0)) is not None:
+            continue  # a group is saved whole: its first row stands for all of them
         if group not in groups:
             groups.add(group)
             lacking.append(record)
