@@ -591,6 +591,10 @@ def _read_part(folder: Path, space: VectorSpace, generation: str, count: int
         data = read_regular(hashes_path)
     except NotRegularFileError as odd:
         return f"the hash list is {odd.kind}, not a regular file"
+    except FileNotFoundError:
+        # Removed since the check above (a fold under way): judged as missing, so
+        # the reader's manifest check reads the new set instead.
+        return f"generation {generation} is missing a file"
     keys = _hash_lines(data)
     if keys is None:
         return "the hash list has a repeated or malformed hash"
@@ -603,6 +607,8 @@ def _read_part(folder: Path, space: VectorSpace, generation: str, count: int
             matrix = np.load(stream, allow_pickle=False)
     except NotRegularFileError as odd:
         return f"the matrix is {odd.kind}, not a regular file"
+    except FileNotFoundError:
+        return f"generation {generation} is missing a file"
     except (ValueError, EOFError) as exc:
         return f"the matrix does not load: {exc}"
     if not isinstance(matrix, np.ndarray):
