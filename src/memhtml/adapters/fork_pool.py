@@ -1,0 +1,152 @@
+"""A pure function over many items on every core this process may use, by ``fork``.
+
+``ForkPool`` is the ``contracts.services.FanOut`` the CLI hands the markdown import:
+its per-note work (converting a note, rendering its file and reading that file back
+through the format's check) is pure, and one core does it at a few hundred notes a
+second. The items are split by position (item ``i`` to share ``i mod n``); the calling
+process works through the first share itself while each other share runs in a child
+forked from it, so the function and its items reach the child as the parent's own
+memory (nothing is pickled on the way in, closures included), and each child writes
+its results, pickled, into an anonymous file the parent made before forking and reads
+back once the child has exited: values this process's own code computed, never
+anything read from a working tree.
+
+A share whose child does not finish cleanly (an exception, a signal, results that do
+not read back) is computed again by the parent, so what a call returns, or raises, is
+what ``[fn(x) for x in items]`` would: the pool changes where the work runs, never
+its result. A child ends with ``os._exit``: it runs no ``atexit`` hook, flushes none of
+the parent's buffered output and closes nothing the parent holds. When the parent's
+own share raises (an interrupt, a bug), the children are killed and reaped first.
+
+Few items run in the calling process: a fork, the children's page faults and the
+pickling cost more than they save below ``min_share`` items a worker (measured in
+docs/benchmarks.md, "Markdown import at scale").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import pickle
+import signal
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO, TypeVar, cast
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MIN_SHARE = 48
+"""Fewest items a worker is given: below twice this, a call runs in the caller."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _scratch() -> IO[bytes]:
+    """An anonymous file for one child's results: in memory where the system offers
+    that (``memfd_create``), else an unlinked temporary file."""
+    try:
+        return os.fdopen(os.memfd_create("memhtml-fork-pool", os.MFD_CLOEXEC), "w+b")
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return tempfile.TemporaryFile()
+
+
+def _child(fn: Callable[[T], R], share: Sequence[T], out: IO[bytes]) -> None:
+    """The forked child's whole life: compute, write, leave without cleaning up."""
+    code = 1
+    try:
+        # The child lives for one share and exits: collecting its garbage only
+        # writes to pages it shares with the parent.
+        gc.disable()
+        results = [fn(item) for item in share]
+        pickle.dump(results, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+        code = 0
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _collect(pid: int, out: IO[bytes]) -> list[object] | None:
+    """A child's results once it has exited, or None when it did not finish cleanly."""
+    _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    try:
+        out.seek(0)
+        loaded = pickle.load(out)
+    except Exception:
+        return None
+    return loaded if isinstance(loaded, list) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ForkPool:
+    """``workers`` processes at most (the caller among them); a worker is given at
+    least ``min_share`` items."""
+
+    workers: int
+    min_share: int = MIN_SHARE
+
+    def __call__(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        count = min(self.workers, len(items) // max(1, self.min_share))
+        if count < 2:
+            return [fn(item) for item in items]
+        shares = [items[k::count] for k in range(count)]
+        # Each child not yet reaped, by its share's position.
+        running: dict[int, tuple[int, IO[bytes]]] = {}
+        try:
+            for k in range(1, count):
+                out = _scratch()
+                try:
+                    pid = os.fork()
+                except OSError:  # no process to be had: the parent takes the share
+                    out.close()
+                    continue
+                if pid == 0:  # pragma: no cover - runs in the child, which never returns
+                    _child(fn, shares[k], out)
+                running[k] = (pid, out)
+            results: list[list[R]] = [[fn(item) for item in shares[0]]]
+            for k in range(1, count):
+                got: list[object] | None = None
+                if k in running:
+                    pid, out = running[k]
+                    got = _collect(pid, out)
+                    del running[k]
+                    out.close()
+                results.append(cast("list[R]", got) if got is not None
+                               and len(got) == len(shares[k])
+                               else [fn(item) for item in shares[k]])
+        finally:
+            for pid, out in running.values():
+                _end(pid)
+                out.close()
+        ordered: list[R | None] = [None] * len(items)
+        for k, share_results in enumerate(results):
+            ordered[k::count] = share_results
+        return cast("list[R]", ordered)
+
+
+def _end(pid: int) -> None:
+    """Kill a child that may still run, and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def fork_pool(workers: int | None = None) -> ForkPool:
+    """A pool over this process's usable cores (or ``workers``)."""
+    return ForkPool(workers if workers is not None else usable_cores())
+
+
+__all__ = ["MIN_SHARE", "ForkPool", "fork_pool", "usable_cores"]

@@ -1,0 +1,99 @@
+"""The fork pool returns, or raises, what the list comprehension would; it leaves no
+child behind, whatever a child or the parent's own share does."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memhtml.adapters.fork_pool import ForkPool, fork_pool, usable_cores
+
+
+def _no_children_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def _square(value: int) -> tuple[int, int, str]:
+    return value, value * value, str(value) * (value % 5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(-10**6, 10**6), max_size=40), st.integers(1, 4),
+       st.integers(1, 6))
+def test_the_pool_returns_what_the_comprehension_does(items: list[int], workers: int,
+                                                      min_share: int) -> None:
+    pool = ForkPool(workers, min_share)
+    assert pool(_square, items) == [_square(x) for x in items]
+    assert _no_children_left()
+
+
+def test_a_child_computes_its_share_in_another_process() -> None:
+    parent = os.getpid()
+    pids = ForkPool(3, 1)(lambda _: os.getpid(), list(range(9)))
+    assert pids[0::3] == [parent] * 3
+    assert {pids[1], pids[2]} & {parent} == set()
+    assert len(set(pids)) == 3
+    assert _no_children_left()
+
+
+def test_few_items_run_in_the_caller() -> None:
+    parent = os.getpid()
+    assert ForkPool(4, 10)(lambda _: os.getpid(), list(range(19))) == [parent] * 19
+
+
+def test_a_share_whose_child_dies_is_computed_by_the_parent() -> None:
+    parent = os.getpid()
+
+    def fragile(value: int) -> int:
+        if os.getpid() != parent and value == 7:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return value + 1
+
+    assert ForkPool(2, 1)(fragile, list(range(12))) == list(range(1, 13))
+    assert _no_children_left()
+
+
+def test_an_exception_in_a_child_is_raised_as_the_comprehension_raises_it() -> None:
+    def picky(value: int) -> int:
+        if value == 5:
+            raise ValueError("five")
+        return value
+
+    with pytest.raises(ValueError, match="five"):
+        ForkPool(2, 1)(picky, list(range(8)))  # 5 is the child's (odd positions)
+    assert _no_children_left()
+
+
+def test_an_exception_in_the_parents_share_ends_the_children() -> None:
+    parent = os.getpid()
+
+    def slow_in_children(value: int) -> int:
+        if os.getpid() != parent:
+            signal.pause()  # would wait forever: only a kill ends it
+        if value == 3:  # the parent's share: 0, 3, 6
+            raise KeyError(value)
+        return value
+
+    with pytest.raises(KeyError):
+        ForkPool(3, 1)(slow_in_children, list(range(9)))
+    assert _no_children_left()
+
+
+def test_results_that_do_not_pickle_are_computed_by_the_parent() -> None:
+    parent = os.getpid()
+    values = ForkPool(2, 1)(lambda v: (lambda: v) if os.getpid() != parent else v,
+                            list(range(4)))
+    assert values == [0, 1, 2, 3]  # the parent's own results, recomputed there
+    assert _no_children_left()
+
+
+def test_the_default_pool_uses_the_usable_cores() -> None:
+    assert fork_pool().workers == usable_cores() >= 1
