@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memhtml.adapters.fork_pool import ForkPool
+from memhtml.head.lexical import term_counts
 from memhtml.head.record import record_from
 from memhtml.store.inputs import BWrite
 from memhtml.store.markdown_run import Imported, import_folder
@@ -76,9 +77,10 @@ def test_a_fanned_import_is_the_import(data: st.DataObject) -> None:
         assert without.plan.read == ()
         writes = {op.data.path: op.data.file_html for op in with_fan.plan.ops
                   if isinstance(op, BWrite)}
-        for record in with_fan.plan.read:
+        for record, counts in with_fan.plan.read:
             assert writes[record.path] == record.html
             assert record == ok_record(record.html, record.path)
+            assert counts == term_counts(record)
     assert [r.html for r in ok(alone[0].head()).records()] == \
         [r.html for r in ok(fanned[0].head()).records()]
 

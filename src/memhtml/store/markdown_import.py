@@ -40,6 +40,7 @@ from returns.result import Failure, Result, Success
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import Link, MemoryRecord
 from memhtml.contracts.services import FanOut
+from memhtml.head.lexical import TermCounts, term_counts
 from memhtml.head.record import record_from
 from memhtml.mdindex.links import NoteNames, is_document_path
 from memhtml.store.deps import Detector
@@ -143,10 +144,12 @@ class ImportPlan:
     """(source, store path) of each kept note brought back by ``revive``."""
     carried: tuple[Carried, ...] = ()
     """What each changed note's new version carries from the store's live version."""
-    read: tuple[MemoryRecord, ...] = ()
+    read: tuple[tuple[MemoryRecord, TermCounts], ...] = ()
     """Each new memory's file read back through the format's check where it was
-    rendered (only with a ``fan``): what the write door's own read of the same bytes
-    at the same path gives (``head.record.read_ahead``)."""
+    rendered (only with a ``fan``), with its terms as the lexical index counts them:
+    what the write door's own read of the same bytes at the same path gives, and
+    what indexing that record counts (``head.record.read_ahead``,
+    ``head.lexical.counted_ahead``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,13 +165,15 @@ class _Render:
     front_rows: tuple[NoteTarget, ...]
     read_at: str | None
 
-    def done(self, at: str) -> tuple[str, MemoryRecord | None]:
-        """The file, and its record when it is to be read back and the format takes it."""
+    def done(self, at: str) -> tuple[str, tuple[MemoryRecord, TermCounts] | None]:
+        """The file, and, when it is to be read back and the format takes it, its
+        record and that record's term counts."""
         html = render_file(self.converted, self.links, at, self.labels, self.rows,
                            self.hrefs, self.front_rows)
         if self.read_at is None:
             return html, None
-        return html, record_from(html, self.read_at).value_or(None)
+        record = record_from(html, self.read_at).value_or(None)
+        return html, (record, term_counts(record)) if record is not None else None
 
 
 def _fanned(fan: FanOut | None, fn: Callable[[_In], _Out], items: Sequence[_In]
@@ -506,7 +511,7 @@ def plan_import(
     for source, (html, _) in zip(changed, rendered[writes:], strict=True):
         ops.append(BCorrect(managed[source][0].path,
                             WriteInput(file_html=html, path=placed[source])))
-    read_ahead = tuple(record for _, record in rendered if record is not None)
+    read_ahead = tuple(read for _, read in rendered if read is not None)
     deleted = sorted(s for s in managed if s not in read.present)
     ops += [BArchive(managed[s][0].path) for s in deleted]
     ops += relinks

@@ -24,6 +24,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from memhtml.contracts.errors import InvalidMemory
 from memhtml.contracts.services import FanOut
 from memhtml.head import HeadVersion
+from memhtml.head.lexical import counted_ahead
 from memhtml.head.record import read_ahead
 from memhtml.store.doors import batch
 from memhtml.store.errors import Refused, StoreError, describe
@@ -64,7 +65,7 @@ def land_markdown(store: Store, plan: ImportPlan, directory: str
                   ) -> IOResult[Landed, StoreError]:
     """The plan's ops and index pages as one commit, with the import's trailer. The
     files the plan already read back (``ImportPlan.read``) are not parsed again."""
-    with read_ahead(plan.read):
+    with read_ahead(record for record, _ in plan.read), counted_ahead(plan.read):
         return batch(store, plan.ops, plan.pages, import_trailers(directory))
 
 
