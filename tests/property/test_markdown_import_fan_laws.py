@@ -17,7 +17,7 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memhtml.adapters.fork_pool import ForkPool
+from memhtml.adapters import fork_pool
 from memhtml.head.lexical import term_counts
 from memhtml.head.record import record_from
 from memhtml.store.inputs import BWrite
@@ -26,6 +26,12 @@ from tests.integration.store.store_support import make_memory_store, ok
 from tests.property.test_markdown_notes_roundtrip import folders
 
 HOME = "areas/imported/"
+
+
+def ForkPool(workers: int, min_share: int) -> fork_pool.ForkPool:  # noqa: N802
+    """A pool that forks for every call, told it may: the test runner's worker runs a
+    thread of its own (pytest-xdist's channel), which holds nothing an import needs."""
+    return fork_pool.ForkPool(workers, min_share, may_fork=lambda: True)
 AT = "2026-02-03T04:05:06Z"
 EXTRA = {
     "raw.md": "Keys: <kbd>Ctrl</kbd> and <cite>*a*</cite>.\n\n<dl><dt>k</dt><dd>v</dd></dl>\n",
@@ -56,7 +62,7 @@ def _view(imported: Imported) -> tuple[object, ...]:
     return plan, imported.landed.commit if imported.landed else None
 
 
-def _run(folder: dict[str, str], fan: ForkPool | None,
+def _run(folder: dict[str, str], fan: fork_pool.ForkPool | None,
          store_and_git: tuple[object, object] | None = None) -> Imported:
     store = store_and_git[0] if store_and_git else make_memory_store()[0]
     files = sorted([(p, t.encode()) for p, t in folder.items()] + [BINARY])

@@ -18,9 +18,10 @@ its result. A child ends with ``os._exit``: it runs no ``atexit`` hook, flushes 
 the parent's buffered output and closes nothing the parent holds. When the parent's
 own share raises (an interrupt, a bug), the children are killed and reaped first.
 
-Few items run in the calling process: a fork, the children's page faults and the
-pickling cost more than they save below ``min_share`` items a worker (measured in
-docs/benchmarks.md, "Markdown import at scale").
+A process running other threads is never forked: its work runs in the caller (the
+CLI's import runs one thread). Few items run in the caller too: a fork, the children's
+page faults and the pickling cost more than they save below ``min_share`` items a
+worker (measured in docs/benchmarks.md, "Markdown import at scale").
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import os
 import pickle
 import signal
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, TypeVar, cast
@@ -93,6 +95,17 @@ def _collect(pid: int, out: IO[bytes]) -> list[object] | None:
     return loaded if isinstance(loaded, list) else None
 
 
+def _single_threaded() -> bool:
+    """Whether this process runs one thread, native ones counted (Linux lists them
+    under ``/proc/self/task``): a fork copies only the calling thread, so a lock
+    another thread held at that moment (a runtime's pool, a logging handler) would
+    stay held in the child for good, and its parent would wait on it for good."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # pragma: no cover - not Linux
+        return threading.active_count() == 1
+
+
 @dataclass(frozen=True, slots=True)
 class ForkPool:
     """``workers`` processes at most (the caller among them); a worker is given at
@@ -100,10 +113,13 @@ class ForkPool:
 
     workers: int
     min_share: int = MIN_SHARE
+    may_fork: Callable[[], bool] = _single_threaded
+    """Whether this process may be forked now: by default, while it runs one thread
+    (a test runner whose own thread holds nothing the work needs says so itself)."""
 
     def __call__(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         count = min(self.workers, len(items) // max(1, self.min_share))
-        if count < 2:
+        if count < 2 or not self.may_fork():
             return [fn(item) for item in items]
         positions = _dealt(len(items), count)
         shares = [[items[i] for i in share] for share in positions]

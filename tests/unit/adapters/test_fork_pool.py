@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import threading
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memhtml.adapters.fork_pool import ForkPool, _dealt, fork_pool, usable_cores
+from memhtml.adapters import fork_pool as pools
+from memhtml.adapters.fork_pool import _dealt, fork_pool, usable_cores
+
+
+def ForkPool(workers: int, min_share: int) -> pools.ForkPool:  # noqa: N802
+    """The pool, told it may fork here: the test runner's worker runs a thread of its
+    own (pytest-xdist's channel), which holds nothing the work below needs."""
+    return pools.ForkPool(workers, min_share, may_fork=lambda: True)
 
 
 def _no_children_left() -> bool:
@@ -106,3 +116,27 @@ def test_every_position_is_dealt_once_and_the_caller_is_dealt_least(count: int,
     assert sorted(p for share in shares for p in share) == list(range(count))
     sizes = [len(share) for share in shares]
     assert sizes[0] == min(sizes) and max(sizes) - min(sizes) <= 1 + count // 10
+
+
+def test_a_process_running_another_thread_is_not_forked() -> None:
+    parent = os.getpid()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert pools.ForkPool(2, 1)(lambda _: os.getpid(), list(range(8))) == [parent] * 8
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_a_command_process_forks() -> None:
+    """The command's process runs one thread, so its pool forks (a process of its own
+    here: the test runner's may run threads)."""
+    script = ("import os; from memhtml.adapters.fork_pool import fork_pool; "
+              "pids = fork_pool(2)(lambda _: os.getpid(), list(range(200))); "
+              "print(len(set(pids)), pids.count(os.getpid()))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    processes, own = done.stdout.split()
+    assert processes == "2" and 80 <= int(own) < 100
