@@ -11,7 +11,8 @@ from memhtml.contracts.services import FanOut
 
 
 def fan_out() -> FanOut:
-    """A fork pool over the cores this process may use."""
+    """A fork pool over the cores this process may use that other work leaves idle
+    (``adapters.fork_pool.idle_cores``): one process when there are none."""
     from memhtml.adapters.fork_pool import fork_pool
 
     return fork_pool()
