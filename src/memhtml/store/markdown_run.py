@@ -10,7 +10,10 @@ which is how the next import tells its own work from the person's.
 to the write door, which parses every file it lands anyway (checking first as well
 parsed every note twice), and when the door refuses one note's file, it leaves that
 note out (or, the first time, converts it again with its raw HTML as text) and lands
-the rest, so one bad note never sinks the commit.
+the rest, so one bad note never sinks the commit. Given a fan (the CLI's fork pool),
+the per-note work runs on several cores, each file read back where it is rendered;
+the door's parse of that same file is then the record read there
+(``head.record.read_ahead``), so it is still the door that takes or refuses it.
 """
 
 from __future__ import annotations
