@@ -113,6 +113,7 @@ class PygitService(PygitCheckout):
     def __init__(self, repo: pygit2.Repository, committer: Signature | None = None) -> None:
         self._repo = repo
         self._committer = committer
+        self._recent_blobs: Mapping[str, bytes] = {}
 
     def with_committer(self, committer: Signature) -> PygitService:
         """A handle on the same repository whose commits name ``committer``."""
@@ -592,7 +593,13 @@ class PygitService(PygitCheckout):
     ) -> Result[pygit2.Oid, GitError]:
         # Only the directories the changes touch are read and written (tree_edit):
         # reading the whole tree into an index cost a commit at 100,000 memories 0.85 s.
-        return edited_tree(self._repo, None if parent is None else parent.tree, changes)
+        written: dict[str, bytes] = {}
+        built = edited_tree(self._repo, None if parent is None else parent.tree, changes,
+                            written)
+        # The checkout that follows the commit asks for these very blobs; replaced
+        # whole, so a reader on another thread sees one commit's or the next's.
+        self._recent_blobs = written
+        return built
 
     def _swap_ref(
         self, ref: str, refname: str, expected: str | None, target: pygit2.Oid, reflog: str

@@ -198,11 +198,12 @@ before the next (growing by this much each time)."""
 
 
 def _file_kind(root: Path, path: str) -> bool | None:
-    current = root
+    # Joined as strings: a ``Path`` built for each step cost more than the lstat.
+    current = os.fspath(root)
     try:
         mode = 0
         for part in path.split("/"):
-            current = current / part
+            current = os.path.join(current, part)
             mode = os.lstat(current).st_mode
             if stat.S_ISLNK(mode):
                 return False
@@ -247,6 +248,10 @@ class PygitCheckout:
     class that inherits it)."""
 
     _repo: pygit2.Repository
+    _recent_blobs: Mapping[str, bytes]
+    """The blobs the last commit through this handle wrote, by id: what a checkout
+    brought up to that commit reads, and need not read back from the object database
+    (a blob's id is the hash of its bytes)."""
 
     def worktree_changes(self) -> IOResult[tuple[str, ...], GitError]:
         def changes() -> Result[tuple[str, ...], GitError]:
@@ -421,7 +426,8 @@ class PygitCheckout:
             filtering = bool(blobs) and not self._repo.is_bare and may_filter(
                 self._repo, list(blobs))
             view = checkout_view(self._repo) if filtering else None
-            return checkout_bytes_of(view, self._repo, blobs)
+            return checkout_bytes_of(view, self._repo, blobs,
+                                     getattr(self, "_recent_blobs", {}))
 
         return guarded("checkout_bytes", checked_out)
 
@@ -460,6 +466,8 @@ class PygitCheckout:
         (A repository's own index checks this; the standalone index written under the
         lock does not.)"""
         if update.mode == _GITLINK_MODE:
+            return True
+        if update.blob_id in getattr(self, "_recent_blobs", {}):
             return True
         try:
             found = self._repo.get(update.blob_id or "")

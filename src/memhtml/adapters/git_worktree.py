@@ -346,12 +346,17 @@ def _smudged(view: pygit2.Repository, blob: pygit2.Blob, path: str) -> bytes:
 
 
 def checkout_bytes_of(view: pygit2.Repository | None, repo: pygit2.Repository,
-                      blobs: Mapping[str, str]) -> Result[Mapping[str, bytes], GitError]:
-    """Each blob filtered for its path through ``view``; as it is without one."""
+                      blobs: Mapping[str, str], known: Mapping[str, bytes] | None = None
+                      ) -> Result[Mapping[str, bytes], GitError]:
+    """Each blob filtered for its path through ``view``; as it is without one, taken
+    from ``known`` (bytes by blob id) when there, else read from ``repo``."""
     found: dict[str, bytes] = {}
     for path, blob_id in blobs.items():
         if not FULL_SHA.fullmatch(blob_id):
             return Failure(GitFailure("checkout_bytes", f"not a full object id: {blob_id!r}"))
+        if view is None and known and (data := known.get(blob_id)) is not None:
+            found[path] = data
+            continue
         obj = (view or repo).get(blob_id)
         if not isinstance(obj, pygit2.Blob):
             continue

@@ -105,12 +105,21 @@ class JournalFiles:
         except OSError:
             return ()
         found: list[Journal] = []
+        known = _READ.get(self.folder, {})
+        seen: dict[tuple[object, ...], Journal] = {}
         for file in files:
-            try:
-                data = read_regular(file, MAX_MARK_BYTES)
-                found.append(_parsed(file.name, json.loads(data.decode("utf-8"))))
-            except (OSError, ValueError, KeyError, TypeError, RecursionError):
-                continue
+            key = _identity(file)
+            journal = known.get(key) if key is not None else None
+            if journal is None:
+                try:
+                    data = read_regular(file, MAX_MARK_BYTES)
+                    journal = _parsed(file.name, json.loads(data.decode("utf-8")))
+                except (OSError, ValueError, KeyError, TypeError, RecursionError):
+                    continue
+            if key is not None:
+                seen[key] = journal
+            found.append(journal)
+        _READ[self.folder] = seen
         return tuple(found)
 
     def sweep(self, now: float) -> None:
@@ -121,6 +130,26 @@ class JournalFiles:
                 with contextlib.suppress(OSError):
                     if now - file.stat().st_mtime > ABANDONED_TEMPORARY_SECONDS:
                         file.unlink()
+
+
+_READ: dict[Path, dict[tuple[object, ...], Journal]] = {}
+"""The marks each folder held when last read, by the identity of their files: a command
+reads the marks several times (before it starts, after it writes), and a mark of a
+large import (thousands of steps, each path checked) took a tenth of a second to
+parse. A mark is only ever replaced by renaming a new file over it, which is another
+identity; only the last reading's files are kept."""
+
+
+def _identity(file: Path) -> tuple[object, ...] | None:
+    """What changes whenever the file at ``file`` is another file or is written: its
+    name, inode, device, size and times; None when it cannot be looked at (it is read,
+    and passed over if it cannot be)."""
+    try:
+        st = os.lstat(file)
+    except OSError:
+        return None
+    return (file.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+            st.st_mode)
 
 
 def _body(journal: Journal) -> str:

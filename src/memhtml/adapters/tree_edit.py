@@ -29,6 +29,7 @@ from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from memhtml.adapters.git_names import tree_entry, tree_without
+from memhtml.adapters.git_pack import PACK_MIN_BLOBS, write_blob_pack
 from memhtml.contracts.errors import GitError, GitFailure
 from memhtml.contracts.services import (
     FILE_MODE_BLOB,
@@ -103,19 +104,48 @@ def _holds_files(entry: _File | _Dir | None) -> bool:
 
 
 def edited_tree(repo: pygit2.Repository, parent: pygit2.Tree | None,
-                changes: Sequence[PathChange]) -> Result[pygit2.Oid, GitError]:
+                changes: Sequence[PathChange], written: dict[str, bytes] | None = None
+                ) -> Result[pygit2.Oid, GitError]:
     """The id of ``parent`` with ``changes`` applied in order (paths already checked
-    by the caller), the new blobs and touched trees written to ``repo``."""
+    by the caller), the new blobs and touched trees written to ``repo``: the blobs as
+    one pack when there are many (``git_pack``). ``written`` is given each blob's
+    bytes by its id."""
     root = _Dir.over(parent)
+    blobs = _Blobs(repo, written if written is not None else {})
+    blobs.pack([change.data for change in changes if change.data is not None])
     for change in changes:
-        applied = _apply(repo, root, change)
+        applied = _apply(blobs, root, change)
         if not is_successful(applied):
             return Failure(applied.failure())
     return Success(_write(repo, root) or repo.TreeBuilder().write())
 
 
-def _apply(repo: pygit2.Repository, root: _Dir, change: PathChange
-           ) -> Result[None, GitError]:
+@dataclass(slots=True)
+class _Blobs:
+    """Where a commit's blobs go: those packed ahead, by their bytes; any other
+    written loose when asked for."""
+
+    repo: pygit2.Repository
+    written: dict[str, bytes]
+    packed: dict[bytes, pygit2.Oid] = field(default_factory=dict)
+
+    def pack(self, datas: list[bytes]) -> None:
+        if len(datas) < PACK_MIN_BLOBS:
+            return
+        ids = write_blob_pack(self.repo, datas)
+        if ids is not None:
+            self.packed = dict(zip(datas, ids, strict=True))
+
+    def blob(self, data: bytes) -> pygit2.Oid:
+        oid = self.packed.get(data)
+        if oid is None:
+            oid = self.repo.create_blob(data)
+        self.written[str(oid)] = data
+        return oid
+
+
+def _apply(blobs: _Blobs, root: _Dir, change: PathChange) -> Result[None, GitError]:
+    repo = blobs.repo
     *folders, name = change.path.split("/")
     trail: list[tuple[_Dir, str]] = []
     here = root
@@ -144,8 +174,7 @@ def _apply(repo: pygit2.Repository, root: _Dir, change: PathChange
                                             "not a file's or a link's"))
     mode = change.mode if change.mode is not None else (
         current.mode if isinstance(current, _File) else FILE_MODE_BLOB)
-    here.put(name, _File(repo.create_blob(change.data), mode),
-             existed=current is not None)
+    here.put(name, _File(blobs.blob(change.data), mode), existed=current is not None)
     return Success(None)
 
 

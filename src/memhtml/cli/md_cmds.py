@@ -286,6 +286,7 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         from returns.io import IOResult
 
         from memhtml.compose import error_code
+        from memhtml.compose.fan_out import fan_out
         from memhtml.mdindex.globs import exclusion
         from memhtml.store.markdown_run import import_folder
         from memhtml.store.markdown_source import gather_markdown
@@ -296,7 +297,7 @@ def import_markdown(directory: Path, /, *, dir: str = "areas/imported/",
         walked = _md_value(gather_markdown(_reader(directory), excluded))
         services, store = open_common(common)
         imported = store_value(import_folder(store, walked.files, dir, tag, walked.refused,
-                                             set(revive)))
+                                             set(revive), fan=fan_out()))
         plan, landed = imported.plan, imported.landed
         refused = [{"file": r.source, "reason": r.reason,
                     "code": error_code(r.error) if r.error is not None else ERR_NOT_CONVERTED}

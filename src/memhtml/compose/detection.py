@@ -16,6 +16,7 @@ worth refusing a memory over.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -41,6 +42,7 @@ class FenceDetector:
         self._make = classifier
         self._lock = threading.Lock()
         self._chosen: Detector | None = None
+        self._chosen_in: int | None = None
         self.model_id: str | None = None
         # The classifier in use once chosen; None for the lexer race (or not yet).
 
@@ -49,8 +51,11 @@ class FenceDetector:
 
     def _pick(self) -> Detector:
         with self._lock:
-            if self._chosen is None:
+            # Chosen again in a forked child (``adapters.fork_pool``): a runtime loaded
+            # before the fork may count on threads the child does not have.
+            if self._chosen is None or self._chosen_in != os.getpid():
                 self._chosen = self._choose()
+                self._chosen_in = os.getpid()
             return self._chosen
 
     def _choose(self) -> Detector:

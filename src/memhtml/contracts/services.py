@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -575,6 +575,21 @@ class Clock(Protocol):
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds`` (a test clock advances its "now" instead)."""
         ...
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class FanOut(Protocol):
+    """A pure function over many items, perhaps on several cores at once.
+
+    Returns (or raises) exactly what ``[fn(x) for x in items]`` would, in order: only
+    where the work runs may differ. ``fn`` must be pure (what it returns depends on
+    its item and on nothing it changes), and what it returns must pickle, since a
+    result may come back from another process."""
+
+    def __call__(self, fn: Callable[[_T], _R], items: Sequence[_T]) -> list[_R]: ...
 
 
 # -- the state plane: what a sleep run keeps that the tree cannot hold -----------------

@@ -21,7 +21,8 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,7 +112,38 @@ class TermCounts:
     length: int
 
 
+_COUNTED_AHEAD: dict[int, tuple[MemoryRecord, TermCounts]] = {}
+"""Counts already taken, by the identity of the record they were taken of (held with
+it, so the identity cannot be another record's while it is here): ``counted_ahead``."""
+
+
+@contextmanager
+def counted_ahead(counted: Iterable[tuple[MemoryRecord, TermCounts]]) -> Iterator[None]:
+    """Within the block, ``term_counts`` of one of these very records (the same object)
+    is the counts given with it rather than counted again: the markdown import counts
+    each new memory's terms where it renders the file, on every core. ``term_counts``
+    is a pure function of the record, so the counts are the ones it would give."""
+    added = {id(record): (record, counts) for record, counts in counted
+             if id(record) not in _COUNTED_AHEAD}
+    _COUNTED_AHEAD.update(added)
+    try:
+        yield
+    finally:
+        for key in added:
+            _COUNTED_AHEAD.pop(key, None)
+
+
 def term_counts(record: MemoryRecord) -> TermCounts:
+    """The record's document (``document_text``) as stems and how often each occurs,
+    stop words left out."""
+    if _COUNTED_AHEAD:
+        known = _COUNTED_AHEAD.get(id(record))
+        if known is not None and known[0] is record:
+            return known[1]
+    return _counted(record)
+
+
+def _counted(record: MemoryRecord) -> TermCounts:
     words = Counter(_WORD.findall(document_text(record).lower()))
     for word in STOP_WORDS.intersection(words):
         del words[word]

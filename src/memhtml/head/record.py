@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
-from returns.result import Result
+from returns.result import Result, Success
 
 from memhtml.contracts.errors import InvalidMemory
 from memhtml.contracts.record import MemoryRecord
@@ -112,8 +114,37 @@ def record_of(doc: MemoryDoc, digest: str, path: str, html: str) -> MemoryRecord
     return record
 
 
+_READ_AHEAD: dict[tuple[str, str], MemoryRecord] = {}
+"""Records already read from their files, by (path, text): see ``read_ahead``."""
+
+
+@contextmanager
+def read_ahead(records: Iterable[MemoryRecord]) -> Iterator[None]:
+    """Within the block, ``record_from`` of the very text one of ``records`` was read
+    from, at its path, is that record rather than a second parse of the same bytes.
+
+    ``record_from`` is a pure function of (text, path), so a record computed ahead
+    (the markdown import parses each file it renders where it renders it, on every
+    core, ``markdown_import``) is the one a parse here would give; the write door's
+    check of the file is that parse. A text or path that differs at all (a door that
+    adds a link first) is parsed as always. Only successful reads are held: a file
+    the format refuses is refused by the door's own parse, with its own error."""
+    added = {(r.path, r.html): r for r in records}
+    added = {key: r for key, r in added.items() if key not in _READ_AHEAD}
+    _READ_AHEAD.update(added)
+    try:
+        yield
+    finally:
+        for key in added:
+            _READ_AHEAD.pop(key, None)
+
+
 def record_from(html: str, path: str) -> Result[MemoryRecord, InvalidMemory]:
     """Parse one file into its record, or fail with the parser's own error."""
+    if _READ_AHEAD:
+        known = _READ_AHEAD.get((path, html))
+        if known is not None:
+            return Success(known)
     return parse_memory_hashed(html, path).map(
         lambda pair: record_of(pair[0], pair[1], path, html)
     )

@@ -33,11 +33,15 @@ import posixpath
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import Link, MemoryRecord
+from memhtml.contracts.services import FanOut
+from memhtml.head.lexical import TermCounts, term_counts
+from memhtml.head.record import record_from
 from memhtml.mdindex.links import NoteNames, is_document_path
 from memhtml.store.deps import Detector
 from memhtml.store.errors import describe
@@ -57,6 +61,7 @@ from memhtml.store.markdown_decisions import (
     targets_of,
 )
 from memhtml.store.markdown_fields import memory_type_of
+from memhtml.store.markdown_front import FrontFailure
 from memhtml.store.markdown_history import ImportHistory, import_home
 from memhtml.store.markdown_index import index_page
 from memhtml.store.markdown_note import (
@@ -74,6 +79,8 @@ from memhtml.store.markdown_shape import decode_shape
 from memhtml.store.paths import Names, Spellings, new_memory_path, spelled
 
 MARKDOWN_SUFFIX = ".md"
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 
 __all__ = [
     "DIGEST_FACET",
@@ -137,6 +144,42 @@ class ImportPlan:
     """(source, store path) of each kept note brought back by ``revive``."""
     carried: tuple[Carried, ...] = ()
     """What each changed note's new version carries from the store's live version."""
+    read: tuple[tuple[MemoryRecord, TermCounts], ...] = ()
+    """Each new memory's file read back through the format's check where it was
+    rendered (only with a ``fan``), with its terms as the lexical index counts them:
+    what the write door's own read of the same bytes at the same path gives, and
+    what indexing that record counts (``head.record.read_ahead``,
+    ``head.lexical.counted_ahead``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Render:
+    """One memory file to render, with everything its placing decided; ``read_at``:
+    the path to read it back at (through the format's check), or None."""
+
+    converted: Converted
+    links: tuple[Link, ...]
+    labels: tuple[str, ...]
+    rows: tuple[NoteTarget, ...]
+    hrefs: list[str | None]
+    front_rows: tuple[NoteTarget, ...]
+    read_at: str | None
+
+    def done(self, at: str) -> tuple[str, tuple[MemoryRecord, TermCounts] | None]:
+        """The file, and, when it is to be read back and the format takes it, its
+        record and that record's term counts."""
+        html = render_file(self.converted, self.links, at, self.labels, self.rows,
+                           self.hrefs, self.front_rows)
+        if self.read_at is None:
+            return html, None
+        record = record_from(html, self.read_at).value_or(None)
+        return html, (record, term_counts(record)) if record is not None else None
+
+
+def _fanned(fan: FanOut | None, fn: Callable[[_In], _Out], items: Sequence[_In]
+            ) -> list[_Out]:
+    """``fn`` over ``items``: through ``fan`` when given, else here."""
+    return fan(fn, items) if fan is not None else [fn(item) for item in items]
 
 
 def now_instant() -> str:
@@ -262,7 +305,7 @@ class _Read:
 def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
           refused: Iterable[tuple[str, str]], on_file: Callable[[str], None] | None,
           digests: Mapping[str, str | None], plain_html: Collection[str] = (),
-          detect: Detector | None = None) -> _Read:
+          detect: Detector | None = None, fan: FanOut | None = None) -> _Read:
     """Each file converted, except one whose digest its live memory already records:
     that one is unchanged, and costs a hash. A note in ``plain_html`` keeps its raw
     HTML as text."""
@@ -270,6 +313,7 @@ def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
     for source, why in refused:
         read.left_out.append(NotConverted(source, why))
         read.present.add(source)
+    wanted: list[tuple[str, bytes]] = []
     for source, raw in sorted(files):
         if on_file is not None:
             on_file(source)
@@ -279,8 +323,13 @@ def _read(files: Iterable[tuple[str, bytes]], tags: Sequence[str],
         if known is not None and known == digest_of(raw):
             read.unchanged.append(source)
             continue
-        result = convert_markdown(source, raw, tags, source not in plain_html,
-                                  detect=detect)
+        wanted.append((source, raw))
+
+    def convert(item: tuple[str, bytes]) -> Result[Converted, FrontFailure]:
+        source, raw = item
+        return convert_markdown(source, raw, tags, source not in plain_html, detect=detect)
+
+    for (source, raw), result in zip(wanted, _fanned(fan, convert, wanted), strict=True):
         if isinstance(result, Failure):
             read.left_out.append(not_converted(source, result.failure()))
             continue
@@ -335,6 +384,7 @@ def plan_import(
     check: bool = True,
     plain_html: Collection[str] = (),
     detect: Detector | None = None,
+    fan: FanOut | None = None,
 ) -> ImportPlan:
     """The batch that brings ``files`` in, or brings an earlier import of them up to date.
 
@@ -355,7 +405,9 @@ def plan_import(
     which parses every file it lands anyway; a caller then handles a file the door
     refuses (``markdown_run.import_folder``). ``plain_html`` names notes whose raw
     HTML is to stay text. ``detect`` is the store's fence-language guess, asked only
-    about a code block written without a language.
+    about a code block written without a language. ``fan`` runs the per-note work
+    (converting, rendering, and reading each new file back through the format's
+    check, ``ImportPlan.read``) on several cores; the plan is the same without it.
     """
     stamp = at or now_instant()
     known = Known.of(records, import_home(directory))
@@ -363,7 +415,7 @@ def plan_import(
     used = set(taken)
     names = Names((Spellings.of(used),))
     read = _read(files, tags, refused, on_file, {s: d for s, (_, d) in managed.items()},
-                 plain_html, detect)
+                 plain_html, detect, fan)
     converted, left_out = read.converted, read.left_out
     placed: dict[str, str] = {s: managed[s][0].path for s in (*converted, *read.unchanged)
                               if s in managed}
@@ -427,13 +479,13 @@ def plan_import(
         ops += unlinks
         relinks += adds
     pages, placed_pages = _index_pages(read, directory, used, resolve, left_out, unresolved)
+    renders: list[_Render] = []
     for source in (*fresh, *revived):
         one = converted[source]
         rows, front_rows = written(one)
-        html = render_file(one, _note_links(one, resolve, placed[source], unresolved),
-                           stamp, targets=rows, hrefs=_hrefs(one, resolve),
-                           front_targets=front_rows)
-        ops.append(BWrite(WriteInput(file_html=html, path=placed[source])))
+        renders.append(_Render(one, _note_links(one, resolve, placed[source], unresolved),
+                               (), rows, _hrefs(one, resolve), front_rows,
+                               placed[source] if fan is not None else None))
     carried: list[Carried] = []
     for source in changed:
         one = converted[source]
@@ -450,9 +502,16 @@ def plan_import(
             carried.append(Carried(source, placed[source], labels, store_links,
                                    dropped_links))
         rows, front_rows = written(one)
-        html = render_file(one, links, stamp, labels, rows,
-                           _hrefs(one, resolve), front_rows)
-        ops.append(BCorrect(current.path, WriteInput(file_html=html, path=placed[source])))
+        renders.append(_Render(one, links, labels, rows, _hrefs(one, resolve), front_rows,
+                               None))
+    rendered = _fanned(fan, lambda job: job.done(stamp), renders)
+    writes = len(fresh) + len(revived)
+    for job, (html, _) in zip(renders[:writes], rendered[:writes], strict=True):
+        ops.append(BWrite(WriteInput(file_html=html, path=placed[job.converted.source])))
+    for source, (html, _) in zip(changed, rendered[writes:], strict=True):
+        ops.append(BCorrect(managed[source][0].path,
+                            WriteInput(file_html=html, path=placed[source])))
+    read_ahead = tuple(read for _, read in rendered if read is not None)
     deleted = sorted(s for s in managed if s not in read.present)
     ops += [BArchive(managed[s][0].path) for s in deleted]
     ops += relinks
@@ -464,7 +523,8 @@ def plan_import(
         unchanged=tuple(read.unchanged), indexes=tuple(placed_pages), pages=pages,
         refused=tuple(sorted(left_out, key=lambda n: n.source)),
         unresolved=tuple(unresolved), kept=tuple(kept),
-        revived=tuple((s, placed[s]) for s in revived), carried=tuple(carried))
+        revived=tuple((s, placed[s]) for s in revived), carried=tuple(carried),
+        read=read_ahead)
 
 
 def _named(converted: Mapping[str, Converted],

@@ -10,7 +10,10 @@ which is how the next import tells its own work from the person's.
 to the write door, which parses every file it lands anyway (checking first as well
 parsed every note twice), and when the door refuses one note's file, it leaves that
 note out (or, the first time, converts it again with its raw HTML as text) and lands
-the rest, so one bad note never sinks the commit.
+the rest, so one bad note never sinks the commit. Given a fan (the CLI's fork pool),
+the per-note work runs on several cores, each file read back where it is rendered;
+the door's parse of that same file is then the record read there
+(``head.record.read_ahead``), so it is still the door that takes or refuses it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from dataclasses import dataclass
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.contracts.errors import InvalidMemory
+from memhtml.contracts.services import FanOut
 from memhtml.head import HeadVersion
+from memhtml.head.lexical import counted_ahead
+from memhtml.head.record import read_ahead
 from memhtml.store.doors import batch
 from memhtml.store.errors import Refused, StoreError, describe
 from memhtml.store.landing import Landed
@@ -41,9 +47,10 @@ _BATCH_OP = re.compile(r"batch op ([0-9]+): ")
 def plan_markdown(store: Store, files: Sequence[tuple[str, bytes]], directory: str,
                   tags: Sequence[str] = (), refused: Iterable[tuple[str, str]] = (),
                   revive: Collection[str] = (), at: str | None = None, check: bool = True,
-                  plain_html: Collection[str] = ()
+                  plain_html: Collection[str] = (), fan: FanOut | None = None
                   ) -> IOResult[ImportPlan, StoreError]:
-    """The import of ``files`` into ``directory``, planned against the store's tip."""
+    """The import of ``files`` into ``directory``, planned against the store's tip
+    (its per-note work through ``fan`` when given: ``plan_import``)."""
 
     def planned(head: HeadVersion) -> IOResult[ImportPlan, StoreError]:
         records = list(head.records())
@@ -52,15 +59,17 @@ def plan_markdown(store: Store, files: Sequence[tuple[str, bytes]], directory: s
             lambda history: plan_import(files, directory, tags, records, head.paths(),
                                         at=at, refused=refused, history=history,
                                         revive=revive, check=check, plain_html=plain_html,
-                                        detect=store.deps.detect))
+                                        detect=store.deps.detect, fan=fan))
 
     return store.head().bind(planned)
 
 
 def land_markdown(store: Store, plan: ImportPlan, directory: str
                   ) -> IOResult[Landed, StoreError]:
-    """The plan's ops and index pages as one commit, with the import's trailer."""
-    return batch(store, plan.ops, plan.pages, import_trailers(directory))
+    """The plan's ops and index pages as one commit, with the import's trailer. The
+    files the plan already read back (``ImportPlan.read``) are not parsed again."""
+    with read_ahead(record for record, _ in plan.read), counted_ahead(plan.read):
+        return batch(store, plan.ops, plan.pages, import_trailers(directory))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,18 +98,19 @@ def _refused_source(plan: ImportPlan, error: StoreError) -> str | None:
 
 def import_folder(store: Store, files: Sequence[tuple[str, bytes]], directory: str,
                   tags: Sequence[str] = (), refused: Iterable[tuple[str, str]] = (),
-                  revive: Collection[str] = (), at: str | None = None
-                  ) -> IOResult[Imported, StoreError]:
+                  revive: Collection[str] = (), at: str | None = None,
+                  fan: FanOut | None = None) -> IOResult[Imported, StoreError]:
     """Plan the import of ``files`` and land it as one commit; a note whose file the
     write door refuses is left out (listed with the door's reason) and the rest
-    planned and landed again."""
+    planned and landed again. ``fan`` shares the per-note work between cores
+    (``plan_import``); what lands is the same without it."""
     walked = tuple(refused)
 
     def attempt(left_out: dict[str, str], plain: frozenset[str]
                 ) -> IOResult[Imported, StoreError]:
         kept = [(source, raw) for source, raw in files if source not in left_out]
         return plan_markdown(store, kept, directory, tags, (*walked, *left_out.items()),
-                             revive, at, check=False, plain_html=plain).bind(
+                             revive, at, check=False, plain_html=plain, fan=fan).bind(
             lambda plan: land(plan, left_out, plain))
 
     def land(plan: ImportPlan, left_out: dict[str, str], plain: frozenset[str]

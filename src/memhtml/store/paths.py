@@ -164,11 +164,16 @@ class Names:
 
     def _count(self, table: Callable[[Spellings], Mapping[str, Counter[str]]], key: str
                ) -> Counter[str]:
+        found = [counts for layer in self.present if (counts := table(layer).get(key))]
+        gone = [counts for layer in self.gone if (counts := table(layer).get(key))]
+        if not gone and len(found) <= 1:
+            # Nearly every name: held by one layer or by none, and removed by none.
+            return +found[0] if found else Counter()
         total: Counter[str] = Counter()
-        for layer in self.present:
-            total.update(table(layer).get(key, {}))
-        for layer in self.gone:
-            total.subtract(table(layer).get(key, {}))
+        for counts in found:
+            total.update(counts)
+        for counts in gone:
+            total.subtract(counts)
         return +total
 
     def _dirs(self, directory: str) -> Counter[str]:
