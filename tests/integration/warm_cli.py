@@ -14,14 +14,17 @@ none of it is the program as a fresh start would have it: nothing of memhtml has
 so no cache is filled and no store is open.
 
 What an interpreter reads once at start-up is read from the command's own environment:
-a server is started with exactly the environment its commands get, and a command with
-another environment gets a server of its own (libgit2 fixes its configuration search
-path from ``HOME`` when pygit2 is imported; Python fixes the stream encodings and the
-hash seed at start; OpenBLAS its thread count at load). The commands of one server
-share its hash seed, where fresh interpreters would each draw one. A server forks only
-while it runs one thread (a fork copies only the calling thread); one that cannot
-serve leaves the command to a fresh ``python -m memhtml``, the same command, only
-slower.
+a server is started with the environment its commands get, and a command with another
+environment gets a server of its own (libgit2 fixes its configuration search path from
+``HOME`` when pygit2 is imported; Python fixes the stream encodings and the hash seed
+at start; OpenBLAS its thread count at load). Only memhtml's own variables
+(``MEMHTML_*``) and pytest's name of the running test may differ between the commands
+of one server: memhtml reads its own when a command runs, never on import, nothing
+reads pytest's, and each child takes its command's environment whole.
+The commands of one server share its hash seed, where fresh interpreters would each
+draw one. A server forks only while it runs one thread (a fork copies only the calling
+thread); one that cannot serve leaves the command to a fresh ``python -m memhtml``,
+the same command, only slower.
 
 The tests that are about a cold process itself (start-up and exit, closed pipes, what
 a command imports, input on stdin, resource limits, signals) keep ``python -m
@@ -213,7 +216,8 @@ _servers: OrderedDict[tuple[tuple[str, str], ...], _Server] = OrderedDict()
 
 
 def _server(env: Mapping[str, str]) -> _Server:
-    key = tuple(sorted(env.items()))
+    key = tuple(sorted((name, value) for name, value in env.items()
+                       if not name.startswith("MEMHTML_") and name != "PYTEST_CURRENT_TEST"))
     found = _servers.pop(key, None)
     if found is None or found.process.poll() is not None:
         if found is not None:

@@ -22,8 +22,9 @@ commits, with plain git (``git add -f`` where ``.gitignore`` would stop it):
 
 The victim clones each repository and runs every command the CLI has, as
 subprocesses (forked from a warm interpreter: ``warm_cli``), with ``HOSTILE_SECRET`` in
-its environment, plus the MCP server under the SDK's own client. Each property is its own test over the recorded runs, so a
-property that does not hold is one precise failure.
+its environment, plus the MCP server under the SDK's own client. Each property is its
+own test over the recorded runs, so a property that does not hold is one precise
+failure.
 """
 
 from __future__ import annotations
