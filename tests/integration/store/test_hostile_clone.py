@@ -42,7 +42,6 @@ import shlex
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import urllib.request
@@ -599,9 +598,8 @@ MCP_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
 def serve_mcp(scene: Scene, env: dict[str, str]) -> None:
     """``memhtml mcp --store <clone>`` under the SDK's stdio client: each call a Run."""
     root = scene.clones["main"]
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "memhtml", "mcp", "--store", str(root)],
-                                   env=env, cwd=str(scene.base))
+    command, args = warm_cli.launcher("memhtml", "mcp", "--store", str(root), env=env)
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(scene.base))
     log = scene.base / "mcp-stderr.log"
 
     async def session() -> None:
