@@ -147,6 +147,9 @@ class _Spelled(Mapping[str, Counter[str]]):
             return Counter(found)
         return Counter({self._single[key]: 1})
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._single
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._single)
 
@@ -164,11 +167,17 @@ class Names:
 
     def _count(self, table: Callable[[Spellings], Mapping[str, Counter[str]]], key: str
                ) -> Counter[str]:
+        # A layer that does not spell ``key`` is passed over: nearly every layer, for
+        # nearly every name a plan judges.
         total: Counter[str] = Counter()
         for layer in self.present:
-            total.update(table(layer).get(key, {}))
+            spelled = table(layer)
+            if key in spelled:
+                total.update(spelled[key])
         for layer in self.gone:
-            total.subtract(table(layer).get(key, {}))
+            spelled = table(layer)
+            if key in spelled:
+                total.subtract(spelled[key])
         return +total
 
     def _dirs(self, directory: str) -> Counter[str]:
