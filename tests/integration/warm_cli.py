@@ -141,7 +141,8 @@ def _exit_code(done: SystemExit) -> int:
 
 
 def _child(request: Mapping[str, Any], fds: Sequence[int]) -> None:
-    """In the forked child: become ``python -m <module> <argv>`` and run it."""
+    """In the forked child: become ``python -m <module> <argv>`` (or ``python -c <code>
+    <argv>``) and run it."""
     code = 1
     try:
         for target, fd in enumerate(fds):
@@ -150,12 +151,18 @@ def _child(request: Mapping[str, Any], fds: Sequence[int]) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        sys.path[0] = os.getcwd()  # where ``python -m`` puts the working directory
-        sys.argv = [request["module"], *request["argv"]]
         import runpy
 
         try:
-            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+            if "code" in request:  # ``python -c``: the working directory, as it is then
+                sys.path[0] = ""
+                sys.argv = ["-c", *request["argv"]]
+                exec(compile(request["code"], "<string>", "exec"),
+                     {"__name__": "__main__", "__builtins__": __builtins__})
+            else:  # ``python -m``: the working directory as it was at the start
+                sys.path[0] = os.getcwd()
+                sys.argv = [request["module"], *request["argv"]]
+                runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
             code = 0
         except SystemExit as done:
             code = _exit_code(done)
@@ -244,9 +251,9 @@ def serve(address: str, module: str) -> None:
 
 LAUNCH = r"""
 import json, os, signal, socket, struct, sys
-address, module, *argv = sys.argv[1:]
+address, flag, target, *argv = sys.argv[1:]
 def fresh():
-    os.execv(sys.executable, [sys.executable, "-m", module, *argv])
+    os.execv(sys.executable, [sys.executable, flag, target, *argv])
 def receive(sock):
     data = b""
     while len(data) < 4 or len(data) < 4 + struct.unpack("!I", data[:4])[0]:
@@ -258,8 +265,8 @@ def receive(sock):
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
     sock.connect(address)
-    body = json.dumps({"module": module, "argv": argv, "cwd": os.getcwd(),
-                       "env": dict(os.environ)}).encode()
+    body = json.dumps({"module" if flag == "-m" else "code": target, "argv": argv,
+                       "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
     socket.send_fds(sock, [struct.pack("!I", len(body)) + body], [0, 1, 2])
     answer = receive(sock)
 except OSError:
@@ -398,12 +405,15 @@ def memhtml(*tokens: str, env: Mapping[str, str] | None = None, cwd: Path | None
     return subprocess.CompletedProcess(command, int(answer.get("code", 1)), texts[0], texts[1])
 
 
-def launcher(module: str, *argv: str, env: Mapping[str, str]) -> tuple[str, list[str]]:
+def launcher(module: str, *argv: str, env: Mapping[str, str], code: str | None = None
+             ) -> tuple[str, list[str]]:
     """The command and arguments of a process that runs ``python -m <module> <argv>``
-    forked from a warm server for ``env`` (the environment it will be started with),
-    standing behind it until it exits: its streams are the child's, the signals it
-    gets are forwarded, and it exits with the child's code. Where no server can run
-    it, it becomes a fresh ``python -m <module>`` itself."""
+    (with ``code``: ``python -c <code> <argv>``, the server preloading as for
+    ``module``) forked from a warm server for ``env`` (the environment it will be
+    started with), standing behind it until it exits: its streams are the child's, the
+    signals it gets are forwarded, and it exits with the child's code. Where no server
+    can run it, it becomes a fresh interpreter itself."""
     server = _server(env, module)
-    return sys.executable, ["-I", "-S", "-c", LAUNCH, server.address, module, *argv]
+    target = ("-m", module) if code is None else ("-c", code)
+    return sys.executable, ["-I", "-S", "-c", LAUNCH, server.address, *target, *argv]
 
