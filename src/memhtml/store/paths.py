@@ -147,6 +147,9 @@ class _Spelled(Mapping[str, Counter[str]]):
             return Counter(found)
         return Counter({self._single[key]: 1})
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._single
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._single)
 

@@ -62,6 +62,9 @@ class _Counted(Mapping[str, Counter[str]]):
     def __getitem__(self, key: str) -> Counter[str]:
         return Counter(dict(self._table[key].items()))
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._table
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._table)
 

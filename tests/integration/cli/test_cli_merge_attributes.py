@@ -82,12 +82,19 @@ def text_merge(root: Path, env: dict[str, str], path: str, base: str, ours: str,
                           capture_output=True, text=True, env=env, check=False)
 
 
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One clean home for the module's tests: nothing writes there, so their commands
+    share one warm interpreter (``warm_cli``)."""
+    return tmp_path_factory.mktemp("home")
+
+
 @pytest.fixture
-def pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-         ) -> tuple[dict[str, str], Path, Path]:
+def pair(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch,
+         capsys: pytest.CaptureFixture[str]) -> tuple[dict[str, str], Path, Path]:
     """Two clones of a store on a file remote, each cloned with ``memhtml clone``; the
     first made by an earlier release, whose config still defines ``ours`` as ``true``."""
-    env = clean_environment(monkeypatch, tmp_path / "home")
+    env = clean_environment(monkeypatch, home)
     seed = tmp_path / "seed"
     assert memhtml(env, "init", str(seed)).returncode == 0
     for path, title in ((APART, "Apart"), (CLASH, "Clash")):
@@ -165,9 +172,9 @@ def test_a_committed_merge_driver_never_drops_the_other_sides_memory_edit(
 
 
 def test_doctor_names_every_memory_file_git_gives_a_merge_driver(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    env = clean_environment(monkeypatch, tmp_path / "home")
+    env = clean_environment(monkeypatch, home)
     root = tmp_path / "store"
     assert memhtml(env, "init", str(root)).returncode == 0
     places = {"ours": "areas/a/", "union": "areas/b/", "binary": "areas/c/",
@@ -213,9 +220,9 @@ def test_doctor_names_every_memory_file_git_gives_a_merge_driver(
 
 
 def test_an_earlier_stores_merge_ours_lines_are_named_and_replaced(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    env = clean_environment(monkeypatch, tmp_path / "home")
+    env = clean_environment(monkeypatch, home)
     root = tmp_path / "store"
     assert memhtml(env, "init", str(root)).returncode == 0
     setup(capsys, root, "write", "--title", "Alpha", "--claim", "Alpha holds.")

@@ -59,11 +59,18 @@ def merge(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return git(root, env, *PERSON, "merge", "--no-edit", "FETCH_HEAD", check=False)
 
 
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One clean home for the module's tests: nothing writes there, so their commands
+    share one warm interpreter (``warm_cli``)."""
+    return tmp_path_factory.mktemp("home")
+
+
 @pytest.fixture
-def scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def scene(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
           ) -> tuple[dict[str, str], Path, Path, Path]:
     """A store and two clones of it, each with a memory of its own, published."""
-    env = clean_environment(monkeypatch, tmp_path / "home")
+    env = clean_environment(monkeypatch, home)
     origin = tmp_path / "origin"
     done = memhtml(env, "init", str(origin))
     assert done.returncode == 0, done.stderr

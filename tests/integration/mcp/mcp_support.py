@@ -1,8 +1,9 @@
 """Shared helpers for the MCP server's integration tests.
 
-Each test spawns ``python -m memhtml.mcp --store <dir>`` as a real subprocess and
-talks to it with the SDK's own stdio client, so what is checked is what an MCP
-client sees on the wire. The store is a real repository made with the store library.
+Each test spawns ``python -m memhtml.mcp --store <dir>`` as a real subprocess (forked
+from a warm interpreter behind a launcher process: ``warm_cli``) and talks to it with
+the SDK's own stdio client, so what is checked is what an MCP client sees on the wire.
+The store is a real repository made with the store library.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -32,6 +32,7 @@ from memhtml.adapters.snapshot_files import SnapshotFiles
 from memhtml.compose.services import blob_reader
 from memhtml.contracts.services import Signature
 from memhtml.store import Store, StoreDeps, init_store
+from tests.integration import warm_cli
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -90,10 +91,10 @@ async def served(root: Path, env: dict[str, str] | None = None
     """A client session with a server process serving ``root``; stderr goes to a log
     beside the store, which a failing test can be read against. ``env`` adds variables
     to the SDK's default environment for the server."""
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memhtml.mcp", "--store", str(root)],
-        cwd=str(root.parent), env={**server_environment(), **(env or {})},
-    )
+    environment = {**server_environment(), **(env or {})}
+    command, args = warm_cli.launcher("memhtml.mcp", "--store", str(root), env=environment)
+    params = StdioServerParameters(command=command, args=args, cwd=str(root.parent),
+                                   env=environment)
     with (root.parent / "server.log").open("w", encoding="utf-8") as log:
         async with stdio_client(params, errlog=log) as (read, write), \
                 ClientSession(read, write) as session:

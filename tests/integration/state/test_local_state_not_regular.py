@@ -4,10 +4,11 @@ Local state is ``<git-dir>/memhtml/`` (snapshots, write marks, vector files, the
 database and the files sqlite keeps beside it) and the markdown index cache. At each of
 its paths, files and directories alike, a FIFO, a symbolic link to ``/dev/zero``, a
 symbolic link to a file elsewhere, a directory or a socket is put in place, and a
-command runs as a person runs it (``python -m memhtml``, its own process). It must end
-with its normal answer or a clean ``ERR_`` error; the timeout only detects a hang (it is
-generous and never a measurement). A link is never written through: the file it points
-at is as it was. ``doctor`` names whatever odd entry is still there when it looks.
+command runs as a person runs it (``python -m memhtml``, its own process, forked from a
+warm interpreter: ``warm_cli``). It must end with its normal answer or a clean ``ERR_``
+error; the timeout only detects a hang (it is generous and never a measurement). A link
+is never written through: the file it points at is as it was. ``doctor`` names whatever
+odd entry is still there when it looks.
 
 The cross-product (every path, every kind, every command that reads local state) is
 ``CASES``; the covering list runs every path and every kind with a command that reads
@@ -24,7 +25,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memhtml.compose.mdcache import index_cache_dir
+from tests.integration import warm_cli
 from tests.integration.store.checkout_support import clean_env
 
 HANG_SECONDS = 90
@@ -107,10 +108,10 @@ COVERING: tuple[tuple[str, str, str], ...] = (
 OUTSIDE = b"a file of someone else's\n"
 
 
-def _run(env: dict[str, str], *tokens: str, cwd: Path | None = None
-         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memhtml", *tokens], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=HANG_SECONDS, check=False)
+def _run(env: dict[str, str], *tokens: str) -> subprocess.CompletedProcess[str]:
+    """``python -m memhtml <tokens>``: its own process, forked from a warm interpreter
+    (``warm_cli``)."""
+    return warm_cli.memhtml(*tokens, env=env, timeout=HANG_SECONDS)
 
 
 def _git(root: Path, env: dict[str, str], *args: str) -> str:
@@ -197,7 +198,9 @@ def check_case(template: Path, scratch: Path, target: str, kind: str, command: s
     if case.exists():
         shutil.rmtree(case)
     case.mkdir(parents=True)
-    env = clean_env(case / "home")
+    # The cases share the template's home (nothing writes there), so their commands
+    # share one warm interpreter; each has its own cache folder.
+    env = clean_env(template / "home")
     env["MEMHTML_CACHE_DIR"] = str(case / "cache")
     outside = case / "outside.bin"
     notes = template / "notes"

@@ -9,12 +9,12 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memhtml.cli.app import app
+from tests.integration import warm_cli
 
 PERSON = ("-c", "user.name=Person", "-c", "user.email=person@example.org")
 
@@ -42,9 +42,9 @@ def clean_env(home: Path) -> dict[str, str]:
 
 def memhtml(env: dict[str, str], *tokens: str, timeout: float = 60
             ) -> subprocess.CompletedProcess[str]:
-    """The ``memhtml`` command line as its own process (``python -m memhtml``)."""
-    return subprocess.run([sys.executable, "-m", "memhtml", *tokens], env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    """The ``memhtml`` command line as its own process (``python -m memhtml``), forked
+    from a warm interpreter started under ``env`` (``warm_cli``)."""
+    return warm_cli.memhtml(*tokens, env=env, timeout=timeout)
 
 
 def git(root: Path, env: dict[str, str], *args: str, check: bool = True

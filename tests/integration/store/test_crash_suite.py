@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -248,51 +249,65 @@ def _points(events: tuple[str, ...]) -> list[int]:
     return sorted(chosen | set(first.values()) | set(last.values()))
 
 
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One clean home for the module's tests (nothing writes there)."""
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(scope="module")
+def warm(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmCli]:
+    """One warm server per module and worker: each command is a fork of it, begun with
+    nothing of memhtml run (``write_faults``), so the tests can share it."""
+    with WarmCli(clean_env(home), tmp_path_factory.mktemp("warm"), "checkout") as server:
+        yield server
+
+
 @pytest.mark.parametrize("door", sorted(DOORS))
 def test_a_crash_at_any_write_point_is_finished_by_the_next_command(
-        door: str, prepared: Prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = clean_environment(monkeypatch, tmp_path / "home")
+        door: str, prepared: Prepared, warm: WarmCli, home: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_environment(monkeypatch, home)
     failures: list[tuple[Ran, tuple[str, ...]]] = []
-    with WarmCli(env, tmp_path / "warm", "checkout") as warm:
-        root, whole = _crash(prepared, door, 0, tmp_path, warm)
-        assert whole.code == 0, whole.output
-        problems = _after(prepared, root, whole, warm)
-        if problems:
-            failures.append((whole, problems))
+    root, whole = _crash(prepared, door, 0, tmp_path, warm)
+    assert whole.code == 0, whole.output
+    problems = _after(prepared, root, whole, warm)
+    if problems:
+        failures.append((whole, problems))
+    _discard(root)
+    assert len(whole.events) > 5, f"the wrapper saw only {whole.events}"
+    assert any(e.startswith(MOVES.get(door, LANDED)) for e in whole.events), whole.events
+    for k in _points(whole.events):
+        root, crash = _crash(prepared, door, k, tmp_path, warm)
+        assert crash.code == CRASHED, (k, crash.code, crash.output)
+        assert crash.point == whole.events[k - 1], "the writes are not deterministic"
+        # The points holding git's index lock are the test's below.
+        if IN_INDEX_LOCK not in crash.point:
+            problems = _after(prepared, root, crash, warm)
+            if problems:
+                failures.append((crash, problems))
         _discard(root)
-        assert len(whole.events) > 5, f"the wrapper saw only {whole.events}"
-        assert any(e.startswith(MOVES.get(door, LANDED)) for e in whole.events), whole.events
-        for k in _points(whole.events):
-            root, crash = _crash(prepared, door, k, tmp_path, warm)
-            assert crash.code == CRASHED, (k, crash.code, crash.output)
-            assert crash.point == whole.events[k - 1], "the writes are not deterministic"
-            # The points holding git's index lock are the test's below.
-            if IN_INDEX_LOCK not in crash.point:
-                problems = _after(prepared, root, crash, warm)
-                if problems:
-                    failures.append((crash, problems))
-            _discard(root)
     if failures:
         raise LostWorkError(_report(door, failures))
 
 
 @pytest.mark.parametrize("door", sorted(DOORS))
 def test_a_crash_holding_gits_index_lock_is_finished_by_the_next_command(
-        door: str, prepared: Prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = clean_environment(monkeypatch, tmp_path / "home")
+        door: str, prepared: Prepared, warm: WarmCli, home: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_environment(monkeypatch, home)
     failures: list[tuple[Ran, tuple[str, ...]]] = []
-    with WarmCli(env, tmp_path / "warm", "checkout") as warm:
-        root, whole = _crash(prepared, door, 0, tmp_path, warm)
-        assert whole.code == 0, whole.output
+    root, whole = _crash(prepared, door, 0, tmp_path, warm)
+    assert whole.code == 0, whole.output
+    _discard(root)
+    points = [k for k, event in enumerate(whole.events, start=1) if IN_INDEX_LOCK in event]
+    assert points, whole.events
+    for k in points:
+        root, crash = _crash(prepared, door, k, tmp_path, warm)
+        assert crash.code == CRASHED, (k, crash.code, crash.output)
+        problems = _after(prepared, root, crash, warm)
+        if problems:
+            failures.append((crash, problems))
         _discard(root)
-        points = [k for k, event in enumerate(whole.events, start=1) if IN_INDEX_LOCK in event]
-        assert points, whole.events
-        for k in points:
-            root, crash = _crash(prepared, door, k, tmp_path, warm)
-            assert crash.code == CRASHED, (k, crash.code, crash.output)
-            problems = _after(prepared, root, crash, warm)
-            if problems:
-                failures.append((crash, problems))
-            _discard(root)
     if failures:
         raise LostWorkError(_report(door, failures))

@@ -21,9 +21,10 @@ commits, with plain git (``git add -f`` where ``.gitignore`` would stop it):
   happens to be in that directory.
 
 The victim clones each repository and runs every command the CLI has, as
-subprocesses, with ``HOSTILE_SECRET`` in its environment, plus the MCP server under
-the SDK's own client. Each property is its own test over the recorded runs, so a
-property that does not hold is one precise failure.
+subprocesses (forked from a warm interpreter: ``warm_cli``), with ``HOSTILE_SECRET`` in
+its environment, plus the MCP server under the SDK's own client. Each property is its
+own test over the recorded runs, so a property that does not hold is one precise
+failure.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ import shlex
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import urllib.request
@@ -54,6 +54,8 @@ import numpy as np
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+from tests.integration import warm_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.first]
 
@@ -281,9 +283,9 @@ def hostile_commit(cwd: Path, env: dict[str, str], message: str, *paths: str) ->
 
 
 def memhtml(cwd: Path, env: dict[str, str], *tokens: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memhtml", *tokens], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
-                          check=False)
+    """``python -m memhtml`` in ``cwd`` under ``env``: its own process, forked from a warm
+    interpreter started under ``env`` (``warm_cli``)."""
+    return warm_cli.memhtml(*tokens, env=env, cwd=cwd, timeout=COMMAND_TIMEOUT_S)
 
 
 def made(cwd: Path, env: dict[str, str], *tokens: str) -> Any:
@@ -596,9 +598,8 @@ MCP_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
 def serve_mcp(scene: Scene, env: dict[str, str]) -> None:
     """``memhtml mcp --store <clone>`` under the SDK's stdio client: each call a Run."""
     root = scene.clones["main"]
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "memhtml", "mcp", "--store", str(root)],
-                                   env=env, cwd=str(scene.base))
+    command, args = warm_cli.launcher("memhtml", "mcp", "--store", str(root), env=env)
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(scene.base))
     log = scene.base / "mcp-stderr.log"
 
     async def session() -> None:

@@ -13,6 +13,7 @@ history, and ``git revert`` of that commit brings it back.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,12 +29,17 @@ from tests.integration.store.checkout_support import (
 
 KETTLE = "areas/inbox/wrong-kettle-note.html"
 LADDER = "areas/inbox/ladder.html"
+Copy = tuple[Path, dict[str, str], str]
+"""A test's own store: its root, the environment and the written memory's path."""
 
 
-def _store_with_one_write(tmp_path: Path) -> tuple[Path, dict[str, str], str]:
-    """A store with one memory written through the command; its root, env and path."""
-    root = tmp_path / "store"
-    env = clean_env(tmp_path / "home")
+@pytest.fixture(scope="module")
+def one_write(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A store with one memory written through the command, made once per module, and
+    the clean environment every test of the module runs in (its home is written by
+    nothing, so the tests' commands share one warm interpreter)."""
+    base = tmp_path_factory.mktemp("one-write")
+    root, env = base / "store", clean_env(base / "home")
     root.mkdir()
     git(root, env, "init", "-q", "-b", "main")
     made = memhtml(env, "init", "--store", str(root))
@@ -42,7 +48,15 @@ def _store_with_one_write(tmp_path: Path) -> tuple[Path, dict[str, str], str]:
                     "--claim", "The kettle is descaled on Fridays.",
                     "--path", KETTLE, "--store", str(root))
     assert wrote.returncode == 0, wrote.stderr
-    return root, env, KETTLE
+    return root, env
+
+
+@pytest.fixture
+def store(one_write: tuple[Path, dict[str, str]], tmp_path: Path) -> Copy:
+    """A copy of ``one_write``'s store for this test; its root, env and the path."""
+    root = tmp_path / "store"
+    shutil.copytree(one_write[0], root, symlinks=True)
+    return root, one_write[1], KETTLE
 
 
 def _after_next_command(root: Path, env: dict[str, str]) -> dict[str, str]:
@@ -60,8 +74,8 @@ def _log(root: Path, env: dict[str, str]) -> str:
     return git(root, env, "log", "-4", "--format=%h %s").stdout
 
 
-def test_a_git_revert_of_a_write_is_not_written_back(tmp_path: Path) -> None:
-    root, env, path = _store_with_one_write(tmp_path)
+def test_a_git_revert_of_a_write_is_not_written_back(store: Copy) -> None:
+    root, env, path = store
     git(root, env, *PERSON, "revert", "--no-edit", "HEAD")
     reverted = _head(root, env)
     assert path not in tree(root, env)
@@ -79,8 +93,8 @@ def _note(root: Path, env: dict[str, str]) -> str:
     return status.stderr
 
 
-def test_a_git_rm_of_a_write_is_kept_and_said(tmp_path: Path) -> None:
-    root, env, path = _store_with_one_write(tmp_path)
+def test_a_git_rm_of_a_write_is_kept_and_said(store: Copy) -> None:
+    root, env, path = store
     git(root, env, "rm", "-q", "--", path)
     git(root, env, *PERSON, "commit", "-q", "-m", "drop the wrong kettle note")
     removed = _head(root, env)
@@ -97,8 +111,8 @@ def test_a_git_rm_of_a_write_is_kept_and_said(tmp_path: Path) -> None:
     assert path in tree(root, env)
 
 
-def test_a_label_checked_out_back_by_hand_is_kept(tmp_path: Path) -> None:
-    root, env, path = _store_with_one_write(tmp_path)
+def test_a_label_checked_out_back_by_hand_is_kept(store: Copy) -> None:
+    root, env, path = store
     before = tree(root, env)[path]
     labelled = memhtml(env, "label", path, "person:ines-marechal", "--store", str(root))
     assert labelled.returncode == 0, labelled.stderr
@@ -109,8 +123,8 @@ def test_a_label_checked_out_back_by_hand_is_kept(tmp_path: Path) -> None:
     assert porcelain(root, env) == []
 
 
-def test_a_git_mv_of_a_write_is_kept(tmp_path: Path) -> None:
-    root, env, path = _store_with_one_write(tmp_path)
+def test_a_git_mv_of_a_write_is_kept(store: Copy) -> None:
+    root, env, path = store
     elsewhere = "areas/kitchen/kettle.html"
     (root / "areas" / "kitchen").mkdir(parents=True)
     git(root, env, "mv", path, elsewhere)
@@ -128,19 +142,19 @@ def test_a_git_mv_of_a_write_is_kept(tmp_path: Path) -> None:
 
 
 def test_an_index_only_undo_that_leaves_the_write_on_disk_reads_as_stale(
-        tmp_path: Path) -> None:
+        store: Copy) -> None:
     """``git rm --cached`` leaves the written file on disk, untracked: exactly what a
     commit of an index read before the write leaves. Written back (the documented
     limit of the proof)."""
-    root, env, path = _store_with_one_write(tmp_path)
+    root, env, path = store
     git(root, env, "rm", "-q", "--cached", "--", path)
     git(root, env, *PERSON, "commit", "-q", "-m", "untrack it")
     assert path in _after_next_command(root, env), _log(root, env)
     assert porcelain(root, env) == []
 
 
-def test_a_revert_stays_with_the_branch_not_checked_out(tmp_path: Path) -> None:
-    root, env, path = _store_with_one_write(tmp_path)
+def test_a_revert_stays_with_the_branch_not_checked_out(store: Copy) -> None:
+    root, env, path = store
     git(root, env, *PERSON, "revert", "--no-edit", "HEAD")
     reverted = git(root, env, "rev-parse", "refs/heads/main").stdout.strip()
     git(root, env, "checkout", "-q", "--detach", "HEAD~1")
@@ -150,8 +164,8 @@ def test_a_revert_stays_with_the_branch_not_checked_out(tmp_path: Path) -> None:
     assert git(root, env, "rev-parse", "refs/heads/main").stdout.strip() == reverted
 
 
-def test_a_revert_of_a_correction_keeps_both_paths_undone(tmp_path: Path) -> None:
-    root, env, path = _store_with_one_write(tmp_path)
+def test_a_revert_of_a_correction_keeps_both_paths_undone(store: Copy) -> None:
+    root, env, path = store
     before = tree(root, env)
     corrected = memhtml(env, "correct", path, "--title", "Kettle note",
                         "--claim", "The kettle is descaled on Mondays.", "--store", str(root))
@@ -165,8 +179,8 @@ def test_a_revert_of_a_correction_keeps_both_paths_undone(tmp_path: Path) -> Non
 
 
 def test_a_revert_of_an_archive_that_rewrote_links_keeps_every_path_undone(
-        tmp_path: Path) -> None:
-    root, env, path = _store_with_one_write(tmp_path)
+        store: Copy) -> None:
+    root, env, path = store
     linked = memhtml(env, "write", "--title", "Ladder", "--claim", "The ladder is in the shed.",
                      "--link", f"relates_to=/{path}", "--path", LADDER, "--store", str(root))
     assert linked.returncode == 0, linked.stderr
@@ -188,12 +202,13 @@ def test_a_revert_of_an_archive_that_rewrote_links_keeps_every_path_undone(
     (("stash", "-q", "-u"), False), (("clean", "-fq", "--", LADDER), False),
 ], ids=["left", "reset --hard", "stash", "clean"])
 def test_a_commit_from_a_stale_index_is_written_back_while_the_checkout_shows_it(
-        tmp_path: Path, tidy: tuple[str, ...], written_back: bool) -> None:
+        store: Copy, tidy: tuple[str, ...],
+        written_back: bool) -> None:
     """The person's commit carries the index from before the write; then they may tidy
     the written file it left on disk away. ``reset --hard`` leaves an untracked file
     where it is, so the proof stands; ``stash -u`` and ``clean`` take it away, and the
     commit is the person's from then on (said, and one ``git revert`` away)."""
-    root, env, _ = _store_with_one_write(tmp_path)
+    root, env, _ = store
     stale_index = (root / ".git" / "index").read_bytes()
     wrote = memhtml(env, "write", "--title", "Ladder", "--claim", "The ladder is in the shed.",
                     "--path", LADDER, "--store", str(root))

@@ -20,6 +20,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from tests.integration import warm_cli
 from tests.integration.store.checkout_support import (
     PERSON,
     LostWorkError,
@@ -145,9 +146,12 @@ main(sys.argv[1:])
 
 
 def _writer(root: Path, env: dict[str, str], writer: int) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(root), str(writer), str(WRITES), str(RETRIES)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """A writer process, forked from a warm interpreter (``warm_cli``): the eight start
+    together instead of each importing memhtml first."""
+    command, args = warm_cli.launcher("memhtml", str(root), str(writer), str(WRITES),
+                                      str(RETRIES), env=env, code=WRITER)
+    return subprocess.Popen([command, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def test_a_persons_git_beside_eight_writers_loses_nothing(

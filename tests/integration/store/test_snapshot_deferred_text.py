@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import subprocess
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +36,7 @@ from memhtml.contracts.record import DEFERRED_FIELDS, MemoryRecord, deferred_key
 from memhtml.head import HeadVersion, load_head
 from memhtml.head.deferred_text import DeferredTextError
 from memhtml.store import Store, WriteInput, describe, read, write
-from tests.integration.cli.cli_support import memhtml_process
+from tests.integration import warm_cli
 from tests.integration.store.store_support import err, git_cli, make_store, ok, state_dir_of
 from tests.property.head_support import memory
 
@@ -160,6 +161,12 @@ def test_a_restored_record_pickles_and_copies_as_a_plain_one(
         assert isinstance(thawed, MemoryRecord) and thawed == original
         assert not any(deferred_key(name) in thawed.__dict__ for name in DEFERRED_FIELDS)
         assert copy.copy(record) == original
+
+
+def memhtml_process(store: Path, *tokens: str) -> subprocess.CompletedProcess[str]:
+    """``python -m memhtml <tokens> --store STORE``, its own process with nothing of
+    memhtml run before it (forked from a warm interpreter: ``warm_cli``)."""
+    return warm_cli.memhtml(*tokens, "--store", str(store), timeout=120)
 
 
 def _store_with_a_snapshot(tmp_path: Path) -> tuple[Path, str, Path]:

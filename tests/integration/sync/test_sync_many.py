@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import ClassVar
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 from memhtml.format import content_hash, set_meta
+from tests.integration import warm_cli
 from tests.integration.cli.cli_support import call
 from tests.integration.sync.sync_support import (
     forced_updates,
@@ -200,10 +200,13 @@ def test_a_crowd_of_clones_over_git_daemon_lands_every_fact_once(
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    # Each worker is its own process, forked from a warm interpreter (``warm_cli``) so
+    # that eight of them do not each import memhtml first.
+    command, args = warm_cli.launcher("tests.integration.sync.sync_support", env=env)
     workers = [subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.sync.sync_support", str(clone), str(i),
-         str(WRITES)], cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True) for i, clone in enumerate(clones)]
+        [command, *args, str(clone), str(i), str(WRITES)], cwd=REPO_ROOT, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for i, clone in enumerate(clones)]
     reports = [(w.communicate(timeout=300)[1], w.returncode) for w in workers]
     assert all(code == 0 for _, code in reports), reports
 

@@ -1,0 +1,419 @@
+"""``python -m memhtml`` (or ``-m memhtml.mcp``) as its own process, forked from a warm
+interpreter instead of started cold.
+
+The tests that run the command line as a person does (its own process, working
+directory, environment, exit code and output) and the MCP tests (a server process
+under the SDK's stdio client) paid, for every process, an interpreter's start and the
+import of memhtml and its libraries: about 0.4 s for a command, more for the MCP
+server, often more than the command's own work. As the crash and kill suites do
+(``write_faults``), a server process imports what the commands use and forks a child
+per command. The child takes the command's standard streams (the caller's own file
+descriptors, passed over a Unix socket), working directory, environment and argv,
+and runs the module as ``python -m`` would (``runpy``, as ``__main__``); an uncaught
+exception prints its traceback and exits 1, ``SystemExit`` exits with its code, and
+the exit handlers run before the process ends, as at a fresh interpreter's exit (the
+console entry point ends its process itself). A fork of an interpreter that has
+imported the program and run none of it is the program as a fresh start would have
+it: nothing of memhtml has run, so no cache is filled and no store is open.
+
+What an interpreter reads once at start-up is read from the command's own environment:
+a server is started with the environment its commands get, and a command with another
+environment gets a server of its own (libgit2 fixes its configuration search path from
+``HOME`` when pygit2 is imported; Python fixes the stream encodings and the hash seed
+at start; OpenBLAS its thread count at load). Only memhtml's own variables
+(``MEMHTML_*``) and pytest's name of the running test may differ between the commands
+of one server: memhtml reads its own when a command runs, never on import, nothing
+reads pytest's, and each child takes its command's environment whole. The commands of
+one server share its hash seed, where fresh interpreters would each draw one. A server
+forks only while it runs one thread (a fork copies only the calling thread); one that
+cannot serve leaves the command to a fresh interpreter, the same command, only slower.
+
+Two ways in: ``memhtml`` runs a command to its end and gives back what
+``subprocess.run`` would; ``launcher`` is the command line of a small process (an
+interpreter started with ``-I -S``, importing nothing of memhtml) that hands its own
+standard streams to the server, forwards the signals it gets to the child and exits
+as the child did: what the MCP SDK starts as its server process.
+
+The tests that are about a cold process itself (start-up and exit, closed pipes, what
+a command imports, input on stdin, resource limits, signals, the hash seed) keep a
+fresh ``python -m memhtml``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib
+import json
+import locale
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+PRELOAD = (
+    "memhtml.cli.app", "memhtml.cli.common", "memhtml.cli.output", "memhtml.cli.progress",
+    "memhtml.compose", "memhtml.compose.services", "memhtml.compose.status",
+    "memhtml.compose.search", "memhtml.compose.run", "memhtml.compose.mdcache",
+    "memhtml.compose.vectors", "memhtml.store", "memhtml.store.layout",
+    "memhtml.store.listing", "memhtml.store.reads", "memhtml.store.merge_driver",
+    "memhtml.store.settings_file", "memhtml.head", "memhtml.head.vectors", "memhtml.mdindex",
+    "memhtml.sync.door", "memhtml.adapters.git", "memhtml.format", "numpy", "pygit2",
+)
+"""What the store's commands import (measured with ``-X importtime`` over ``status``,
+``search``, ``write``, ``read``, ``log``, ``doctor``, ``publish`` and ``sync``), so a
+child does not import it again; anything else a command needs it imports itself."""
+PRELOAD_MODULE = {"memhtml.mcp": ("memhtml.mcp.server",)}
+"""What a server for a module's processes imports besides ``PRELOAD``."""
+POOL = 3
+"""Servers kept per test process, the least recently used closed first: a test's
+commands share one environment, and a few tests' worth is all that is ever reused."""
+UNKEYED = ("MEMHTML_",)
+"""Variables a server's commands may differ in (see the module's docstring)."""
+
+
+def _key(env: Mapping[str, str]) -> dict[str, str]:
+    return {name: value for name, value in env.items()
+            if not name.startswith(UNKEYED) and name != "PYTEST_CURRENT_TEST"}
+
+
+def _send(sock: socket.socket, message: Mapping[str, Any], fds: Sequence[int] = ()) -> None:
+    data = json.dumps(message).encode("utf-8")
+    socket.send_fds(sock, [struct.pack("!I", len(data)) + data], list(fds))
+
+
+def _receive(sock: socket.socket, fds: int = 0) -> tuple[dict[str, Any], list[int]]:
+    """One message (and the descriptors sent with it); an empty one when the other end
+    has gone."""
+    received: list[int] = []
+    if fds:
+        data, received, _, _ = socket.recv_fds(sock, 1 << 16, fds)
+    else:
+        data = sock.recv(1 << 16)
+    while 0 < len(data) < 4:
+        more = sock.recv(4 - len(data))
+        if not more:
+            break
+        data += more
+    if len(data) < 4:
+        return {}, received
+    size = struct.unpack("!I", data[:4])[0]
+    body = data[4:]
+    while len(body) < size:
+        more = sock.recv(size - len(body))
+        if not more:
+            return {}, received
+        body += more
+    return json.loads(body), received
+
+
+# -- the server side: runs in the warm process -----------------------------------------------
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
+def _exit_code(done: SystemExit) -> int:
+    if done.code is None:
+        return 0
+    if isinstance(done.code, int):
+        return done.code
+    with contextlib.suppress(OSError, ValueError):
+        print(done.code, file=sys.stderr)
+    return 1
+
+
+def _child(request: Mapping[str, Any], fds: Sequence[int]) -> None:
+    """In the forked child: become ``python -m <module> <argv>`` (or ``python -c <code>
+    <argv>``) and run it."""
+    code = 1
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        import runpy
+
+        try:
+            if "code" in request:  # ``python -c``: the working directory, as it is then
+                sys.path[0] = ""
+                sys.argv = ["-c", *request["argv"]]
+                exec(compile(request["code"], "<string>", "exec"),
+                     {"__name__": "__main__", "__builtins__": __builtins__})
+            else:  # ``python -m``: the working directory as it was at the start
+                sys.path[0] = os.getcwd()
+                sys.argv = [request["module"], *request["argv"]]
+                runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as done:
+            code = _exit_code(done)
+        except BaseException:  # the interpreter's own last resort: a traceback, exit 1
+            traceback.print_exc()
+            code = 1
+        import atexit as exits
+
+        exits._run_exitfuncs()
+    except BaseException:  # the set-up itself failed
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+def serve(address: str, module: str) -> None:
+    """The warm process: takes requests on the Unix socket ``address``, forks a child
+    for each and tells the requester its pid, then its exit code. Ends when its stdin
+    (a pipe from the test process) closes. OpenBLAS is held to one thread before numpy
+    loads, as ``memhtml.cli.app.main`` holds it before a command's first import of
+    numpy; each child's environment is its command's own."""
+    own = _key(os.environ)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    for name in (*PRELOAD, *PRELOAD_MODULE.get(module, ())):
+        importlib.import_module(name)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(16)
+    # A child's exit wakes the loop: SIGCHLD writes a byte to ``woken``.
+    woken, wake = os.pipe()
+    os.set_blocking(woken, False)
+    os.set_blocking(wake, False)
+    signal.set_wakeup_fd(wake)
+    signal.signal(signal.SIGCHLD, lambda number, frame: None)
+    print("ready", flush=True)
+    waiting: dict[int, socket.socket] = {}
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin, woken], [], [])
+        if sys.stdin in ready and not sys.stdin.readline():
+            break
+        if woken in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(woken, 4096)
+        if listener in ready:
+            conn, _ = listener.accept()
+            request, fds = _receive(conn, 3)
+            threads = _threads()
+            if not request or len(fds) != 3 or _key(request["env"]) != own or threads != 1:
+                for fd in fds:
+                    os.close(fd)
+                with contextlib.suppress(OSError):
+                    _send(conn, {"refused": f"{threads} threads, or another environment"})
+                conn.close()
+            else:
+                pid = os.fork()
+                if pid == 0:
+                    signal.set_wakeup_fd(-1)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    for fd in (woken, wake):
+                        os.close(fd)
+                    listener.close()
+                    for other in waiting.values():
+                        other.close()
+                    conn.close()
+                    _child(request, fds)
+                for fd in fds:
+                    os.close(fd)
+                with contextlib.suppress(OSError):
+                    _send(conn, {"pid": pid})
+                waiting[pid] = conn
+        while waiting:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            conn = waiting.pop(pid)
+            with contextlib.suppress(OSError):
+                _send(conn, {"code": os.waitstatus_to_exitcode(status)})
+            conn.close()
+    listener.close()
+
+
+# -- the launcher: a process of its own that the server's child stands behind -----------------
+
+LAUNCH = r"""
+import json, os, signal, socket, struct, sys
+address, flag, target, *argv = sys.argv[1:]
+def fresh():
+    os.execv(sys.executable, [sys.executable, flag, target, *argv])
+def receive(sock):
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack("!I", data[:4])[0]:
+        more = sock.recv(1 << 16)
+        if not more:
+            return {}
+        data += more
+    return json.loads(data[4:])
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    sock.connect(address)
+    body = json.dumps({"module" if flag == "-m" else "code": target, "argv": argv,
+                       "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    socket.send_fds(sock, [struct.pack("!I", len(body)) + body], [0, 1, 2])
+    answer = receive(sock)
+except OSError:
+    answer = {}
+if "pid" not in answer:
+    fresh()
+pid = answer["pid"]
+def forward(number, frame):
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
+for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(number, forward)
+code = receive(sock).get("code", 1)
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
+# -- the test side ---------------------------------------------------------------------------
+
+
+class _Server:
+    """One warm process serving commands under one environment."""
+
+    def __init__(self, env: Mapping[str, str], module: str) -> None:
+        self.work = Path(tempfile.mkdtemp(prefix="memhtml-warm-"))
+        self.address = str(self.work / "socket")
+        self.log = self.work / "server.err"
+        with self.log.open("wb") as errors:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c",
+                 "import sys; from tests.integration.warm_cli import serve; "
+                 "serve(*sys.argv[1:])", self.address, module],
+                env=dict(env), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=errors, text=True)
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 120)
+        self.up = bool(ready) and self.process.stdout.readline().strip() == "ready"
+
+    def start(self, module: str, argv: Sequence[str], cwd: Path, env: Mapping[str, str],
+              fds: Sequence[int]) -> tuple[socket.socket, int] | None:
+        """The child's connection and pid, or None when this server cannot run it."""
+        if not self.up or self.process.poll() is not None:
+            return None
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(self.address)
+            _send(sock, {"module": module, "argv": list(argv), "cwd": str(cwd),
+                         "env": dict(env)}, fds)
+            answer, _ = _receive(sock)
+        except OSError:
+            answer = {}
+        if "pid" not in answer:
+            sock.close()
+            return None
+        return sock, int(answer["pid"])
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+_servers: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Server] = OrderedDict()
+
+
+def _server(env: Mapping[str, str], module: str = "memhtml") -> _Server:
+    key = (module, tuple(sorted(_key(env).items())))
+    found = _servers.pop(key, None)
+    if found is None or found.process.poll() is not None:
+        if found is not None:
+            found.close()
+        found = _Server(env, module)
+    _servers[key] = found
+    while len(_servers) > POOL:
+        _servers.popitem(last=False)[1].close()
+    return found
+
+
+@atexit.register
+def _close_all() -> None:
+    while _servers:
+        _servers.popitem()[1].close()
+
+
+def memhtml(*tokens: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -m memhtml <tokens>`` in ``cwd`` under ``env`` (this process's when not
+    given), as ``subprocess.run(..., capture_output=True, text=True)`` gives it back:
+    its exit code (negative: killed by that signal), stdout and stderr (stdin is
+    ``/dev/null``), and ``subprocess.TimeoutExpired`` past ``timeout``."""
+    environment = dict(os.environ if env is None else env)
+    where = Path.cwd() if cwd is None else cwd
+    command = [sys.executable, "-m", "memhtml", *tokens]
+    server = _server(environment)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            open(os.devnull, "rb") as null:
+        started = server.start("memhtml", tokens, where, environment,
+                               [null.fileno(), out.fileno(), err.fileno()])
+        if started is None:
+            return subprocess.run(command, env=environment, cwd=where, capture_output=True,
+                                  text=True, timeout=timeout, check=False)
+        sock, pid = started
+        with sock:
+            sock.settimeout(timeout)
+            try:
+                answer, _ = _receive(sock)
+                late = False
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                sock.settimeout(None)
+                answer, _ = _receive(sock)
+                late = True
+        encoding = locale.getpreferredencoding(False)
+        texts = []
+        for stream in (out, err):
+            stream.seek(0)
+            # As ``text=True`` reads a pipe: the locale's encoding, universal newlines.
+            texts.append(stream.read().decode(encoding).replace("\r\n", "\n")
+                         .replace("\r", "\n"))
+    if late:
+        raise subprocess.TimeoutExpired(command, timeout, texts[0], texts[1])
+    return subprocess.CompletedProcess(command, int(answer.get("code", 1)), texts[0], texts[1])
+
+
+def launcher(module: str, *argv: str, env: Mapping[str, str], code: str | None = None
+             ) -> tuple[str, list[str]]:
+    """The command and arguments of a process that runs ``python -m <module> <argv>``
+    (with ``code``: ``python -c <code> <argv>``, the server preloading as for
+    ``module``) forked from a warm server for ``env`` (the environment it will be
+    started with), standing behind it until it exits: its streams are the child's, the
+    signals it gets are forwarded, and it exits with the child's code. Where no server
+    can run it, it becomes a fresh interpreter itself."""
+    server = _server(env, module)
+    target = ("-m", module) if code is None else ("-c", code)
+    return sys.executable, ["-I", "-S", "-c", LAUNCH, server.address, *target, *argv]
+
