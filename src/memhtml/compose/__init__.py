@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING
 from memhtml.compose.cloning import ClonedBranch, SeveralStores, choose_branch, clone_store
 from memhtml.compose.run import MemhtmlError, error_code, explain, perform, value_of
 from memhtml.compose.services import (
-    EMBEDDERS,
     Services,
     init_repository,
     is_repository,
@@ -51,6 +50,7 @@ from memhtml.compose.services import (
 )
 from memhtml.compose.settings import (
     CONFIG_FILE,
+    EMBEDDERS,
     ENV_STORE,
     Settings,
     SettingsError,

@@ -21,7 +21,13 @@ from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
-from memhtml.compose.settings import CONFIG_FILE, USER_CONFIG_HINT, Settings, SettingsError
+from memhtml.compose.settings import (
+    CONFIG_FILE,
+    EMBEDDERS,
+    USER_CONFIG_HINT,
+    Settings,
+    SettingsError,
+)
 from memhtml.compose.stores import (
     AGENT,
     branch_without_store,
@@ -62,7 +68,6 @@ VECTORS_DIR = "vectors"
 STATE_DB = "state.db"
 """The sleep run's state (corroboration counters, consolidation watermarks, the access
 log) in ``<git-dir>/memhtml/``: data no commit can give back, never a tracked file."""
-EMBEDDERS = ("none", "hashing", "local", "openai")
 LANGUAGE_MODELS = ("none", "openai", "anthropic")
 
 

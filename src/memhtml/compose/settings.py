@@ -34,6 +34,8 @@ from returns.result import Failure, Result, Success
 
 ENV_STORE = "MEMHTML_STORE"
 CONFIG_FILE = Path(".memhtml") / "config.toml"
+EMBEDDERS = ("none", "hashing", "local", "openai")
+"""The embedders a store may record (``embedder``); ``none`` searches lexically."""
 """The store's own config file, relative to the store (committed, untrusted)."""
 USER_CONFIG_FILE = Path("memhtml") / "config.toml"
 """The user's config file, relative to ``$XDG_CONFIG_HOME`` (default ``~/.config``)."""

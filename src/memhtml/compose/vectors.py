@@ -300,7 +300,7 @@ def default_embedder(env: Mapping[str, str]) -> str:
     Found without importing either."""
     from memhtml.adapters.embedders import shipped_model_dir
     from memhtml.adapters.extras import LOCAL_RUNTIME_MODULES, absent_modules
-    from memhtml.compose.services import EMBEDDERS
+    from memhtml.compose.settings import EMBEDDERS
 
     named = env.get("MEMHTML_EMBEDDER", "").strip()
     if named in EMBEDDERS:
