@@ -41,7 +41,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 MIN_SHARE = 48
-"""Fewest items a worker is given: below twice this, a call runs in the caller."""
+"""Fewest items a worker is given: below twice this, a call runs in the caller. Whole
+imports timed in pairs, one process against two: no faster forked at 25 and 50 notes,
+faster from 100 up (docs/benchmarks.md)."""
 CALLER_WEIGHT = 0.92
 """The caller's share beside a child's: it also reads back every child's results
 (unpickling a child's 1,500 imported notes took it 0.3 s of the 3.5 s each side
