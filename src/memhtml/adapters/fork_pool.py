@@ -41,7 +41,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 MIN_SHARE = 48
-"""Fewest items a worker is given: below twice this, a call runs in the caller."""
+"""Fewest items a worker is given: below twice this, a call runs in the caller. Whole
+imports timed in pairs, one process against two: no faster forked at 25 and 50 notes,
+faster from 100 up (docs/benchmarks.md)."""
 CALLER_WEIGHT = 0.92
 """The caller's share beside a child's: it also reads back every child's results
 (unpickling a child's 1,500 imported notes took it 0.3 s of the 3.5 s each side
@@ -178,26 +180,9 @@ def _end(pid: int) -> None:
         os.waitpid(pid, 0)
 
 
-def idle_cores(load: float | None = None) -> int:
-    """The usable cores other work leaves idle, by the one-minute load average
-    (``load``, else the system's), and at least one: a pool of more workers than that
-    only shares the same cores out more thinly. Measured with other jobs keeping the
-    load at about 4.5 on 2 cores, an import's planning ran 1.5 to 1.9 times slower
-    forked than in one process (docs/benchmarks.md, "Markdown import at scale")."""
-    cores = usable_cores()
-    if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except (AttributeError, OSError):  # pragma: no cover - not Unix
-            return cores
-    return max(1, min(cores, cores - int(load)))
-
-
 def fork_pool(workers: int | None = None) -> ForkPool:
-    """A pool over the cores other work leaves idle now (``idle_cores``), or
-    ``workers``."""
-    return ForkPool(workers if workers is not None else idle_cores())
+    """A pool over this process's usable cores (or ``workers``)."""
+    return ForkPool(workers if workers is not None else usable_cores())
 
 
-__all__ = ["CALLER_WEIGHT", "MIN_SHARE", "ForkPool", "fork_pool", "idle_cores",
-           "usable_cores"]
+__all__ = ["CALLER_WEIGHT", "MIN_SHARE", "ForkPool", "fork_pool", "usable_cores"]

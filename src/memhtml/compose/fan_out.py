@@ -11,8 +11,7 @@ from memhtml.contracts.services import FanOut
 
 
 def fan_out() -> FanOut:
-    """A fork pool over the cores this process may use that other work leaves idle
-    (``adapters.fork_pool.idle_cores``): one process when there are none."""
+    """A fork pool over the cores this process may use."""
     from memhtml.adapters.fork_pool import fork_pool
 
     return fork_pool()
