@@ -223,7 +223,16 @@ def test_a_crowd_of_clones_over_git_daemon_lands_every_fact_once(
                                           if c == worker_claim(i, n))
                for i in range(CROWD) for n in range(WRITES)}
     wrong = {claim: paths for claim, paths in holding.items() if len(paths) != 1}
-    assert not wrong, (f"{len(wrong)} of {len(holding)} facts not held exactly once", wrong)
+    assert not wrong, (f"{len(wrong)} of {len(holding)} facts not held exactly once", wrong,
+                       _arrivals(clones[0], [p for ps in wrong.values() for p in ps]))
+
+
+def _arrivals(store: Path, paths: list[str]) -> dict[str, str]:
+    """For a failure's message: each path's history on the branch (the commits that
+    touched it, with their parents and the merge's notes), so a rare interleaving can
+    be read back from the one run that showed it."""
+    return {path: git(store, "log", "--format=%h %p %s%n%b", "main", "--", path)[:4000]
+            for path in paths}
 
 
 def _rewrite_claim(store: Path, path: str, old: str, new: str, stamp: str) -> None:
