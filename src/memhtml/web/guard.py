@@ -1,0 +1,192 @@
+"""Who may talk to ``memhtml serve``: this machine's browser, holding the start token.
+
+The app listens on 127.0.0.1 only, but a loopback port is reachable from every web
+page the person has open (a page can post a form to it, or rebind a domain name of
+its own to 127.0.0.1). So every request passes three checks before a route sees it:
+
+- **Host**: the header must name this server as the start URL does
+  (``127.0.0.1:PORT`` or ``localhost:PORT``). A rebound name arrives with the
+  attacker's host name in it and is refused, so no page of theirs can read ours.
+- **Token**: the start URL carries a random token (``?token=``); the first request
+  with it gets the token back as an HttpOnly, SameSite=Strict cookie and is sent on to
+  the same page without it in the address. Every other request must carry the cookie.
+  A cross-site request never carries a SameSite=Strict cookie, so it is refused here
+  whatever it asks.
+- **Same origin, for a change**: a request that is not GET or HEAD must also name
+  this origin in ``Origin`` (which browsers send with every cross-origin and every
+  non-GET fetch), and carry ``X-Memhtml-Csrf``, a value derived from the token that
+  only a page this server rendered holds (a ``<meta>`` the app's script reads).
+
+Every answer carries a strict Content-Security-Policy (scripts, styles and requests
+from this origin only, no inline script, no frames), ``nosniff``, no referrer and no
+caching, whatever route made it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from typing import Any, Final
+from urllib.parse import parse_qsl, urlencode
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+COOKIE: Final = "memhtml_session"
+CSRF_HEADER: Final = "x-memhtml-csrf"
+CONTENT_SECURITY_POLICY: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+"""Nothing from elsewhere, nothing inline: a memory's markup that slipped past every
+check still could not run a script, load one, or send what it read anywhere."""
+_SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
+_HEADERS: Final = (
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+)
+
+
+def new_token() -> str:
+    """A start token: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The checks for one server: its port and its token."""
+
+    port: int
+    token: str
+
+    @property
+    def cookie(self) -> str:
+        """The cookie's name, with the port in it: a browser keeps cookies per host,
+        not per port, so two stores served at once must not share one."""
+        return f"{COOKIE}_{self.port}"
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        return frozenset({f"127.0.0.1:{self.port}", f"localhost:{self.port}"})
+
+    @property
+    def csrf(self) -> str:
+        """The value a changing request must send in ``X-Memhtml-Csrf``: a keyed digest
+        of the token, so the page holds it without holding the token itself."""
+        return hmac.new(self.token.encode(), b"memhtml-csrf", hashlib.sha256).hexdigest()
+
+    def start_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/?token={self.token}"
+
+    def host_ok(self, host: str | None) -> bool:
+        return host is not None and host.lower() in self.hosts
+
+    def token_ok(self, value: str | None) -> bool:
+        return value is not None and hmac.compare_digest(value.encode(), self.token.encode())
+
+    def origin_ok(self, origin: str | None, host: str) -> bool:
+        return origin is not None and origin.lower() == f"http://{host.lower()}"
+
+    def csrf_ok(self, value: str | None) -> bool:
+        return value is not None and hmac.compare_digest(value.encode(), self.csrf.encode())
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in scope.get("headers", ()):
+        out.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+    return out
+
+
+def _cookie(headers: dict[str, str], name: str) -> str | None:
+    raw = headers.get("cookie")
+    if raw is None:
+        return None
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(raw)
+    except Exception:
+        return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
+
+
+async def _plain(send: Send, status: int, text: str,
+                 extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    body = text.encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()), *_HEADERS, *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def guarded(app: ASGIApp, guard: Guard) -> ASGIApp:
+    """``app`` behind the checks above; what it answers gets the security headers."""
+
+    async def checked(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = _headers(scope)
+        host = headers.get("host")
+        if not guard.host_ok(host):
+            await _plain(send, 421, "This server answers only to the address memhtml serve "
+                                    f"printed (127.0.0.1:{guard.port}); the Host header "
+                                    "named another.")
+            return
+        assert host is not None
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        method = scope["method"]
+        if method in _SAFE_METHODS and "token" in query:
+            if not guard.token_ok(query["token"]):
+                await _plain(send, 403, "That start token is not this server's: open the "
+                                        "address memhtml serve printed.")
+                return
+            rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
+            location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            cookie = f"{guard.cookie}={guard.token}; HttpOnly; SameSite=Strict; Path=/"
+            await _plain(send, 303, "Signed in; on to the page.", (
+                (b"location", location.encode()), (b"set-cookie", cookie.encode())))
+            return
+        if not guard.token_ok(_cookie(headers, guard.cookie)):
+            await _plain(send, 403, "Open the address memhtml serve printed (it carries "
+                                    "this server's start token).")
+            return
+        if method not in _SAFE_METHODS and not (
+                guard.origin_ok(headers.get("origin"), host)
+                and guard.csrf_ok(headers.get(CSRF_HEADER))):
+            await _plain(send, 403, "A change must come from this app's own pages.")
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *_HEADERS]
+            await send(message)
+
+        await app(scope, receive, with_headers)
+
+    return checked
+
+
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "COOKIE",
+    "CSRF_HEADER",
+    "Guard",
+    "guarded",
+    "new_token",
+]
