@@ -134,7 +134,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=REQUESTS)
     parser.add_argument("--queries", type=int, default=QUERIES)
     args = parser.parse_args()
-    queries = list(read_queries(scifact_dir() / "queries.jsonl").values())[: args.queries]
+    queries = list(read_queries(scifact_dir() / "queries-train.jsonl").values())[: args.queries]
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for size in (int(s) for s in args.sizes.split(",")):
         work = Path(tempfile.mkdtemp(prefix=f"memhtml-bench-web-{size}-"))

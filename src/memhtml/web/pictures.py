@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
-from memhtml.head import HeadVersion
+from memhtml.head import HeadVersion, IndexedView
 from memhtml.mcp.browse import ContextResult, context_of
 
 WIDTH: Final = 720
@@ -140,22 +141,26 @@ def _months(now: str) -> list[str]:
     return out[::-1]
 
 
-def overview(version: HeadVersion, now: str) -> list[Chart]:
+def overview(version: IndexedView, now: str) -> list[Chart]:
     """Memories written each month, by type; archived each month; live memories by
-    confidence. One pass over the records' columns."""
+    confidence. One pass over six columns of every record (``field_rows``), never the
+    records themselves."""
     months = _months(now)
     written: Counter[str] = Counter()
     by_type: Counter[str] = Counter()
     archived: Counter[str] = Counter()
     confidence: Counter[int] = Counter()
-    for record in version.records():
-        written[record.created_at[:7]] += 1
-        if record.archived_at is not None:
-            archived[record.archived_at[:7]] += 1
-        if record.status == "active" and not record.archived:
-            by_type[record.memory_type] += 1
-            if record.confidence is not None:
-                confidence[min(CONFIDENCE_BINS - 1, int(record.confidence * CONFIDENCE_BINS))] += 1
+    rows = cast(Iterable[tuple[str, str | None, str, bool, str, float | None]],
+                version.field_rows(("created_at", "archived_at", "status", "archived",
+                                    "memory_type", "confidence")))
+    for created, archived_at, status, is_archived, kind, sure in rows:
+        written[created[:7]] += 1
+        if archived_at is not None:
+            archived[archived_at[:7]] += 1
+        if status == "active" and not is_archived:
+            by_type[kind] += 1
+            if sure is not None:
+                confidence[min(CONFIDENCE_BINS - 1, int(sure * CONFIDENCE_BINS))] += 1
     return [
         _bars("Live memories by type", sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))),
         _bars("Written each month", [(m, written[m]) for m in months]),

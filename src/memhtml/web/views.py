@@ -13,9 +13,10 @@ memories (``PAGE``) and its subfolders as counts, an entity or tag page at most
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 from urllib.parse import quote
 
 from markupsafe import Markup, escape
@@ -25,7 +26,7 @@ from returns.result import Success
 from memhtml.contracts.paths import to_document_path, to_tree_path
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.vocabulary import EDGE_RELS, MEMORY_TYPES, TASK_STATUSES
-from memhtml.head import HeadVersion
+from memhtml.head import HeadVersion, IndexedView
 from memhtml.mcp.render import brief, expired
 from memhtml.store import Store, StoreError
 from memhtml.store.listing import Listing, listed, status_of
@@ -83,11 +84,26 @@ def trail(directory: str) -> list[tuple[str, str]]:
                              for i, part in enumerate(parts))]
 
 
+RECENT: Final = 15
+"""Memories the home page lists as recently changed."""
+
+
+def recent_records(version: IndexedView, count: int) -> list[MemoryRecord]:
+    """The ``count`` live memories changed last (ties by path), from four columns of
+    every record rather than the records: at 100,000 memories building every record
+    to sort them took the home page about a third of a second."""
+    rows = cast(Iterable[tuple[str, str, str, bool]],
+                version.field_rows(("updated_at", "path", "status", "archived")))
+    newest = heapq.nlargest(count, ((updated, path) for updated, path, status, archived
+                                    in rows if status == "active" and not archived))
+    found = (version.get(path) for _, path in newest)
+    return [r for r in found if r is not None]
+
+
 def home(version: HeadVersion, now: str) -> dict[str, Any]:
     status = store_status(version, now)
     statuses = dict(status.by_status)
-    recent = sorted((r for r in version.records() if _live(r)),
-                    key=lambda r: (r.updated_at, r.path), reverse=True)[:15]
+    recent = recent_records(version, RECENT)
     top = listed(version, "", recursive=False, limit=1)
     folders = top.unwrap().dirs if isinstance(top, Success) else ()
     return {
@@ -204,12 +220,14 @@ def memory(store: Store, version: HeadVersion, record: MemoryRecord, now: str
          "path": h.path} for h in history]))
 
 
-def labelled(version: HeadVersion, kind: str, name: str, now: str) -> dict[str, Any]:
+def labelled(version: IndexedView, kind: str, name: str, now: str) -> dict[str, Any]:
     """The live memories carrying entity or tag ``name``, newest first."""
     if kind == "entity":
-        records: Iterable[MemoryRecord | None] = (version.get(p) for p in version.by_entity(name))
+        paths: Iterable[str] = version.by_entity(name)
     else:
-        records = (r for r in version.records() if name in r.tags)
+        rows = cast(Iterable[tuple[str, tuple[str, ...]]], version.field_rows(("path", "tags")))
+        paths = [path for path, tags in rows if name in tags]
+    records = (version.get(p) for p in paths)
     live = sorted((r for r in records if r is not None and _live(r)),
                   key=lambda r: (r.updated_at, r.path), reverse=True)[:LABEL_LIMIT]
     return {"here": "browse", "kind": kind, "name": name,
