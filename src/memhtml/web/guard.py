@@ -29,9 +29,8 @@ import hmac
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -110,17 +109,45 @@ def _headers(scope: Scope) -> dict[str, str]:
     return out
 
 
-def _cookie(headers: dict[str, str], name: str) -> str | None:
-    raw = headers.get("cookie")
-    if raw is None:
-        return None
-    jar: SimpleCookie = SimpleCookie()
-    try:
-        jar.load(raw)
-    except Exception:
-        return None
-    morsel = jar.get(name)
-    return morsel.value if morsel is not None else None
+def _cookies(headers: dict[str, str], name: str) -> list[str]:
+    """Every value the ``Cookie`` header gives ``name``, split as browsers write it
+    (``a=b; c=d``), nothing else read.
+
+    Not ``http.cookies.SimpleCookie``: it stops at the first cookie it finds untidy
+    (a JSON value, a space, non-ASCII, a name like ``Path``) and drops the rest, and
+    browsers keep cookies per host, not per port, so any other program served on
+    127.0.0.1 could set one and lock the person out of this app. A name may come twice
+    (another path, an earlier run on this port), so each value is a candidate."""
+    out = []
+    for part in headers.get("cookie", "").split(";"):
+        key, eq, value = part.partition("=")
+        if eq and key.strip() == name:
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            out.append(value)
+    return out
+
+
+_PATH_SAFE: Final = "/:@!$&'()*+,;="
+"""Characters a path segment may carry unescaped (RFC 3986 pchar, less ``%``)."""
+
+
+def _back_here(scope: Scope, query: list[tuple[str, str]]) -> str:
+    """Where the start URL's redirect sends the browser: the page it was opened at, as
+    a path on this origin, every query field but the token kept in order.
+
+    Built from the decoded path and escaped again, so a CR, LF or non-ASCII character
+    cannot reach the header raw (h11 refuses the answer, and non-ASCII bytes are read
+    as Latin-1 by browsers); leading slashes are collapsed to one and an absolute-form
+    target (``GET http://host/``) comes back as ``/``, so the redirect never names
+    another host (``//evil.example``, ``/\\evil.example``)."""
+    path = str(scope.get("path") or "/")
+    if not path.startswith("/"):
+        path = "/"
+    location = "/" + quote(path, safe=_PATH_SAFE).lstrip("/")
+    rest = urlencode([(k, v) for k, v in query if k != "token"])
+    return location + (f"?{rest}" if rest else "")
 
 
 async def _plain(send: Send, status: int, text: str,
@@ -149,20 +176,21 @@ def guarded(app: ASGIApp, guard: Guard) -> ASGIApp:
                                     "named another.")
             return
         assert host is not None
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        fields = parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                           keep_blank_values=True)
+        tokens = [v for k, v in fields if k == "token"]
         method = scope["method"]
-        if method in _SAFE_METHODS and "token" in query:
-            if not guard.token_ok(query["token"]):
+        if method in _SAFE_METHODS and tokens:
+            if not all(guard.token_ok(t) for t in tokens):
                 await _plain(send, 403, "That start token is not this server's: open the "
                                         "address memhtml serve printed.")
                 return
-            rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
-            location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            location = _back_here(scope, fields)
             cookie = f"{guard.cookie}={guard.token}; HttpOnly; SameSite=Strict; Path=/"
             await _plain(send, 303, "Signed in; on to the page.", (
                 (b"location", location.encode()), (b"set-cookie", cookie.encode())))
             return
-        if not guard.token_ok(_cookie(headers, guard.cookie)):
+        if not any(guard.token_ok(v) for v in _cookies(headers, guard.cookie)):
             await _plain(send, 403, "Open the address memhtml serve printed (it carries "
                                     "this server's start token).")
             return
