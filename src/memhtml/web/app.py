@@ -10,9 +10,10 @@ on it (``mcp.server.server_and_gate``):
   tool's arguments and the answer its result, from the very tool an agent calls over
   MCP, so argument checks, refusals and their codes are the same at every door, and
   nothing writes around them. The as-you-type search calls ``memory_search`` here.
-- **Live**: ``/events`` is a server-sent event stream that names the branch tip each
-  time it moves (a commit by the CLI, an agent, a sync or a person's git), which the
-  page's script turns into a "the store moved on" notice.
+- **Live**: ``/events`` is a server-sent event naming the branch tip, which moves
+  with a commit by the CLI, an agent, a sync or a person's git; the page's
+  ``EventSource`` asks again each ``LIVE_SECONDS`` and its script turns a new tip
+  into a "the store moved on" notice. No connection is held between asks.
 
 Everything passes ``web.guard`` first (Host, token cookie, same origin and CSRF for a
 change, and the security headers). Static files are the package's own: no asset
@@ -21,9 +22,8 @@ comes from elsewhere.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Final, TypeVar
 from urllib.parse import quote
@@ -34,7 +34,7 @@ from returns.result import Failure, Success
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -50,8 +50,8 @@ from memhtml.web.guard import Guard, guarded
 
 T = TypeVar("T")
 LIVE_SECONDS: Final = 1.0
-"""How often ``/events`` looks at the branch tip: one ref read, and the head advanced
-by what changed, which the next page needs anyway."""
+"""How often a page asks ``/events`` for the branch tip (its ``retry``): one ref read,
+and the head advanced by what changed, which the next page needs anyway."""
 ARGUMENTS_MAX: Final = 1_000_000
 """Bytes a tool call's arguments may take: a memory's body is far smaller."""
 _SEARCH_FIELDS: Final = ("type", "entity", "tag", "prefix", "as_of")
@@ -263,17 +263,14 @@ class WebApp:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def events(self, request: Request) -> Response:
-        async def stream() -> AsyncIterator[bytes]:
-            last: str | None = None
-            yield b"retry: 2000\n\n"
-            while not await request.is_disconnected():
-                tip = await run_in_threadpool(self._tip)
-                if tip != last:
-                    yield f"event: tip\ndata: {tip or ''}\n\n".encode()
-                    last = tip
-                await asyncio.sleep(LIVE_SECONDS)
-
-        return StreamingResponse(stream(), media_type="text/event-stream")
+        """The branch tip as one server-sent event, then the end of the answer; the
+        page's ``EventSource`` asks again after ``retry``. A stream held open would
+        take one of the six connections a browser opens to a host over HTTP/1.1 for
+        as long as a tab is open, and the seventh tab's pages would wait forever."""
+        tip = await run_in_threadpool(self._tip)
+        retry = int(LIVE_SECONDS * 1000)
+        return Response(f"retry: {retry}\nevent: tip\ndata: {tip or ''}\n\n",
+                        media_type="text/event-stream")
 
     def _tip(self) -> str | None:
         return self.gate.run(lambda store: store.tip()).value_or(None)

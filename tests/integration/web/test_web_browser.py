@@ -154,6 +154,28 @@ def test_a_commit_from_the_cli_shows_the_live_notice(watched: Watched, served: S
     watched.assert_nothing_ran()
 
 
+def test_many_open_tabs_each_load_and_hear_of_a_commit(watched: Watched,
+                                                      served: Served) -> None:
+    """Chromium opens at most six connections to one host over HTTP/1.1, so a live
+    stream held by each tab left the seventh tab's pages waiting forever. Eight tabs
+    of one browser each load, and each hears of a commit."""
+    signed_in(watched, served)
+    context = watched.page.context
+    tabs = [watched.page]
+    for _ in range(7):
+        tab = context.new_page()
+        tab.goto(served.url("/tasks"), timeout=10_000)
+        tab.wait_for_selector("body[data-live-tip]", state="attached", timeout=10_000)
+        tabs.append(tab)
+    served.cli("write", "--title", "Seen in every tab", "--claim", "Eight tabs hear of it.",
+               "--type", "semantic")
+    for tab in tabs:
+        tab.locator("#live").wait_for(state="visible", timeout=15_000)
+    for tab in tabs[1:]:
+        tab.close()
+    watched.assert_nothing_ran()
+
+
 def test_the_hostile_corpus_is_inert_in_the_app(watched: Watched, served: Served,
                                                tmp_path: Path) -> None:
     page = signed_in(watched, served)
