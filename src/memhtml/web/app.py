@@ -306,13 +306,27 @@ def _refused(words: str, code: str, status: int = 422) -> JSONResponse:
 
 
 async def _arguments(request: Request) -> dict[str, Any] | Response:
-    """A call's JSON object of arguments, or the answer refusing the body."""
-    body = await request.body()
-    if len(body) > ARGUMENTS_MAX:
-        return _refused("the arguments are too large", "ERR_REFUSED", 413)
+    """A call's JSON object of arguments, or the answer refusing the body.
+
+    The cap is checked before the body is read (a ``Content-Length`` over it) and as
+    it arrives (a chunked body has none), so a client announcing or sending gigabytes
+    is answered 413 at once and never held in memory. Nesting deeper than the parser
+    goes is a ``RecursionError``, not a ``ValueError``: refused the same way, 400."""
+    too_large = _refused("the arguments are too large", "ERR_REFUSED", 413)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > ARGUMENTS_MAX:
+        return too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > ARGUMENTS_MAX:
+            return too_large
+        chunks.append(chunk)
+    body = b"".join(chunks)
     try:
         arguments = json.loads(body or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         arguments = None
     if not isinstance(arguments, dict):
         return _refused("the body must be a JSON object of arguments", "ERR_REFUSED", 400)
