@@ -49,7 +49,7 @@ from memhtml.web.guard import Guard
 SIZES = (5_000, 100_000)
 REQUESTS = 50
 QUERIES = 200
-_START = re.compile(r"open http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
+_START = re.compile(r"open http://(127\.\d+\.\d+\.\d+):(\d+)/\?token=(\S+)")
 
 
 def build(size: int, work: Path) -> tuple[Path, list[str]]:
@@ -65,15 +65,15 @@ def build(size: int, work: Path) -> tuple[Path, list[str]]:
 
 
 class Client:
-    def __init__(self, port: int, token: str) -> None:
-        guard = Guard(port, token)
-        self.port = port
-        self.headers = {"Cookie": f"{guard.cookie}={token}", "Host": f"127.0.0.1:{port}",
-                        "Origin": f"http://127.0.0.1:{port}", "X-Memhtml-Csrf": guard.csrf}
+    def __init__(self, address: str, port: int, token: str) -> None:
+        guard = Guard(port, token, address)
+        self.address, self.port = address, port
+        self.headers = {"Cookie": f"{guard.cookie}={token}", "Host": f"{address}:{port}",
+                        "Origin": f"http://{address}:{port}", "X-Memhtml-Csrf": guard.csrf}
 
     def timed(self, method: str, path: str, body: bytes | None = None) -> float:
         start = time.perf_counter()
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        connection = http.client.HTTPConnection(self.address, self.port, timeout=120)
         headers = dict(self.headers)
         if body is not None:
             headers["Content-Type"] = "application/json"
@@ -110,7 +110,7 @@ def measure(size: int, requests: int, queries: list[str], work: Path) -> None:
             if server.poll() is not None:
                 raise RuntimeError(log.read_text(errors="replace"))
             time.sleep(0.02)
-        client = Client(int(found.group(1)), found.group(2))
+        client = Client(found.group(1), int(found.group(2)), found.group(3))
         row("first page after start (home)", [client.timed("GET", "/")])
         row("home page", [client.timed("GET", "/") for _ in range(requests)])
         folder = paths[0].rsplit("/", 1)[0] + "/"

@@ -22,7 +22,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "img"
 CHROMIUM = "/usr/bin/chromium"
-_START = re.compile(r"open (http://127\.0\.0\.1:\d+/\?token=\S+)")
+_START = re.compile(r"open (http://127\.\d+\.\d+\.\d+:\d+/\?token=\S+)")
 
 
 def main() -> None:

@@ -355,12 +355,13 @@ def _int(value: str | None, default: int) -> int:
         return default
 
 
-def build_app(services: Services, port: int, token: str) -> WebApp:
-    """The app over the store ``services`` open, for a server on ``port``."""
+def build_app(services: Services, port: int, token: str, address: str = "127.0.0.1"
+              ) -> WebApp:
+    """The app over the store ``services`` open, for a server at ``address:port``."""
     from memhtml.mcp.server import server_and_gate
 
     server, gate = server_and_gate(services)
-    return WebApp(services, gate, server, Guard(port, token))
+    return WebApp(services, gate, server, Guard(port, token, address))
 
 
 __all__ = ["WebApp", "build_app", "search_arguments"]

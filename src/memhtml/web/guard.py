@@ -1,11 +1,13 @@
 """Who may talk to ``memhtml serve``: this machine's browser, holding the start token.
 
-The app listens on 127.0.0.1 only, but a loopback port is reachable from every web
-page the person has open (a page can post a form to it, or rebind a domain name of
-its own to 127.0.0.1). So every request passes three checks before a route sees it:
+The app listens on one loopback address only (a random one of 127.0.0.0/8 where the
+system routes them all, as Linux does, else 127.0.0.1), but a loopback port is
+reachable from every web page the person has open (a page can post a form to it, or
+rebind a domain name of its own to a loopback address). So every request passes
+three checks before a route sees it:
 
 - **Host**: the header must name this server as the start URL does
-  (``127.0.0.1:PORT`` or ``localhost:PORT``). A rebound name arrives with the
+  (``ADDRESS:PORT``, or ``localhost:PORT`` on 127.0.0.1). A rebound name arrives with the
   attacker's host name in it and is refused, so no page of theirs can read ours.
 - **Token**: the start URL carries a random token (``?token=``); the first request
   with it gets the token back as an HttpOnly, SameSite=Strict cookie and is sent on to
@@ -65,10 +67,17 @@ def new_token() -> str:
 
 @dataclass(frozen=True)
 class Guard:
-    """The checks for one server: its port and its token."""
+    """The checks for one server: its port, its token and the loopback address it
+    listens on.
+
+    A browser keeps cookies per host name, not per port: every server on 127.0.0.1
+    would be sent this app's cookie, token and all, whenever the person visited it.
+    On an address of its own (``127.x.y.z``, which Linux routes to loopback like
+    127.0.0.1) the cookie goes to this server alone."""
 
     port: int
     token: str
+    address: str = "127.0.0.1"
 
     @property
     def cookie(self) -> str:
@@ -78,7 +87,10 @@ class Guard:
 
     @property
     def hosts(self) -> frozenset[str]:
-        return frozenset({f"127.0.0.1:{self.port}", f"localhost:{self.port}"})
+        own = f"{self.address}:{self.port}"
+        if self.address == "127.0.0.1":
+            return frozenset({own, f"localhost:{self.port}"})
+        return frozenset({own})
 
     @property
     def csrf(self) -> str:
@@ -87,7 +99,7 @@ class Guard:
         return hmac.new(self.token.encode(), b"memhtml-csrf", hashlib.sha256).hexdigest()
 
     def start_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/?token={self.token}"
+        return f"http://{self.address}:{self.port}/?token={self.token}"
 
     def host_ok(self, host: str | None) -> bool:
         return host is not None and host.lower() in self.hosts
@@ -172,7 +184,7 @@ def guarded(app: ASGIApp, guard: Guard) -> ASGIApp:
         host = headers.get("host")
         if not guard.host_ok(host):
             await _plain(send, 421, "This server answers only to the address memhtml serve "
-                                    f"printed (127.0.0.1:{guard.port}); the Host header "
+                                    f"printed ({guard.address}:{guard.port}); the Host header "
                                     "named another.")
             return
         assert host is not None

@@ -21,13 +21,14 @@ from pathlib import Path
 
 import pytest
 
+from memhtml.web.guard import Guard
 from tests.integration.publish.conftest import browser, browser_missing, watched
 from tests.integration.publish.site_support import hostile_store_files, refused_files
 from tests.integration.warm_cli import memhtml
 
 __all__ = ["browser", "browser_missing", "watched"]
 
-_START = re.compile(r"open (http://127\.0\.0\.1:(\d+)/\?token=(\S+))")
+_START = re.compile(r"open (http://(127\.\d+\.\d+\.\d+):(\d+)/\?token=(\S+))")
 
 
 def quiet_env(home: Path) -> dict[str, str]:
@@ -49,6 +50,11 @@ class Served:
     store: Path
     env: dict[str, str]
     process: subprocess.Popen[bytes]
+    address: str = "127.0.0.1"
+
+    @property
+    def guard(self) -> Guard:
+        return Guard(self.port, self.token, self.address)
 
     def url(self, path: str) -> str:
         return self.origin + path
@@ -82,8 +88,10 @@ def start_server(store: Path, env: dict[str, str], log: Path) -> Served:
     while time.monotonic() < deadline:
         found = _START.search(log.read_text(errors="replace"))
         if found:
-            start, port, token = found.group(1), int(found.group(2)), found.group(3)
-            return Served(start, f"http://127.0.0.1:{port}", port, token, store, env, process)
+            start, address, port, token = (found.group(1), found.group(2),
+                                           int(found.group(3)), found.group(4))
+            return Served(start, f"http://{address}:{port}", port, token, store, env,
+                          process, address)
         if process.poll() is not None:
             break
         time.sleep(0.05)

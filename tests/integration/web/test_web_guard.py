@@ -13,17 +13,18 @@ import http.client
 import json
 import subprocess
 
-from memhtml.web.guard import CONTENT_SECURITY_POLICY, Guard
+from memhtml.web.guard import CONTENT_SECURITY_POLICY
 from tests.integration.web.conftest import Served
 
 
 def request(served: Served, method: str, path: str, *, host: str | None = None,
             headers: dict[str, str] | None = None, body: bytes | None = None
             ) -> tuple[int, dict[str, str], bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    connection = http.client.HTTPConnection(served.address, served.port, timeout=30)
     try:
         connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-        connection.putheader("Host", host if host is not None else f"127.0.0.1:{served.port}")
+        own = f"{served.address}:{served.port}"
+        connection.putheader("Host", host if host is not None else own)
         for name, value in (headers or {}).items():
             connection.putheader(name, value)
         if body is not None:
@@ -36,11 +37,11 @@ def request(served: Served, method: str, path: str, *, host: str | None = None,
 
 
 def cookie(served: Served) -> str:
-    return f"{Guard(served.port, served.token).cookie}={served.token}"
+    return f"{served.guard.cookie}={served.token}"
 
 
 def csrf(served: Served) -> str:
-    return Guard(served.port, served.token).csrf
+    return served.guard.csrf
 
 
 def tip(served: Served) -> str:
@@ -67,15 +68,30 @@ def test_the_start_url_sets_a_strict_cookie_and_drops_the_token(served: Served) 
 
 
 def test_a_wrong_host_is_refused_whatever_it_carries(served: Served) -> None:
-    for host in ("evil.example", f"evil.example:{served.port}", "127.0.0.1",
-                 f"127.0.0.1:{served.port + 1}", f"localhost.evil.example:{served.port}", ""):
+    wrong = ["evil.example", f"evil.example:{served.port}", served.address,
+             f"{served.address}:{served.port + 1}", f"localhost.evil.example:{served.port}", ""]
+    if served.address != "127.0.0.1":
+        # Its own loopback address: the 127.0.0.1 every other local server shares,
+        # and localhost, which names that one, are not this server's.
+        wrong += [f"127.0.0.1:{served.port}", f"localhost:{served.port}"]
+    for host in wrong:
         status, _, body = request(served, "GET", "/", host=host,
                                   headers={"Cookie": cookie(served)})
         assert status == 421, (host, status)
         assert b"Host" in body
-    status, _, _ = request(served, "GET", "/", host=f"localhost:{served.port}",
+    status, _, _ = request(served, "GET", "/", host=f"{served.address}:{served.port}",
                            headers={"Cookie": cookie(served)})
     assert status == 200
+
+
+def test_the_server_listens_on_a_loopback_address_of_its_own(served: Served) -> None:
+    """Linux routes all of 127.0.0.0/8 to loopback; a browser keeps cookies per host,
+    so on an address of its own no other local server is sent the token's cookie."""
+    assert served.address.startswith("127.") and served.address != "127.0.0.1"
+    import socket
+
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", served.port)) != 0, "not on 127.0.0.1"
 
 
 def test_no_token_and_a_wrong_token_are_refused(served: Served) -> None:
@@ -84,7 +100,7 @@ def test_no_token_and_a_wrong_token_are_refused(served: Served) -> None:
         status, _, _ = request(served, "GET", path)
         assert status == 403, path
         status, _, _ = request(served, "GET", path, headers={
-            "Cookie": f"{Guard(served.port, served.token).cookie}=guess"})
+            "Cookie": f"{served.guard.cookie}=guess"})
         assert status == 403, path
     status, headers, _ = request(served, "GET", "/?token=guess")
     assert status == 403 and "set-cookie" not in headers

@@ -33,8 +33,8 @@ def test_a_body_claiming_more_than_the_cap_is_refused_before_it_is_read(served: 
     """The cap is checked against ``Content-Length`` and as the body arrives, so a
     client announcing (or sending) gigabytes is answered 413 at once, and the server
     never holds more than the cap of it."""
-    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
-        head = (f"POST /api/tool/memory_search HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+    with socket.create_connection((served.address, served.port), timeout=10) as sock:
+        head = (f"POST /api/tool/memory_search HTTP/1.1\r\nHost: {served.address}:{served.port}\r\n"
                 + "".join(f"{k}: {v}\r\n" for k, v in _changing(served).items())
                 + "Content-Length: 4000000000\r\n\r\n")
         sock.sendall(head.encode() + b"{" + b" " * 1000)
@@ -42,10 +42,10 @@ def test_a_body_claiming_more_than_the_cap_is_refused_before_it_is_read(served: 
         answer = sock.recv(65536)
         assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
         assert time.monotonic() - started < 5
-    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    connection = http.client.HTTPConnection(served.address, served.port, timeout=30)
     try:  # chunked, no length given: cut off once past the cap
         connection.putrequest("POST", "/api/tool/memory_search", skip_host=True)
-        connection.putheader("Host", f"127.0.0.1:{served.port}")
+        connection.putheader("Host", f"{served.address}:{served.port}")
         for name, value in _changing(served).items():
             connection.putheader(name, value)
         connection.putheader("Transfer-Encoding", "chunked")
