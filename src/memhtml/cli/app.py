@@ -26,6 +26,7 @@ from memhtml.cli.help_text import HELP_FORMAT, ReflowingFormatter
 from memhtml.cli.mcp_cmd import mcp
 from memhtml.cli.md_cmds import import_app, md_app
 from memhtml.cli.output import EXIT_USAGE, report_usage
+from memhtml.cli.serve_cmd import serve
 from memhtml.cli.sleep_cmds import sleep_app
 from memhtml.cli.sync_cmds import clone, sync
 from memhtml.cli.task_cmds import task_app
@@ -81,6 +82,7 @@ app.command(eval_app)
 app.command(sleep_app)
 app.command(demo)
 app.command(mcp)
+app.command(serve)
 
 
 def run(tokens: Sequence[str]) -> object:

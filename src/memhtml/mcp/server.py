@@ -106,6 +106,13 @@ def build_server(services: Services) -> MemoryServer:
     return _server(_gate(services))
 
 
+def server_and_gate(services: Services) -> tuple[MemoryServer, StoreGate]:
+    """The server and the gate its tools run through, for an edge that serves the same
+    tools another way (``memhtml serve``'s browser app) and reads through the gate."""
+    gate = _gate(services)
+    return _server(gate), gate
+
+
 def serve(services: Services) -> None:
     """Serve the store ``services`` open over stdio until the client disconnects; a
     write still waiting to be pushed is pushed then."""

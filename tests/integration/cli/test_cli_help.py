@@ -38,7 +38,7 @@ def test_the_command_list() -> None:
         "task add", "task status", "task list", "read", "search", "related", "status",
         "doctor", "log", "publish", "sync", "clone", "md query", "md verify", "md stats",
         "import markdown", "export markdown",
-        "embed", "eval beir", "eval gate", "demo", "mcp",
+        "embed", "eval beir", "eval gate", "demo", "mcp", "serve",
         "sleep run", "sleep resume", "sleep plan", "sleep status", "sleep review",
         "sleep merge", "sleep abort",
     }

@@ -88,7 +88,9 @@ AUDIT = """() => {
     scripts: document.querySelectorAll('script').length,
     bad,
     csp: meta ? meta.getAttribute('content') : null,
-    links: [...document.querySelectorAll('a[href]')].map(a => a.href),
+    // An SVG <a>'s href is an animated string, not the URL: read the attribute.
+    links: [...document.querySelectorAll('a[href]')].map(
+      a => new URL(a.getAttribute('href'), document.baseURI).href),
   };
 }"""
 """Every element and attribute of the loaded DOM (what the browser built, not the
