@@ -375,20 +375,11 @@ def sleep_merge(run: str | None = None, /, *, common: Common = _COMMON) -> int:
     return respond(common.json, body)
 
 
-def merge_refusal_code(refusal: str | None) -> str:
-    """The stable code of a refused merge: a failed gate is the head gate's own
-    ``ERR_DISCRIMINATION_FAILED``; every other refusal is ``ERR_MERGE_`` and its name
-    (``main-advanced`` is ``ERR_MERGE_MAIN_ADVANCED``)."""
-    from memhtml.compose.run import ERROR_CODES
-
-    if refusal == "gate-failed":
-        return ERROR_CODES["HeadGateFailed"]
-    return "ERR_MERGE_" + (refusal or "refused").upper().replace("-", "_")
-
-
 def _merge_refused(outcome: MergeOutcome) -> Reply:
     """A refusal moves nothing: the JSON is the failure shape (code, error) with every
     field of the outcome beside it; the text says which refusal and why."""
+    from memhtml.compose.run import merge_refusal_code
+
     text = f"refused ({outcome.refusal}): {outcome.reason}"
     fields = jsonable(outcome)
     payload = {**(fields if isinstance(fields, dict) else {}),

@@ -148,6 +148,15 @@ def error_code(error: object) -> str:
     return "ERR_" + _WORD_START.sub("_", name).upper()
 
 
+def merge_refusal_code(refusal: str | None) -> str:
+    """The stable code of a refused merge: a failed gate is the head gate's own
+    ``ERR_DISCRIMINATION_FAILED``; every other refusal is ``ERR_MERGE_`` and its name
+    (``main-advanced`` is ``ERR_MERGE_MAIN_ADVANCED``)."""
+    if refusal == "gate-failed":
+        return ERROR_CODES["HeadGateFailed"]
+    return "ERR_MERGE_" + (refusal or "refused").upper().replace("-", "_")
+
+
 def perform(io: IOResult[T, E]) -> Result[T, E]:
     """The outcome of an IO result as a plain ``Result``, to match or chain on.
 

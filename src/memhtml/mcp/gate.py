@@ -66,6 +66,17 @@ class StoreGate:
         self._calls.note = note
         return outcome
 
+    def serial(self, work: Callable[[], T]) -> T:
+        """Run ``work`` on the store thread under the lock, after finishing a write
+        another process left half done, as a door runs: for an edge's work that is not
+        a store door (a sleep run's review or merge, over the same repository)."""
+        def locked() -> T:
+            with self._lock:
+                finish_checkout(self._store.deps)
+                return work()
+
+        return self._thread.submit(locked).result()
+
     def _run(self, door: Callable[[Store], IOResult[T, StoreError]]
              ) -> tuple[Result[T, StoreError], str | None]:
         with self._lock:

@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from returns.io import IOResult, IOSuccess
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -38,11 +38,13 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from memhtml.compose import Services, error_code, explain
+from memhtml.compose import Services, error_code, explain, perform
 from memhtml.contracts.vocabulary import MEMORY_TYPES
 from memhtml.head import HeadVersion
 from memhtml.mcp.gate import StoreGate
 from memhtml.mcp.server import MemoryServer
+from memhtml.sleep.deps import SleepDeps
+from memhtml.sleep.errors import SleepError
 from memhtml.store import Landed, Store, StoreError
 from memhtml.store.site_style import STYLESHEET
 from memhtml.web import views
@@ -88,12 +90,17 @@ class WebApp:
             Route("/tasks", self.tasks),
             Route("/activity", self.activity),
             Route("/overview", self.overview),
+            Route("/sleep", self.sleep_runs),
+            Route("/sleep/{run_id}", self.sleep_run),
+            Route("/sleep/{run_id}/file", self.sleep_file),
+            Route("/api/sleep/{action}", self.sleep_action, methods=["POST"]),
             Route("/entity/{name:path}", partial(self.labelled, "entity")),
             Route("/tag/{name:path}", partial(self.labelled, "tag")),
             Route("/api/tool/{name}", self.tool, methods=["POST"]),
             Route("/api/door/{name}", self.door, methods=["POST"]),
             Route("/events", self.events),
             Route("/static/site.css", self.stylesheet),
+            Route("/favicon.ico", self.favicon),
             Mount("/static", StaticFiles(packages=[("memhtml.web", "static")])),
         ]
         self.starlette = Starlette(routes=routes)
@@ -196,6 +203,99 @@ class WebApp:
         return self._read(lambda store, version: IOSuccess({
             "title": "Overview", **views.charts(version, views.now_of(store))}), "overview.html")
 
+    # -- the sleep review --------------------------------------------------------------
+
+    def _sleep(self, work: Callable[[SleepDeps], IOResult[dict[str, Any], SleepError]],
+               template: str) -> HTMLResponse:
+        """Render ``template`` with what ``work`` reads through the run's dependencies,
+        on the gate's store thread (the review reads the same repository the doors
+        write)."""
+        from memhtml.sleep.errors import describe_sleep_error
+
+        def read() -> tuple[dict[str, Any] | None, str | None]:
+            deps = self._sleep_deps()
+            if isinstance(deps, str):
+                return None, deps
+            outcome = perform(work(deps))
+            if isinstance(outcome, Success):
+                return outcome.unwrap(), None
+            return None, describe_sleep_error(outcome.failure())
+
+        context, problem = self.gate.serial(read)
+        if context is None:
+            return self._page("problem.html", {"title": "Sleep", "here": "sleep",
+                                               "heading": "Sleep review",
+                                               "message": problem, "moved_to": None}, 404)
+        return self._page(template, context)
+
+    def _sleep_deps(self) -> SleepDeps | str:
+        from memhtml.compose.sleep import head_gate, sleep_deps
+
+        built = sleep_deps(self.services, head_gate)
+        match built:
+            case Success(deps):
+                found: SleepDeps = deps
+                return found
+            case Failure(error):
+                return str(error.reason)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def sleep_runs(self, request: Request) -> Response:
+        from memhtml.web import sleep_views
+
+        return self._sleep(sleep_views.runs, "sleep.html")
+
+    def sleep_run(self, request: Request) -> Response:
+        from memhtml.web import sleep_views
+
+        run_id = str(request.path_params["run_id"])
+        return self._sleep(lambda deps: sleep_views.run(deps, run_id), "sleep_run.html")
+
+    def sleep_file(self, request: Request) -> Response:
+        from memhtml.web import sleep_views
+
+        run_id = str(request.path_params["run_id"])
+        path = request.query_params.get("path", "")
+        return self._sleep(lambda deps: sleep_views.file(deps, run_id, path),
+                           "sleep_file.html")
+
+    async def sleep_action(self, request: Request) -> Response:
+        """``merge`` or ``abort`` a run (``{"run": ID}``): the CLI's ``sleep merge`` and
+        ``sleep abort``. A refused merge moves nothing and answers its refusal, code
+        and reason, as the CLI prints them."""
+        action = request.path_params["action"]
+        arguments = await _arguments(request)
+        if isinstance(arguments, Response):
+            return arguments
+        run_id = arguments.get("run")
+        if action not in ("merge", "abort"):
+            return _refused(f"there is no sleep action {action!r}: merge, abort",
+                            "ERR_REFUSED")
+        if set(arguments) != {"run"} or not isinstance(run_id, str) or not run_id:
+            return _refused(f"{action} takes run (a run id)", "ERR_INVALID_ARGUMENTS")
+        answer = await run_in_threadpool(self.gate.serial, partial(self._act, action, run_id))
+        return JSONResponse(answer, status_code=200 if answer["ok"] else 422)
+
+    def _act(self, action: str, run_id: str) -> dict[str, Any]:
+        from memhtml.compose.run import merge_refusal_code
+        from memhtml.sleep.errors import describe_sleep_error
+        from memhtml.sleep.merge import merge_run
+        from memhtml.sleep.runs import abort_run
+
+        deps = self._sleep_deps()
+        if isinstance(deps, str):
+            return {"ok": False, "code": "ERR_SETTINGS", "error": deps}
+        done: Result[Any, SleepError] = perform(
+            merge_run(deps, run_id) if action == "merge" else abort_run(deps, run_id))
+        if not isinstance(done, Success):
+            error = done.failure()
+            return {"ok": False, "code": error_code(error), "error": describe_sleep_error(error)}
+        outcome = done.unwrap()
+        if action == "merge" and not outcome.merged:
+            return {"ok": False, "code": merge_refusal_code(outcome.refusal),
+                    "error": f"refused ({outcome.refusal}): {outcome.reason}"}
+        return {"ok": True, "result": {"run": run_id, "action": action}}
+
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
         filters = {k: request.query_params.get(k) or None for k in _SEARCH_FIELDS}
@@ -206,6 +306,10 @@ class WebApp:
             ok, answer = await self.call("memory_search", search_arguments(query, filters))
             context["result" if ok else "error"] = answer if ok else answer["error"]
         return await run_in_threadpool(self._page, "search.html", context)
+
+    def favicon(self, request: Request) -> Response:
+        """No icon: an empty answer rather than a 404 in every page's console."""
+        return Response(status_code=204)
 
     def stylesheet(self, request: Request) -> Response:
         return Response(STYLESHEET, media_type="text/css")

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhtml.cli.sleep_cmds import merge_refusal_code
 from memhtml.compose import error_code, explain
+from memhtml.compose.run import merge_refusal_code
 from memhtml.contracts import errors as contract_errors
 from memhtml.head import HeadGateFailed
 from memhtml.mdindex import errors as md_errors

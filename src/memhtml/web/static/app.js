@@ -92,12 +92,13 @@ function searchAsYouType() {
   form.addEventListener("submit", (event) => { event.preventDefault(); clearTimeout(timer); run(); });
 }
 
-// A form with data-tool (an MCP tool) or data-door (unlink, unlabel, move) is sent as
+// A form with data-tool (an MCP tool), data-door (unlink, unlabel, move) or data-sleep
+// (merge, abort: a run) is sent as
 // that call's arguments: each named field, empty ones left out, a data-array field as
 // a list. data-after: "goto" opens the memory the answer names (its data-goto field,
 // "path" unless told), "reload" this page.
 function edits() {
-  for (const form of document.querySelectorAll("form[data-tool], form[data-door]")) {
+  for (const form of document.querySelectorAll("form[data-tool], form[data-door], form[data-sleep]")) {
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const args = {};
@@ -109,8 +110,9 @@ function edits() {
       const shown = form.querySelector(".error");
       const button = form.querySelector("button[type=submit]");
       button.disabled = true;
-      const answer = form.dataset.tool
-        ? await callTool(form.dataset.tool, args) : await callDoor(form.dataset.door, args);
+      const answer = form.dataset.tool ? await callTool(form.dataset.tool, args)
+        : form.dataset.door ? await callDoor(form.dataset.door, args)
+        : await post("/api/sleep/" + encodeURIComponent(form.dataset.sleep), args);
       button.disabled = false;
       if (!answer.ok) {
         shown.textContent = answer.code + ": " + answer.error;
@@ -121,6 +123,7 @@ function edits() {
       const result = answer.result || {};
       const went = result[form.dataset.goto || "path"];
       if (form.dataset.after === "goto" && went) window.location.assign(memoryUrl(went));
+      else if (form.dataset.after === "sleep") window.location.assign("/sleep");
       else window.location.reload();
     });
   }

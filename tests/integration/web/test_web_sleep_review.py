@@ -1,0 +1,127 @@
+"""The sleep review in the browser: a real night on the demo store, read, refused, merged.
+
+The store is the demo's; ``memhtml sleep run`` (no model) makes a run on its branch.
+The page lists the run, shows each phase's counts and each changed file with the
+decisions behind it, and a file before and after with its diff. That night archives
+a third of the demo's memories with nothing standing for them, so its merge is
+refused: the refusal is shown with its reason and main does not move. The run is
+aborted from the page, a night of one phase is run, and its merge from the page
+moves main.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.integration.publish.browser_support import Watched, shoot
+from tests.integration.warm_cli import memhtml
+from tests.integration.web.conftest import (
+    Served,
+    browser_missing,
+    quiet_env,
+    start_server,
+    stop,
+)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page  # type: ignore[import-not-found, unused-ignore]
+
+_MISSING = browser_missing()
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(_MISSING is not None, reason=_MISSING or ""),
+]
+
+
+def cli(store: Path, env: dict[str, str], *tokens: str) -> subprocess.CompletedProcess[str]:
+    done = memhtml(*tokens, "--store", str(store), env=env)
+    assert done.returncode == 0, (tokens, done.stdout, done.stderr)
+    return done
+
+
+def main_tip(store: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "main"], cwd=store, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    root = tmp_path_factory.mktemp("sleep-web")
+    home = root / "home"
+    home.mkdir()
+    env = quiet_env(home)
+    store = root / "store"
+    done = memhtml("demo", "--dir", str(store), env=env)
+    assert done.returncode == 0, done.stderr
+    cli(store, env, "sleep", "run")
+    app = start_server(store, env, root / "serve.log")
+    try:
+        yield app
+    finally:
+        stop(app)
+
+
+def signed_in(watched: Watched, served: Served) -> Page:
+    page = watched.page
+    response = page.goto(served.start)
+    assert response is not None and response.ok
+    return page
+
+
+def test_the_review_refuses_a_conflict_then_a_clean_night_merges(
+        watched: Watched, night: Served, tmp_path: Path) -> None:
+    page = signed_in(watched, night)
+    page.get_by_role("link", name="Sleep").click()
+    page.locator("table.runs a").first.click()
+    assert page.locator("h1").inner_text().startswith("Run ")
+    assert page.locator("table.phases th", has_text="retention-triage").count() == 1
+    changes = page.locator("ul.changes > li")
+    assert changes.count() >= 1
+    assert page.locator("ul.decisions li").count() >= 1, "every change says why"
+    shoot(page, tmp_path, "run")
+
+    # One file, before and after, with its diff.
+    first = changes.first.locator("a").first
+    changed_path = first.inner_text()
+    first.click()
+    assert page.locator(".sides .side").count() == 2
+    assert page.locator("pre.diff span").count() >= 1
+    assert page.locator("ul.decisions li").count() >= 1
+    shoot(page, tmp_path, "file")
+    page.go_back()
+
+    # The demo's first night archives a third of its memories with nothing standing
+    # for them: the merge is refused with its reason, and main does not move.
+    before = main_tip(night.store)
+    form = page.locator("form[data-sleep=merge]")
+    form.locator("button").click()
+    error = form.locator(".error")
+    error.wait_for(state="visible")
+    assert error.inner_text().startswith("ERR_MERGE_OVER_ARCHIVED"), error.inner_text()
+    assert "sleep_archive_share" in error.inner_text()
+    assert main_tip(night.store) == before, "a refused merge moves nothing"
+    shoot(page, tmp_path, "refused")
+    # The browser logs the refusal's 422; nothing else.
+    assert all("status of 422" in line for line in watched.quiet_console()), watched.console
+    watched.console.clear()
+
+    # Abort from the page; a night of one phase (person links: links added, nothing
+    # archived) merges from the page and moves main.
+    with page.expect_navigation():
+        page.locator("form[data-sleep=abort] button").click()
+    assert page.url.endswith("/sleep")
+    assert page.locator("table.runs a").count() == 0
+    cli(night.store, night.env, "sleep", "run", "--phase", "person-links")
+    page.reload()
+    page.locator("table.runs a").first.click()
+    assert page.locator("ul.changes > li").count() >= 1
+    with page.expect_navigation():
+        page.locator("form[data-sleep=merge] button").click()
+    assert main_tip(night.store) != before, "the merge moved main"
+    assert page.locator("main p.explain").first.inner_text().startswith("merged")
+    watched.assert_nothing_ran()
