@@ -89,6 +89,7 @@ def test_the_review_refuses_a_conflict_then_a_clean_night_merges(
     first = changes.first.locator("a").first
     changed_path = first.inner_text()
     first.click()
+    assert changed_path in page.locator("h1").inner_text()
     assert page.locator(".sides .side").count() == 2
     assert page.locator("pre.diff span").count() >= 1
     assert page.locator("ul.decisions li").count() >= 1
