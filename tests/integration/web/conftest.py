@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,6 +98,14 @@ def start_server(store: Path, env: dict[str, str], log: Path) -> Served:
         time.sleep(0.05)
     process.kill()
     raise AssertionError(f"memhtml serve did not start: {log.read_text(errors='replace')}")
+
+
+def follow(page: Any, link: Any) -> None:
+    """Click ``link`` and wait for the page it opens: a count or text read right after
+    a click can see the old page, or the new one still loading."""
+    with page.expect_navigation():
+        link.click()
+    page.wait_for_load_state()
 
 
 def stop(served: Served) -> None:

@@ -23,7 +23,7 @@ from tests.integration.publish.site_support import (
     SCHEME_PATH,
     TAGGED_PATH,
 )
-from tests.integration.web.conftest import Served, browser_missing
+from tests.integration.web.conftest import Served, browser_missing, follow
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page  # type: ignore[import-not-found, unused-ignore]
@@ -56,13 +56,13 @@ def test_browse_folders_and_read_a_memory(watched: Watched, served: Served,
     assert re.search(r"\d+ memories, \d+ archived", page.locator("main p.explain").first
                      .inner_text())
     shoot(page, tmp_path, "home")
-    page.get_by_role("link", name="Browse").click()
-    page.locator(".directories a", has_text="areas").first.click()
+    follow(page, page.get_by_role("link", name="Browse"))
+    follow(page, page.locator(".directories a", has_text="areas").first)
     assert page.locator("h1").inner_text() == "areas"
     counts = page.locator(".directories li .count").all_inner_texts()
     assert counts and all(c.isdigit() and int(c) > 0 for c in counts)
-    page.locator(".directories a", has_text="checkout/").click()
-    page.locator(".memories a", has_text="Sakura Pay authorization timeout").click()
+    follow(page, page.locator(".directories a", has_text="checkout/"))
+    follow(page, page.locator(".memories a", has_text="Sakura Pay authorization timeout"))
     assert page.url == memory_url(served, MEMORY)
     assert "Sakura Pay authorization" in page.locator("article mark").first.inner_text()
     about = page.locator("dl.about").inner_text()
@@ -74,7 +74,7 @@ def test_browse_folders_and_read_a_memory(watched: Watched, served: Served,
     tiers = page.locator("dl.tiers dt").all_inner_texts()
     assert tiers == ["gist", "summary", "details"]
     shoot(page, tmp_path, "memory")
-    entity.click()
+    follow(page, entity)
     assert page.locator("h1").inner_text() == name
     assert page.locator(".memories li").count() >= 1
     watched.assert_nothing_ran()
@@ -104,7 +104,7 @@ def test_search_as_you_type_says_which_arm_found_each_hit(watched: Watched, serv
 def test_tasks_board_puts_overdue_first(watched: Watched, served: Served,
                                         tmp_path: Path) -> None:
     page = signed_in(watched, served)
-    page.get_by_role("link", name="Tasks").click()
+    follow(page, page.get_by_role("link", name="Tasks"))
     columns = page.locator(".board .column")
     assert columns.count() >= 3
     for i in range(columns.count()):
@@ -118,7 +118,7 @@ def test_tasks_board_puts_overdue_first(watched: Watched, served: Served,
 def test_activity_names_who_wrote_and_through_which_door(watched: Watched,
                                                         served: Served) -> None:
     page = signed_in(watched, served)
-    page.get_by_role("link", name="Activity").click()
+    follow(page, page.get_by_role("link", name="Activity"))
     entries = page.locator(".timeline > li")
     assert entries.count() >= 2
     text = page.locator(".timeline").inner_text()
@@ -148,8 +148,7 @@ def test_a_commit_from_the_cli_shows_the_live_notice(watched: Watched, served: S
     served.cli("write", "--title", "Seen live", "--claim", "The app hears of this commit.",
                "--type", "semantic")
     page.locator("#live").wait_for(state="visible", timeout=15_000)
-    page.locator("#live a").click()
-    page.wait_for_load_state()
+    follow(page, page.locator("#live a"))
     assert "Seen live" in page.locator("main").inner_text()
     watched.assert_nothing_ran()
 

@@ -23,6 +23,7 @@ from tests.integration.warm_cli import memhtml
 from tests.integration.web.conftest import (
     Served,
     browser_missing,
+    follow,
     quiet_env,
     start_server,
     stop,
@@ -76,8 +77,8 @@ def signed_in(watched: Watched, served: Served) -> Page:
 def test_the_review_refuses_a_conflict_then_a_clean_night_merges(
         watched: Watched, night: Served, tmp_path: Path) -> None:
     page = signed_in(watched, night)
-    page.get_by_role("link", name="Sleep").click()
-    page.locator("table.runs a").first.click()
+    follow(page, page.get_by_role("link", name="Sleep"))
+    follow(page, page.locator("table.runs a").first)
     assert page.locator("h1").inner_text().startswith("Run ")
     assert page.locator("table.phases th", has_text="retention-triage").count() == 1
     changes = page.locator("ul.changes > li")
@@ -88,13 +89,14 @@ def test_the_review_refuses_a_conflict_then_a_clean_night_merges(
     # One file, before and after, with its diff.
     first = changes.first.locator("a").first
     changed_path = first.inner_text()
-    first.click()
+    follow(page, first)
     assert changed_path in page.locator("h1").inner_text()
     assert page.locator(".sides .side").count() == 2
     assert page.locator("pre.diff span").count() >= 1
     assert page.locator("ul.decisions li").count() >= 1
     shoot(page, tmp_path, "file")
-    page.go_back()
+    with page.expect_navigation():
+        page.go_back()
 
     # The demo's first night archives a third of its memories with nothing standing
     # for them: the merge is refused with its reason, and main does not move.
@@ -119,7 +121,7 @@ def test_the_review_refuses_a_conflict_then_a_clean_night_merges(
     assert page.locator("table.runs a").count() == 0
     cli(night.store, night.env, "sleep", "run", "--phase", "person-links")
     page.reload()
-    page.locator("table.runs a").first.click()
+    follow(page, page.locator("table.runs a").first)
     assert page.locator("ul.changes > li").count() >= 1
     with page.expect_navigation():
         page.locator("form[data-sleep=merge] button").click()
