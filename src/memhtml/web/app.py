@@ -82,6 +82,9 @@ class WebApp:
         self.server = server
         self.guard = guard
         self.env = _templates()
+        from memhtml.web.sleep_start import RunStarter
+
+        self.starter = RunStarter(services.settings.store)
         routes = [
             Route("/", self.home),
             Route("/browse/{directory:path}", self.browse),
@@ -93,6 +96,7 @@ class WebApp:
             Route("/sleep", self.sleep_runs),
             Route("/sleep/{run_id}", self.sleep_run),
             Route("/sleep/{run_id}/file", self.sleep_file),
+            Route("/api/sleep/progress", self.sleep_progress),
             Route("/api/sleep/{action}", self.sleep_action, methods=["POST"]),
             Route("/entity/{name:path}", partial(self.labelled, "entity")),
             Route("/tag/{name:path}", partial(self.labelled, "tag")),
@@ -268,13 +272,50 @@ class WebApp:
         if isinstance(arguments, Response):
             return arguments
         run_id = arguments.get("run")
+        if action == "start":
+            deep = arguments.get("deep", False)
+            if set(arguments) - {"deep"} or not isinstance(deep, bool):
+                return _refused("start takes deep (true or false) alone",
+                                "ERR_INVALID_ARGUMENTS")
+            started, why = self.starter.start(deep)
+            return JSONResponse({"ok": True, "result": {"started": True}} if started
+                                else {"ok": False, "code": "ERR_REFUSED", "error": why},
+                                status_code=200 if started else 422)
+        if action == "plan":
+            if arguments:
+                return _refused("plan takes no arguments", "ERR_INVALID_ARGUMENTS")
+            planned = await run_in_threadpool(self.gate.serial, self._plan)
+            return JSONResponse(planned, status_code=200 if planned["ok"] else 422)
         if action not in ("merge", "abort"):
-            return _refused(f"there is no sleep action {action!r}: merge, abort",
-                            "ERR_REFUSED")
+            return _refused(f"there is no sleep action {action!r}: plan, start, merge, "
+                            "abort", "ERR_REFUSED")
         if set(arguments) != {"run"} or not isinstance(run_id, str) or not run_id:
             return _refused(f"{action} takes run (a run id)", "ERR_INVALID_ARGUMENTS")
         answer = await run_in_threadpool(self.gate.serial, partial(self._act, action, run_id))
         return JSONResponse(answer, status_code=200 if answer["ok"] else 422)
+
+    def sleep_progress(self, request: Request) -> Response:
+        """The run this app started: running or not, its progress lines, its exit code
+        and closing summary."""
+        return JSONResponse(self.starter.progress())
+
+    def _plan(self) -> dict[str, Any]:
+        """``memhtml sleep plan``: would a run change anything, from counts alone."""
+        from memhtml.sleep.errors import describe_sleep_error
+        from memhtml.sleep.plan import plan_sleep
+
+        deps = self._sleep_deps()
+        if isinstance(deps, str):
+            return {"ok": False, "code": "ERR_SETTINGS", "error": deps}
+        done: Result[Any, SleepError] = perform(plan_sleep(deps))
+        if not isinstance(done, Success):
+            error = done.failure()
+            return {"ok": False, "code": error_code(error), "error": describe_sleep_error(error)}
+        plan = done.unwrap()
+        return {"ok": True, "result": {
+            "verdict": plan.verdict, "changed_since_last_run": plan.changed_since_last_run,
+            "transcripts_waiting": plan.transcripts_waiting,
+            "dangling_links": plan.dangling_links, "notes": list(plan.notes)}}
 
     def _act(self, action: str, run_id: str) -> dict[str, Any]:
         from memhtml.compose.run import merge_refusal_code

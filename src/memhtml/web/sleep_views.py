@@ -34,7 +34,9 @@ DIFF_LINES: Final = 400
 def runs(deps: SleepDeps) -> IOResult[dict[str, Any], SleepError]:
     def page(status: SleepStatus) -> dict[str, Any]:
         return {"here": "sleep", "title": "Sleep runs", "main": status.main,
-                "runs": status.runs, "notes": status.notes}
+                "runs": status.runs, "notes": status.notes,
+                "open": [r.run_id for r in status.runs
+                         if r.state in ("mergeable", "main-advanced", "stopped")]}
 
     return sleep_status(deps).map(page)
 

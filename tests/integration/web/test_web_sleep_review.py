@@ -128,3 +128,24 @@ def test_the_review_refuses_a_conflict_then_a_clean_night_merges(
     assert main_tip(night.store) != before, "the merge moved main"
     assert page.locator("main p.explain").first.inner_text().startswith("merged")
     watched.assert_nothing_ran()
+
+
+def test_plan_and_start_a_run_from_the_page(watched: Watched, night: Served,
+                                            tmp_path: Path) -> None:
+    """After the merge no run is open, so the page offers a start; the plan answers
+    from counts, the start runs ``memhtml sleep run`` and the page follows it to the
+    new run in the list."""
+    page = signed_in(watched, night)
+    follow(page, page.get_by_role("link", name="Sleep"))
+    before = page.locator("table.runs tbody tr").count()
+    plan = page.locator("#sleep-plan")
+    plan.locator("button").click()
+    answer = plan.locator(".answer")
+    answer.wait_for(state="visible")
+    assert answer.inner_text().split(" · ")[0] in ("would-change", "no-signal", "unknown")
+    with page.expect_navigation(timeout=120_000):
+        page.locator("#sleep-start button").click()
+    assert page.locator("table.runs tbody tr").count() == before + 1
+    assert page.locator("#sleep-start").count() == 0, "no second start while a run is open"
+    shoot(page, tmp_path, "started")
+    watched.assert_nothing_ran()

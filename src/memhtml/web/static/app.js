@@ -103,6 +103,10 @@ function edits() {
       event.preventDefault();
       const args = {};
       for (const field of form.querySelectorAll("input[name], select[name], textarea[name]")) {
+        if (field.type === "checkbox") {
+          if (field.checked || field.hasAttribute("data-bool")) args[field.name] = field.checked;
+          continue;
+        }
         const value = field.value.trim();
         if (!value) continue;
         args[field.name] = field.hasAttribute("data-array") ? [value] : value;
@@ -122,10 +126,43 @@ function edits() {
       shown.hidden = true;
       const result = answer.result || {};
       const went = result[form.dataset.goto || "path"];
+      if (form.dataset.after === "show") {
+        const shown = form.querySelector(".answer");
+        shown.textContent = describePlan(result);
+        shown.hidden = false;
+        return;
+      }
+      if (form.dataset.after === "progress") { followRun(); return; }
       if (form.dataset.after === "goto" && went) window.location.assign(memoryUrl(went));
       else if (form.dataset.after === "sleep") window.location.assign("/sleep");
       else window.location.reload();
     });
+  }
+}
+
+function describePlan(plan) {
+  const parts = [plan.verdict, plan.changed_since_last_run + " changed since the last run",
+    plan.transcripts_waiting + " transcripts waiting", plan.dangling_links + " dangling links"];
+  return parts.concat(plan.notes || []).join(" · ");
+}
+
+// The run this app started: its progress lines every second until it ends, then
+// the page again, with the new run in its list.
+async function followRun() {
+  const panel = document.getElementById("sleep-progress");
+  if (!panel) return;
+  panel.hidden = false;
+  const shown = panel.querySelector("pre");
+  for (;;) {
+    const response = await fetch("/api/sleep/progress", { credentials: "same-origin" });
+    const state = await response.json();
+    shown.textContent = state.lines.join("\n") + (state.summary ? "\n\n" + state.summary : "");
+    if (!state.running) {
+      panel.dataset.done = String(state.code);
+      if (state.code === 0) window.location.reload();
+      return;
+    }
+    await new Promise((done) => setTimeout(done, 1000));
   }
 }
 
@@ -148,4 +185,11 @@ function live() {
   });
 }
 
-document.addEventListener("DOMContentLoaded", () => { searchAsYouType(); edits(); live(); });
+document.addEventListener("DOMContentLoaded", async () => {
+  searchAsYouType(); edits(); live();
+  // A run started earlier and still going: follow it on this page too.
+  if (document.getElementById("sleep-progress")) {
+    const state = await (await fetch("/api/sleep/progress", { credentials: "same-origin" })).json();
+    if (state.running) followRun();
+  }
+});
