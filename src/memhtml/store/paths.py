@@ -231,8 +231,20 @@ def spelled(path: str, names: Names) -> str:
     return "/".join([*parts[:kept], rest])
 
 
+SITE_DIR = "memhtml-site"
+"""The published site's folder (``store.site_model.SITE_DIR``): ``publish`` writes a
+memory's page at ``memhtml-site/view/<its path>/index.html``."""
+
+
 def portable_path(path: str, names: Names) -> Result[str, StoreError]:
-    """``path``, or its refusal when the part of it that is new is not portable."""
+    """``path``, or its refusal when the part of it that is new is not portable, or
+    when it lies in the published site's folder: a memory at
+    ``memhtml-site/view/a.html`` is where ``publish`` puts the folder holding
+    ``a.html``'s page, so the next publish would fail on it, and every door that names
+    a new path (a write, a move) refuses it alike."""
+    if path == SITE_DIR or path.startswith(SITE_DIR + "/"):
+        return Failure(PathRefused(path, f"{SITE_DIR}/ holds the published site's "
+                                         "generated pages; write the memory elsewhere"))
     checked: Result[str, PathRefused] = check_portable_path(path, existing_depth(path, names))
     return checked.alt(lambda e: e)
 

@@ -21,6 +21,7 @@ from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.view import HeadView
 from memhtml.format import check_memory
 from memhtml.head import HeadVersion, is_active, is_candidate_path
+from memhtml.store.paths import SITE_DIR as PATHS_SITE_DIR
 
 INDEX_NAME = "index.html"
 SITEMAP_PATH = "sitemap.xml"
@@ -31,7 +32,7 @@ HEADERS_PATH = "_headers"
 # (``.well-known`` aside) and GitHub Pages' Jekyll skips them, so a stylesheet under
 # ``.site/`` never reached a host that reads ``_headers``. Not ``_``-prefixed either,
 # which Jekyll skips too.
-SITE_DIR = "memhtml-site"
+SITE_DIR = PATHS_SITE_DIR
 STYLESHEET_PATH = f"{SITE_DIR}/memhtml.css"
 VIEW_ROOT = f"{SITE_DIR}/view"
 """Each memory's readable page is ``<VIEW_ROOT>/<memory path>/index.html``."""
