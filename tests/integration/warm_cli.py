@@ -329,17 +329,24 @@ class _Server:
         return sock, int(answer["pid"])
 
     def close(self) -> None:
-        if self.process.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        close_server(self.process)
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+def close_server(process: subprocess.Popen[Any]) -> None:
+    """End a server process that serves until its stdin closes: close it, wait (kill
+    after ten seconds), and close its stdout. The warm interpreter here and the fault
+    server of the crash and kill suites (``write_faults``) both end this way."""
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
 
 
 _servers: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Server] = OrderedDict()

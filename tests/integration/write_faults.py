@@ -363,15 +363,9 @@ class WarmCli:
         return ran
 
     def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        from tests.integration.warm_cli import close_server
+
+        close_server(self.process)
 
     def __enter__(self) -> WarmCli:
         return self

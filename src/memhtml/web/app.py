@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -50,7 +50,6 @@ from memhtml.store.site_style import STYLESHEET
 from memhtml.web import views
 from memhtml.web.guard import Guard, guarded
 
-T = TypeVar("T")
 LIVE_SECONDS: Final = 1.0
 """How often a page asks ``/events`` for the branch tip (its ``retry``): one ref read,
 and the head advanced by what changed, which the next page needs anyway."""

@@ -10,12 +10,13 @@ with git as a person would, past every door. The server is ``python -m memhtml s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,10 +67,17 @@ class Served:
         return done
 
 
-def demo_store(root: Path, env: dict[str, str]) -> Path:
+def plain_demo(root: Path, env: dict[str, str]) -> Path:
+    """The demo store, as ``memhtml demo --dir`` makes it."""
     store = root / "store"
     done = memhtml("demo", "--dir", str(store), env=env)
     assert done.returncode == 0, done.stderr
+    return store
+
+
+def demo_store(root: Path, env: dict[str, str]) -> Path:
+    """The demo store plus the published site's hostile corpus, committed by git."""
+    store = plain_demo(root, env)
     for path, text in {**hostile_store_files(), **refused_files()}.items():
         target = store / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -117,15 +125,21 @@ def stop(served: Served) -> None:
         raise
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    root = tmp_path_factory.mktemp("web")
+@contextlib.contextmanager
+def serving(root: Path, build: Callable[[Path, dict[str, str]], Path]) -> Iterator[Served]:
+    """``memhtml serve`` over the store ``build(root, env)`` makes, with a home of its
+    own under ``root``; stopped on exit."""
     home = root / "home"
     home.mkdir()
     env = quiet_env(home)
-    store = demo_store(root, env)
-    app = start_server(store, env, root / "serve.log")
+    app = start_server(build(root, env), env, root / "serve.log")
     try:
         yield app
     finally:
         stop(app)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serving(tmp_path_factory.mktemp("web"), demo_store) as app:
+        yield app

@@ -24,9 +24,8 @@ from tests.integration.web.conftest import (
     Served,
     browser_missing,
     follow,
-    quiet_env,
-    start_server,
-    stop,
+    plain_demo,
+    serving,
 )
 
 if TYPE_CHECKING:
@@ -50,21 +49,16 @@ def main_tip(store: Path) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
+def demo_after_a_night(root: Path, env: dict[str, str]) -> Path:
+    store = plain_demo(root, env)
+    cli(store, env, "sleep", "run")
+    return store
+
+
 @pytest.fixture(scope="module")
 def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    root = tmp_path_factory.mktemp("sleep-web")
-    home = root / "home"
-    home.mkdir()
-    env = quiet_env(home)
-    store = root / "store"
-    done = memhtml("demo", "--dir", str(store), env=env)
-    assert done.returncode == 0, done.stderr
-    cli(store, env, "sleep", "run")
-    app = start_server(store, env, root / "serve.log")
-    try:
+    with serving(tmp_path_factory.mktemp("sleep-web"), demo_after_a_night) as app:
         yield app
-    finally:
-        stop(app)
 
 
 def signed_in(watched: Watched, served: Served) -> Page:
