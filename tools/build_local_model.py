@@ -113,9 +113,10 @@ def optimize_for_loading(source: Path, target: Path) -> None:
     portable, ``ORT_ENABLE_EXTENDED`` rewrites: the attention, GELU, layer-norm and
     integer-matmul fusions), so that opening the shipped model finds them done.
 
-    Measured on the int8 model (onnxruntime 1.32.0, docs/benchmarks.md, "Hybrid by
-    default"): opening the saved graph took 60-100 ms against 150-280 ms for the
-    exported one, which a cold ``memhtml write`` pays once; the vectors are the same
+    Measured on the int8 model (onnxruntime 1.32.0; one timing script, run twice
+    beside other work, so no ratio is claimed): opening the saved graph took 60-100
+    ms against 150-280 ms for the exported one, which a cold ``memhtml write`` pays
+    once; the vectors are the same
     bits (303 SciFact abstracts and edge cases, one and two threads), and two saves
     write the same bytes. The level stops short of ``ORT_ENABLE_ALL``, whose layout
     rewrites may be specific to the machine that saved them.
