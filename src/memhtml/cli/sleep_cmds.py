@@ -304,6 +304,7 @@ def sleep_review(run: str | None = None, /, *, common: Common = _COMMON) -> int:
         lines += [f"{phase} sweep: {n} file(s)" for phase, n in review.swept.items()]
         if review.unexplained:
             lines.append("changed with no recorded decision: " + ", ".join(review.unexplained))
+        lines += [f"rejected     {path} @ {sha[:10]}" for path, sha in review.rejected]
         return Reply(review, "\n".join(line for line in lines if line))
 
     return respond(common.json, body)
@@ -386,6 +387,47 @@ def _merge_refused(outcome: MergeOutcome) -> Reply:
                **failure_payload(merge_refusal_code(outcome.refusal), text,
                                  outcome.lost or outcome.conflicts or outcome.violations)}
     return Reply(payload, text, EXIT_FAILED)
+
+
+@sleep_app.command(name="reject")
+def sleep_reject(run: str, /, *paths: str, common: Common = _COMMON) -> int:
+    """Refuse single changes of a finished run: one commit on its branch puts each
+    named file back as the run's base held it (an archived or moved memory restored at
+    its path, a rewritten one given its old bytes, a created file removed), with links
+    into it followed back. Name files as ``sleep review`` lists them. Refused, moving
+    nothing, when the run is not finished or is merged, a file is not one of its
+    changes, or a link would be left pointing at nothing (reject the linking file's
+    change in the same call). Then merge, behind the same checks, or abort.
+
+    Parameters
+    ----------
+    run
+        The run id (``memhtml sleep status`` lists them).
+    paths
+        The changed files to put back, as the review lists them.
+    """
+
+    def body() -> Reply:
+        from memhtml.sleep.reject import reject_changes
+
+        deps = _deps(common)
+        run_id = _run_id(deps, run)
+        if not paths:
+            raise UsageError("name at least one changed file to reject "
+                             f"(memhtml sleep review {run_id} lists them)")
+        done = _value(reject_changes(deps, run_id, paths))
+        lines = [f"rejected {len(done.rejected)} change(s) of run {done.run_id}: "
+                 f"{done.branch} at {done.commit[:10]}"]
+        lines += [f"  {row.change:<12} {row.path}" + (f" -> {row.to}" if row.to else "")
+                  + " put back" for row in done.rejected]
+        notes = tuple(f"note: {path}: its links point back at the restored memory"
+                      for path in done.relinked) + tuple(
+            f"note: {path} was changed by the same decision and still is; reject it too "
+            "to undo the whole of it" for path in done.related)
+        lines.append(f"next: memhtml sleep review {done.run_id}, then merge or abort")
+        return Reply(done, "\n".join(lines), notes=notes)
+
+    return respond(common.json, body)
 
 
 @sleep_app.command(name="abort")

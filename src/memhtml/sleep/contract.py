@@ -187,6 +187,11 @@ SLEEP_OP: Final = "sleep"
 MERGE_OP: Final = "sleep-merge"
 """The ``Memhtml-Op`` of the merge commit that lands a run on a main that moved past
 its base (``memhtml sleep-merge: ...``); its second parent is the run's tip."""
+REJECT_OP: Final = "sleep-reject"
+"""The ``Memhtml-Op`` of a reviewer's rejection commit on a run branch
+(``sleep.reject``); it carries no ``Memhtml-Phase``."""
+TRAILER_REJECTED: Final = "Memhtml-Rejected"
+"""On a rejection commit, one per change rejected: the path as the review lists it."""
 TRAILER_MERGED: Final = "Memhtml-Merged"
 """On that merge commit: the run tip it brought in (sync's merges carry it too)."""
 

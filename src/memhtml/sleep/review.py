@@ -31,7 +31,13 @@ from returns.io import IOResult, IOSuccess
 
 from memhtml.contracts.services import TreeEntry
 from memhtml.head import HeadVersion
-from memhtml.sleep.contract import SLEEP_PHASES, SleepPhase
+from memhtml.sleep.contract import (
+    REJECT_OP,
+    SLEEP_PHASES,
+    TRAILER_OP,
+    TRAILER_REJECTED,
+    SleepPhase,
+)
 from memhtml.sleep.decisions import DecidingCommit, Decision
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError
@@ -103,6 +109,9 @@ class Review:
     """Changed files no decision covers (generated pages, run records and sweeps aside)."""
     decisions_unread: int = 0
     """Decision lines left out: unparsable, or not added by one of the run's commits."""
+    rejected: tuple[tuple[str, str], ...] = ()
+    """``(path, commit)`` for each change a reviewer rejected (``sleep.reject``), read
+    off the rejection commits' trailers, oldest first."""
 
 
 def _lines(data: bytes | None) -> list[str]:
@@ -221,6 +230,9 @@ def _review(history: RunHistory, main: str, state: RunState, rows: tuple[FileCha
     rows = tuple(replace(row, decisions=decided.get(row.path, ())) for row in rows)
     files = sum(2 if row.to else 1 for row in rows)
     stat = DiffStat(files, sum(r.insertions for r in rows), sum(r.deletions for r in rows))
+    rejected = tuple((value, c.sha) for c in history.commits
+                     if c.phase is None and (TRAILER_OP, REJECT_OP) in c.trailers
+                     for name, value in c.trailers if name == TRAILER_REJECTED)
     return Review(history.run_id, history.branch, state, history.base, history.tip, main,
                   phases, commits, stat, rows, len(found.generated), found.swept,
-                  found.unexplained, found.unread)
+                  found.unexplained, found.unread, rejected)

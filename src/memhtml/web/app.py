@@ -263,8 +263,9 @@ class WebApp:
                            "sleep_file.html")
 
     async def sleep_action(self, request: Request) -> Response:
-        """``merge`` or ``abort`` a run (``{"run": ID}``): the CLI's ``sleep merge`` and
-        ``sleep abort``. A refused merge moves nothing and answers its refusal, code
+        """``merge`` or ``abort`` a run (``{"run": ID}``), or ``reject`` some of its
+        changes (``{"run": ID, "paths": [...]}``): the CLI's ``sleep merge``, ``sleep
+        abort`` and ``sleep reject``. A refused merge moves nothing and answers its refusal, code
         and reason, as the CLI prints them."""
         action = request.path_params["action"]
         arguments = await _arguments(request)
@@ -285,9 +286,19 @@ class WebApp:
                 return _refused("plan takes no arguments", "ERR_INVALID_ARGUMENTS")
             planned = await run_in_threadpool(self.gate.serial, self._plan)
             return JSONResponse(planned, status_code=200 if planned["ok"] else 422)
+        if action == "reject":
+            paths = arguments.get("paths")
+            if (set(arguments) != {"run", "paths"} or not isinstance(run_id, str)
+                    or not run_id or not isinstance(paths, list) or not paths
+                    or not all(isinstance(p, str) and p for p in paths)):
+                return _refused("reject takes run (a run id) and paths (the changed files "
+                                "to put back, at least one)", "ERR_INVALID_ARGUMENTS")
+            rejected = await run_in_threadpool(self.gate.serial,
+                                               partial(self._reject, run_id, paths))
+            return JSONResponse(rejected, status_code=200 if rejected["ok"] else 422)
         if action not in ("merge", "abort"):
             return _refused(f"there is no sleep action {action!r}: plan, start, merge, "
-                            "abort", "ERR_REFUSED")
+                            "abort, reject", "ERR_REFUSED")
         if set(arguments) != {"run"} or not isinstance(run_id, str) or not run_id:
             return _refused(f"{action} takes run (a run id)", "ERR_INVALID_ARGUMENTS")
         answer = await run_in_threadpool(self.gate.serial, partial(self._act, action, run_id))
@@ -315,6 +326,24 @@ class WebApp:
             "verdict": plan.verdict, "changed_since_last_run": plan.changed_since_last_run,
             "transcripts_waiting": plan.transcripts_waiting,
             "dangling_links": plan.dangling_links, "notes": list(plan.notes)}}
+
+    def _reject(self, run_id: str, paths: list[str]) -> dict[str, Any]:
+        """``memhtml sleep reject``: one commit on the run's branch."""
+        from memhtml.sleep.errors import describe_sleep_error
+        from memhtml.sleep.reject import reject_changes
+
+        deps = self._sleep_deps()
+        if isinstance(deps, str):
+            return {"ok": False, "code": "ERR_SETTINGS", "error": deps}
+        done: Result[Any, SleepError] = perform(reject_changes(deps, run_id, paths))
+        if not isinstance(done, Success):
+            error = done.failure()
+            return {"ok": False, "code": error_code(error), "error": describe_sleep_error(error)}
+        rejected = done.unwrap()
+        return {"ok": True, "result": {
+            "run": run_id, "commit": rejected.commit,
+            "rejected": [row.path for row in rejected.rejected],
+            "relinked": list(rejected.relinked), "related": list(rejected.related)}}
 
     def _act(self, action: str, run_id: str) -> dict[str, Any]:
         from memhtml.compose.run import merge_refusal_code

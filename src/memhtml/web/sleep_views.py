@@ -23,6 +23,7 @@ from memhtml.contracts.services import TreeEntry
 from memhtml.head import record_from
 from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.errors import SleepError
+from memhtml.sleep.reject import REJECTABLE
 from memhtml.sleep.review import FileChange, Review, review_run
 from memhtml.sleep.runs import SleepStatus, sleep_status
 from memhtml.store.site_article import article_blocks
@@ -59,6 +60,7 @@ def run(deps: SleepDeps, run_id: str) -> IOResult[dict[str, Any], SleepError]:
         return {"here": "sleep", "title": f"Sleep run {review.run_id}", "review": review,
                 "groups": [g for g in groups if g.files],
                 "mergeable": review.state in ("mergeable", "main-advanced"),
+                "rejectable": review.state in REJECTABLE,
                 "open": review.state not in ("merged",)}
 
     return review_run(deps, run_id).map(page)
@@ -122,6 +124,7 @@ def file(deps: SleepDeps, run_id: str, path: str) -> IOResult[dict[str, Any], Sl
                 fromfile=f"{before_path or '(none)'} at {review.base[:10]}",
                 tofile=f"{after_path or '(none)'} at {review.tip[:10]}", lineterm=""))
             return {"here": "sleep", "title": f"{path} in run {run_id}", "review": review,
+                    "rejectable": review.state in REJECTABLE,
                     "change": change, "before": _side("Before", before_path, old),
                     "after": _side("After", after_path, new),
                     "diff": diff[:DIFF_LINES], "cut": max(0, len(diff) - DIFF_LINES)}

@@ -40,7 +40,7 @@ def test_the_command_list() -> None:
         "import markdown", "export markdown",
         "embed", "eval beir", "eval gate", "demo", "mcp", "serve",
         "sleep run", "sleep resume", "sleep plan", "sleep status", "sleep review",
-        "sleep merge", "sleep abort",
+        "sleep merge", "sleep abort", "sleep reject",
     }
 
 

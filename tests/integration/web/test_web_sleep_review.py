@@ -4,9 +4,9 @@ The store is the demo's; ``memhtml sleep run`` (no model) makes a run on its bra
 The page lists the run, shows each phase's counts and each changed file with the
 decisions behind it, and a file before and after with its diff. That night archives
 a third of the demo's memories with nothing standing for them, so its merge is
-refused: the refusal is shown with its reason and main does not move. The run is
-aborted from the page, a night of one phase is run, and its merge from the page
-moves main.
+refused: the refusal is shown with its reason and main does not move. The reviewer
+rejects those archives from the page, and the merge then moves main. A night started
+from the page is aborted from it.
 """
 
 from __future__ import annotations
@@ -107,20 +107,32 @@ def test_the_review_refuses_a_conflict_then_a_clean_night_merges(
     assert all("status of 422" in line for line in watched.quiet_console()), watched.console
     watched.console.clear()
 
-    # Abort from the page; a night of one phase (person links: links added, nothing
-    # archived) merges from the page and moves main.
+    # Reject every archive of the night from the page: one commit on the run's branch
+    # puts them back, the page lists them as rejected, and the merge then passes and
+    # moves main, with those memories where they were.
+    archived = page.locator("ul.changes").filter(has=page.locator("code", has_text="archive/"))
+    ticks = archived.locator("input[type=checkbox][name=paths]")
+    kept = [ticks.nth(i).get_attribute("value") for i in range(ticks.count())]
+    assert kept, "the night archived something"
+    for i in range(ticks.count()):
+        ticks.nth(i).check()
+    run_tip = subprocess.run(["git", "rev-parse", "sleep/" + page.url.rsplit("/", 1)[1]],
+                             cwd=night.store, check=True, capture_output=True,
+                             text=True).stdout.strip()
     with page.expect_navigation():
-        page.locator("form[data-sleep=abort] button").click()
-    assert page.url.endswith("/sleep")
-    assert page.locator("table.runs a").count() == 0
-    cli(night.store, night.env, "sleep", "run", "--phase", "person-links")
-    page.reload()
-    follow(page, page.locator("table.runs a").first)
-    assert page.locator("ul.changes > li").count() >= 1
+        page.locator("form[data-sleep=reject] > p > button").click()
+    assert page.locator("ul.rejected li").count() == len(kept)
+    shoot(page, tmp_path, "rejected")
+    assert main_tip(night.store) == before, "a rejection moves only the run's branch"
     with page.expect_navigation():
         page.locator("form[data-sleep=merge] button").click()
     assert main_tip(night.store) != before, "the merge moved main"
     assert page.locator("main p.explain").first.inner_text().startswith("merged")
+    for path in kept:
+        assert path is not None and (night.store / path).is_file(), path
+    assert subprocess.run(["git", "merge-base", "--is-ancestor", run_tip, "main"],
+                          cwd=night.store, check=False).returncode == 0
+
     watched.assert_nothing_ran()
 
 
@@ -142,4 +154,15 @@ def test_plan_and_start_a_run_from_the_page(watched: Watched, night: Served,
     assert page.locator("table.runs tbody tr").count() == before + 1
     assert page.locator("#sleep-start").count() == 0, "no second start while a run is open"
     shoot(page, tmp_path, "started")
+
+    # The new run, aborted from its page: its branch is gone and a start is offered again.
+    follow(page, page.locator("table.runs tbody tr").filter(has_not_text="merged")
+           .locator("a").first)
+    run_id = page.url.rsplit("/", 1)[1]
+    with page.expect_navigation():
+        page.locator("form[data-sleep=abort] button").click()
+    assert page.url.endswith("/sleep")
+    assert subprocess.run(["git", "rev-parse", "--verify", "-q", f"sleep/{run_id}"],
+                          cwd=night.store, check=False).returncode != 0
+    assert page.locator("#sleep-start").count() == 1
     watched.assert_nothing_ran()

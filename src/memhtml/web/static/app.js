@@ -93,16 +93,21 @@ function searchAsYouType() {
 }
 
 // A form with data-tool (an MCP tool), data-door (unlink, unlabel, move) or data-sleep
-// (merge, abort: a run) is sent as
+// (merge, abort, reject: a run) is sent as
 // that call's arguments: each named field, empty ones left out, a data-array field as
-// a list. data-after: "goto" opens the memory the answer names (its data-goto field,
-// "path" unless told), "reload" this page.
+// a list, the ticked data-collect checkboxes of one name as a list of their values.
+// data-after: "goto" opens the memory the answer names (its data-goto field, "path"
+// unless told), "href" the form's data-href, "reload" this page.
 function edits() {
   for (const form of document.querySelectorAll("form[data-tool], form[data-door], form[data-sleep]")) {
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const args = {};
       for (const field of form.querySelectorAll("input[name], select[name], textarea[name]")) {
+        if (field.type === "checkbox" && field.hasAttribute("data-collect")) {
+          if (field.checked) (args[field.name] = args[field.name] || []).push(field.value);
+          continue;
+        }
         if (field.type === "checkbox") {
           if (field.checked || field.hasAttribute("data-bool")) args[field.name] = field.checked;
           continue;
@@ -135,6 +140,7 @@ function edits() {
       if (form.dataset.after === "progress") { followRun(); return; }
       if (form.dataset.after === "goto" && went) window.location.assign(memoryUrl(went));
       else if (form.dataset.after === "sleep") window.location.assign("/sleep");
+      else if (form.dataset.after === "href") window.location.assign(form.dataset.href);
       else window.location.reload();
     });
   }
