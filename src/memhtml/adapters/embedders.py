@@ -292,7 +292,11 @@ def _rows_of(payload: object, expected: int) -> list[object] | str:
 # --------------------------------------------------------------------------- local model
 
 
-LOCAL_MODEL_ID = "all-MiniLM-L6-v2/onnx-int8-v1"
+LOCAL_MODEL_ID = "all-MiniLM-L6-v2/onnx-int8-v2"
+"""The space the shipped model's vectors live in. v2: unsigned int8 weights, whose
+vectors are the same on every CPU (v1's signed ones saturated on CPUs without VNNI,
+tools/build_local_model.py says how much); a cache of v1 vectors is another space,
+so it is embedded again rather than mixed."""
 """The local space: all-MiniLM-L6-v2, exported to ONNX and quantized to int8 weights.
 Its vectors differ slightly from the float model's, so it is a space of its own. The
 shipped file is the same export the first releases made on each machine, so caches

@@ -1,7 +1,7 @@
 """Vectors of the local model for a fixed set of texts, as golden data.
 
 The shipped int8 model must keep the vectors of the space ``all-MiniLM-L6-v2/
-onnx-int8-v1`` that caches already hold; this file pins them. The texts cover the
+onnx-int8-v2`` that caches already hold; this file pins them. The texts cover the
 cases the runner treats apart: an empty text, one word, punctuation and accents,
 a text past the model's 256-token cut, and texts of the lengths memories have.
 Run this module to rewrite ``expected.json`` (it embeds with ``LocalEmbedder()``);

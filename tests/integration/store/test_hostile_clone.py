@@ -145,7 +145,9 @@ def plant_state(root: Path, shas: Sequence[str], hashes: Sequence[str], markers:
                  markers / f"{tag}-snapshot-npy-{sha[:8]}")
     for key, model, width in (("hashing-v1-256", "hashing-v1", 256), ("x-8", "x", 8),
                               ("all-MiniLM-L6-v2_onnx-int8-v1-384",
-                               "all-MiniLM-L6-v2/onnx-int8-v1", 384)):
+                               "all-MiniLM-L6-v2/onnx-int8-v1", 384),
+                              ("all-MiniLM-L6-v2_onnx-int8-v2-384",
+                               "all-MiniLM-L6-v2/onnx-int8-v2", 384)):
         vector_bomb(root / "vectors", key, model, width, hashes,
                     markers / f"{tag}-vectors-{key}")
     pickle_bomb(root / "head.pickle", markers / f"{tag}-head-pickle")
