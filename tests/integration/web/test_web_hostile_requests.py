@@ -7,6 +7,7 @@ answer it asked for; none leaves a connection or a worker held.
 from __future__ import annotations
 
 import http.client
+import json
 import socket
 import time
 
@@ -76,3 +77,26 @@ def test_the_live_stream_does_not_hold_a_connection(served: Served) -> None:
     assert b"retry: " in body
     assert f"event: tip\ndata: {tip(served)}\n\n".encode() in body
     assert time.monotonic() - started < 5
+
+
+def test_a_reject_with_malformed_arguments_or_no_run_is_refused_and_moves_nothing(
+        served: Served) -> None:
+    """``/api/sleep/reject`` takes a run id and a non-empty list of paths; anything
+    else is refused before the store is read, and a run that is not there is refused
+    by the door itself. No ref moves."""
+    before = tip(served)
+    malformed = [{}, {"run": "2026-12-01"}, {"run": "2026-12-01", "paths": []},
+                 {"run": "2026-12-01", "paths": "areas/a.html"},
+                 {"run": "2026-12-01", "paths": [7]}, {"run": "2026-12-01", "paths": [""]},
+                 {"run": ["x"], "paths": ["a"]}, {"run": "2026-12-01", "paths": ["a"], "x": 1}]
+    for arguments in malformed:
+        status, _, answer = request(served, "POST", "/api/sleep/reject",
+                                    body=json.dumps(arguments).encode(),
+                                    headers=_changing(served))
+        assert status == 422 and b"ERR_INVALID_ARGUMENTS" in answer, (arguments, answer)
+    for run in ("2026-12-01", "../../main", "sleep/2026-12-01"):
+        status, _, answer = request(served, "POST", "/api/sleep/reject",
+                                    body=json.dumps({"run": run, "paths": ["../x.html"]})
+                                    .encode(), headers=_changing(served))
+        assert status == 422 and json.loads(answer)["ok"] is False, (run, answer)
+    assert tip(served) == before
