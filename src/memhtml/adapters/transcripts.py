@@ -114,6 +114,46 @@ class DirectoryTranscripts:
         return IOSuccess(b"".join(chunks))
 
 
+def keep_session(root: Path, session: str, data: bytes
+                 ) -> IOResult[bool, TranscriptFailure]:
+    """Write ``data`` as ``<root>/<session>.jsonl`` (``memhtml capture``): True when it
+    was written, False when the file already held exactly these bytes (a session
+    captured twice is one session). The directory is created if missing; the file
+    lands whole (a temporary file beside it, flushed, then renamed over it), and a
+    name that is a link or not a regular file is refused, never followed or replaced.
+    """
+    where = str(root / f"{session}{SUFFIX}")
+    if not is_session_id(session):
+        return IOFailure(TranscriptFailure(where, f"{session!r} is not a session id "
+                                                  "(1 to 128 of A-Z a-z 0-9 . _ -)"))
+    path = root / f"{session}{SUFFIX}"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            info = None
+        if info is not None:
+            if not stat.S_ISREG(info.st_mode):
+                return IOFailure(TranscriptFailure(where, "not a regular file; left as it is"))
+            if info.st_size == len(data) and path.read_bytes() == data:
+                return IOSuccess(False)
+        scratch = root / f".{session}.{os.getpid()}.capture"
+        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC,
+                     0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(scratch, path)
+    except OSError as exc:
+        return IOFailure(TranscriptFailure(where, f"cannot write it: {_why(exc)}"))
+    return IOSuccess(True)
+
+
 def _entry(item: os.DirEntry[str]) -> TranscriptEntry | None:
     """The listing of one directory entry, or None when it is not a transcript this
     source reads (a link, not a regular file, a bad stem, gone since the scan)."""

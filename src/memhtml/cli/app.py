@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from cyclopts import App, CycloptsError, Parameter
 
 from memhtml import __version__
-from memhtml.cli import read_cmds, store_cmds
+from memhtml.cli import agent_cmds, read_cmds, store_cmds
 from memhtml.cli.command_line import read_command_line
 from memhtml.cli.demo import demo
 from memhtml.cli.eval_cmds import eval_app
@@ -65,7 +65,7 @@ _COMMANDS: tuple[Callable[..., int], ...] = (
     store_cmds.link, store_cmds.unlink, store_cmds.label, store_cmds.unlabel, store_cmds.move,
     store_cmds.restore,
     read_cmds.read, read_cmds.search, read_cmds.related, read_cmds.status, read_cmds.doctor,
-    read_cmds.log,
+    read_cmds.log, agent_cmds.brief, agent_cmds.recall, agent_cmds.capture,
 )
 for _command in _COMMANDS:
     app.command(_command)
@@ -83,6 +83,7 @@ app.command(sleep_app)
 app.command(demo)
 app.command(mcp)
 app.command(serve)
+app.command(agent_cmds.hooks_app)
 
 
 def run(tokens: Sequence[str]) -> object:

@@ -1,0 +1,113 @@
+"""Redaction: what ``memhtml capture`` takes out of a transcript before it is kept.
+
+A coding session's transcript holds whatever passed through the terminal, keys and
+tokens included, and a captured transcript is read by the nightly run and may be
+sent to a model. So capture replaces every string that looks like a secret with
+``[REDACTED:<kind>]`` before the file is written. The rules (``RULES``), each a
+pattern and the kind it names:
+
+- ``private-key``: a PEM block from ``-----BEGIN ... PRIVATE KEY-----`` to its END line;
+- ``aws-access-key``: ``AKIA``/``ASIA`` and 16 upper-case letters or digits;
+- ``github-token``: ``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_`` and 36 or more
+  letters or digits, or ``github_pat_`` and 22 or more;
+- ``gitlab-token``: ``glpat-`` and 20 or more;
+- ``slack-token``: ``xoxa-``, ``xoxb-``, ``xoxp-``, ``xoxr-``, ``xoxs-`` and 10 or more;
+- ``anthropic-key`` (``sk-ant-``) and ``openai-key`` (``sk-``, ``sk-proj-``), 20 or
+  more key characters;
+- ``google-api-key``: ``AIza`` and 35 key characters;
+- ``stripe-key``: ``sk_live_``/``rk_live_`` and 16 or more;
+- ``jwt``: three base64url parts, the first two starting ``eyJ``;
+- ``bearer``: the credential after ``Bearer `` or ``Basic `` (an Authorization value);
+- ``url-password``: the password of ``scheme://user:password@host``;
+- ``assignment``: the value of a name containing ``password``, ``passwd``, ``secret``,
+  ``token``, ``api_key``/``apikey``/``api-key`` or ``access_key``, given with ``=`` or
+  ``:`` (``API_KEY=...``, ``"password": "..."``), 8 or more characters.
+
+What it cannot know it leaves: a secret with no recognisable shape (a bare random
+string with no name beside it) stays. Rules are applied to JSON string values one by
+one (``redact_json``), so the transcript stays JSON line for line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+_KEYCHARS = r"[A-Za-z0-9_\-]"
+
+RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    ("private-key", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+        re.DOTALL)),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")),
+    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
+    ("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}")),
+    ("anthropic-key", re.compile(rf"\bsk-ant-{_KEYCHARS}{{20,}}")),
+    ("openai-key", re.compile(rf"\bsk-(?:proj-)?{_KEYCHARS}{{20,}}")),
+    ("google-api-key", re.compile(rf"\bAIza{_KEYCHARS}{{35}}")),
+    ("stripe-key", re.compile(r"\b[sr]k_live_[A-Za-z0-9]{16,}")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}")),
+    ("bearer", re.compile(r"(?<=\b[Bb]earer )[A-Za-z0-9._~+/\-]{8,}=*"
+                          r"|(?<=\b[Bb]asic )[A-Za-z0-9+/]{8,}=*")),
+    ("url-password", re.compile(r"(?<=://)(?:[^/\s:@]+):[^/\s@]{3,}(?=@)")),
+    ("assignment", re.compile(
+        r"(?i)(?P<name>[\w.\-]*(?:password|passwd|secret|token|api[_\-]?key|access[_\-]?key)"
+        r"[\w.\-]*[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\s\"',;]{8,})")),
+)
+
+MARK: Final = "[REDACTED:{kind}]"
+
+
+def _replacer(kind: str) -> Callable[[re.Match[str]], str]:
+    def replace(found: re.Match[str]) -> str:
+        if kind == "assignment":
+            value = found.group("value")
+            if value.startswith("[REDACTED:"):
+                return found.group(0)
+            return found.group("name") + MARK.format(kind=kind)
+        if kind == "url-password":
+            user = found.group(0).split(":", 1)[0]
+            return f"{user}:{MARK.format(kind=kind)}"
+        return MARK.format(kind=kind)
+
+    return replace
+
+
+_REPLACERS: Final = tuple((pattern, _replacer(kind)) for kind, pattern in RULES)
+
+
+def redact_text(text: str) -> tuple[str, int]:
+    """``text`` with every secret the rules recognise replaced, and how many were."""
+    total = 0
+    for pattern, replace in _REPLACERS:
+        text, count = pattern.subn(replace, text)
+        total += count
+    return text, total
+
+
+def redact_json(value: object) -> tuple[object, int]:
+    """A parsed JSON value with every string in it (keys kept) redacted."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        out: list[object] = []
+        total = 0
+        for item in value:
+            done, count = redact_json(item)
+            out.append(done)
+            total += count
+        return out, total
+    if isinstance(value, dict):
+        mapped: dict[str, object] = {}
+        total = 0
+        for key, item in value.items():
+            done, count = redact_json(item)
+            mapped[key] = done
+            total += count
+        return mapped, total
+    return value, 0
+
+
+__all__ = ["MARK", "RULES", "redact_json", "redact_text"]

@@ -1,0 +1,372 @@
+"""``memhtml brief``, ``recall`` and ``capture``: memory in an agent's loop without the
+agent having to remember to call it.
+
+Each prints plain text (or ``--json``) for any agent or script. With ``--hook
+claude-code`` each reads Claude Code's hook input (JSON on stdin) and answers in its
+hook output: ``brief`` and ``recall`` as ``hookSpecificOutput.additionalContext``
+(nothing at all when recall finds nothing relevant), ``capture`` silently. A hook
+never exits 2, which Claude Code reads as "block this prompt": a failure is one line
+on stderr and exit 1, so a store that cannot be read costs the person a notice, not
+their prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
+
+from cyclopts import App, Parameter
+
+from memhtml.cli.common import Common, open_common
+from memhtml.cli.output import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CliError,
+    Reply,
+    UsageError,
+    print_err,
+    print_out,
+    respond,
+    store_value,
+    unwrap_io,
+)
+
+_COMMON = Common()
+Hook = Literal["claude-code"]
+HOOK_INPUT_MAX: Final = 4 * 1024 * 1024
+"""The most hook input read from stdin (a prompt, ids and paths)."""
+
+
+def _hook_input() -> dict[str, Any]:
+    data = sys.stdin.buffer.read(HOOK_INPUT_MAX + 1)
+    if len(data) > HOOK_INPUT_MAX:
+        raise CliError(f"the hook input is larger than {HOOK_INPUT_MAX} bytes")
+    try:
+        found = json.loads(data.decode("utf-8")) if data.strip() else {}
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise CliError(f"the hook input is not JSON: {exc}") from None
+    if not isinstance(found, dict):
+        raise CliError("the hook input is not a JSON object")
+    return found
+
+
+def _as_hook(event: str, body: Callable[[dict[str, Any]], str | None]) -> int:
+    """Run a hook body: its context as Claude Code's hook output (none: print
+    nothing), any failure one line on stderr and exit 1, never 2."""
+    try:
+        context = body(_hook_input())
+    except CliError as failure:
+        print_err(f"memhtml {event} hook: {failure}")
+        return EXIT_FAILED
+    if context:
+        print_out(json.dumps({"hookSpecificOutput": {"hookEventName": event,
+                                                     "additionalContext": context}},
+                             ensure_ascii=False))
+    return EXIT_OK
+
+
+def brief(*, budget: int = 1_500, items: int = 10,
+          hook: Annotated[Hook | None, Parameter(name="--hook")] = None,
+          common: Common = _COMMON) -> int:
+    """A briefing for a new session: open tasks (overdue first), the memories changed
+    last and read most, the top folders, each memory with its path, within a token
+    budget (tokens counted as words and marks: memhtml.agent.tokens).
+
+    Parameters
+    ----------
+    budget
+        The most tokens the briefing takes.
+    items
+        The most lines of each part.
+    hook
+        Read Claude Code's SessionStart hook input on stdin and answer in its output.
+    """
+    from memhtml.compose.agent import brief_of
+
+    def made() -> Any:
+        if budget < 1 or items < 1:
+            raise UsageError("--budget and --items are at least 1")
+        services, store = open_common(common)
+        return store_value(brief_of(services, store, budget=budget, items=items))
+
+    if hook is not None:
+        return _as_hook("SessionStart", lambda _input: made().text)
+
+    def body() -> Reply:
+        found = made()
+        return Reply(found, found.text)
+
+    return respond(common.json, body)
+
+
+def recall(*prompt: str, limit: int = 5, budget: int = 800,
+           hook: Annotated[Hook | None, Parameter(name="--hook")] = None,
+           common: Common = _COMMON) -> int:
+    """The few memories a prompt has evidence for (its rare terms, or most of it, in
+    the memory), with their paths; nothing when none has. The prompt is the words
+    given, else stdin.
+
+    Parameters
+    ----------
+    prompt
+        The prompt (default: read from stdin).
+    limit
+        The most memories.
+    budget
+        The most tokens the answer takes.
+    hook
+        Read Claude Code's UserPromptSubmit hook input on stdin (its prompt) and
+        answer in its output; nothing when nothing is relevant.
+    """
+    from memhtml.compose.agent import recall_of
+
+    def made(text: str) -> Any:
+        if budget < 1 or limit < 1:
+            raise UsageError("--budget and --limit are at least 1")
+        _services, store = open_common(common)
+        return store_value(recall_of(store, text, limit=limit, budget=budget))
+
+    if hook is not None:
+        def answer(given: dict[str, Any]) -> str | None:
+            text = given.get("prompt")
+            if not isinstance(text, str):
+                raise CliError("the hook input has no prompt")
+            return str(made(text).text) or None
+
+        return _as_hook("UserPromptSubmit", answer)
+
+    def body() -> Reply:
+        text = " ".join(prompt) if prompt else sys.stdin.read(HOOK_INPUT_MAX)
+        if not text.strip():
+            raise UsageError("give a prompt: memhtml recall WORDS..., or on stdin")
+        found = made(text)
+        return Reply(found, found.text or "(nothing relevant)")
+
+    return respond(common.json, body)
+
+
+def capture(transcript: Path | None = None, /, *, session: str | None = None,
+            end: bool = False,
+            hook: Annotated[Hook | None, Parameter(name="--hook")] = None,
+            common: Common = _COMMON) -> int:
+    """Copy a session's transcript (JSON lines) into transcripts_dir for the nightly
+    run, secrets redacted (keys, tokens, passwords: memhtml.agent.redact lists the
+    rules). The same session captured again is the same file.
+
+    Parameters
+    ----------
+    transcript
+        The transcript file (with --hook: the hook input's transcript_path).
+    session
+        The session id (default: the file's name without .jsonl).
+    end
+        Mark the session over, so the night need not wait for the file to settle.
+    hook
+        Read Claude Code's Stop, PreCompact or SessionEnd hook input on stdin; at
+        SessionEnd the session is marked over.
+    """
+    from memhtml.cli.common import open_cli_services
+    from memhtml.compose.agent import capture_session
+
+    def made(source: Path, name: str, ended: bool) -> Any:
+        services = open_cli_services(common)
+        return unwrap_io(capture_session(services, source, name, end=ended))
+
+    if hook is not None:
+        def captured(given: dict[str, Any]) -> None:
+            path, name = given.get("transcript_path"), given.get("session_id")
+            if not isinstance(path, str) or not isinstance(name, str):
+                raise CliError("the hook input has no transcript_path or session_id")
+            made(Path(path).expanduser(), name,
+                 end or given.get("hook_event_name") == "SessionEnd")
+
+        return _as_hook("capture", captured)
+
+    def body() -> Reply:
+        if transcript is None:
+            raise UsageError("name the transcript: memhtml capture FILE [--session ID]")
+        name = session or transcript.name.removesuffix(".jsonl")
+        done = made(transcript, name, end)
+        said = ("captured" if done.written else "already captured, unchanged")
+        return Reply(done, f"{said}: {done.session} -> {done.path} ({done.lines} lines, "
+                           f"{done.redacted} secret(s) redacted)")
+
+    return respond(common.json, body)
+
+
+
+
+hooks_app = App(name="hooks", help="Put memhtml in a coding agent's loop: brief at session "
+                                   "start, recall on each prompt, capture the session.")
+Agent = Literal["claude-code"]
+
+
+def _settings_file(project: Path | None, user: bool) -> Path:
+    """Claude Code's settings file memhtml edits: the user's ``~/.claude/settings.json``,
+    or a project's ``.claude/settings.local.json`` (the project file that is not
+    committed: a store's absolute path is this machine's, not the team's)."""
+    if user and project is not None:
+        raise UsageError("give --user or --project DIR, not both")
+    if user:
+        return Path.home() / ".claude" / "settings.json"
+    return (project or Path.cwd()) / ".claude" / "settings.local.json"
+
+
+def _read_settings(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"{path}: cannot read it: {exc}") from None
+    try:
+        found = json.loads(text) if text.strip() else {}
+    except (ValueError, RecursionError) as exc:
+        raise CliError(f"{path} is not JSON ({exc}); left as it is") from None
+    if not isinstance(found, dict):
+        raise CliError(f"{path} is not a JSON object; left as it is")
+    return found
+
+
+def _write_settings(path: Path, settings: dict[str, Any]) -> None:
+    """The whole file at once: a temporary file beside it, then renamed over it."""
+    import os
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_name(f".{path.name}.{os.getpid()}.memhtml")
+        scratch.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        os.replace(scratch, path)
+    except OSError as exc:
+        raise CliError(f"{path}: cannot write it: {exc}") from None
+
+
+@hooks_app.command(name="install")
+def hooks_install(agent: Agent, /, *, project: Path | None = None, user: bool = False,
+                  common: Common = _COMMON) -> int:
+    """Add memhtml's hooks to Claude Code's settings (SessionStart: brief;
+    UserPromptSubmit: recall; PreCompact, Stop, SessionEnd: capture), each naming this
+    store by its absolute path. Every other setting and hook is kept; installing again
+    replaces memhtml's own entries, never adds a second set.
+
+    Parameters
+    ----------
+    agent
+        The coding agent (claude-code).
+    project
+        The project whose .claude/settings.local.json to edit (default: the current
+        directory).
+    user
+        Edit ~/.claude/settings.json instead: every project.
+    """
+    from memhtml.agent.hooks import SettingsShapeError, install
+    from memhtml.cli.common import store_root
+
+    def body() -> Reply:
+        path = _settings_file(project, user)
+        store = str(store_root(common).resolve())
+        executable = _executable()
+        try:
+            change = install(_read_settings(path), executable, store)
+        except SettingsShapeError as exc:
+            raise CliError(f"{path}: {exc}; left as it is") from None
+        _write_settings(path, change.settings)
+        notes = _transcripts_note(common)
+        return Reply({"ok": True, "agent": agent, "settings": str(path), "store": store,
+                      "events": list(change.added), "replaced": change.removed},
+                     f"installed memhtml's {agent} hooks in {path} for {store}: "
+                     + ", ".join(change.added)
+                     + (f" (replacing {change.removed} earlier entries)" if change.removed
+                        else ""), notes=notes)
+
+    return respond(common.json, body)
+
+
+@hooks_app.command(name="uninstall")
+def hooks_uninstall(agent: Agent, /, *, project: Path | None = None, user: bool = False,
+                    common: Common = _COMMON) -> int:
+    """Take memhtml's hook entries out of Claude Code's settings, and nothing else.
+
+    Parameters
+    ----------
+    agent
+        The coding agent (claude-code).
+    project
+        The project whose .claude/settings.local.json to edit (default: the current
+        directory).
+    user
+        Edit ~/.claude/settings.json instead.
+    """
+    from memhtml.agent.hooks import SettingsShapeError, uninstall
+
+    def body() -> Reply:
+        path = _settings_file(project, user)
+        try:
+            change = uninstall(_read_settings(path))
+        except SettingsShapeError as exc:
+            raise CliError(f"{path}: {exc}; left as it is") from None
+        if change.removed:
+            _write_settings(path, change.settings)
+        return Reply({"ok": True, "agent": agent, "settings": str(path),
+                      "removed": change.removed},
+                     f"removed {change.removed} memhtml hook entries from {path}"
+                     if change.removed else f"no memhtml hooks in {path}; left as it is")
+
+    return respond(common.json, body)
+
+
+@hooks_app.command(name="show")
+def hooks_show(agent: Agent, /, *, project: Path | None = None,
+               common: Common = _COMMON) -> int:
+    """The memhtml hook entries installed for Claude Code: the user's settings and the
+    project's (local and committed).
+
+    Parameters
+    ----------
+    agent
+        The coding agent (claude-code).
+    project
+        The project to look in (default: the current directory).
+    """
+    from memhtml.agent.hooks import installed
+
+    def body() -> Reply:
+        where = project or Path.cwd()
+        files = [Path.home() / ".claude" / "settings.json",
+                 where / ".claude" / "settings.json", where / ".claude" / "settings.local.json"]
+        found = {str(path): installed(_read_settings(path)) for path in files}
+        lines = []
+        for path, entries in found.items():
+            lines.append(f"{path}: " + ("none" if not entries else ""))
+            lines += [f"  {event}: {command}" for event, command in entries]
+        return Reply({"ok": True, "agent": agent,
+                      "files": {p: [{"event": e, "command": c} for e, c in entries]
+                                for p, entries in found.items()}}, "\n".join(lines))
+
+    return respond(common.json, body)
+
+
+def _executable() -> tuple[str, ...]:
+    """The memhtml command to put in a hook, as words: this process's own console
+    script when it runs as one, else this interpreter with ``-m memhtml`` (the same
+    installation either way, whatever PATH the agent runs hooks with)."""
+    script = Path(sys.argv[0])
+    if script.name == "memhtml" and script.exists():
+        return (str(script.resolve()),)
+    return (sys.executable, "-m", "memhtml")
+
+
+def _transcripts_note(common: Common) -> tuple[str, ...]:
+    from memhtml.cli.common import settings_for
+
+    if settings_for(common).transcripts_dir:
+        return ()
+    return ("note: transcripts_dir is not set, so capture will refuse until it is: add "
+            'transcripts_dir = "~/.local/share/memhtml/transcripts" to '
+            "~/.config/memhtml/config.toml",)
+
+
+__all__ = ["brief", "capture", "hooks_app", "recall"]
