@@ -35,8 +35,10 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bench.common import ROOT, percentile, scifact_dir
+from memhtml.agent.recall import recall
 from memhtml.agent.tokens import count_tokens
 from memhtml.eval.beir import (
     doc_id_of_path,
@@ -183,22 +185,63 @@ def latency(sizes: Sequence[int], runs: int) -> None:
                                           env=env, check=True, capture_output=True, text=True)
                     samples.append((time.perf_counter() - start) * 1000)
                     tokens.append(count_tokens(done.stdout))
-                print(f"{size:>7} {name:<6} p50 {percentile(samples, 50):7.1f} ms  "
-                      f"p90 {percentile(samples, 90):7.1f} ms  tokens mean "
+                print(f"{size:>7} {name:<6} p50 {percentile(samples, 0.5):7.1f} ms  "
+                      f"p90 {percentile(samples, 0.9):7.1f} ms  tokens mean "
                       f"{statistics.mean(tokens):6.1f} max {max(tokens)}", flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def context() -> None:
+    """What each way of using memhtml puts into an agent's context, on the demo store:
+    the MCP server's tool definitions (sent with every turn), the brief (once a
+    session), recall's answer (each prompt: the on-topic prompts and the off-topic
+    ones of ``PROMPTS``). Words-and-marks tokens (``agent.tokens``) and characters."""
+    import asyncio
+
+    from memhtml.agent.brief import brief
+    from memhtml.compose import open_services
+    from memhtml.compose.settings import Settings
+    from memhtml.mcp.server import build_server
+
+    prompts = json.loads(PROMPTS.read_text("utf-8"))
+    with tempfile.TemporaryDirectory() as scratch:
+        demo = demo_version(Path(scratch))
+        os.environ["MEMHTML_EMBEDDER"] = "none"
+        services = open_services(Settings(store=Path(scratch) / "demo")).unwrap()
+        tools = asyncio.run(build_server(unsafe(services)).list_tools())
+    text = json.dumps([{"name": t.name, "description": t.description,
+                        "input_schema": t.input_schema} for t in tools])
+    print(f"MCP tool definitions ({len(tools)} tools), every turn: {count_tokens(text)} "
+          f"tokens, {len(text)} characters")
+    briefed = brief(demo, "2026-12-07T09:00:00Z", {})
+    print(f"brief, once a session: {briefed.tokens} tokens, {len(briefed.text)} characters")
+    for name, texts in (("on-topic", [t for t, _ in prompts["on_topic"]]),
+                        ("off-topic", prompts["off_topic"])):
+        answers = [recall(demo, t) for t in texts]
+        tokens = [a.tokens for a in answers]
+        print(f"recall, each {name} prompt ({len(texts)}): mean {statistics.mean(tokens):.0f} "
+              f"tokens, max {max(tokens)}, empty for {sum(1 for a in answers if not a.text)}")
+
+
+def unsafe(value: object) -> Any:
+    from returns.unsafe import unsafe_perform_io
+
+    return unsafe_perform_io(value)  # type: ignore[arg-type]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument("--latency", action="store_true")
+    parser.add_argument("--context", action="store_true")
     parser.add_argument("--sizes", type=int, nargs="*", default=[5_000, 100_000])
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
     if args.calibrate:
         calibrate()
+    if args.context:
+        context()
     if args.latency:
         latency(args.sizes, args.runs)
 

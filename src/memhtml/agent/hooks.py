@@ -105,7 +105,7 @@ def _without_ours(settings: dict[str, Any]) -> tuple[dict[str, Any], int]:
             hooks[event] = kept_groups
         else:
             del hooks[event]
-    if not hooks:
+    if len(hooks) == 0:
         del out["hooks"]
     return out, removed
 

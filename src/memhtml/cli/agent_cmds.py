@@ -57,14 +57,18 @@ def _as_hook(event: str, body: Callable[[dict[str, Any]], str | None]) -> int:
     """Run a hook body: its context as Claude Code's hook output (none: print
     nothing), any failure one line on stderr and exit 1, never 2."""
     try:
-        context = body(_hook_input())
+        given = _hook_input()
+        context = body(given)
     except CliError as failure:
         print_err(f"memhtml {event} hook: {failure}")
         return EXIT_FAILED
+    named = given.get("hook_event_name")
     if context:
-        print_out(json.dumps({"hookSpecificOutput": {"hookEventName": event,
-                                                     "additionalContext": context}},
-                             ensure_ascii=False))
+        # The event the input names (Gemini CLI's BeforeAgent reads the same output
+        # shape as Claude Code's UserPromptSubmit), else the one this door answers.
+        print_out(json.dumps({"hookSpecificOutput": {
+            "hookEventName": named if isinstance(named, str) and named else event,
+            "additionalContext": context}}, ensure_ascii=False))
     return EXIT_OK
 
 

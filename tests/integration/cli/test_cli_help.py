@@ -38,7 +38,8 @@ def test_the_command_list() -> None:
         "task add", "task status", "task list", "read", "search", "related", "status",
         "doctor", "log", "publish", "sync", "clone", "md query", "md verify", "md stats",
         "import markdown", "export markdown",
-        "embed", "eval beir", "eval gate", "demo", "mcp", "serve",
+        "embed", "eval beir", "eval gate", "demo", "mcp", "serve", "brief", "recall", "capture",
+        "hooks install", "hooks uninstall", "hooks show",
         "sleep run", "sleep resume", "sleep plan", "sleep status", "sleep review",
         "sleep merge", "sleep abort", "sleep reject",
     }
