@@ -1,10 +1,13 @@
-"""The static site: listing pages, a readable page per memory, a sitemap, the
-stylesheet and the hosts' header file.
+"""The static site: listing pages, a readable page per memory, pages per tag and per
+entity, a task list, a sitemap, the stylesheet and the hosts' header file.
 
 Serving the repository's tree at a site root makes the store browsable; what is
 missing is a way in and a way to read. ``render_site`` adds an ``index.html`` per
-directory, a readable page per memory under ``memhtml-site/view/``, ``sitemap.xml``,
-one stylesheet and ``_headers``, and nothing else: the memory files are published as
+directory (the root's also lists the recent memories, the tasks and the tags and
+entities most used), a readable page per memory under ``memhtml-site/view/``, a page
+per tag and per entity under ``memhtml-site/tag/`` and ``memhtml-site/entity/`` with
+an index of each, the task list at ``memhtml-site/tasks/``, ``sitemap.xml``, one
+stylesheet and ``_headers``, and nothing else: the memory files are published as
 committed.
 
 Why a memory's readable page is a generated page and not the file itself: the
@@ -14,10 +17,15 @@ stylesheet, and rewriting committed memories to suit the site would move every f
 on each publish. The file stays the data; the site reads it.
 
 The output is a pure function of the view and the tree's path list. Every listing is
-sorted by path and nothing reads a clock or the commit id, so a write rewrites only
-its own memory's page, the pages of memories it links to or from, the listings of
-its directory and that directory's ancestors (they count their whole subtree), and
-the sitemap; every other committed page stays byte-identical.
+sorted (by path, or by a stamp or a count with the path or the value breaking ties)
+and nothing reads a clock or the commit id; "overdue" on the task list is judged
+against the newest stamp in the store. So a write rewrites only its own memory's
+page, the pages of memories it links to or from, the listings of its directory and
+that directory's ancestors (they count their whole subtree; the root also lists the
+recent memories, the tags and the entities), the pages of the tags and entities it
+carries or carried and their indexes (which count them), the task list when it
+changes a task or moves the store's newest stamp, and the sitemap; every other
+committed page stays byte-identical.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from memhtml.store.site_model import (
     SITE_DIR,
     SITEMAP_PATH,
     STYLESHEET_PATH,
+    TASKS_PATH,
     VIEW_ROOT,
     SiteModel,
     build_model,
@@ -43,7 +52,15 @@ from memhtml.store.site_model import (
     is_generated_path,
     view_path,
 )
-from memhtml.store.site_pages import index_page, memory_page
+from memhtml.store.site_pages import (
+    ENTITIES,
+    TAGS,
+    index_page,
+    label_index_page,
+    label_page,
+    memory_page,
+    tasks_page,
+)
 from memhtml.store.site_style import STYLESHEET
 
 __all__ = [
@@ -58,6 +75,7 @@ __all__ = [
     "SITE_DIR",
     "STYLESHEET",
     "STYLESHEET_PATH",
+    "TASKS_PATH",
     "VIEW_ROOT",
     "is_generated_path",
     "render_site",
@@ -87,6 +105,8 @@ def _xml_text(text: str) -> str:
 def _sitemap(model: SiteModel, base_url: str) -> str:
     base = base_url.rstrip("/")
     entries: list[tuple[str, str | None]] = [(index_path(d), None) for d in model.directories]
+    entries += [(path, None) for path in _label_paths(model)]
+    entries.append((TASKS_PATH, None))
     for path, record in model.published.items():
         entries += [(path, record.updated_at), (view_path(path), record.updated_at)]
     out = ['<?xml version="1.0" encoding="UTF-8"?>', f'<urlset xmlns="{SITEMAP_NAMESPACE}">']
@@ -96,6 +116,25 @@ def _sitemap(model: SiteModel, base_url: str) -> str:
         out.append(f"<url><loc>{loc}</loc>{stamp}</url>")
     out += ["</urlset>", ""]
     return "\n".join(out)
+
+
+def _label_paths(model: SiteModel) -> list[str]:
+    """The paths ``_label_pages`` writes."""
+    paths: list[str] = []
+    for kind, labels in ((TAGS, model.tags), (ENTITIES, model.entities)):
+        if labels:
+            paths += [kind.index, *(label.path for label in labels.values())]
+    return paths
+
+
+def _label_pages(model: SiteModel) -> dict[str, str]:
+    """Each tag's and entity's page, and the index of each kind that has any."""
+    pages: dict[str, str] = {}
+    for kind, labels in ((TAGS, model.tags), (ENTITIES, model.entities)):
+        if labels:
+            pages[kind.index] = label_index_page(kind, labels)
+            pages.update((label.path, label_page(kind, label)) for label in labels.values())
+    return pages
 
 
 def render_site(
@@ -111,10 +150,13 @@ def render_site(
     site: dict[str, str] = {
         view_path(path): memory_page(model, record) for path, record in model.published.items()
     }
-    # A directory's listing wins over a memory page should a hand-made directory ever
-    # be named like a view path; the two are both index.html and cannot both exist.
-    site.update((index_path(directory), index_page(directory, entry))
-                for directory, entry in model.directories.items())
+    site.update(_label_pages(model))
+    site[TASKS_PATH] = tasks_page(model)
+    # A directory's listing wins over any other page should a hand-made directory
+    # ever be named like one under memhtml-site/; both are index.html and cannot
+    # both exist.
+    site.update((index_path(directory), index_page(model, directory))
+                for directory in model.directories)
     site[SITEMAP_PATH] = _sitemap(model, base_url)
     site[STYLESHEET_PATH] = STYLESHEET
     site[HEADERS_PATH] = HEADERS

@@ -2,9 +2,11 @@
 
 The readable page never copies markup out of a memory file. It walks the article
 and writes its own small set of elements (``p``, ``pre``, ``h3``, ``mark``, ``code``,
-``strong``, ``em``, ``br``, ``a``) around the file's text, escaped, and carries over
-no attribute at all. The paragraph, list, definition and code structure survives;
-anything else in the file becomes plain text. So whatever a file holds, and
+``strong``, ``em``, ``br``, ``a``, and ``table``, ``tbody``, ``tr``, ``th``, ``td``)
+around the file's text, escaped, and carries over no attribute at all. The paragraph,
+list, definition, table and code structure survives (a table as rows of cells, each
+cell one line of text; a table inside a cell runs on as that cell's words); anything
+else in the file becomes plain text. So whatever a file holds, and
 whichever parser disagrees about it, the page can only ever show its words; the
 one attribute written is an ``href`` the caller resolved to a page of the site.
 """
@@ -54,6 +56,12 @@ class _Frame:
     """Whether it pushed a block kind (a container ends a block but pushes none)."""
     list_tag: str | None = None
     context: str | None = None
+    table: bool = False
+    """A ``table`` element (at any depth): closing it leaves one level of tables."""
+    cell: str | None = None
+    """``td`` or ``th`` of the outermost table: closing it ends a cell."""
+    caption: bool = False
+    """The outermost table's ``caption``: closing it writes the caption's block."""
 
 
 @dataclass(slots=True)
@@ -69,9 +77,27 @@ class _Reader:
     has_words: bool = False
     pending_space: bool = False
     marker: str = ""
+    tables: int = 0
+    """Open ``table`` elements. Only the outermost is drawn as a table; one inside
+    a cell or the caption is read as that cell's (or caption's) text."""
+    rows: list[list[tuple[str, str]]] = field(default_factory=list)
+    """The outermost table's rows so far: (``td`` or ``th``, the cell's escaped text)."""
+    running: bool = False
+    """Inside a cell or the caption of the outermost table: one line of text, where
+    blocks, lists and tables run on as words."""
+    row_start: bool = False
+    """A row of a table inside a cell just began: its first cell needs no ``|``."""
+    outer_inline: list[tuple[str, str]] = field(default_factory=list)
+    """The inline elements open around the table, set aside while a cell is read."""
+    loose: list[str] = field(default_factory=list)
+    """Words written in the table outside any cell or caption (a browser shows
+    them before the table), escaped."""
 
     def text(self, value: str | None) -> None:
         if not value:
+            return
+        if self.tables and not self.running:
+            self.loose.extend(escape_text(word) for word in _WORDS.findall(value))
             return
         if self.kinds[-1] == "pre":
             self.parts.append(escape_text(value))
@@ -113,6 +139,15 @@ class _Reader:
     def start(self, el: etree._Element) -> _Frame:
         tag = el.tag if isinstance(el.tag, str) else ""
         frame = _Frame()
+        if tag == "table":
+            return self._open_table(frame)
+        if self.tables and not self.running:
+            return self._table_part(tag, frame)
+        if self.running and (tag in _BLOCK_KIND or tag in _CONTAINERS):
+            # A cell holds one line: its paragraphs and lists run on, spaced.
+            self.pending_space = True
+            self.row_start = self.row_start or tag == "tr"
+            return frame
         if tag in _BLOCK_KIND or tag in _CONTAINERS:
             self.flush()
             frame.block = True
@@ -133,8 +168,12 @@ class _Reader:
                 self.contexts.append(context)
                 frame.context = context
         elif tag in ("td", "th"):
-            if self.has_words:
+            if self.has_words and not self.row_start:
                 self.parts.append(" | ")
+                self.pending_space = False
+            else:
+                self.pending_space = True
+            self.row_start = False
             if tag == "th":
                 self._open(frame, "<strong>", "</strong>")
         elif tag == "br":
@@ -149,6 +188,75 @@ class _Reader:
             name = _INLINE_TAG[tag]
             self._open(frame, f"<{name}>", f"</{name}>")
         return frame
+
+    def _open_table(self, frame: _Frame) -> _Frame:
+        """The outermost table starts collecting rows; a table inside a cell or the
+        caption runs on as its words."""
+        frame.table = True
+        self.tables += 1
+        if self.running:
+            self.pending_space = True
+        elif self.tables == 1:
+            self.flush()
+            self.rows, self.loose = [], []
+        return frame
+
+    def _table_part(self, tag: str, frame: _Frame) -> _Frame:
+        """An element of the outermost table outside its cells: a row, a cell, the
+        caption; any other element there is read for its words only."""
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            if not self.rows:
+                self.rows.append([])
+            self._run(frame)
+            frame.cell = tag
+        elif tag == "caption":
+            self._run(frame)
+            self.kinds.append("caption")
+            frame.caption = True
+        return frame
+
+    def _run(self, frame: _Frame) -> None:
+        """Start reading a cell or the caption as one line of its own."""
+        self.outer_inline, self.inline = self.inline, []
+        self.parts, self.has_words, self.pending_space = [], False, False
+        self.running, self.row_start = True, False
+
+    def _stop(self) -> None:
+        self.inline, self.outer_inline = self.outer_inline, []
+        self.parts, self.has_words, self.pending_space = [], False, False
+        self.running, self.row_start = False, False
+
+    def _end_cell(self, tag: str) -> None:
+        closing = "".join(close for _, close in reversed(self.inline))
+        self.rows[-1].append((tag, "".join(self.parts) + closing if self.has_words else ""))
+        self._stop()
+
+    def _end_caption(self) -> None:
+        # A list item's number belongs to the item's own words, not to the caption.
+        marker, self.marker = self.marker, ""
+        self.flush()
+        self.marker = marker
+        self.kinds.pop()
+        self._stop()
+
+    def _end_table(self) -> None:
+        self.tables -= 1
+        if self.tables:
+            return
+        if self.loose:
+            self.blocks.append(f"<p>{' '.join(self.loose)}</p>")
+        rows = [row for row in self.rows if any(text for _, text in row)]
+        if rows:
+            body = "".join("<tr>" + "".join(f"<{tag}>{text}</{tag}>" for tag, text in row)
+                           + "</tr>" for row in rows)
+            self.blocks.append(f"<table><tbody>{body}</tbody></table>")
+        self.rows, self.loose = [], []
+        # What follows the table starts a block of its own, inside the inline
+        # elements still open around it.
+        self.parts = [opening for opening, _ in self.inline]
+        self.has_words = self.pending_space = False
 
     def _open(self, frame: _Frame, opening: str, closing: str) -> None:
         if self.pending_space and self.has_words:
@@ -170,6 +278,15 @@ class _Reader:
                 frame.closing = f" ({escape_text(href)})"
 
     def end(self, frame: _Frame) -> None:
+        if frame.cell is not None:
+            self._end_cell(frame.cell)
+            return
+        if frame.caption:
+            self._end_caption()
+            return
+        if frame.table:
+            self._end_table()
+            return
         if frame.block:
             self.flush()
             if frame.list_tag is not None:

@@ -71,6 +71,12 @@ ul { list-style: none; margin: 0; padding: 0; }
 .memory-text .term { margin: 0.5rem 0 0; font-weight: 600; }
 .memory-text .def { margin: 0 0 0.4rem 1.2rem; }
 .memory-text .caption, .memory-text .row { font-size: 0.9rem; color: var(--muted); }
+.memory-text .caption { margin-bottom: 0.3rem; }
+.memory-text table { display: block; max-width: 100%; overflow-x: auto; border-collapse: collapse;
+  margin: 0 0 0.9rem; font-size: 0.92rem; }
+.memory-text th, .memory-text td { border: 1px solid var(--rule); padding: 0.3rem 0.6rem;
+  text-align: left; vertical-align: top; overflow-wrap: normal; }
+.memory-text th { font-weight: 600; background: var(--panel); }
 .memory-text .summary { font-weight: 600; }
 .memory-text .note, .memory-text .more, .memory-text .quote { border-left: 3px solid var(--rule);
   padding-left: 0.8rem; color: var(--muted); }
@@ -84,6 +90,18 @@ dl.about dd { margin: 0; overflow-wrap: anywhere; }
 .edges .rel { color: var(--muted); font-size: 0.85rem; padding-top: 0.1rem; }
 .edges .target { overflow-wrap: anywhere; }
 .edges code { color: var(--muted); font-size: 0.8rem; }
+.folder-note { margin: 1rem 0 0; padding: 0.5rem 0.8rem; background: var(--panel);
+  border-left: 3px solid var(--accent); border-radius: 0.2rem; font-size: 1.05rem;
+  overflow-wrap: anywhere; }
+.folder-note a { font-weight: 600; }
+.recent li { padding: 0.2rem 0; overflow-wrap: anywhere; }
+.recent time, .recent code { margin-left: 0.4rem; color: var(--muted); font-size: 0.85rem; }
+.labels li { overflow-wrap: anywhere; }
+.labels .count { color: var(--muted); font-size: 0.8rem; }
+.labels + .explain { margin-top: 0.5rem; }
+.badge.overdue { border-color: currentColor; color: #b3261e; font-weight: 700; }
+@media (prefers-color-scheme: dark) { .badge.overdue { color: #f2b8b5; } }
+.task.overdue h3 a { font-weight: 700; }
 footer { margin-top: 2.5rem; padding-top: 0.6rem; border-top: 1px solid var(--rule);
   color: var(--muted); font-size: 0.9rem; }
 """

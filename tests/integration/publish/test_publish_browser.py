@@ -70,7 +70,8 @@ def test_root_index_renders_with_its_headings_and_links(site: Site, watched: Wat
     assert page.locator("header > p").inner_text() == (
         "/ · 9 memories (1 archived), 1 here, 3 directories, 1 other file")
     # text_content: the stylesheet upper-cases h2, inner_text would report that.
-    assert page.locator("h2").all_text_contents() == ["Directories", "Memories", "Other files"]
+    assert page.locator("h2").all_text_contents() == [
+        "Directories", "Memories", "Recently updated", "Tasks", "Tags", "Entities", "Other files"]
     assert page.locator("ul.directories a").all_inner_texts() == [
         "archive/", "areas/", "resources/"]
     assert page.locator("ul.memories h3 a").all_inner_texts() == ["A note at the root"]
@@ -165,6 +166,22 @@ def test_edges_are_links_that_open_the_targets_page(
     page.goto(site.url(view_path(TAGGED_PATH)))
     page.locator("article").get_by_role("link", name="the canary gate").click()
     page.wait_for_url(site.url(view_path(DEPLOY_PATH)))
+    watched.assert_nothing_ran()
+
+
+def test_a_hostile_tag_chip_opens_its_tag_page_as_text(
+    site: Site, watched: Watched, tmp_path: Path
+) -> None:
+    page = watched.page
+    page.goto(site.url(view_path(TAGGED_PATH)))
+    page.locator("dl.about .chips").get_by_role("link", name=HOSTILE_TAG).click()
+    page.wait_for_url("**/memhtml-site/tag/*/index.html")
+    assert page.locator("h1").inner_text() == HOSTILE_TAG
+    assert page.locator("ul.memories h3").all_inner_texts() == ["Security runbook notes"]
+    shoot(page, tmp_path, "hostile-tag-page")
+    page.locator("nav").get_by_role("link", name="tags", exact=True).click()
+    page.wait_for_url(site.url("memhtml-site/tag/index.html"))
+    assert page.locator("ul.labels a").all_inner_texts() == [HOSTILE_TAG, "security"]
     watched.assert_nothing_ran()
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memhtml.store.site import CONTENT_SECURITY_POLICY, VIEW_ROOT, view_path
+from memhtml.store.site import CONTENT_SECURITY_POLICY, TASKS_PATH, VIEW_ROOT, view_path
+from memhtml.store.site_model import ENTITY_ROOT, TAG_ROOT
 from tests.integration.publish.browser_support import Watched, crawl, shoot
 from tests.integration.publish.conftest import browser_missing, serve
 
@@ -86,9 +87,38 @@ def test_every_generated_page_of_the_demo_is_inert(origin: str, watched: Watched
     pages = crawl(watched, f"{origin}/index.html",
                   follow=lambda url: url.endswith("/index.html"))
     views = [url for url in pages if f"/{VIEW_ROOT}/" in url]
+    labels = [url for url in pages if f"/{TAG_ROOT}/" in url or f"/{ENTITY_ROOT}/" in url]
     assert len(views) == 53
-    assert len(pages) == 53 + 12
+    assert len(labels) == 46 + 31 + 2, "a page per tag and per entity, and an index of each"
+    assert len(pages) == 53 + 12 + len(labels) + 1, "and the task list"
     for url, found in pages.items():
         assert found["scripts"] == 0 and found["bad"] == [], (url, found)
         assert found["csp"] == CONTENT_SECURITY_POLICY, url
+    watched.assert_nothing_ran()
+
+
+def test_the_root_leads_to_the_task_list_and_a_tag_page_back_to_its_memories(
+    origin: str, watched: Watched, tmp_path: Path
+) -> None:
+    page = watched.page
+    page.goto(f"{origin}/index.html")
+    assert page.locator("ol.recent li").count() == 20
+    shoot(page, tmp_path, "demo-root")
+    page.get_by_role("link", name="the task list").click()
+    page.wait_for_url(f"{origin}/{TASKS_PATH}")
+    overdue = page.locator("li.task.overdue")
+    assert overdue.count() >= 1
+    assert overdue.first.locator(".badge").text_content() == "overdue"
+    assert page.locator("main > p.explain").inner_text().startswith("Overdue as of 20")
+    shoot(page, tmp_path, "demo-tasks")
+
+    page.goto(f"{origin}/{view_path(SAKURA)}")
+    page.locator("dl.about .chips").nth(1).get_by_role("link", name="timeouts").click()
+    page.wait_for_url(f"{origin}/{TAG_ROOT}/timeouts-*/index.html")
+    assert page.locator("h1").inner_text() == "timeouts"
+    assert "Sakura Pay authorization timeout is 8 seconds" in page.locator(
+        "ul.memories h3").all_inner_texts()
+    shoot(page, tmp_path, "demo-tag")
+    page.get_by_role("link", name="Sakura Pay authorization timeout is 8 seconds").click()
+    page.wait_for_url(f"{origin}/{view_path(SAKURA)}")
     watched.assert_nothing_ran()

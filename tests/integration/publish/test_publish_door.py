@@ -27,7 +27,7 @@ def test_publish_is_one_commit_and_serves_nothing_refused() -> None:
     published = publish_store({**files, **refused})
     assert published.commits == 1
     assert published.landed.message.startswith(
-        "memhtml publish: 11 index pages, 9 memory pages, sitemap, stylesheet and headers")
+        "memhtml publish: 18 index pages, 9 memory pages, sitemap, stylesheet and headers")
     tree = published.tree
     assert {HEADERS_PATH, STYLESHEET_PATH, view_path(TAGGED_PATH)} <= set(tree)
     assert {view_path(path) for path in files} <= set(tree)

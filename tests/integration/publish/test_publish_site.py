@@ -34,6 +34,7 @@ from memhtml.store.site import (
     SITEMAP_NAMESPACE,
     SITEMAP_PATH,
     STYLESHEET_PATH,
+    TASKS_PATH,
     is_generated_path,
     render_site,
     stale_artifacts,
@@ -77,7 +78,8 @@ EXPECTED_INDEXES = {
     "resources/index.html",
     "resources/people/index.html",
 }
-FIXED = {SITEMAP_PATH, STYLESHEET_PATH, HEADERS_PATH}
+FIXED = {SITEMAP_PATH, STYLESHEET_PATH, HEADERS_PATH, TASKS_PATH}
+LABEL_ROOTS = ("memhtml-site/tag/", "memhtml-site/entity/")
 
 
 def _site(extra: dict[str, bytes] | None = None) -> tuple[dict[str, str], dict[str, bytes]]:
@@ -204,7 +206,7 @@ def test_root_counts_memories_across_the_whole_tree() -> None:
     assert _page(site, "areas/deploy/index.html").xpath("string(//header/p)") == (
         "/areas/deploy/ · 2 memories")
     assert _texts(root, "//h1") == ["Memory store"]
-    assert _texts(root, "//h2") == ["Directories", "Memories"]
+    assert _texts(root, "//h2") == ["Directories", "Memories", "Recently updated", "Tasks"]
     assert _texts(root, "//ul[@class='directories']/li/a") == ["archive/", "areas/", "resources/"]
     assert root.xpath("//ul[@class='directories']/li/a/@href") == [
         "archive/index.html", "areas/index.html", "resources/index.html"]
@@ -316,7 +318,9 @@ def test_refused_files_are_listed_as_skipped_with_the_heads_reason_and_never_lin
     files, refused = hostile_store_files(), refused_files()
     version = _version(files, refused)
     site = render_site(version, [*files, *refused])
-    assert set(site) == EXPECTED_INDEXES | _views(files) | FIXED
+    labels = {path for path in site if path.startswith(LABEL_ROOTS)}
+    assert len(labels) == 2 + 2 + 2, "a page per tag and per entity, and an index of each"
+    assert set(site) - labels == EXPECTED_INDEXES | _views(files) | FIXED
     page = _page(site, "areas/security/index.html")
     assert "4 skipped" in page.xpath("string(//header/p)")
     assert _texts(page, "//h2") == ["Memories", "Skipped"]
@@ -381,7 +385,8 @@ def test_a_memory_page_shows_the_memory_its_facts_and_its_edges() -> None:
     chips = [[li.text_content() for li in ul.xpath("li")]
              for ul in page.xpath("//dl[@class='about']//ul[@class='chips']")]
     assert chips == [[HOSTILE_ENTITY, "person:laura"], [HOSTILE_TAG, "security"]]
-    assert _resolve(path, page.xpath("string(//dl[@class='about']//a/@href)")) == TAGGED_PATH
+    assert _resolve(path, page.xpath("string(//dl[@class='about']//a[code]/@href)")) == (
+        TAGGED_PATH)
 
     # Edges: a link to the target's page when the target is published, text otherwise.
     edges = [(li.xpath("string(span[@class='rel'])"),
@@ -442,7 +447,8 @@ def test_an_empty_store_gets_a_root_page_and_a_sitemap() -> None:
     assert "No memories yet." in site["index.html"].decode()
     locs = etree.fromstring(site[SITEMAP_PATH]).findall(f"{{{SITEMAP_NAMESPACE}}}url/"
                                                         f"{{{SITEMAP_NAMESPACE}}}loc")
-    assert [loc.text for loc in locs] == ["/index.html"]
+    assert [loc.text for loc in locs] == ["/index.html", "/" + TASKS_PATH]
+    assert "No open tasks." in site[TASKS_PATH].decode()
 
 
 def _sitemap_entries(data: bytes) -> list[tuple[str | None, str | None]]:
@@ -461,7 +467,8 @@ def test_sitemap_lists_every_memory_its_page_and_every_index_page() -> None:
     def loc(path: str) -> str:
         return "/" + path.replace("javascript:alert(6)", "javascript%3Aalert%286%29")
 
-    expected: set[tuple[str, str | None]] = {("/" + p, None) for p in EXPECTED_INDEXES}
+    expected: set[tuple[str, str | None]] = {("/" + p, None)
+                                             for p in EXPECTED_INDEXES | {TASKS_PATH}}
     expected |= {(loc(p), updated[p]) for p in files}
     expected |= {(loc(view_path(p)), updated[p]) for p in files}
     assert set(entries) == expected
