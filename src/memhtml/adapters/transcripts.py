@@ -114,6 +114,36 @@ class DirectoryTranscripts:
         return IOSuccess(b"".join(chunks))
 
 
+def read_source(path: Path, limit: int) -> IOResult[bytes, TranscriptFailure]:
+    """The transcript a capture names (an agent's own file; a link to one is
+    followed): a regular file of at most ``limit`` bytes, opened without blocking, so
+    a FIFO or a device is refused rather than waited on."""
+    where = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+    except (OSError, ValueError) as exc:
+        reason = _why(exc) if isinstance(exc, OSError) else str(exc)
+        return IOFailure(TranscriptFailure(where, f"cannot open it: {reason}"))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return IOFailure(TranscriptFailure(where, "not a regular file"))
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(fd, min(_CHUNK * 16, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        return IOFailure(TranscriptFailure(where, f"cannot read it: {_why(exc)}"))
+    finally:
+        os.close(fd)
+    if total > limit:
+        return IOFailure(TranscriptFailure(where, f"larger than {limit} bytes; not captured"))
+    return IOSuccess(b"".join(chunks))
+
+
 def keep_session(root: Path, session: str, data: bytes
                  ) -> IOResult[bool, TranscriptFailure]:
     """Write ``data`` as ``<root>/<session>.jsonl`` (``memhtml capture``): True when it

@@ -55,7 +55,14 @@ def prepare(source: bytes, *, end: bool = False) -> Prepared:
         else:
             ended = ended or (isinstance(parsed, dict) and parsed.get("type") == "session_end")
         redacted += count
-        out.append(line.encode("utf-8"))
+        try:
+            out.append(line.encode("utf-8"))
+        except UnicodeEncodeError:
+            # Half a surrogate pair (a transcript cut mid-character): JSON's own escape
+            # keeps the line JSON and the file UTF-8.
+            # (Only a JSON line can hold one: text lines were decoded with replacement.)
+            out.append(json.dumps(json.loads(line), ensure_ascii=True,
+                                  separators=(",", ":")).encode("ascii"))
     if end and not ended:
         out.append(SESSION_END_LINE)
     data = b"\n".join(out) + (b"\n" if out else b"")

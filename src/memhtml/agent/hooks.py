@@ -12,8 +12,8 @@ user's ``~/.claude/``): ``{"hooks": {EVENT: [{"matcher"?: ..., "hooks": [{"type"
   claude-code``: the transcript kept for the nightly run (ended at SessionEnd).
 
 Each command names the store by absolute path, so it works from any project
-directory. An entry is memhtml's when its command runs one of those three doors
-with ``--hook claude-code`` (``is_ours``): installing again replaces memhtml's
+directory. An entry is memhtml's when it sits under one of those five events and its
+command is exactly one memhtml writes (``is_ours``): installing again replaces memhtml's
 entries (another store, another executable) and leaves every other hook, key and
 group as it was; uninstalling takes out exactly the entries that are memhtml's, and
 an event or a ``hooks`` object left empty by that. Pure: a settings value in, a new
@@ -23,7 +23,6 @@ one out; reading and writing the file is the command's.
 from __future__ import annotations
 
 import copy
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,9 +36,9 @@ EVENTS: Final[tuple[tuple[str, str, int], ...]] = (
     ("SessionEnd", "capture", 60),
 )
 """Each event, the door it runs and its timeout in seconds."""
+OUR_EVENTS: Final = frozenset(event for event, _, _ in EVENTS)
 
-_OURS: Final = re.compile(r"(?:^|[\s/])memhtml['\"]?\s+(?:brief|recall|capture)\s.*"
-                          r"--hook\s+claude-code(?:\s|$)")
+DOORS: Final = frozenset({"brief", "recall", "capture"})
 
 
 class SettingsShapeError(ValueError):
@@ -56,8 +55,24 @@ def command_for(executable: Sequence[str], door: str, store: str) -> str:
 
 
 def is_ours(command: object) -> bool:
-    """Whether a hook command is one memhtml installs."""
-    return isinstance(command, str) and _OURS.search(command) is not None
+    """Whether a hook command is exactly one ``command_for`` writes: a memhtml
+    executable (``.../memhtml``, or an interpreter with ``-m memhtml``), a door, ``--hook
+    claude-code``, ``--store`` and a path, quoted as memhtml quotes them, nothing before
+    or after. A person's own command that merely runs memhtml (piped, logged, chained)
+    is theirs."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if len(words) < 6 or words[-5] not in DOORS or words[-4:-2] != ["--hook", "claude-code"] \
+            or words[-2] != "--store":
+        return False
+    executable = words[:-5]
+    named = (len(executable) == 1 and executable[0].rsplit("/", 1)[-1] == "memhtml") or (
+        len(executable) == 3 and executable[1:] == ["-m", "memhtml"])
+    return named and command == command_for(executable, words[-5], words[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +106,10 @@ def _without_ours(settings: dict[str, Any]) -> tuple[dict[str, Any], int]:
         groups = _groups(out, event)
         kept_groups = []
         taken = 0
+        ours_here = event in OUR_EVENTS
         for group in groups:
             entries = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(entries, list):
+            if not isinstance(entries, list) or not ours_here:
                 kept_groups.append(group)
                 continue
             kept = [e for e in entries if not (isinstance(e, dict) and is_ours(e.get("command")))]
@@ -140,6 +156,8 @@ def installed(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not isinstance(hooks, dict):
         return found
     for event, groups in hooks.items():
+        if event not in OUR_EVENTS:
+            continue
         for group in groups if isinstance(groups, list) else []:
             entries = group.get("hooks") if isinstance(group, dict) else None
             for entry in entries if isinstance(entries, list) else []:

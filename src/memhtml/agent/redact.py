@@ -19,13 +19,24 @@ pattern and the kind it names:
 - ``jwt``: three base64url parts, the first two starting ``eyJ``;
 - ``bearer``: the credential after ``Bearer `` or ``Basic `` (an Authorization value);
 - ``url-password``: the password of ``scheme://user:password@host``;
-- ``assignment``: the value of a name containing ``password``, ``passwd``, ``secret``,
-  ``token``, ``api_key``/``apikey``/``api-key`` or ``access_key``, given with ``=`` or
-  ``:`` (``API_KEY=...``, ``"password": "..."``), 8 or more characters.
+- ``bearer`` also takes the credential after ``token `` (``Authorization: token ...``),
+  20 or more characters;
+- ``assignment``: the value of a name containing ``password``, ``passwd``, ``pwd``,
+  ``_pass``, ``secret``, ``token``, ``api_key``/``apikey``/``api-key``, ``access_key``
+  or ``credential``, given with ``=`` or ``:`` in text (``API_KEY=...``), 8 or more
+  characters up to a space, quote, comma or semicolon;
+- ``named``: in a JSON line, the whole string value of a member whose name says it is
+  a secret (``SECRET_NAME``: ``"password": "..."``, ``"GITHUB_TOKEN": "..."``), however
+  short or spaced.
+
+A private key whose END line never came (a cut tool output) is redacted to the end
+of its string.
 
 What it cannot know it leaves: a secret with no recognisable shape (a bare random
-string with no name beside it) stays. Rules are applied to JSON string values one by
-one (``redact_json``), so the transcript stays JSON line for line.
+string with no name beside it, a passphrase with spaces given in text, one spread
+over lines of text, a URL-encoded one) stays, and so does a member name. Rules are
+applied to JSON string values one by one (``redact_json``), so the transcript stays
+JSON line for line.
 """
 
 from __future__ import annotations
@@ -38,8 +49,8 @@ _KEYCHARS = r"[A-Za-z0-9_\-]"
 
 RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("private-key", re.compile(
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
-        re.DOTALL)),
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE "
+        r"KEY-----|.*\Z)", re.DOTALL)),
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")),
     ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
@@ -50,10 +61,12 @@ RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("stripe-key", re.compile(r"\b[sr]k_live_[A-Za-z0-9]{16,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}")),
     ("bearer", re.compile(r"(?<=\b[Bb]earer )[A-Za-z0-9._~+/\-]{8,}=*"
-                          r"|(?<=\b[Bb]asic )[A-Za-z0-9+/]{8,}=*")),
+                          r"|(?<=\b[Bb]asic )[A-Za-z0-9+/]{8,}=*"
+                          r"|(?<=\b[Tt]oken )[A-Za-z0-9_\-]{20,}")),
     ("url-password", re.compile(r"(?<=://)(?:[^/\s:@]+):[^/\s@]{3,}(?=@)")),
     ("assignment", re.compile(
-        r"(?i)(?P<name>[\w.\-]*(?:password|passwd|secret|token|api[_\-]?key|access[_\-]?key)"
+        r"(?i)(?P<name>[\w.\-]*(?:password|passwd|pwd|_pass|secret|token|api[_\-]?key|"
+        r"access[_\-]?key|credential)"
         r"[\w.\-]*[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\s\"',;]{8,})")),
 )
 
@@ -87,9 +100,21 @@ def redact_text(text: str) -> tuple[str, int]:
     return text, total
 
 
-def redact_json(value: object) -> tuple[object, int]:
-    """A parsed JSON value with every string in it (keys kept) redacted."""
+SECRET_NAME: Final = re.compile(
+    r"(?i)(?:password|passwd|pwd|(?:^|[_\-])pass$|secret|(?:^|[_\-])token$|api[_\-]?key|"
+    r"access[_\-]?key|private[_\-]?key|credential|authorization)")
+"""A JSON member name whose string value is a secret whatever it looks like
+(``"password": "..."``, ``"GITHUB_TOKEN": "..."``)."""
+
+
+def redact_json(value: object, name: str | None = None) -> tuple[object, int]:
+    """A parsed JSON value with every string in it redacted: a string value of a
+    member whose name says it is a secret (``SECRET_NAME``) whole, any other by the
+    rules. Member names are kept as they are."""
     if isinstance(value, str):
+        if name is not None and SECRET_NAME.search(name) and value.strip() \
+                and not value.startswith("[REDACTED:"):
+            return MARK.format(kind="named"), 1
         return redact_text(value)
     if isinstance(value, list):
         out: list[object] = []
@@ -103,7 +128,7 @@ def redact_json(value: object) -> tuple[object, int]:
         mapped: dict[str, object] = {}
         total = 0
         for key, item in value.items():
-            done, count = redact_json(item)
+            done, count = redact_json(item, key)
             mapped[key] = done
             total += count
         return mapped, total

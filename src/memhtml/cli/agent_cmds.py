@@ -53,6 +53,12 @@ def _hook_input() -> dict[str, Any]:
     return found
 
 
+ANSWERS: Final = {"SessionStart": frozenset({"SessionStart"}),
+                  "UserPromptSubmit": frozenset({"UserPromptSubmit", "BeforeAgent"})}
+"""The events whose name a hook's output may echo, by the event the door answers:
+Gemini CLI's BeforeAgent reads the same output as Claude Code's UserPromptSubmit."""
+
+
 def _as_hook(event: str, body: Callable[[dict[str, Any]], str | None]) -> int:
     """Run a hook body: its context as Claude Code's hook output (none: print
     nothing), any failure one line on stderr and exit 1, never 2."""
@@ -67,7 +73,7 @@ def _as_hook(event: str, body: Callable[[dict[str, Any]], str | None]) -> int:
         # The event the input names (Gemini CLI's BeforeAgent reads the same output
         # shape as Claude Code's UserPromptSubmit), else the one this door answers.
         print_out(json.dumps({"hookSpecificOutput": {
-            "hookEventName": named if isinstance(named, str) and named else event,
+            "hookEventName": named if named in ANSWERS.get(event, ()) else event,
             "additionalContext": context}}, ensure_ascii=False))
     return EXIT_OK
 
@@ -184,8 +190,11 @@ def capture(transcript: Path | None = None, /, *, session: str | None = None,
             path, name = given.get("transcript_path"), given.get("session_id")
             if not isinstance(path, str) or not isinstance(name, str):
                 raise CliError("the hook input has no transcript_path or session_id")
-            made(Path(path).expanduser(), name,
-                 end or given.get("hook_event_name") == "SessionEnd")
+            try:
+                source = Path(path).expanduser()
+            except RuntimeError as exc:  # ~user with no such user
+                raise CliError(f"transcript_path {path!r}: {exc}") from None
+            made(source, name, end or given.get("hook_event_name") == "SessionEnd")
 
         return _as_hook("capture", captured)
 
@@ -236,14 +245,26 @@ def _read_settings(path: Path) -> dict[str, Any]:
 
 
 def _write_settings(path: Path, settings: dict[str, Any]) -> None:
-    """The whole file at once: a temporary file beside it, then renamed over it."""
+    """The whole file at once: a temporary file beside it, then renamed over it. A
+    settings file that is a link (a dotfiles checkout) is written where it points, and
+    the file keeps its permissions (it may hold keys under ``env``); a new one is
+    readable by its owner alone."""
     import os
+    import stat
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_name(f".{path.name}.{os.getpid()}.memhtml")
-        scratch.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        os.replace(scratch, path)
+        target = path.resolve() if path.is_symlink() else path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = 0o600
+        scratch = target.with_name(f".{target.name}.{os.getpid()}.memhtml")
+        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+        os.chmod(scratch, mode)
+        os.replace(scratch, target)
     except OSError as exc:
         raise CliError(f"{path}: cannot write it: {exc}") from None
 

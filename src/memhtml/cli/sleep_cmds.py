@@ -389,6 +389,22 @@ def _merge_refused(outcome: MergeOutcome) -> Reply:
     return Reply(payload, text, EXIT_FAILED)
 
 
+def _in_store(common: Common, path: str) -> str:
+    """A path as the review lists it: an absolute one inside the store made relative
+    to it (any other is passed on, and refused by name if it is no change)."""
+    from pathlib import Path
+
+    from memhtml.cli.common import store_root
+
+    given = Path(path)
+    if not given.is_absolute():
+        return path
+    try:
+        return given.resolve().relative_to(store_root(common).resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
 @sleep_app.command(name="reject")
 def sleep_reject(run: str, /, *paths: str, common: Common = _COMMON) -> int:
     """Refuse single changes of a finished run: one commit on its branch puts each
@@ -415,7 +431,7 @@ def sleep_reject(run: str, /, *paths: str, common: Common = _COMMON) -> int:
         if not paths:
             raise UsageError("name at least one changed file to reject "
                              f"(memhtml sleep review {run_id} lists them)")
-        done = _value(reject_changes(deps, run_id, paths))
+        done = _value(reject_changes(deps, run_id, [_in_store(common, p) for p in paths]))
         lines = [f"rejected {len(done.rejected)} change(s) of run {done.run_id}: "
                  f"{done.branch} at {done.commit[:10]}"]
         lines += [f"  {row.change:<12} {row.path}" + (f" -> {row.to}" if row.to else "")
@@ -423,7 +439,10 @@ def sleep_reject(run: str, /, *paths: str, common: Common = _COMMON) -> int:
         notes = tuple(f"note: {path}: its links point back at the restored memory"
                       for path in done.relinked) + tuple(
             f"note: {path} was changed by the same decision and still is; reject it too "
-            "to undo the whole of it" for path in done.related)
+            "to undo the whole of it" for path in done.related) + tuple(
+            f"warning: commit {sha[:10]} on the branch is neither the run's nor a "
+            "rejection; what it did to a rejected file is undone with it (git keeps it)"
+            for sha in done.hand_commits)
         lines.append(f"next: memhtml sleep review {done.run_id}, then merge or abort")
         return Reply(done, "\n".join(lines), notes=notes)
 

@@ -67,7 +67,7 @@ class Captured:
 def capture_session(services: Services, source: Path, session: str, *, end: bool = False
                     ) -> IOResult[Captured, SettingsError | TranscriptFailure]:
     """``source`` redacted into ``transcripts_dir`` as ``<session>.jsonl``."""
-    from memhtml.adapters.transcripts import keep_session
+    from memhtml.adapters.transcripts import keep_session, read_source
     from memhtml.compose.sleep import transcripts_source
 
     chosen = transcripts_source(services.settings.transcripts_dir)
@@ -80,20 +80,18 @@ def capture_session(services: Services, source: Path, session: str, *, end: bool
             "nightly run: add transcripts_dir = \"~/.local/share/memhtml/transcripts\" to "
             "~/.config/memhtml/config.toml (or set MEMHTML_TRANSCRIPTS_DIR)"))
     root: Path = directory.root  # type: ignore[attr-defined]
-    try:
-        with source.open("rb") as handle:
-            data = handle.read(CAPTURE_MAX_BYTES + 1)
-    except OSError as exc:
-        return IOFailure(TranscriptFailure(str(source), f"cannot read it: {exc.strerror or exc}"))
-    if len(data) > CAPTURE_MAX_BYTES:
-        return IOFailure(TranscriptFailure(str(source), f"larger than {CAPTURE_MAX_BYTES} "
-                                                        "bytes; not captured"))
-    ready = prepare(data, end=end)
-    written: IOResult[bool, SettingsError | TranscriptFailure] = keep_session(
-        root, session, ready.data)
-    return written.map(lambda done: Captured(
-        session, str(root / f"{session}.jsonl"), done, ready.lines, ready.redacted,
-        ready.unparsed, end))
+    read: IOResult[bytes, SettingsError | TranscriptFailure] = read_source(
+        source, CAPTURE_MAX_BYTES)
+
+    def keep(data: bytes) -> IOResult[Captured, SettingsError | TranscriptFailure]:
+        ready = prepare(data, end=end)
+        written: IOResult[bool, SettingsError | TranscriptFailure] = keep_session(
+            root, session, ready.data)
+        return written.map(lambda done: Captured(
+            session, str(root / f"{session}.jsonl"), done, ready.lines, ready.redacted,
+            ready.unparsed, end))
+
+    return read.bind(keep)
 
 
 __all__ = ["Captured", "brief_of", "capture_session", "recall_of"]

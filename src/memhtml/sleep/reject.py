@@ -81,6 +81,9 @@ class Rejected:
     related: tuple[str, ...] = ()
     """Files the same decisions changed that were not rejected (a fold's keeper, say):
     the rest of each decision stands until they are rejected too."""
+    hand_commits: tuple[str, ...] = ()
+    """Commits on the branch that are neither the run's nor a rejection's: what they
+    did to a rejected file is put back with the run's change (git keeps them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,9 +252,24 @@ def reject_changes(deps: SleepDeps, run_id: str, paths: Sequence[str]
                    if row.change != "created" and row.path not in base]
         if missing:
             return _refused(f"the run's base {review.base[:10]} holds no {_shown(missing)}")
-        return _bytes_at(deps, review.tip, needs_at_tip(chosen, tip)).bind(
-            lambda held: commit(review, chosen, plan_rejection(review, chosen, base, tip,
-                                                                held)))
+        own = [row.path for row in chosen]
+        return _bytes_at(deps, review.tip, [*needs_at_tip(chosen, tip), *own]).bind(
+            lambda held: same_as_tip(review, chosen, held, plan_rejection(
+                review, chosen, base, tip, held)))
+
+    def same_as_tip(review: Review, chosen: tuple[FileChange, ...], held: dict[str, bytes],
+                    plan: _Plan) -> IOResult[Rejected, SleepError]:
+        # A change that only pointed a file's links at where the run archived or moved
+        # their target comes back, once restored and followed again, as the very bytes
+        # the tip holds: nothing to put back but the other memory's move.
+        idle = [row.path for row in chosen if row.to is None and row.change != "created"
+                and plan.contents.get(row.path) == held.get(row.path)]
+        if idle:
+            return _refused(
+                f"{_shown(idle)}: the run changed only where its links point, following a "
+                "memory it archived or moved; reject that memory's change instead (memhtml "
+                f"sleep review {run_id} lists it)")
+        return commit(review, chosen, plan)
 
     def commit(review: Review, chosen: tuple[FileChange, ...], plan: _Plan
                ) -> IOResult[Rejected, SleepError]:
@@ -273,9 +291,12 @@ def reject_changes(deps: SleepDeps, run_id: str, paths: Sequence[str]
             return IOFailure(error)
 
         restored = tuple(sorted(p for p in plan.contents if p not in plan.relinked))
+        hands = tuple(c.sha for c in review.commits if c.phase is None
+                      and (TRAILER_OP, REJECT_OP) not in c.trailers
+                      and not any(name == TRAILER_RUN for name, _ in c.trailers))
         return made.lash(moved).map(lambda sha: Rejected(
             run_id, branch_of(run_id), sha, chosen, restored, plan.relinked,
-            related_left(review, chosen)))
+            related_left(review, chosen), hands))
 
     return review_run(deps, run_id).bind(chosen_of)
 

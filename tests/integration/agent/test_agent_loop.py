@@ -185,3 +185,42 @@ def test_a_settings_file_that_is_not_json_is_left_as_it_is(
                    "--store", str(loop["store"]))
         assert done.returncode == 1 and "left as it is" in done.stdout + done.stderr
         assert settings.read_text("utf-8") == text
+
+
+def test_capture_refuses_what_is_not_a_transcript_and_redacts_named_members(
+        loop: dict[str, Any], tmp_path: Path) -> None:
+    env, store = loop["env"], str(loop["store"])
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    for source in (fifo, tmp_path):
+        done = run(env, "capture", str(source), "--session", "odd", "--store", store)
+        assert done.returncode == 1 and "not a regular file" in done.stdout + done.stderr
+    weird = run(env, "capture", "--hook", "claude-code", "--store", store, stdin=json.dumps(
+        {"session_id": "nul", "transcript_path": "/tmp/a\u0000b"}))
+    assert weird.returncode == 1 and "Traceback" not in weird.stderr
+    named = tmp_path / "named.jsonl"
+    named.write_text(json.dumps({"tool_input": {"password": "hunter2 hunter2", "env": {
+        "GITHUB_TOKEN": "plain_long_value"}, "author": "ada"}}) + "\n"
+        + '{"c":"\\ud800 half a pair"}\n', "utf-8")
+    done = run(env, "capture", str(named), "--session", "named", "--store", store)
+    assert done.returncode == 0, done.stderr
+    kept = (loop["root"] / "transcripts" / "named.jsonl").read_text("utf-8")
+    assert "hunter2" not in kept and "plain_long_value" not in kept and '"ada"' in kept
+    assert [json.loads(line) for line in kept.splitlines()][1] == {"c": "\ud800 half a pair"}
+
+
+def test_install_writes_through_a_link_and_keeps_the_files_permissions(
+        loop: dict[str, Any], tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "claude.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"env": {"SOME_KEY": "x"}}', "utf-8")
+    dotfiles.chmod(0o600)
+    settings = tmp_path / "project" / ".claude" / "settings.local.json"
+    settings.parent.mkdir(parents=True)
+    settings.symlink_to(dotfiles)
+    done = run(loop["env"], "hooks", "install", "claude-code", "--project",
+               str(tmp_path / "project"), "--store", str(loop["store"]))
+    assert done.returncode == 0, done.stderr
+    assert settings.is_symlink() and (dotfiles.stat().st_mode & 0o777) == 0o600
+    assert json.loads(dotfiles.read_text("utf-8"))["env"] == {"SOME_KEY": "x"}
+    assert len(json.loads(dotfiles.read_text("utf-8"))["hooks"]) == 5

@@ -136,11 +136,20 @@ def test_the_review_refuses_a_conflict_then_a_clean_night_merges(
     watched.assert_nothing_ran()
 
 
-def test_plan_and_start_a_run_from_the_page(watched: Watched, night: Served,
+@pytest.fixture(scope="module")
+def quiet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The demo store with no run yet: its own, so this test does not depend on
+    where the other one left its store (the two may run on different workers)."""
+    with serving(tmp_path_factory.mktemp("sleep-web-start"), plain_demo) as app:
+        yield app
+
+
+def test_plan_and_start_a_run_from_the_page(watched: Watched, quiet: Served,
                                             tmp_path: Path) -> None:
-    """After the merge no run is open, so the page offers a start; the plan answers
-    from counts, the start runs ``memhtml sleep run`` and the page follows it to the
-    new run in the list."""
+    """No run is open, so the page offers a start; the plan answers from counts, the
+    start runs ``memhtml sleep run`` and the page follows it to the new run in the
+    list; that run is aborted from its page."""
+    night = quiet
     page = signed_in(watched, night)
     follow(page, page.get_by_role("link", name="Sleep"))
     before = page.locator("table.runs tbody tr").count()

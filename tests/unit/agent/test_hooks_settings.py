@@ -51,3 +51,18 @@ def test_another_store_replaces_memhtmls_entries_rather_than_adding() -> None:
     second = install(first, ("/usr/bin/python3", "-m", "memhtml"), "/b")
     assert second.removed == len(EVENTS)
     assert all("/b" in c and "-m memhtml" in c for _, c in installed(second.settings))
+
+
+@given(st.sampled_from([
+    "/opt/memhtml recall --hook claude-code --store /x | tee /tmp/x",
+    "logger memhtml brief --hook claude-code",
+    'echo "done"; memhtml recall --hook claude-code --store /x >> ~/log',
+    "memhtml-wrapper brief --hook claude-code --store /x",
+    "/opt/memhtml recall --hook claude-code --store /x --budget 100",
+]), st.sampled_from(["Notification", "Stop", "UserPromptSubmit", "SessionStart"]))
+def test_a_persons_command_that_runs_memhtml_is_theirs(command: str, event: str) -> None:
+    mine = {"hooks": {event: [{"hooks": [{"type": "command", "command": command}]}]}}
+    assert not is_ours(command)
+    once = install(mine, EXE, "/s")
+    assert once.removed == 0
+    assert uninstall(once.settings).settings == mine

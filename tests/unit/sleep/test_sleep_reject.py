@@ -92,3 +92,24 @@ def test_a_restored_file_follows_a_link_to_where_the_run_archived_its_target(
     assert w.blob(again.commit, ARCHIVED1) is None
     assert again.relinked == (NOTE2,)
     assert w.blob(again.commit, NOTE2) == w.blob(base, NOTE2)
+
+
+def test_a_change_that_only_followed_an_archive_is_refused_and_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rejecting a file whose only change was pointing a link at a memory the run
+    archived would put back the very bytes the tip holds: refused, naming the way to
+    undo it (reject the archive), and the branch does not move."""
+    w = world()
+    base = w.main()
+    note2 = text(w, base, NOTE2)
+    followed = add_link(remove_link(note2, "relates_to", "/" + NOTE1), "relates_to",
+                        "/" + ARCHIVED1).encode("utf-8")
+    tip = night(monkeypatch, w, [PathChange(NOTE1, None),
+                                 PathChange(ARCHIVED1, text(w, base, NOTE1).encode("utf-8")),
+                                 PathChange(NOTE2, followed)])
+    refused = err(reject_changes(w.deps(), RUN_DAY, [NOTE2]))
+    assert isinstance(refused, SleepRefused)
+    assert "changed only where its links point" in refused.reason and NOTE2 in refused.reason
+    assert ok(w.git.resolve(BRANCH)) == tip
+    done = ok(reject_changes(w.deps(), RUN_DAY, [NOTE1]))
+    assert w.blob(done.commit, NOTE2) == w.blob(base, NOTE2)
