@@ -394,4 +394,34 @@ def _transcripts_note(common: Common) -> tuple[str, ...]:
             "~/.config/memhtml/config.toml",)
 
 
-__all__ = ["brief", "capture", "hooks_app", "recall"]
+
+
+def import_mcp_memory(graph: Path, /, *, common: Common = _COMMON) -> int:
+    """Bring in the official MCP memory server's knowledge graph (its memory.jsonl):
+    each entity a memory in resources/mcp-memory/ (its observations the claim and
+    body, labelled <entityType>:<name>), each relation an edge (its type when the
+    format has it, else relates_to, its words kept in the body), all in one commit or
+    none. A line that is not the server's shape refuses the whole file, each problem
+    named. Run again, entities already imported are left as they are.
+
+    Parameters
+    ----------
+    graph
+        The graph file (JSON lines of entities and relations).
+    """
+    from memhtml.compose.agent import import_mcp_memory as run_import
+
+    def body() -> Reply:
+        _services, store = open_common(common)
+        done = unwrap_io(run_import(store, graph))
+        text = (f"imported {len(done.written)} entities and {done.links} relations from "
+                f"{graph}" + (f" at {done.commit[:10]}" if done.commit else " (nothing new)")
+                + (f"; {len(done.kept)} already there, left as they are" if done.kept else "")
+                + (f"; {done.relations_as_text} relation(s) to entities the file does not "
+                   "hold kept as body lines" if done.relations_as_text else ""))
+        return Reply(done, text)
+
+    return respond(common.json, body)
+
+
+__all__ = ["brief", "capture", "hooks_app", "import_mcp_memory", "recall"]

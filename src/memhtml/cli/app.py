@@ -84,6 +84,7 @@ app.command(demo)
 app.command(mcp)
 app.command(serve)
 app.command(agent_cmds.hooks_app)
+import_app.command(agent_cmds.import_mcp_memory, name="mcp-memory")
 
 
 def run(tokens: Sequence[str]) -> object:

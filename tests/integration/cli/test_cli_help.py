@@ -37,7 +37,7 @@ def test_the_command_list() -> None:
         "restore", "list",
         "task add", "task status", "task list", "read", "search", "related", "status",
         "doctor", "log", "publish", "sync", "clone", "md query", "md verify", "md stats",
-        "import markdown", "export markdown",
+        "import markdown", "import mcp-memory", "export markdown",
         "embed", "eval beir", "eval gate", "demo", "mcp", "serve", "brief", "recall", "capture",
         "hooks install", "hooks uninstall", "hooks show",
         "sleep run", "sleep resume", "sleep plan", "sleep status", "sleep review",
