@@ -136,16 +136,23 @@ def entity_label(entity: Entity) -> str:
 def paths_of(entities: Sequence[Entity], taken: set[str]) -> dict[str, str]:
     """Each entity's path in ``FOLDER``: its name's slug, a counter after a slug
     another entity (or a file already there, ``taken``) holds."""
+    return slug_paths(FOLDER, [e.name for e in entities], taken)
+
+
+def slug_paths(folder: str, names: Sequence[str], taken: set[str]) -> dict[str, str]:
+    """Each name's path in ``folder``: its slug (ASCII letters, digits and hyphens),
+    with a counter after a slug another name, or a path in ``taken``, holds; names
+    are placed in sorted order, so the answer depends on the set only."""
     found: dict[str, str] = {}
     used = set(taken)
-    for entity in sorted(entities, key=lambda e: e.name):
-        folded = unicodedata.normalize("NFKD", entity.name).encode("ascii", "ignore")
+    for name in sorted(set(names)):
+        folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore")
         slug = _SLUG.sub("-", folded.decode().lower()).strip("-")[:60].strip("-") or "entity"
-        path, n = f"{FOLDER}{slug}.html", 2
+        path, n = f"{folder}{slug}.html", 2
         while path in used:
-            path, n = f"{FOLDER}{slug}-{n}.html", n + 1
+            path, n = f"{folder}{slug}-{n}.html", n + 1
         used.add(path)
-        found[entity.name] = path
+        found[name] = path
     return found
 
 
@@ -155,4 +162,5 @@ def edge_of(relation: str) -> str:
     return word if word in EDGE_RELS else "relates_to"
 
 
-__all__ = ["FOLDER", "Entity", "Graph", "edge_of", "entity_label", "paths_of", "read_graph"]
+__all__ = ["FOLDER", "Entity", "Graph", "edge_of", "entity_label", "paths_of", "read_graph",
+           "slug_paths"]

@@ -424,4 +424,56 @@ def import_mcp_memory(graph: Path, /, *, common: Common = _COMMON) -> int:
     return respond(common.json, body)
 
 
-__all__ = ["brief", "capture", "hooks_app", "import_mcp_memory", "recall"]
+
+
+def _import_chats(kind: str, export: Path, common: Common) -> int:
+    from memhtml.cli.common import open_cli_services
+    from memhtml.compose.agent import import_chats
+
+    def body() -> Reply:
+        services = open_cli_services(common)
+        store = services.store()
+        done = unwrap_io(import_chats(services, store, export, kind))
+        text = (f"imported {len(done.memories)} {kind} conversation(s) from {export}"
+                + (f" at {done.commit[:10]}" if done.commit else " (nothing new)")
+                + f"; {done.sessions} transcript(s) written for the nightly run"
+                + (f"; {done.kept} already there" if done.kept else "")
+                + (f"; {done.empty} with no text left out" if done.empty else "")
+                + (f"; {done.duplicates} duplicate id(s) taken once" if done.duplicates
+                   else "")
+                + (f"; {done.cut} turn(s) cut at 100,000 characters" if done.cut else ""))
+        return Reply(done, text)
+
+    return respond(common.json, body)
+
+
+def import_chatgpt(export: Path, /, *, common: Common = _COMMON) -> int:
+    """Bring in a ChatGPT data export (the zip, or its conversations.json): one episodic
+    memory per conversation in resources/chats/chatgpt/ (its title, the day it began,
+    its first message) in one commit, and each conversation's transcript (the branch
+    last shown) in transcripts_dir for the nightly run to distil. Refused whole when
+    the file is not that shape; run again, what is there is left.
+
+    Parameters
+    ----------
+    export
+        The export zip or conversations.json.
+    """
+    return _import_chats("chatgpt", export, common)
+
+
+def import_claude(export: Path, /, *, common: Common = _COMMON) -> int:
+    """Bring in a Claude data export (the zip, or its conversations.json): one episodic
+    memory per conversation in resources/chats/claude/ and each transcript in
+    transcripts_dir, as import chatgpt does.
+
+    Parameters
+    ----------
+    export
+        The export zip or conversations.json.
+    """
+    return _import_chats("claude", export, common)
+
+
+__all__ = ["brief", "capture", "hooks_app", "import_chatgpt", "import_claude",
+           "import_mcp_memory", "recall"]

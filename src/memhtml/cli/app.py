@@ -85,6 +85,8 @@ app.command(mcp)
 app.command(serve)
 app.command(agent_cmds.hooks_app)
 import_app.command(agent_cmds.import_mcp_memory, name="mcp-memory")
+import_app.command(agent_cmds.import_chatgpt, name="chatgpt")
+import_app.command(agent_cmds.import_claude, name="claude")
 
 
 def run(tokens: Sequence[str]) -> object:

@@ -167,5 +167,142 @@ def import_mcp_memory(store: Store, source: Path
     return read.bind(plan)
 
 
-__all__ = ["Captured", "GraphImported", "brief_of", "capture_session", "import_mcp_memory",
-           "recall_of"]
+
+
+EXPORT_MAX_BYTES: Final = 512 * 1024 * 1024
+"""The most of a ``conversations.json`` read, from a file or a zip member, whatever
+the zip's header claims (a bomb stops here)."""
+CLAIM_CHARS: Final = 300
+
+
+@dataclass(frozen=True, slots=True)
+class ChatsImported:
+    commit: str | None
+    memories: tuple[str, ...]
+    sessions: int
+    """Transcripts written (the rest were there already, byte for byte)."""
+    kept: int
+    """Conversations an earlier import brought in: left as they are."""
+    empty: int
+    duplicates: int
+    cut: int
+
+
+def read_export_bytes(source: Path) -> IOResult[bytes, TranscriptFailure]:
+    """``conversations.json`` itself, or that member of an export zip (found by name
+    in any folder, read in memory up to ``EXPORT_MAX_BYTES``; nothing is extracted)."""
+    import zipfile
+
+    from memhtml.adapters.transcripts import read_source
+
+    where = str(source)
+    try:
+        is_zip = zipfile.is_zipfile(source)
+    except OSError as exc:
+        return IOFailure(TranscriptFailure(where, f"cannot open it: {exc.strerror or exc}"))
+    if not is_zip:
+        return read_source(source, EXPORT_MAX_BYTES)
+    try:
+        with zipfile.ZipFile(source) as archive:
+            members = [m for m in archive.infolist()
+                       if m.filename.rsplit("/", 1)[-1] == "conversations.json"
+                       and not m.is_dir()]
+            if len(members) != 1:
+                return IOFailure(TranscriptFailure(
+                    where, "the zip holds no conversations.json" if not members
+                    else "the zip holds more than one conversations.json"))
+            with archive.open(members[0]) as handle:
+                data = handle.read(EXPORT_MAX_BYTES + 1)
+    except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError) as exc:
+        return IOFailure(TranscriptFailure(where, f"cannot read the zip: {exc}"))
+    if len(data) > EXPORT_MAX_BYTES:
+        return IOFailure(TranscriptFailure(where, f"conversations.json is larger than "
+                                                  f"{EXPORT_MAX_BYTES} bytes"))
+    return IOSuccess(data)
+
+
+def import_chats(services: Services, store: Store, source: Path, kind: str
+                 ) -> IOResult[ChatsImported, StoreError | SettingsError | TranscriptFailure]:
+    """A ChatGPT or Claude export: one episodic memory per conversation (its title,
+    when it began, its first message) in one commit, and its transcript in
+    ``transcripts_dir`` for the nightly run to distil. Refused whole, nothing
+    written, when the export is not that service's shape."""
+    from memhtml.adapters.transcripts import keep_session
+    from memhtml.agent.chat_exports import read_export, transcript_of
+    from memhtml.agent.mcp_memory import slug_paths
+    from memhtml.compose.sleep import transcripts_source
+    from memhtml.store import BWrite, Refused, WriteInput, batch
+
+    chosen = transcripts_source(services.settings.transcripts_dir)
+    if not is_successful(chosen):
+        return IOFailure(chosen.failure())
+    directory = chosen.unwrap()
+    if directory is None:
+        return IOFailure(SettingsError(
+            "transcripts_dir is not set, so the conversations would have nowhere to wait "
+            "for the nightly run: add transcripts_dir = \"~/.local/share/memhtml/"
+            "transcripts\" to ~/.config/memhtml/config.toml (or set "
+            "MEMHTML_TRANSCRIPTS_DIR); nothing imported"))
+    root: Path = directory.root  # type: ignore[attr-defined]
+    folder = f"resources/chats/{kind}/"
+
+    def plan(data: bytes) -> IOResult[ChatsImported, StoreError | SettingsError |
+                                      TranscriptFailure]:
+        found = read_export(data, kind)
+        if isinstance(found, list):
+            return IOFailure(Refused(f"{source} is not a {kind} export's conversations.json; "
+                                     "nothing imported", tuple(found)))
+        head: IOResult[Any, StoreError | SettingsError | TranscriptFailure] = store.head()
+        return head.bind(lambda version: land(found, version))
+
+    def land(export: Any, version: Any) -> IOResult[ChatsImported, StoreError | SettingsError
+                                                     | TranscriptFailure]:
+        talks = [c for c in export.conversations if c.turns]
+        named = {c.id: f"{c.title} {c.id}" for c in talks}
+        wanted = slug_paths(folder, list(named.values()), set())
+        by_id = {cid: wanted[name] for cid, name in named.items()}
+        kept = {c.id for c in talks if version.get(by_id[c.id]) is not None}
+        ops = []
+        for talk in talks:
+            if talk.id in kept:
+                continue
+            first = next((t.text for t in talk.turns if t.role == "user"), talk.title)
+            first = " ".join(first.split())
+            claim = first if len(first) <= CLAIM_CHARS else first[:CLAIM_CHARS - 1] + "…"
+            day = talk.started[:10] if talk.started else "an unknown day"
+            ops.append(BWrite(WriteInput(
+                title=talk.title, claim=claim, memory_type="episodic",
+                body=(f"A {kind} conversation begun on {day}, {len(talk.turns)} turns; its "
+                      f"transcript is session {kind}-{talk.id}.",),
+                tags=(f"{kind}-import",), path=by_id[talk.id])))
+        landed: IOResult[Any, StoreError | SettingsError | TranscriptFailure] = (
+            batch(store, ops, trailers=(("Memhtml-Import", kind),)) if ops
+            else IOSuccess(None))
+
+        def sessions(done: Any) -> IOResult[ChatsImported, StoreError | SettingsError |
+                                            TranscriptFailure]:
+            written = 0
+            for talk in talks:
+                kept_one: IOResult[bool, StoreError | SettingsError | TranscriptFailure] = \
+                    keep_session(root, f"{kind}-{talk.id}", transcript_of(talk))
+                if not is_successful(kept_one):
+                    return kept_one.map(lambda _: _never())
+                written += bool(unsafe_perform_io(kept_one.unwrap()))
+            return IOSuccess(ChatsImported(
+                done.commit if done is not None else None,
+                tuple(by_id[t.id] for t in talks if t.id not in kept), written, len(kept),
+                len(export.conversations) - len(talks), export.duplicates, export.cut))
+
+        return landed.bind(sessions)
+
+    read: IOResult[bytes, StoreError | SettingsError | TranscriptFailure] = \
+        read_export_bytes(source)
+    return read.bind(plan)
+
+
+def _never() -> ChatsImported:
+    raise AssertionError("mapped only over a failure")
+
+
+__all__ = ["Captured", "ChatsImported", "GraphImported", "brief_of", "capture_session",
+           "import_chats", "import_mcp_memory", "recall_of"]
