@@ -139,8 +139,9 @@ def plan_rejection(review: Review, chosen: Sequence[FileChange], base: Mapping[s
         for target in sorted(hit - set(followable)):
             broken.append(f"{path} -> {target}")
         if followable and path in tip_bytes:
-            text = tip_bytes[path].decode("utf-8")
-            contents[path] = rewrite_hrefs(text, _moves(followable)).encode("utf-8")
+            text = tip_bytes[path].decode("utf-8", "surrogateescape")
+            contents[path] = rewrite_hrefs(text, _moves(followable)).encode(
+                "utf-8", "surrogateescape")
             relinked.append(path)
     for row in chosen:
         data = contents.get(row.path)
@@ -155,8 +156,10 @@ def plan_rejection(review: Review, chosen: Sequence[FileChange], base: Mapping[s
         for target in sorted(gone - set(follow)):
             broken.append(f"{row.path} -> {target}")
         if follow:
-            contents[row.path] = rewrite_hrefs(data.decode("utf-8"),
-                                               _moves(follow)).encode("utf-8")
+            # Bytes a strict decode refuses go through unchanged (surrogate escapes).
+            contents[row.path] = rewrite_hrefs(data.decode("utf-8", "surrogateescape"),
+                                               _moves(follow)).encode("utf-8",
+                                                                      "surrogateescape")
     return _Plan(contents, tuple(relinked), tuple(broken))
 
 
