@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
-from memhtml.agent.redact import redact_json, redact_text
+from memhtml.agent.redact import may_hold_secret, redact_json, redact_text
 
 SESSION_END_LINE: Final = b'{"type":"session_end"}'
 CAPTURE_MAX_BYTES: Final = 64 * 1024 * 1024
@@ -45,6 +45,10 @@ def prepare(source: bytes, *, end: bool = False) -> Prepared:
         if not raw.strip():
             continue
         text = raw.decode("utf-8", "replace")
+        if not may_hold_secret(text) and "session_end" not in text:
+            # Nothing any rule could match: the line as it came (most of a session).
+            out.append(text.strip().encode("utf-8"))
+            continue
         try:
             parsed = json.loads(text)
             clean, count = redact_json(parsed)
