@@ -94,24 +94,7 @@ class DirectoryTranscripts:
             fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
         except OSError as exc:
             return IOFailure(TranscriptFailure(where, f"cannot open it: {_why(exc)}"))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return IOFailure(TranscriptFailure(where, "not a regular file"))
-            chunks: list[bytes] = []
-            total = 0
-            while total <= limit:
-                chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                total += len(chunk)
-        except OSError as exc:
-            return IOFailure(TranscriptFailure(where, f"cannot read it: {_why(exc)}"))
-        finally:
-            os.close(fd)
-        if total > limit:
-            return IOFailure(TranscriptFailure(where, f"larger than {limit} bytes"))
-        return IOSuccess(b"".join(chunks))
+        return _read_open(fd, where, limit, "")
 
 
 def read_source(path: Path, limit: int) -> IOResult[bytes, TranscriptFailure]:
@@ -124,6 +107,12 @@ def read_source(path: Path, limit: int) -> IOResult[bytes, TranscriptFailure]:
     except (OSError, ValueError) as exc:
         reason = _why(exc) if isinstance(exc, OSError) else str(exc)
         return IOFailure(TranscriptFailure(where, f"cannot open it: {reason}"))
+    return _read_open(fd, where, limit, "; not captured")
+
+
+def _read_open(fd: int, where: str, limit: int, past: str) -> IOResult[bytes, TranscriptFailure]:
+    """The bytes of the open ``fd`` (closed here): a regular file of at most ``limit``
+    bytes, else a refusal (``past`` ends the one for a file too long)."""
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return IOFailure(TranscriptFailure(where, "not a regular file"))
@@ -140,7 +129,7 @@ def read_source(path: Path, limit: int) -> IOResult[bytes, TranscriptFailure]:
     finally:
         os.close(fd)
     if total > limit:
-        return IOFailure(TranscriptFailure(where, f"larger than {limit} bytes; not captured"))
+        return IOFailure(TranscriptFailure(where, f"larger than {limit} bytes{past}"))
     return IOSuccess(b"".join(chunks))
 
 

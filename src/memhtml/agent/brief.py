@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, cast
 
-from memhtml.agent.tokens import count_tokens
+from memhtml.agent.tokens import count_tokens, shortened
 from memhtml.contracts.record import MemoryRecord
 from memhtml.head import IndexedView
 from memhtml.store.tasks import is_overdue
@@ -49,13 +49,8 @@ class Brief:
     tokens: int
 
 
-def _short(text: str, limit: int = CLAIM_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
-
 def _memory_line(record: MemoryRecord) -> str:
-    return f"- {record.title}: {_short(record.claim)} ({record.path})"
+    return f"- {record.title}: {shortened(record.claim, CLAIM_CHARS)} ({record.path})"
 
 
 def _task_line(record: MemoryRecord, now: str) -> str:

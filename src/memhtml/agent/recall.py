@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from memhtml.agent.tokens import count_tokens
+from memhtml.agent.tokens import count_tokens, shortened
 from memhtml.contracts.view import HeadView
 from memhtml.head import SearchHeadInput, search_head
 from memhtml.head.indexes import indexes_of
@@ -108,10 +108,7 @@ def evidence(weights: dict[str, float], terms: set[str], unit: float) -> float:
 
 
 def _line(found: Recalled) -> str:
-    claim = " ".join(found.claim.split())
-    if len(claim) > CLAIM_CHARS:
-        claim = claim[:CLAIM_CHARS - 1].rstrip() + "…"
-    return f"- {found.title}: {claim} ({found.path})"
+    return f"- {found.title}: {shortened(found.claim, CLAIM_CHARS)} ({found.path})"
 
 
 HEADING: Final = "Memories that may bear on this (memhtml; read one with memory_read):"

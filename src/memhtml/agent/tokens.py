@@ -22,4 +22,11 @@ def count_tokens(text: str) -> int:
     return sum(1 for _ in _TOKEN.finditer(text))
 
 
-__all__ = ["count_tokens"]
+def shortened(text: str, limit: int) -> str:
+    """``text`` on one line (runs of white space as one space), cut to ``limit``
+    characters with an ellipsis when longer: how the doors print a claim."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
+
+
+__all__ = ["count_tokens", "shortened"]

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
+from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
 from memhtml.agent.brief import BRIEF_ITEMS, BRIEF_TOKENS, Brief, brief
@@ -29,6 +30,22 @@ from memhtml.store import Store, StoreError
 from memhtml.store.stamps import now_stamp
 
 READS_DAYS: Final = 90
+
+
+def transcripts_root(services: Services, why: str) -> Result[Path, SettingsError]:
+    """The directory ``transcripts_dir`` names, or why not: a bad value, or none set
+    (then ``why`` says what that stops, with the one line that sets it)."""
+    from memhtml.compose.sleep import transcripts_source
+
+    def root_of(source: object) -> Result[Path, SettingsError]:
+        if source is None:
+            return Failure(SettingsError(
+                f"transcripts_dir is not set, so {why}: add transcripts_dir = "
+                "\"~/.local/share/memhtml/transcripts\" to ~/.config/memhtml/config.toml "
+                "(or set MEMHTML_TRANSCRIPTS_DIR)"))
+        return Success(Path(source.root))  # type: ignore[attr-defined]
+
+    return transcripts_source(services.settings.transcripts_dir).bind(root_of)
 
 
 def brief_of(services: Services, store: Store, *, budget: int = BRIEF_TOKENS,
@@ -68,18 +85,11 @@ def capture_session(services: Services, source: Path, session: str, *, end: bool
                     ) -> IOResult[Captured, SettingsError | TranscriptFailure]:
     """``source`` redacted into ``transcripts_dir`` as ``<session>.jsonl``."""
     from memhtml.adapters.transcripts import keep_session, read_source
-    from memhtml.compose.sleep import transcripts_source
 
-    chosen = transcripts_source(services.settings.transcripts_dir)
-    if not is_successful(chosen):
-        return IOFailure(chosen.failure())
-    directory = chosen.unwrap()
-    if directory is None:
-        return IOFailure(SettingsError(
-            "transcripts_dir is not set, so there is nowhere to keep sessions for the "
-            "nightly run: add transcripts_dir = \"~/.local/share/memhtml/transcripts\" to "
-            "~/.config/memhtml/config.toml (or set MEMHTML_TRANSCRIPTS_DIR)"))
-    root: Path = directory.root  # type: ignore[attr-defined]
+    found = transcripts_root(services, "there is nowhere to keep sessions for the nightly run")
+    if not is_successful(found):
+        return IOFailure(found.failure())
+    root = found.unwrap()
     read: IOResult[bytes, SettingsError | TranscriptFailure] = read_source(
         source, CAPTURE_MAX_BYTES)
 
@@ -230,20 +240,13 @@ def import_chats(services: Services, store: Store, source: Path, kind: str
     from memhtml.adapters.transcripts import keep_session
     from memhtml.agent.chat_exports import read_export, transcript_of
     from memhtml.agent.mcp_memory import slug_paths
-    from memhtml.compose.sleep import transcripts_source
     from memhtml.store import BWrite, Refused, WriteInput, batch
 
-    chosen = transcripts_source(services.settings.transcripts_dir)
-    if not is_successful(chosen):
-        return IOFailure(chosen.failure())
-    directory = chosen.unwrap()
-    if directory is None:
-        return IOFailure(SettingsError(
-            "transcripts_dir is not set, so the conversations would have nowhere to wait "
-            "for the nightly run: add transcripts_dir = \"~/.local/share/memhtml/"
-            "transcripts\" to ~/.config/memhtml/config.toml (or set "
-            "MEMHTML_TRANSCRIPTS_DIR); nothing imported"))
-    root: Path = directory.root  # type: ignore[attr-defined]
+    found = transcripts_root(services, "the conversations would have nowhere to wait for "
+                                       "the nightly run; nothing imported")
+    if not is_successful(found):
+        return IOFailure(found.failure())
+    root = found.unwrap()
     folder = f"resources/chats/{kind}/"
 
     def plan(data: bytes) -> IOResult[ChatsImported, StoreError | SettingsError |
