@@ -210,6 +210,7 @@ def context() -> None:
         os.environ["MEMHTML_EMBEDDER"] = "none"
         services = open_services(Settings(store=Path(scratch) / "demo")).unwrap()
         tools = asyncio.run(build_server(unsafe(services)).list_tools())
+        memory_tool(unsafe(services), demo)
     text = json.dumps([{"name": t.name, "description": t.description,
                         "input_schema": t.input_schema} for t in tools])
     print(f"MCP tool definitions ({len(tools)} tools), every turn: {count_tokens(text)} "
@@ -222,6 +223,26 @@ def context() -> None:
         tokens = [a.tokens for a in answers]
         print(f"recall, each {name} prompt ({len(texts)}): mean {statistics.mean(tokens):.0f} "
               f"tokens, max {max(tokens)}, empty for {sum(1 for a in answers if not a.text)}")
+
+
+def memory_tool(services: Any, demo: HeadVersion) -> None:
+    """What the memory tool's answers put into context on the demo store: the model
+    views ``/memories`` first (the tool's own instructions tell it to), then the files
+    it opens. The tool's definition is one line on the client's side; the model's
+    provider expands it, at a cost not visible here."""
+    from memhtml.memory_tool import MemhtmlMemoryTool
+
+    tool = MemhtmlMemoryTool(services=services)
+    try:
+        root = str(tool.call({"command": "view", "path": "/memories"}))
+        files = [str(tool.call({"command": "view", "path": "/memories/" + p.removesuffix(
+            ".html") + ".md"})) for p in sorted(demo.paths()) if not p.startswith("archive/")]
+    finally:
+        tool.close()
+    sizes = [count_tokens(text) for text in files]
+    print(f"memory tool: view /memories {count_tokens(root)} tokens ({len(root)} characters);"
+          f" a file's view: mean {statistics.mean(sizes):.0f} tokens, max {max(sizes)} "
+          f"({len(files)} files)")
 
 
 def unsafe(value: object) -> Any:

@@ -35,6 +35,7 @@ EXAMPLE_MODULES = (
     "memhtml.eval.beir",
     "memhtml.eval.sessions",
     "memhtml.detect.classified",
+    "memhtml.agent.memory_tool",
     "memhtml.store",
     "memhtml.store.doors",
     "memhtml.store.listing",

@@ -39,6 +39,7 @@ from memhtml.store.inputs import (
     BLabel,
     BLink,
     BMove,
+    BRevise,
     BTaskStatus,
     BUnlabel,
     BUnlink,
@@ -56,6 +57,7 @@ from memhtml.store.plan import (
     label_step,
     link_step,
     move_step,
+    revise_step,
     task_status_step,
     unlabel_step,
     unlink_step,
@@ -134,7 +136,8 @@ def _kept_warm(store: Store, done: Landed, derived: list[tuple[HeadVersion, Plan
 
 def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None,
              pages: _Pages = ((), {}), trailers: Trailers = (),
-             derived: list[tuple[HeadVersion, Plan]] | None = None) -> Draft:
+             derived: list[tuple[HeadVersion, Plan]] | None = None,
+             label: str = "batch") -> Draft:
     plan, outcomes = planned
     if derived is not None:
         derived.append((base, plan))
@@ -151,7 +154,7 @@ def _drafted(base: HeadVersion, planned: Planned, batch_subject: str | None,
         body=single.body if single else "; ".join(o.body for o in outcomes if o.body),
         before=before,
         primary=single.primary if single else None,
-        label=None if single else "batch",
+        label=None if single else label,
         trailers=trailers,
     )
 
@@ -222,7 +225,7 @@ def _changed_pages(paths: Sequence[str], pages: Mapping[str, bytes],
 
 def _draft(store: Store, steps: Steps, batch_subject: str | None,
            pages: Mapping[str, bytes] | None = None, trailers: Trailers = (),
-           derived: list[tuple[HeadVersion, Plan]] | None = None
+           derived: list[tuple[HeadVersion, Plan]] | None = None, label: str = "batch"
            ) -> IOResult[Draft, StoreError]:
     def derive(base: HeadVersion) -> IOResult[Draft, StoreError]:
         plan = Plan.start(base, now_stamp(store.deps.clock.now()), store.deps.detect)
@@ -230,17 +233,17 @@ def _draft(store: Store, steps: Steps, batch_subject: str | None,
             lambda planned: _guard_tree(store, base, planned[0]).bind(
                 lambda _: _page_changes(store, base, planned[0], pages or {})).map(
                 lambda paged: _drafted(base, planned, batch_subject, paged, trailers,
-                                       derived)))
+                                       derived, label)))
 
     return store.head().bind(derive)
 
 
 def _run(store: Store, steps: Steps, batch_subject: str | None = None,
-         pages: Mapping[str, bytes] | None = None, trailers: Trailers = ()
-         ) -> IOResult[Landed, StoreError]:
+         pages: Mapping[str, bytes] | None = None, trailers: Trailers = (),
+         label: str = "batch") -> IOResult[Landed, StoreError]:
     derived: list[tuple[HeadVersion, Plan]] = []
     landed = land(store.deps, lambda: _draft(store, steps, batch_subject, pages, trailers,
-                                             derived), guard_edits=True)
+                                             derived, label), guard_edits=True)
     # The plan that landed already holds the new tip's records, parsed: kept warm, the
     # next read (and, after a large write, the next command's cold start) need not
     # parse them again.
@@ -490,14 +493,21 @@ def _batch_step(plan: Plan, op: BatchOp) -> Step:
             return move_step(plan, path, to)
         case BTaskStatus(path=path, status=status):
             return task_status_step(plan, path, status)
+        case BRevise(path=path, file_html=html):
+            return revise_step(plan, path, html)
         case _ as never:
             assert_never(never)
 
 
 def batch(store: Store, ops: Sequence[BatchOp], pages: Mapping[str, bytes] | None = None,
-          trailers: Trailers = ()) -> IOResult[Landed, StoreError]:
+          trailers: Trailers = (), *, subject: str | None = None, label: str = "batch"
+          ) -> IOResult[Landed, StoreError]:
     """Several doors' requests applied in order as one overlay and landed as one
     commit: all of them or, when any is refused, none.
+
+    ``subject`` and ``label`` name the commit for a caller that is one request of its
+    own (the memory tool's ``memhtml memory-tool: rename /memories/a /memories/b``);
+    by default ``memhtml batch: N ops``.
 
     ``pages`` are files beside the memories that are not memories (an imported
     index page), tree path -> bytes, landed in the same commit; one whose bytes are
@@ -523,9 +533,9 @@ def batch(store: Store, ops: Sequence[BatchOp], pages: Mapping[str, bytes] | Non
         start: Result[Planned, StoreError] = Success((plan, ()))
         return reduce(then, enumerate(ops, start=1), start)
 
-    subject = f"{len(ops)} ops" + (
+    counted = f"{len(ops)} ops" + (
         f", {len(pages)} page{'' if len(pages) == 1 else 's'}" if pages else "")
-    return _run(store, steps, subject, pages, trailers)
+    return _run(store, steps, subject or counted, pages, trailers, label)
 
 
 def _in_batch(error: StoreError, index: int) -> StoreError:

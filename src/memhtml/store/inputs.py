@@ -110,7 +110,17 @@ class BTaskStatus:
     status: str
 
 
+@dataclass(frozen=True)
+class BRevise:
+    """The memory at ``path`` rewritten in place as ``file_html`` (a file edited where
+    it lies, as the memory tool edits one): same path, its ``created`` kept."""
+
+    path: str
+    file_html: str
+
+
 BatchOp: TypeAlias = (
     BWrite | BCorrect | BArchive | BLink | BUnlink | BLabel | BUnlabel | BMove | BTaskStatus
+    | BRevise
 )
 """One door's request inside a batch; a task is added with ``BWrite`` of type task."""

@@ -83,11 +83,16 @@ def _text_of(raw: bytes) -> Result[str, FrontFailure]:
 
 def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = (),
                      raw_html: bool = True, whole: bool = False,
-                     detect: Detector | None = None) -> Result[Converted, FrontFailure]:
+                     detect: Detector | None = None, fallback_claim: str | None = None
+                     ) -> Result[Converted, FrontFailure]:
     """One markdown file, converted, or why it cannot be a memory. ``tags`` are the
     import's own (``--tag``); ``raw_html`` False keeps raw HTML as text; ``whole``
     reads an index's links too (``convert_body``); ``detect`` guesses the language of a
-    code block written without one (None: no guess)."""
+    code block written without one (None: no guess). ``fallback_claim`` is the claim
+    of a note with no prose to take one from (a heading alone, a block of XML): the
+    memory tool's files are whatever a model writes, and refusing those would lose
+    them; it leads the article as its own marked paragraph, which the export leaves
+    out, so the text reads back as written."""
     text = _text_of(raw)
     if isinstance(text, Failure):
         return text
@@ -100,7 +105,8 @@ def convert_markdown(source: str, raw: bytes, tags: Sequence[str] = (),
     description = ascii_collapsed(front.description) if front.description else None
     article = convert_body(body, source, description, raw_html, whole, detect)
     title = front.title or article.title or derived_title(source) or "memory"
-    claim = description or article.claim
+    claim = description or article.claim or (
+        ascii_collapsed(fallback_claim) if fallback_claim else None)
     if article.is_index:
         claim = claim or title
     if not claim:

@@ -672,6 +672,25 @@ def move_step(plan: Plan, path: str, to: str) -> Step:
     return _live(plan, path).bind(destination)
 
 
+def revise_step(plan: Plan, path: str, file_html: str) -> Step:
+    """The live memory at ``path`` rewritten in place as ``file_html``: the same path
+    (nothing archived, no link to repoint), its ``created`` kept and ``updated``
+    stamped now. The file is checked as any write's is; git keeps the version before.
+    A correction (``correct_step``) is the door for a fact that changed; this is the
+    one for a file edited where it lies (the memory tool's ``str_replace``)."""
+
+    def revise(record: MemoryRecord) -> Step:
+        def put(html: str) -> Step:
+            kept = set_meta(html, "memhtml-created", record.created_at)
+            stamped = set_meta(kept, "memhtml-updated", plan.now)
+            return plan.apply(Put(record.path, stamped)).map(stepped_as(
+                "revise", record.path, record.path, "rewritten in place"))
+
+        return render_write(plan, WriteInput(file_html=file_html)).bind(put)
+
+    return _live(plan, path).bind(revise)
+
+
 def task_status_step(plan: Plan, path: str, status: str, body: str | None = None) -> Step:
     """Set a task's status; ``done`` archives it in the same plan.
 
