@@ -161,7 +161,25 @@ def share(pair: Sequence[int]) -> str:
     return f"{pair[0] / pair[1]:.3f}" if pair[1] else "-"
 
 
+def _timed(argv: list[str], env: dict[str, str], runs: int, prompts: dict[str, Any],
+           name: str) -> tuple[list[float], list[int]]:
+    samples: list[float] = []
+    tokens: list[int] = []
+    for i in range(runs):
+        extra = ([prompts["on_topic"][i % len(prompts["on_topic"])][0]]
+                 if name == "recall" else [])
+        start = time.perf_counter()
+        done = subprocess.run([*MEMHTML, *argv, *extra], env=env, check=True,
+                              capture_output=True, text=True)
+        samples.append((time.perf_counter() - start) * 1000)
+        tokens.append(count_tokens(done.stdout))
+    return samples, tokens
+
+
 def latency(sizes: Sequence[int], runs: int) -> None:
+    """Each command in a fresh process: cold (``MEMHTML_WARM=0``: imports, opening the
+    store, the snapshot), then warm (a ``memhtml mcp`` of the store running, and
+    ``MEMHTML_WARM=only`` so a sample the server did not answer fails the run)."""
     from bench.web import build
 
     prompts = json.loads(PROMPTS.read_text("utf-8"))
@@ -172,22 +190,26 @@ def latency(sizes: Sequence[int], runs: int) -> None:
             store, _ = build(size, work)
             subprocess.run([*MEMHTML, "status", "--store", str(store)], env=env, check=True,
                            capture_output=True)
-            for name, argv in (
-                    ("brief", ["brief"]),
-                    ("recall", ["recall"])):
-                samples: list[float] = []
-                tokens: list[int] = []
-                for i in range(runs):
-                    extra = ([prompts["on_topic"][i % len(prompts["on_topic"])][0]]
-                             if name == "recall" else [])
-                    start = time.perf_counter()
-                    done = subprocess.run([*MEMHTML, *argv, *extra, "--store", str(store)],
-                                          env=env, check=True, capture_output=True, text=True)
-                    samples.append((time.perf_counter() - start) * 1000)
-                    tokens.append(count_tokens(done.stdout))
-                print(f"{size:>7} {name:<6} p50 {percentile(samples, 0.5):7.1f} ms  "
-                      f"p90 {percentile(samples, 0.9):7.1f} ms  tokens mean "
-                      f"{statistics.mean(tokens):6.1f} max {max(tokens)}", flush=True)
+            server = subprocess.Popen([*MEMHTML, "mcp", "--store", str(store)], env=env,
+                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            sock = store / ".git" / "memhtml" / "warm.sock"
+            while not sock.is_socket():
+                time.sleep(0.05)
+            try:
+                for mode in ("0", "only"):
+                    for name in ("brief", "recall"):
+                        samples, tokens = _timed([name, "--store", str(store)],
+                                                 {**env, "MEMHTML_WARM": mode}, runs,
+                                                 prompts, name)
+                        print(f"{size:>7} {'cold' if mode == '0' else 'warm'} {name:<6} "
+                              f"p50 {percentile(samples, 0.5):7.1f} ms  "
+                              f"p90 {percentile(samples, 0.9):7.1f} ms  tokens mean "
+                              f"{statistics.mean(tokens):6.1f} max {max(tokens)}", flush=True)
+            finally:
+                assert server.stdin is not None
+                server.stdin.close()
+                server.wait(timeout=120)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -1,5 +1,5 @@
 """``python -m memhtml``: the same as the ``memhtml`` command."""
 
-from memhtml.cli.app import console
+from memhtml.cli.entry import console
 
 console()

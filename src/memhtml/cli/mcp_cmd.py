@@ -32,7 +32,7 @@ def mcp(*, branch: str | None = None, common: Common = _COMMON) -> int:
         policy = sync_policy(services.settings)
         if not is_successful(policy):
             raise UsageError(policy.failure().reason)
-        serve(services)
+        serve(services, answer_hooks=branch is None)
         return Reply({"ok": True, "served": str(services.settings.store)}, "")
 
     return respond(common.json, body)

@@ -62,6 +62,7 @@ def serve(*, port: int = 8421, branch: str | None = None, common: Common = _COMM
     def body() -> Reply:
         import uvicorn
 
+        from memhtml.mcp.warm import WarmAnswers
         from memhtml.web.app import build_app
         from memhtml.web.guard import new_token
 
@@ -76,9 +77,15 @@ def serve(*, port: int = 8421, branch: str | None = None, common: Common = _COMM
         config = uvicorn.Config(app.asgi, log_level="warning", access_log=False,
                                 lifespan="off", server_header=False)
         server = uvicorn.Server(config)
+        # A hook's recall and brief are answered from this process's head (not on
+        # another branch than the clone's): memhtml.mcp.warm.
+        answers = WarmAnswers(services, app.gate)
+        if branch is None:
+            answers.start()
         try:
             server.run(sockets=[sock])
         finally:
+            answers.close()
             app.gate.close()
             sock.close()
         return Reply({"ok": True, "served": str(services.settings.store)}, "")

@@ -34,6 +34,7 @@ from memhtml.mcp.gate import StoreGate
 from memhtml.mcp.syncing import ServerSync
 from memhtml.mcp.tools import tools_for
 from memhtml.mcp.transport import CheckedLines, claimed_stdin, text_lines
+from memhtml.mcp.warm import WarmAnswers
 
 SERVER_NAME = "memhtml"
 INSTRUCTIONS = (
@@ -113,9 +114,11 @@ def server_and_gate(services: Services) -> tuple[MemoryServer, StoreGate]:
     return _server(gate), gate
 
 
-def serve(services: Services) -> None:
+def serve(services: Services, *, answer_hooks: bool = True) -> None:
     """Serve the store ``services`` open over stdio until the client disconnects; a
-    write still waiting to be pushed is pushed then."""
+    write still waiting to be pushed is pushed then. With ``answer_hooks`` (not for a
+    server on another branch than the clone's), ``memhtml recall`` and ``brief`` are
+    answered from this process's head over a local socket (``memhtml.mcp.warm``)."""
     # The console entry switches the cyclic collector off, which suits a command
     # that exits in a second; a server lives for days, and every reference cycle a
     # call leaves (a closure, an exception's traceback, the SDK's task objects) would
@@ -137,7 +140,11 @@ def serve(services: Services) -> None:
     shared = f", syncing through {settings.sync_remote}" if settings.sync_remote else ""
     print(f"memhtml mcp: serving {settings.store} ({settings.branch}){shared}",
           file=sys.stderr)
+    answers = WarmAnswers(services, gate)
+    if answer_hooks:
+        answers.start()
     try:
         server.run("stdio")
     finally:
+        answers.close()
         gate.close()
