@@ -43,6 +43,7 @@ EXAMPLE_MODULES = (
     "memhtml.compose.cloning",
     "memhtml.compose.run",
     "memhtml.compose.settings",
+    "memhtml.mcp.endpoint",
     "memhtml.mcp.http",
 )
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

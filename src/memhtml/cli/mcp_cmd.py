@@ -14,7 +14,7 @@ from memhtml.cli.output import CliError, Reply, UsageError, respond
 
 if TYPE_CHECKING:
     from memhtml.compose import Services
-    from memhtml.mcp.http import Endpoint
+    from memhtml.mcp.endpoint import Endpoint
 
 _COMMON = Common()
 
@@ -52,19 +52,21 @@ def mcp(*, branch: str | None = None, http: str | None = None, allow_remote: boo
         from returns.pipeline import is_successful
 
         from memhtml.compose import sync_policy
-        from memhtml.mcp.server import serve
 
         if allow_remote and http is None:
             raise UsageError("--allow-remote goes with --http ADDRESS:PORT")
         endpoint = None if http is None else _endpoint(http, allow_remote)
+        token = None if http is None else _fixed_token()
         services = open_cli_services(common, overrides={"branch": branch} if branch else None)
         policy = sync_policy(services.settings)
         if not is_successful(policy):
             raise UsageError(policy.failure().reason)
         if endpoint is None:
+            from memhtml.mcp.server import serve
+
             serve(services)
         else:
-            _serve_http(services, endpoint)
+            _serve_http(services, endpoint, token)
         return Reply({"ok": True, "served": str(services.settings.store)}, "")
 
     return respond(common.json, body)
@@ -73,7 +75,7 @@ def mcp(*, branch: str | None = None, http: str | None = None, allow_remote: boo
 def _endpoint(text: str, allow_remote: bool) -> Endpoint:
     from returns.result import Failure, Success
 
-    from memhtml.mcp.http import Endpoint, endpoint_of
+    from memhtml.mcp.endpoint import Endpoint, endpoint_of
 
     match endpoint_of(text, allow_remote=allow_remote):
         case Success(Endpoint() as endpoint):
@@ -83,24 +85,34 @@ def _endpoint(text: str, allow_remote: bool) -> Endpoint:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _serve_http(services: Services, endpoint: Endpoint) -> None:
+def _fixed_token() -> str | None:
+    """``MEMHTML_MCP_TOKEN``, None when unset; refused (never quoted) when unusable."""
+    from returns.result import Failure, Success
+
+    from memhtml.mcp.endpoint import token_of
+
+    match token_of(os.environ):
+        case Success(str() as token):
+            return token
+        case Success(None):
+            return None
+        case Failure(refusal):
+            raise UsageError(refusal.reason)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _serve_http(services: Services, endpoint: Endpoint, token: str | None) -> None:
     """Bind, settle the token, say where, serve; the token file made here goes when
     serving ends."""
     from dataclasses import replace
 
-    from returns.pipeline import is_successful
-
-    from memhtml.mcp.http import serve_http, token_of
+    from memhtml.mcp.http import serve_http
     from memhtml.mcp.server import serving_line
 
-    fixed = token_of(os.environ)
-    if not is_successful(fixed):
-        raise UsageError(fixed.failure().reason)
     sock = _bound(endpoint)
     bound = replace(endpoint, port=int(sock.getsockname()[1]))
     token_file: Path | None = None
     try:
-        token = fixed.unwrap()
         if token is None:
             token, token_file = _token_file(services, bound.port)
             source = f"; bearer token in {token_file}"
@@ -142,7 +154,7 @@ def _token_file(services: Services, port: int) -> tuple[str, Path]:
     from returns.unsafe import unsafe_perform_io
 
     from memhtml.contracts.local_files import write_replacing
-    from memhtml.mcp.http import new_token
+    from memhtml.mcp.endpoint import new_token
 
     local = services.local_state()
     if local is None:
