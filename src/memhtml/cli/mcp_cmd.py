@@ -89,10 +89,13 @@ def _fixed_token() -> str | None:
     """``MEMHTML_MCP_TOKEN``, None when unset; refused (never quoted) when unusable."""
     from returns.result import Failure, Success
 
-    from memhtml.mcp.endpoint import token_of
+    from memhtml.mcp.endpoint import TOKEN_ENV, token_of
 
     match token_of(os.environ):
         case Success(str() as token):
+            # Out of the environment once read, so no process the server starts (git,
+            # a sync's ssh) inherits the secret.
+            del os.environ[TOKEN_ENV]
             return token
         case Success(None):
             return None

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import socket
 
     from memhtml.compose import Services
+    from memhtml.mcp.gate import StoreGate
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -59,8 +60,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 SHUTDOWN_GRACE_SECONDS: Final = 5
 """How long a stop (SIGTERM, SIGINT) waits for requests in flight before it cancels
 them. A client's open event stream never ends by itself, so without a bound a stop
-would wait for every agent to hang up. A write already on the store thread finishes
-either way: that thread is not cancelled, and the process waits for it."""
+would wait for every agent to hang up. A write already handed to the store thread
+lands either way: the stop waits for it (``StoreGate.drain``)."""
 _REALM: Final = b'Bearer realm="memhtml"'
 
 
@@ -117,23 +118,25 @@ def bearer_guarded(app: ASGIApp, token: str) -> ASGIApp:
 
 
 def http_app(services: Services, endpoint: Endpoint, token: str
-             ) -> tuple[ASGIApp, Callable[[], None]]:
+             ) -> tuple[ASGIApp, StoreGate]:
     """The guarded ASGI application serving ``services``' store at ``endpoint`` (bound,
-    its real port), and what to call once serving has ended (the gate's close)."""
+    its real port), and the gate its tools run through, to drain and close once
+    serving has ended."""
     from memhtml.mcp.server import started
 
     server, gate = started(services)
     inner = server.streamable_http_app(streamable_http_path=ENDPOINT_PATH,
                                        transport_security=security_for(endpoint),
                                        host=endpoint.address)
-    return bearer_guarded(inner, token), gate.close
+    return bearer_guarded(inner, token), gate
 
 
 def serve_http(services: Services, sock: socket.socket, endpoint: Endpoint, token: str) -> None:
     """Serve on the listening ``sock`` until SIGTERM or SIGINT, then stop cleanly: no
     new connection, requests in flight given ``SHUTDOWN_GRACE_SECONDS``, the sessions
-    closed, a write waiting to be pushed pushed (the gate's close)."""
-    app, close = http_app(services, endpoint, token)
+    closed, the doors already on the store thread run to their end, a write waiting
+    to be pushed pushed (the gate's close)."""
+    app, gate = http_app(services, endpoint, token)
     # No access log (it would carry each request line) and no proxy headers: a
     # client's claimed address is never used here, so nothing should rewrite it.
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
@@ -142,7 +145,8 @@ def serve_http(services: Services, sock: socket.socket, endpoint: Endpoint, toke
     try:
         _StoppedBySignal(config).run(sockets=[sock])
     finally:
-        close()
+        gate.drain()
+        gate.close()
 
 
 class _StoppedBySignal(uvicorn.Server):

@@ -13,7 +13,9 @@ are refused before anything is served.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
+import io
 import json
 import os
 import re
@@ -43,6 +45,7 @@ from tests.integration.mcp.mcp_support import (
     server_environment,
 )
 
+README = Path(__file__).resolve().parents[3] / "README.md"
 TOKEN = "test-token-" + "x" * 40
 """A fixed token for the shared server (``MEMHTML_MCP_TOKEN``)."""
 CLIENTS = 4
@@ -343,6 +346,45 @@ def test_concurrent_clients_each_land_every_write_once(shared: HttpServer) -> No
             assert everything.count(f"<mark>{claim(c, n)}</mark>") == 1, (c, n)
 
 
+def test_a_stop_during_writes_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    """SIGTERM while writes are in flight: every write whose commit the server sent
+    back is in the history afterwards, and the process still exits cleanly. (Which
+    writes are acknowledged depends on timing; the law holds for any outcome.)"""
+    root = make_store(tmp_path)
+    server = start_http(root, {"MEMHTML_MCP_TOKEN": TOKEN})
+    before = tip(root)
+    acknowledged: list[str] = []
+
+    async def writer(number: int, first: asyncio.Event) -> None:
+        with contextlib.suppress(Exception):
+            async with session_at(server) as session:
+                for n in range(WRITES_EACH):
+                    result = await session.call_tool("memory_write", {
+                        "title": f"Stopping {number} {n}",
+                        "claim": f"Writer {number} wrote fact {n} while the server stopped."})
+                    acknowledged.append(data(result)["commit"])
+                    first.set()
+
+    async def scenario() -> None:
+        first = asyncio.Event()
+        tasks = [asyncio.create_task(writer(c, first)) for c in range(2)]
+        await first.wait()
+        server.process.send_signal(signal.SIGTERM)
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        run_async(scenario())
+        code = server.process.wait(timeout=STOP_TIMEOUT_S)
+    finally:
+        if server.process.poll() is None:  # pragma: no cover - a hung stop is the failure
+            server.process.kill()
+            server.process.wait()
+    assert code == 0, server.log.read_text(errors="replace")
+    commits = set(git_cli(root, "rev-list", f"{before}..HEAD").split())
+    assert acknowledged and set(acknowledged) <= commits
+    git_cli(root, "fsck", "--no-progress")
+
+
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["term", "int"])
 def test_a_made_token_is_the_owners_alone_and_a_signal_stops_cleanly(
         tmp_path: Path, number: int) -> None:
@@ -362,6 +404,7 @@ def test_a_made_token_is_the_owners_alone_and_a_signal_stops_cleanly(
 
         commit = run_async(scenario())
         assert tip(root) == commit
+        assert "'memory_write'" in readme_client(server)
         assert post(server, INITIALIZE, bearer(TOKEN)).status == 401
         code = stop(server, number)
         log = server.log.read_text(errors="replace")
@@ -369,6 +412,21 @@ def test_a_made_token_is_the_owners_alone_and_a_signal_stops_cleanly(
         assert not server.token_file.exists()
         assert server.token not in log
         assert "Traceback" not in log
+
+
+def readme_client(server: HttpServer) -> str:
+    """What the README's client example prints, run as written against ``server``."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("### MCP over HTTP"):]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found is not None
+    assert server.token_file is not None
+    code = (found.group(1).replace("http://127.0.0.1:8765/mcp", server.url)
+            .replace("/path/to/store/.git/memhtml/mcp-http-8765.token", str(server.token_file)))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {})
+    return printed.getvalue()
 
 
 @pytest.mark.parametrize(("argv", "env", "says"), [
