@@ -4,10 +4,11 @@ driven by the official client's streamable-HTTP transport and by plain HTTP requ
 What is checked: the tools and their refusals are the stdio server's; a write is
 read and found; a request without the bearer token, or with a wrong one, is answered
 401 and commits nothing, even on a live session; Host and Origin that name another
-server are refused; several clients writing at once each land every write exactly
-once, one commit each; the token file is the owner's alone and gone after a stop;
-SIGTERM and SIGINT end the process cleanly; addresses and tokens that cannot be used
-are refused before anything is served.
+server are refused, and all three checks hold for the SDK's session-less revision
+too; several clients writing at once each land every write exactly once, one commit
+each; a stop during writes loses no acknowledged one; the token file is the owner's
+alone and gone after a stop; SIGTERM and SIGINT end the process cleanly; addresses
+and tokens that cannot be used are refused before anything is served.
 """
 
 from __future__ import annotations
@@ -307,6 +308,34 @@ def test_host_and_origin_must_name_this_server(shared: HttpServer, headers: dict
     assert answer.status == status, answer
     assert ("mcp-session-id" in answer.headers) == (status == 200)
     assert tip(shared.store) == before
+
+
+MODERN = "2026-07-28"
+"""A protocol revision of the session-less era: each POST stands alone, no session."""
+
+
+@pytest.mark.parametrize(("headers", "status"), [
+    ({}, 401),
+    ({**bearer(TOKEN), "Host": "evil.example"}, 421),
+    ({**bearer(TOKEN), "Origin": "http://evil.example"}, 403),
+], ids=["no-token", "host", "origin"])
+def test_a_sessionless_call_passes_the_same_checks(shared: HttpServer, headers: dict[str, str],
+                                                   status: int) -> None:
+    """The SDK also serves the newer session-less revision, where one POST is a whole
+    call: the token, Host and Origin hold there too, and the same call with them lands."""
+    claim = f"A session-less write with {sorted(headers)} lands only when allowed."
+    call = write_call(claim)
+    call["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
+                               "io.modelcontextprotocol/clientCapabilities": {}}
+    era = {"Mcp-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
+           "Mcp-Name": "memory_write"}
+    before = tip(shared.store)
+    refusal = post(shared, call, {**era, **headers})
+    assert refusal.status == status, refusal
+    assert tip(shared.store) == before
+    landed = post(shared, call, {**era, **bearer(TOKEN)})
+    assert landed.status == 200, landed
+    assert tip(shared.store) != before
 
 
 def test_concurrent_clients_each_land_every_write_once(shared: HttpServer) -> None:
