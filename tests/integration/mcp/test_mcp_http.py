@@ -21,6 +21,7 @@ import json
 import os
 import re
 import signal
+import socket
 import stat
 import subprocess
 import time
@@ -167,7 +168,7 @@ def post(server: HttpServer, message: dict[str, Any], headers: dict[str, str]) -
     """One plain HTTP POST of ``message`` to the endpoint with exactly ``headers`` (and
     Host, unless they name one), read to its end."""
     host, port = server.authority.rsplit(":", 1)
-    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=30)
     try:
         body = json.dumps(message).encode()
         connection.putrequest("POST", "/mcp", skip_host=True, skip_accept_encoding=True)
@@ -308,6 +309,44 @@ def test_host_and_origin_must_name_this_server(shared: HttpServer, headers: dict
     assert answer.status == status, answer
     assert ("mcp-session-id" in answer.headers) == (status == 200)
     assert tip(shared.store) == before
+
+
+def test_only_the_address_given_is_bound(shared: HttpServer) -> None:
+    """127.0.0.2 is loopback too on Linux: a server bound to every address would
+    answer there."""
+    port = int(shared.authority.rsplit(":", 1)[1])
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect(("127.0.0.2", port))
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
+def test_ipv6_loopback_is_served(tmp_path: Path) -> None:
+    root = make_store(tmp_path)
+    server = start_http(root, {"MEMHTML_MCP_TOKEN": TOKEN}, address="[::1]:0")
+    try:
+        assert server.authority.startswith("[::1]:")
+
+        async def scenario() -> list[str]:
+            async with session_at(server) as session:
+                return [tool.name for tool in (await session.list_tools()).tools]
+
+        assert "memory_search" in run_async(scenario())
+        port = server.authority.rsplit(":", 1)[1]
+        assert post(server, INITIALIZE, {**bearer(TOKEN), "Host": f"localhost:{port}"}
+                    ).status == 200
+        assert post(server, INITIALIZE, {**bearer(TOKEN), "Host": f"127.0.0.1:{port}"}
+                    ).status == 421
+    finally:
+        assert stop(server) == 0
 
 
 MODERN = "2026-07-28"
@@ -461,17 +500,14 @@ def readme_client(server: HttpServer) -> str:
 @pytest.mark.parametrize(("argv", "env", "says"), [
     (["--http", "192.0.2.7:8765"], {}, "192.0.2.7 is not a loopback address"),
     (["--http", "0.0.0.0:8765", "--allow-remote"], {}, "listens on every interface"),
-    (["--http", "[::]:8765", "--allow-remote"], {}, "listens on every interface"),
-    (["--http", "127.0.0.1:70000"], {}, "is not a port"),
-    (["--http", "example.org:8765"], {}, "is not an IP address"),
-    (["--http", "::1:8765"], {}, "in brackets"),
     (["--allow-remote"], {}, "--allow-remote goes with --http"),
     (["--http", "127.0.0.1:0"], {"MEMHTML_MCP_TOKEN": "short-secret"}, "at least 32"),
-    (["--http", "127.0.0.1:0"], {"MEMHTML_MCP_TOKEN": "spaced secret " * 4},
-     "characters a bearer token cannot carry"),
-], ids=["remote", "wildcard", "wildcard6", "port", "name", "ipv6", "alone", "short", "spaces"])
+], ids=["remote", "wildcard", "alone", "short"])
 def test_what_cannot_be_served_is_refused_at_start(tmp_path: Path, argv: list[str],
                                                    env: dict[str, str], says: str) -> None:
+    """Through the command as a person runs it (every shape of address and token is
+    in tests/unit/mcpserver): exit 2, the reason, the value of a token never shown,
+    no token file written, nothing committed."""
     root = make_store(tmp_path)
     before = tip(root)
     done = warm_cli.memhtml("mcp", "--store", str(root), *argv,
