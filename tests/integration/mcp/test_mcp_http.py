@@ -31,12 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.integration import warm_cli
+from tests.integration.cli.cli_support import call
 from tests.integration.mcp.mcp_support import (
     SCENARIO_TIMEOUT_S,
     data,
@@ -46,6 +48,7 @@ from tests.integration.mcp.mcp_support import (
     served,
     server_environment,
 )
+from tests.integration.sync.sync_support import git as sync_git
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 TOKEN = "test-token-" + "x" * 40
@@ -480,6 +483,33 @@ def test_a_made_token_is_the_owners_alone_and_a_signal_stops_cleanly(
         assert not server.token_file.exists()
         assert server.token not in log
         assert "Traceback" not in log
+
+
+def test_a_stop_pushes_the_write_still_waiting(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """With ``sync_remote`` and a push delay longer than the run, a write is still
+    waiting when SIGTERM comes: the stop pushes it (uvicorn would have re-raised the
+    signal and ended the process before that)."""
+    remote = tmp_path / "remote.git"
+    pygit2.init_repository(str(remote), bare=True, initial_head="main")
+    root = tmp_path / "store"
+    assert call(capsys, "init", str(root), "--json")[0] == 0
+    sync_git(root, "remote", "add", "origin", str(remote))
+    assert call(capsys, "sync", "--store", str(root), "--json")[0] == 0
+    env = {"MEMHTML_MCP_TOKEN": TOKEN, "MEMHTML_SYNC_REMOTE": "origin",
+           "MEMHTML_SYNC_SECONDS": "3600"}
+    with running(root, env) as server:
+
+        async def scenario() -> str:
+            async with session_at(server) as session:
+                wrote = data(await session.call_tool("memory_write", {
+                    "title": "Pushed at stop", "claim": "A stop pushes what waits."}))
+                return str(wrote["commit"])
+
+        commit = run_async(scenario())
+        assert sync_git(remote, "rev-parse", "main").strip() != commit
+        assert stop(server) == 0, server.log.read_text(errors="replace")
+    assert sync_git(remote, "rev-parse", "main").strip() == commit
 
 
 def readme_client(server: HttpServer) -> str:
