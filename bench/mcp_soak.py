@@ -2,6 +2,7 @@
 
     python -m bench.mcp_soak                       # 10,000 calls on 4,000 memories
     python -m bench.mcp_soak --calls 2000 --memories 1000 --every 250
+    python -m bench.mcp_soak --http-clients 4      # over HTTP, 4 sessions at once
 
 A server that an agent's host keeps running for days must not grow with the calls it
 answers. The store is a checkout holding SciFact's first ``--memories`` abstracts (read
@@ -19,6 +20,12 @@ done, the allocator's arenas in use) and then every ``--every`` calls. What is
 printed: the figures at each step, and the growth from the warm-up to the end, with
 its bound (``BOUND_MB``). The integration test ``test_mcp_soak`` runs the same mix,
 shorter, on a small store, and asserts the bound.
+
+With ``--http-clients N`` the server is ``memhtml mcp --http`` instead, a shared one:
+N sessions over the SDK's streamable-HTTP client, each round of calls one per session
+at the same time, through the server's one store gate. The mix is still drawn from
+one seeded generator, but which of a round's calls lands first varies, so a call can
+find a path another just archived (counted as refused).
 """
 
 from __future__ import annotations
@@ -27,11 +34,14 @@ import argparse
 import asyncio
 import os
 import random
+import re
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +49,8 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult
 
 from memhtml.adapters.git import PygitService
@@ -53,6 +65,8 @@ WARMUP = 300
 EVERY = 1_000
 BOUND_MB = 50.0
 SEED = 20260529
+HTTP_TOKEN = "bench-soak-" + "t" * 32
+"""The bearer token the HTTP server is started with (``--http-clients``)."""
 AUTHOR = Signature("bench", "bench@memhtml.invalid")
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -244,41 +258,98 @@ class Reading:
     seconds: float
 
 
-async def soak(root: Path, soak_mix: Soak, calls: int, warmup: int, every: int,
-               report: Callable[[Reading], None] = lambda _: None) -> list[Reading]:
-    """Serve ``root``, make ``warmup`` calls of the mix, then ``calls`` more, reading
-    the server's RSS after the warm-up and every ``every`` calls (and at the end)."""
+@asynccontextmanager
+async def _stdio_sessions(root: Path) -> AsyncIterator[tuple[list[ClientSession], int]]:
+    """One session with ``python -m memhtml.mcp --store ROOT`` over stdio, and its pid."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memhtml.mcp", "--store", str(root)],
         cwd=str(root.parent), env=server_environment())
-    readings: list[Reading] = []
     with (root.parent / "server.log").open("w", encoding="utf-8") as log:
         async with stdio_client(params, errlog=log) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()
-            pid = server_pid(str(root))
-            start = time.perf_counter()
+            yield [session], server_pid(str(root))
 
-            async def one() -> None:
-                name, args = soak_mix.next_call()
-                result = await session.call_tool(name, args)
-                soak_mix.answered(name, args, result)
 
-            for _ in range(warmup):
-                await one()
-            readings.append(Reading(0, rss_kb(pid), time.perf_counter() - start))
-            report(readings[-1])
-            for done in range(1, calls + 1):
-                await one()
-                if done % every == 0 or done == calls:
-                    readings.append(Reading(done, rss_kb(pid), time.perf_counter() - start))
-                    report(readings[-1])
+@asynccontextmanager
+async def _http_sessions(root: Path, clients: int
+                         ) -> AsyncIterator[tuple[list[ClientSession], int]]:
+    """``clients`` sessions with one ``python -m memhtml.mcp --store ROOT --http`` on a
+    free loopback port (the SDK's streamable-HTTP client), and the server's pid; the
+    server is stopped with SIGTERM at the end."""
+    log_path = root.parent / "server.log"
+    env = {**server_environment(), "MEMHTML_MCP_TOKEN": HTTP_TOKEN}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memhtml.mcp", "--store", str(root), "--http", "127.0.0.1:0"],
+            cwd=root.parent, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=log)
+    try:
+        url = _served_url(log_path, process)
+        headers = {"Authorization": f"Bearer {HTTP_TOKEN}"}
+        async with AsyncExitStack() as stack:
+            sessions = []
+            for _ in range(clients):
+                http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+                read, write = await stack.enter_async_context(
+                    streamable_http_client(url, http_client=http))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                sessions.append(session)
+            yield sessions, process.pid
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+def _served_url(log: Path, process: subprocess.Popen[bytes]) -> str:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = re.search(r" at (http://\S+/mcp);", log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise RuntimeError(f"the HTTP server did not start: {log.read_text(errors='replace')}")
+
+
+async def soak(root: Path, soak_mix: Soak, calls: int, warmup: int, every: int,
+               report: Callable[[Reading], None] = lambda _: None,
+               http_clients: int = 0) -> list[Reading]:
+    """Serve ``root``, make ``warmup`` calls of the mix, then ``calls`` more, reading
+    the server's RSS after the warm-up and every ``every`` calls (and at the end).
+    With ``http_clients``, over HTTP: that many sessions, each round of calls one per
+    session at once (``every`` then counts in rounds' worth of calls)."""
+    readings: list[Reading] = []
+    opened = _http_sessions(root, http_clients) if http_clients else _stdio_sessions(root)
+    async with opened as (sessions, pid):
+        start = time.perf_counter()
+
+        async def one(session: ClientSession) -> None:
+            name, args = soak_mix.next_call()
+            result = await session.call_tool(name, args)
+            soak_mix.answered(name, args, result)
+
+        for _ in range(warmup):
+            await one(sessions[0])
+        readings.append(Reading(0, rss_kb(pid), time.perf_counter() - start))
+        report(readings[-1])
+        done = 0
+        while done < calls:
+            batch = sessions[:calls - done]
+            await asyncio.gather(*(one(session) for session in batch))
+            before, done = done, done + len(batch)
+            if done // every > before // every or done == calls:
+                readings.append(Reading(done, rss_kb(pid), time.perf_counter() - start))
+                report(readings[-1])
     return readings
 
 
 def run_soak(root: Path, soak_mix: Soak, calls: int, warmup: int, every: int,
-             report: Callable[[Reading], None] = lambda _: None) -> list[Reading]:
-    return asyncio.run(soak(root, soak_mix, calls, warmup, every, report))
+             report: Callable[[Reading], None] = lambda _: None,
+             http_clients: int = 0) -> list[Reading]:
+    return asyncio.run(soak(root, soak_mix, calls, warmup, every, report, http_clients))
 
 
 def _print(reading: Reading) -> None:
@@ -296,6 +367,9 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=EVERY)
     parser.add_argument("--only", default="",
                         help="comma-separated tool names: a mix of these alone")
+    parser.add_argument("--http-clients", type=int, default=0,
+                        help="serve over HTTP (memhtml mcp --http) to this many sessions "
+                             "calling at once, instead of one over stdio")
     options = parser.parse_args()
     data = scifact_dir()
     work = Path(tempfile.mkdtemp(prefix="memhtml-bench-soak-"))
@@ -309,7 +383,10 @@ def main() -> None:
                only=only)
     print(f"store: {len(docs)} SciFact memories, a checkout at {root}; "
           f"{options.warmup} warm-up calls, then {options.calls} mixed calls")
-    readings = run_soak(root, mix, options.calls, options.warmup, options.every, _print)
+    if options.http_clients:
+        print(f"over HTTP: {options.http_clients} sessions, one call each at once")
+    readings = run_soak(root, mix, options.calls, options.warmup, options.every, _print,
+                        options.http_clients)
     growth = (readings[-1].rss_kb - readings[0].rss_kb) / 1024
     print("calls by tool: " + ", ".join(f"{k} {v}" for k, v in sorted(mix.counts.items())))
     print("refused by tool: " + (", ".join(f"{k} {v}" for k, v in sorted(mix.refused.items()))
@@ -321,7 +398,8 @@ def main() -> None:
     # kept; the fresh server's excess over the first is the data the calls added.
     fresh_mix = Soak(queries=queries, paths=list(mix.paths), rng=random.Random(SEED + 1),
                      tasks=list(mix.tasks), written=mix.written, only=only)
-    fresh = run_soak(root, fresh_mix, 0, options.warmup, 1)[0].rss_kb / 1024
+    fresh = run_soak(root, fresh_mix, 0, options.warmup, 1, lambda _: None,
+                     options.http_clients)[0].rss_kb / 1024
     end = readings[-1].rss_kb / 1024
     print(f"a fresh server on the store it left, after {options.warmup} warm-up calls: "
           f"{fresh:.1f} MB (the store's own growth {fresh - readings[0].rss_kb / 1024:+.1f} MB; "

@@ -44,6 +44,8 @@ EXAMPLE_MODULES = (
     "memhtml.compose.cloning",
     "memhtml.compose.run",
     "memhtml.compose.settings",
+    "memhtml.mcp.endpoint",
+    "memhtml.mcp.http",
 )
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 SRC = Path(__file__).resolve().parents[2] / "src"

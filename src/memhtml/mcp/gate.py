@@ -122,6 +122,14 @@ class StoreGate:
         self._calls.note = None
         return text
 
+    def drain(self) -> None:
+        """Wait until the store thread has run every door already handed to it. An
+        HTTP server's stop cancels the requests still in flight, but not the doors
+        their worker threads passed here: a write one of them started still lands
+        before the process ends (the console entry ends it without waiting for
+        threads)."""
+        self._thread.submit(lambda: None).result()
+
     def close(self) -> None:
         """At the end of serving: push a write still waiting, stop the timer, and let
         the store thread go."""

@@ -114,11 +114,9 @@ def server_and_gate(services: Services) -> tuple[MemoryServer, StoreGate]:
     return _server(gate), gate
 
 
-def serve(services: Services, *, answer_hooks: bool = True) -> None:
-    """Serve the store ``services`` open over stdio until the client disconnects; a
-    write still waiting to be pushed is pushed then. With ``answer_hooks`` (not for a
-    server on another branch than the clone's), ``memhtml recall`` and ``brief`` are
-    answered from this process's head over a local socket (``memhtml.mcp.warm``)."""
+def started(services: Services) -> tuple[MemoryServer, StoreGate]:
+    """The server and its gate for a process that serves until it is stopped (stdio
+    here, HTTP in ``memhtml.mcp.http``), the head already loading on the store thread."""
     # The console entry switches the cyclic collector off, which suits a command
     # that exits in a second; a server lives for days, and every reference cycle a
     # call leaves (a closure, an exception's traceback, the SDK's task objects) would
@@ -136,10 +134,24 @@ def serve(services: Services, *, answer_hooks: bool = True) -> None:
     # a second or two to load cold, and a client waits on initialize with a timeout.
     # Tool calls queue on the gate's lock until the head is warm.
     threading.Thread(target=warm, name="memhtml-warm", daemon=True).start()
+    return server, gate
+
+
+def serving_line(services: Services, where: str = "") -> str:
+    """The one line a server prints to stderr as it starts: the store, the branch,
+    the remote it syncs through, and ``where`` (an HTTP server's address)."""
     settings = services.settings
     shared = f", syncing through {settings.sync_remote}" if settings.sync_remote else ""
-    print(f"memhtml mcp: serving {settings.store} ({settings.branch}){shared}",
-          file=sys.stderr)
+    return f"memhtml mcp: serving {settings.store} ({settings.branch}){shared}{where}"
+
+
+def serve(services: Services, *, answer_hooks: bool = True) -> None:
+    """Serve the store ``services`` open over stdio until the client disconnects; a
+    write still waiting to be pushed is pushed then. With ``answer_hooks`` (not for a
+    server on another branch than the clone's), ``memhtml recall`` and ``brief`` are
+    answered from this process's head over a local socket (``memhtml.mcp.warm``)."""
+    server, gate = started(services)
+    print(serving_line(services), file=sys.stderr)
     answers = WarmAnswers(services, gate)
     if answer_hooks:
         answers.start()
