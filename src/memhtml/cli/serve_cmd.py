@@ -62,6 +62,7 @@ def serve(*, port: int = 8421, branch: str | None = None, common: Common = _COMM
     def body() -> Reply:
         import uvicorn
 
+        from memhtml.mcp.http import StoppedBySignal
         from memhtml.mcp.warm import WarmAnswers
         from memhtml.web.app import build_app
         from memhtml.web.guard import new_token
@@ -76,7 +77,9 @@ def serve(*, port: int = 8421, branch: str | None = None, common: Common = _COMM
               f"open {app.guard.start_url()}", file=sys.stderr, flush=True)
         config = uvicorn.Config(app.asgi, log_level="warning", access_log=False,
                                 lifespan="off", server_header=False)
-        server = uvicorn.Server(config)
+        # Stopped by SIGTERM or Ctrl-C without the signal raised again afterwards, so
+        # the gate's close below runs and a write waiting to be pushed is pushed.
+        server = StoppedBySignal(config)
         # A hook's recall and brief are answered from this process's head (not on
         # another branch than the clone's): memhtml.mcp.warm.
         answers = WarmAnswers(services, app.gate)

@@ -150,14 +150,14 @@ def serve_http(services: Services, sock: socket.socket, endpoint: Endpoint, toke
                             server_header=False, proxy_headers=False,
                             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
     try:
-        _StoppedBySignal(config).run(sockets=[sock])
+        StoppedBySignal(config).run(sockets=[sock])
     finally:
         answers.close()
         gate.drain()
         gate.close()
 
 
-class _StoppedBySignal(uvicorn.Server):
+class StoppedBySignal(uvicorn.Server):
     """uvicorn's server, stopping on SIGTERM or SIGINT without raising the signal
     again afterwards. uvicorn re-raises it once it has shut down, so that a program
     embedding it dies as the signal would have it; here that would end the process

@@ -154,3 +154,25 @@ def test_a_stale_or_foreign_socket_is_not_trusted_and_a_new_server_takes_over(
         server.wait(timeout=60)
     assert not sock.exists()
     assert oct(os.stat(served["sock"]).st_mode & 0o777) == "0o600"
+
+
+def test_memhtml_serve_answers_too_and_a_sigterm_stops_it_cleanly(
+        tmp_path: Path, served: dict[str, Any]) -> None:
+    from tests.integration.web.conftest import start_server
+
+    store = tmp_path / "copy"
+    shutil.copytree(served["store"], store, ignore=shutil.ignore_patterns("warm.sock"))
+    env = {**served["env"], "MEMHTML_STORE": str(store)}
+    app = start_server(store, env, tmp_path / "serve.log")
+    sock = store / ".git" / "memhtml" / "warm.sock"
+    try:
+        _wait_for(sock, app.process)
+        warm, cold = (run(env, "recall", "standup", warm=w) for w in ("only", "0"))
+        assert warm.returncode == 0, warm.stderr
+        assert warm.stdout == cold.stdout
+    finally:
+        app.process.terminate()
+        code = app.process.wait(timeout=60)
+    # Stopped, not killed by the signal: the gate closed and the socket went with it.
+    assert code == 0
+    assert not sock.exists()
