@@ -42,6 +42,7 @@ EXAMPLE_MODULES = (
     "memhtml.compose",
     "memhtml.compose.cloning",
     "memhtml.compose.run",
+    "memhtml.compose.scoped",
     "memhtml.compose.settings",
 )
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

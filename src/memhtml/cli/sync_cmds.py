@@ -73,7 +73,9 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
     def body() -> Reply:
         from memhtml.sync.door import sync as run_sync
 
-        services, store = open_common(common)
+        # Any configured scope syncs (a read-only one too: a sync only brings in and
+        # sends what that store's own clone holds), through its own remotes.
+        services, store = open_common(common, writes=False)
         remotes = services.remote
         if remotes is None:
             raise CliError("this store has no repository on disk to sync from")
