@@ -20,7 +20,7 @@ from typing import Annotated, Any, Final, Literal
 
 from cyclopts import App, Parameter
 
-from memhtml.cli.common import Common, open_common
+from memhtml.cli.common import Common, no_scope, open_common
 from memhtml.cli.output import (
     EXIT_FAILED,
     EXIT_OK,
@@ -307,6 +307,7 @@ def hooks_install(agent: Agent, /, *, project: Path | None = None, user: bool = 
     from memhtml.cli.common import store_root
 
     def body() -> Reply:
+        no_scope(common)
         path = _settings_file(project, user)
         store = str(store_root(common).resolve())
         executable = _executable()
@@ -344,6 +345,7 @@ def hooks_uninstall(agent: Agent, /, *, project: Path | None = None, user: bool 
     from memhtml.agent.hooks import SettingsShapeError, uninstall
 
     def body() -> Reply:
+        no_scope(common)
         path = _settings_file(project, user)
         try:
             change = uninstall(_read_settings(path))
@@ -375,6 +377,7 @@ def hooks_show(agent: Agent, /, *, project: Path | None = None,
     from memhtml.agent.hooks import installed
 
     def body() -> Reply:
+        no_scope(common)
         where = project or Path.cwd()
         files = [Path.home() / ".claude" / "settings.json",
                  where / ".claude" / "settings.json", where / ".claude" / "settings.local.json"]

@@ -43,6 +43,16 @@ class Common:
     span every scope; everything else acts on this store."""
 
 
+def no_scope(common: Common) -> None:
+    """Refuse ``--scope`` for a command that opens no store (or makes one): it would
+    be ignored, and a person who named a scope meant something by it."""
+    if common.scope is not None:
+        from memhtml.cli.output import UsageError
+
+        raise UsageError("this command reads or makes no store of [scopes]; leave out "
+                         "--scope")
+
+
 NO_STORE = ("no store found: pass --store DIR, set MEMHTML_STORE, or run inside a store's "
             "checkout (`memhtml init DIR` makes one)")
 

@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from memhtml.cli.common import Common, open_common
+from memhtml.cli.common import Common, no_scope, open_common
 from memhtml.cli.output import CliError, Reply, UsageError, respond, unwrap_io
 
 _COMMON = Common()
@@ -136,6 +136,7 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
     """
 
     def body() -> Reply:
+        no_scope(common)
         from memhtml.cli.common import open_cli_services
         from memhtml.compose import clone_store
         from memhtml.store.layout import legacy_attributes_at

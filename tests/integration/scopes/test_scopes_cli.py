@@ -156,3 +156,27 @@ def test_a_committed_scopes_table_is_ignored_with_a_warning(
     import json
 
     assert json.loads(out)["hits"] == []
+
+
+def test_a_command_that_opens_no_store_refuses_a_scope(
+        stores: Stores, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for tokens in (("init", str(tmp_path / "new")), ("md", "query", "x", "--root", str(notes)),
+                   ("clone", str(stores.team), str(tmp_path / "copy"))):
+        code, answer = call(capsys, *tokens, "--scope", "team", "--json")
+        assert (code, answer["code"]) == (2, "ERR_USAGE"), (tokens, answer)
+    assert not (tmp_path / "new").exists() and not (tmp_path / "copy").exists()
+
+
+def test_a_spanning_brief_keeps_to_its_budget(stores: Stores,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    for n in range(6):
+        write(capsys, stores.own, f"Own fact {n}", f"Own fact number {n} is about kettles.")
+        write(capsys, stores.team, f"Team fact {n}", f"Team fact number {n} is about rotas.")
+    for budget in ("120", "300"):
+        code, briefed = call(capsys, "brief", "--budget", budget, "--store",
+                             str(stores.own), "--json")
+        assert code == 0, briefed
+        assert briefed["tokens"] <= int(budget), briefed["text"]
+        assert "in scope team" in briefed["text"]
