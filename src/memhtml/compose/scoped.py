@@ -110,15 +110,18 @@ def _span(scopes: Sequence[Answering], ask: Callable[[Answering], IOResult[R, St
 
 
 def search_scopes(scopes: Sequence[Answering], query: str, *, limit: int = 10,
-                  broken: Sequence[BrokenScope] = (), **options: object
-                  ) -> IOResult[ScopedSearch, StoreError]:
-    """``compose.search.search_memories`` in each scope (``options`` are its keyword
-    arguments), the hits merged by ``interleave``."""
+                  broken: Sequence[BrokenScope] = (), at: str | None = None,
+                  as_of: str | None = None, types: Sequence[str] = (),
+                  entities: Sequence[str] = (), tags: Sequence[str] = (),
+                  prefix: str | None = None) -> IOResult[ScopedSearch, StoreError]:
+    """``compose.search.search_memories`` in each scope (the same filters), the hits
+    merged by ``interleave``."""
     from memhtml.compose.search import search_memories
 
     def ask(scope: Answering) -> IOResult[Searched, StoreError]:
-        return search_memories(scope.services, scope.store, query, limit=limit,
-                               **options)  # type: ignore[arg-type]
+        return search_memories(scope.services, scope.store, query, at=at, as_of=as_of,
+                               types=types, entities=entities, tags=tags, prefix=prefix,
+                               limit=limit)
 
     return _span(scopes, ask, broken).map(lambda done: ScopedSearch(
         interleave([(name, found.hits) for name, found in done[0]], limit),

@@ -111,10 +111,15 @@ def open_scope_setting(scope: ScopeSetting, env: Mapping[str, str], *,
     from memhtml.compose.services import open_services
 
     root = scope.path
-    if not root.is_dir():
-        return IOFailure(_unusable(scope, "no such directory" if not root.exists()
-                                   else "not a directory"))
-    loaded = load_settings(root.resolve(), env)
+    try:
+        missing = None if root.is_dir() else (
+            "no such directory" if not root.exists() else "not a directory")
+        resolved = root.resolve()
+    except OSError as exc:  # a folder on the way that cannot be read
+        return IOFailure(_unusable(scope, f"cannot read it: {exc.strerror or exc}"))
+    if missing is not None:
+        return IOFailure(_unusable(scope, missing))
+    loaded = load_settings(resolved, env)
     if not is_successful(loaded):
         return IOFailure(_unusable(scope, loaded.failure().reason))
     settings = replace(loaded.unwrap().settings, branch="")
@@ -147,14 +152,14 @@ def open_scope(own: Settings, name: str, env: Mapping[str, str], *, writes: bool
     return opened
 
 
-def open_scopes(own: Settings, env: Mapping[str, str], *, only: str | None = None,
-                clock: Clock | None = None) -> tuple[list[Scope], list[BrokenScope]]:
+def open_scopes(own: Settings, env: Mapping[str, str], *, clock: Clock | None = None
+                ) -> tuple[list[Scope], list[BrokenScope]]:
     """Every configured scope but the own store, opened, sorted by name, and those
-    that could not be; ``only`` keeps the one scope of that name (``own``: none)."""
+    that could not be."""
     opened: list[Scope] = []
     broken: list[BrokenScope] = []
     for scope in configured_scopes(env):
-        if (only is not None and scope.name != only) or is_own(own, scope):
+        if is_own(own, scope):
             continue
         services = open_scope_setting(scope, env, clock=clock)
         if is_successful(services):
