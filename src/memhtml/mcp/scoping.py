@@ -81,6 +81,13 @@ class ScopeGates:
             return chosen if isinstance(chosen, CallToolResult) else [(scope, chosen)]
         return [(OWN_SCOPE, self.own), *sorted(self.others.items())]
 
+    def note(self) -> str | None:
+        """What this thread's last call had to tell, from whichever gate ran it (a
+        write to a scope's vectors, the own store's sync), once."""
+        told = [text for text in (self.own.note(), *(g.note() for g in self.others.values()))
+                if text]
+        return "\n".join(told) or None
+
     def close(self) -> None:
         for gate in self.others.values():
             gate.close()

@@ -264,7 +264,7 @@ def tools_for(gate: StoreGate, scopes: ScopeGates | None = None) -> list[Tool]:
         def register(fn: Callable[..., Out]) -> Callable[..., Out]:
             @functools.wraps(fn)
             def noted(*args: object, **kwargs: object) -> Out:
-                return _with_note(fn(*args, **kwargs), gate.note())
+                return _with_note(fn(*args, **kwargs), gates.note())
 
             built.append(published(strict_tool(
                 noted, name=name, description=_one_line(fn.__doc__),
