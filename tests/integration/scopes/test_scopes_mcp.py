@@ -78,3 +78,19 @@ def test_reads_span_the_scopes_and_writes_need_a_writable_one(
         assert stuck.is_error and text_of(stuck).startswith("ERR_SCOPE_UNUSABLE")
 
     _serve(stores, writable)
+
+
+def test_with_no_scope_configured_the_argument_is_not_published(
+        stores: Stores) -> None:
+    stores.scopes("")
+
+    async def scenario(session: ClientSession) -> None:
+        tools = (await session.list_tools()).tools
+        assert all("scope" not in tool.input_schema["properties"] for tool in tools)
+        named = await session.call_tool("memory_search", {"query": "x", "scope": "team"})
+        assert named.is_error and text_of(named).startswith("ERR_UNKNOWN_ARGUMENT"), \
+            text_of(named)
+        found = data(await session.call_tool("memory_search", {"query": "x"}))
+        assert found["hits"] == []
+
+    _serve(stores, scenario)
