@@ -130,6 +130,7 @@ def open_cli_services(common: Common, *, embedder: str | None = None,
     if common.scope is not None and common.scope != OWN_SCOPE:
         services = unwrap_io(open_scope(settings, common.scope, os.environ, writes=writes),
                              lambda error: error.reason)
+        _scope_warnings(common.scope, services)
     else:
         services = unwrap_io(open_services(settings, embedder=embedder),
                              lambda error: error.reason)
@@ -193,6 +194,14 @@ def open_common(common: Common, *, writes: bool = True) -> tuple[Services, Store
     return services, _held(services.store())
 
 
+def _scope_warnings(name: str, services: Services) -> None:
+    """A scope's own config warnings, once each, named by the scope."""
+    from memhtml.compose.scopes import scope_warnings
+
+    for warning in dict.fromkeys(scope_warnings(services, os.environ)):
+        print_err(f"warning: scope {name}: {warning}")
+
+
 def open_spanning(common: Common, *, alone: bool = False
                   ) -> tuple[list[Answering], list[BrokenScope]]:
     """The scopes a spanning read (search, recall, brief) asks, in order: the own
@@ -209,6 +218,7 @@ def open_spanning(common: Common, *, alone: bool = False
     if named is not None and named != OWN_SCOPE:
         services = unwrap_io(open_scope(settings, named, os.environ, writes=False),
                              lambda error: error.reason)
+        _scope_warnings(named, services)
         finish_interrupted_writes(services)
         return [Answering(named, _held(services), _held(services.store()))], []
     own = unwrap_io(open_services(settings), lambda error: error.reason)
@@ -218,6 +228,7 @@ def open_spanning(common: Common, *, alone: bool = False
         return answering, []
     others, broken = open_scopes(own.settings, os.environ)
     for scope in others:
+        _scope_warnings(scope.name, scope.services)
         finish_interrupted_writes(scope.services)
         answering.append(Answering(scope.name, _held(scope.services),
                                    _held(scope.services.store())))

@@ -128,6 +128,13 @@ def open_scope_setting(scope: ScopeSetting, env: Mapping[str, str], *,
     return opened
 
 
+def scope_warnings(services: Services, env: Mapping[str, str]) -> tuple[str, ...]:
+    """What an opened scope's own config file tried to set and may not (a local key,
+    an unknown one), for the edge to show as it shows the own store's."""
+    return load_settings(services.settings.store, env).map(
+        lambda loaded: loaded.warnings).value_or(())
+
+
 def open_scope(own: Settings, name: str, env: Mapping[str, str], *, writes: bool,
                clock: Clock | None = None) -> IOResult[Services, ScopeRefused | ScopeUnusable]:
     """The services of the scope ``name`` (not ``own``: the caller has those), refused
@@ -172,4 +179,5 @@ def open_scopes(own: Settings, env: Mapping[str, str], *, clock: Clock | None = 
 
 
 __all__ = ["OWN_SCOPE", "BrokenScope", "Scope", "ScopeRefused", "ScopeUnusable",
-           "configured_scopes", "is_own", "open_scope", "open_scope_setting", "open_scopes"]
+           "configured_scopes", "is_own", "open_scope", "open_scope_setting", "open_scopes",
+           "scope_warnings"]

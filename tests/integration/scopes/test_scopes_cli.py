@@ -153,6 +153,10 @@ def test_a_committed_scopes_table_is_ignored_with_a_warning(
                                "--json")
     assert code == 0
     assert "ignored scopes in" in err
+    # Read as a scope of another store, its file is still only its own to warn about.
+    stores.scopes(f'[scopes]\nteam = "{stores.team}"\n')
+    code, _out, err = call_text(capsys, "search", "vault", "--store", str(stores.own))
+    assert code == 0 and "warning: scope team: ignored scopes in" in err
     import json
 
     assert json.loads(out)["hits"] == []
