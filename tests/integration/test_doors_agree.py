@@ -155,11 +155,11 @@ class Param:
 
 
 def _params(command: str) -> list[Param]:
-    """A command's own parameters (the shared --store and --json left out)."""
+    """A command's own parameters (the shared --store, --json and --scope left out)."""
     out = []
     for argument in COMMANDS[command].assemble_argument_collection(parse_docstring=True):
         info = argument.field_info
-        if argument.parameter.name == ("*",) or info.name in ("store", "json"):
+        if argument.parameter.name == ("*",) or info.name in ("store", "json", "scope"):
             continue  # a flattened group of options, or the options every command takes
         out.append(Param(info.name, info.kind is info.POSITIONAL_ONLY,
                          argument.parameter.help or "", info.default))

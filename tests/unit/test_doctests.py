@@ -43,6 +43,7 @@ EXAMPLE_MODULES = (
     "memhtml.compose",
     "memhtml.compose.cloning",
     "memhtml.compose.run",
+    "memhtml.compose.scoped",
     "memhtml.compose.settings",
     "memhtml.mcp.endpoint",
     "memhtml.mcp.http",

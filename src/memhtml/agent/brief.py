@@ -25,6 +25,7 @@ from typing import Final, cast
 
 from memhtml.agent.tokens import count_tokens, shortened
 from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.vocabulary import OWN_SCOPE
 from memhtml.head import IndexedView
 from memhtml.store.tasks import is_overdue
 
@@ -49,17 +50,22 @@ class Brief:
     tokens: int
 
 
-def _memory_line(record: MemoryRecord) -> str:
-    return f"- {record.title}: {shortened(record.claim, CLAIM_CHARS)} ({record.path})"
+def _where(record: MemoryRecord, scope: str) -> str:
+    return record.path if scope == OWN_SCOPE else f"{record.path} in scope {scope}"
 
 
-def _task_line(record: MemoryRecord, now: str) -> str:
+def _memory_line(record: MemoryRecord, scope: str = OWN_SCOPE) -> str:
+    return (f"- {record.title}: {shortened(record.claim, CLAIM_CHARS)} "
+            f"({_where(record, scope)})")
+
+
+def _task_line(record: MemoryRecord, now: str, scope: str = OWN_SCOPE) -> str:
     status = record.task_status or "todo"
     due = ""
     if record.due_at is not None:
         due = (f", due {record.due_at[:10]}"
                + (", OVERDUE" if is_overdue(record.due_at, now, status) else ""))
-    return f"- [{status}{due}] {record.title} ({record.path})"
+    return f"- [{status}{due}] {record.title} ({_where(record, scope)})"
 
 
 def _live_rows(view: IndexedView, fields: tuple[str, ...]) -> Iterable[tuple[object, ...]]:
@@ -113,8 +119,10 @@ def folders(view: IndexedView) -> list[tuple[str, int]]:
 
 
 def brief(view: IndexedView, now: str, reads: Mapping[str, int] | None = None, *,
-          budget: int = BRIEF_TOKENS, items: int = BRIEF_ITEMS) -> Brief:
-    """The session brief of ``view`` at ``now`` (see the module docstring)."""
+          budget: int = BRIEF_TOKENS, items: int = BRIEF_ITEMS,
+          scope: str = OWN_SCOPE) -> Brief:
+    """The session brief of ``view`` at ``now`` (see the module docstring); a
+    ``scope`` other than ``own`` names itself in the heading and in each line's path."""
     tasks = open_tasks(view, now)
     changed = recent(view, items)
     shown = {r.path for r in changed}
@@ -122,13 +130,14 @@ def brief(view: IndexedView, now: str, reads: Mapping[str, int] | None = None, *
     places = folders(view)
     live = sum(n for _, n in places)
     candidates = [
-        ("Open tasks, overdue first", [_task_line(r, now) for r in tasks]),
-        ("Changed last", [_memory_line(r) for r in changed]),
-        ("Read most", [_memory_line(r) for r in used]),
+        ("Open tasks, overdue first", [_task_line(r, now, scope) for r in tasks]),
+        ("Changed last", [_memory_line(r, scope) for r in changed]),
+        ("Read most", [_memory_line(r, scope) for r in used]),
         ("Folders", [f"- {name}/ ({n})" for name, n in places]),
     ]
     heading = (f"memhtml brief: {live} live memories; memory_search finds more, "
-               "memory_read reads one by its path.")
+               "memory_read reads one by its path." if scope == OWN_SCOPE else
+               f"Scope {scope}: {live} live memories (memory_read with scope {scope}).")
     spent = count_tokens(heading)
     parts: list[Part] = []
     for title, lines in candidates:

@@ -39,6 +39,7 @@ from typing import Final
 
 from memhtml.agent.tokens import count_tokens, shortened
 from memhtml.contracts.view import HeadView
+from memhtml.contracts.vocabulary import OWN_SCOPE
 from memhtml.head import SearchHeadInput, search_head
 from memhtml.head.indexes import indexes_of
 from memhtml.head.lexical import bm25_weight, document_text, index_terms
@@ -65,6 +66,8 @@ class Recalled:
     """The weight it contains, in terms held by one memory."""
     score: float
     """Its BM25 score for the prompt."""
+    scope: str = OWN_SCOPE
+    """The store it was recalled from (``own``, or a scope of the user's config)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +111,8 @@ def evidence(weights: dict[str, float], terms: set[str], unit: float) -> float:
 
 
 def _line(found: Recalled) -> str:
-    return f"- {found.title}: {shortened(found.claim, CLAIM_CHARS)} ({found.path})"
+    where = found.path if found.scope == OWN_SCOPE else f"{found.path} in scope {found.scope}"
+    return f"- {found.title}: {shortened(found.claim, CLAIM_CHARS)} ({where})"
 
 
 HEADING: Final = "Memories that may bear on this (memhtml; read one with memory_read):"
@@ -141,6 +145,14 @@ def recall(view: HeadView, prompt: str, *, limit: int = RECALL_LIMIT,
     return _bounded(len(weights), kept[:limit], budget, below)
 
 
+def recall_spanning(answers: Sequence[Recall], found: Sequence[Recalled], budget: int
+                    ) -> Recall:
+    """One answer from the recalls of several scopes: ``found`` (their memories,
+    already merged and cut to the limit) within ``budget`` tokens; the counts summed."""
+    return _bounded(max((a.prompt_terms for a in answers), default=0), found, budget,
+                    sum(a.below_floor for a in answers))
+
+
 def _bounded(terms: int, found: Sequence[Recalled], budget: int, below: int) -> Recall:
     lines: list[str] = []
     shown: list[Recalled] = []
@@ -158,4 +170,4 @@ def _bounded(terms: int, found: Sequence[Recalled], budget: int, below: int) -> 
 
 
 __all__ = ["RECALL_COVERAGE", "RECALL_EVIDENCE", "RECALL_LIMIT", "RECALL_TOKENS", "Recall",
-           "Recalled", "recall"]
+           "Recalled", "recall", "recall_spanning"]

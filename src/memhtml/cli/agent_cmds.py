@@ -20,7 +20,7 @@ from typing import Annotated, Any, Final, Literal
 
 from cyclopts import App, Parameter
 
-from memhtml.cli.common import Common, open_common
+from memhtml.cli.common import Common, no_scope, open_common
 from memhtml.cli.output import (
     EXIT_FAILED,
     EXIT_OK,
@@ -78,12 +78,19 @@ def _as_hook(event: str, body: Callable[[dict[str, Any]], str | None]) -> int:
     return EXIT_OK
 
 
+def _warn(skipped: Any) -> None:
+    """A scope that could not answer, on stderr (a hook's stdout is its answer)."""
+    for skip in skipped:
+        print_err(f"warning: {skip.note}")
+
+
 def brief(*, budget: int = 1_500, items: int = 10,
           hook: Annotated[Hook | None, Parameter(name="--hook")] = None,
           common: Common = _COMMON) -> int:
     """A briefing for a new session: open tasks (overdue first), the memories changed
     last and read most, the top folders, each memory with its path, within a token
-    budget (tokens counted as words and marks: memhtml.agent.tokens).
+    budget (tokens counted as words and marks: memhtml.agent.tokens). With scopes
+    configured, each scope briefs in an equal share of the budget, its lines naming it.
 
     Parameters
     ----------
@@ -94,13 +101,17 @@ def brief(*, budget: int = 1_500, items: int = 10,
     hook
         Read Claude Code's SessionStart hook input on stdin and answer in its output.
     """
-    from memhtml.compose.agent import brief_of
+    from memhtml.cli.common import open_spanning
+    from memhtml.compose.scoped import brief_scopes
 
     def made() -> Any:
         if budget < 1 or items < 1:
             raise UsageError("--budget and --items are at least 1")
-        services, store = open_common(common)
-        return store_value(brief_of(services, store, budget=budget, items=items))
+        scopes, broken = open_spanning(common)
+        spanned = store_value(brief_scopes(scopes, budget=budget, items=items,
+                                           broken=broken))
+        _warn(spanned.skipped)
+        return spanned.brief
 
     if hook is not None:
         return _as_hook("SessionStart", lambda _input: made().text)
@@ -117,7 +128,8 @@ def recall(*prompt: str, limit: int = 5, budget: int = 800,
            common: Common = _COMMON) -> int:
     """The few memories a prompt has evidence for (its rare terms, or most of it, in
     the memory), with their paths; nothing when none has. The prompt is the words
-    given, else stdin.
+    given, else stdin. With scopes configured, each scope is recalled on its own and
+    the memories merged by rank, each naming its scope.
 
     Parameters
     ----------
@@ -131,13 +143,17 @@ def recall(*prompt: str, limit: int = 5, budget: int = 800,
         Read Claude Code's UserPromptSubmit hook input on stdin (its prompt) and
         answer in its output; nothing when nothing is relevant.
     """
-    from memhtml.compose.agent import recall_of
+    from memhtml.cli.common import open_spanning
+    from memhtml.compose.scoped import recall_scopes
 
     def made(text: str) -> Any:
         if budget < 1 or limit < 1:
             raise UsageError("--budget and --limit are at least 1")
-        _services, store = open_common(common)
-        return store_value(recall_of(store, text, limit=limit, budget=budget))
+        scopes, broken = open_spanning(common)
+        spanned = store_value(recall_scopes(scopes, text, limit=limit, budget=budget,
+                                            broken=broken))
+        _warn(spanned.skipped)
+        return spanned.recall
 
     if hook is not None:
         def answer(given: dict[str, Any]) -> str | None:
@@ -291,6 +307,7 @@ def hooks_install(agent: Agent, /, *, project: Path | None = None, user: bool = 
     from memhtml.cli.common import store_root
 
     def body() -> Reply:
+        no_scope(common)
         path = _settings_file(project, user)
         store = str(store_root(common).resolve())
         executable = _executable()
@@ -328,6 +345,7 @@ def hooks_uninstall(agent: Agent, /, *, project: Path | None = None, user: bool 
     from memhtml.agent.hooks import SettingsShapeError, uninstall
 
     def body() -> Reply:
+        no_scope(common)
         path = _settings_file(project, user)
         try:
             change = uninstall(_read_settings(path))
@@ -359,6 +377,7 @@ def hooks_show(agent: Agent, /, *, project: Path | None = None,
     from memhtml.agent.hooks import installed
 
     def body() -> Reply:
+        no_scope(common)
         where = project or Path.cwd()
         files = [Path.home() / ".claude" / "settings.json",
                  where / ".claude" / "settings.json", where / ".claude" / "settings.local.json"]

@@ -21,6 +21,8 @@ from memhtml.cli.output import CliError, print_err, unwrap_io
 if TYPE_CHECKING:
     from memhtml.cli.output import Reply
     from memhtml.compose import Services, Settings
+    from memhtml.compose.scoped import Answering
+    from memhtml.compose.scopes import BrokenScope
     from memhtml.store import Landed, Store
 
 
@@ -34,6 +36,21 @@ class Common:
     the current directory."""
     json: bool = False
     """Print machine-readable JSON on stdout instead of text."""
+    scope: str | None = None
+    """A scope ([scopes] in ~/.config/memhtml/config.toml; own is this store): search,
+    recall and brief read only it, every other command acts on its store instead of
+    this one. Writes need a scope marked writable. Default: search, recall and brief
+    span every scope; everything else acts on this store."""
+
+
+def no_scope(common: Common) -> None:
+    """Refuse ``--scope`` for a command that opens no store (or makes one): it would
+    be ignored, and a person who named a scope meant something by it."""
+    if common.scope is not None:
+        from memhtml.cli.output import UsageError
+
+        raise UsageError("this command reads or makes no store of [scopes]; leave out "
+                         "--scope")
 
 
 NO_STORE = ("no store found: pass --store DIR, set MEMHTML_STORE, or run inside a store's "
@@ -99,13 +116,24 @@ def _held(value: T) -> T:
 
 
 def open_cli_services(common: Common, *, embedder: str | None = None,
-                      overrides: dict[str, str] | None = None) -> Services:
-    """The composition root's services for the store the options name; a directory
-    that is not a repository, or a setting that cannot be honoured, is a failure."""
+                      overrides: dict[str, str] | None = None, writes: bool = True
+                      ) -> Services:
+    """The composition root's services for the store the options name, or for the
+    scope ``--scope`` names (refused when it is not configured, cannot be opened, or,
+    when the command ``writes``, is not writable); a directory that is not a
+    repository, or a setting that cannot be honoured, is a failure."""
     from memhtml.compose import open_services
+    from memhtml.compose.scopes import open_scope
+    from memhtml.contracts.vocabulary import OWN_SCOPE
 
-    services = unwrap_io(open_services(settings_for(common, overrides), embedder=embedder),
-                         lambda error: error.reason)
+    settings = settings_for(common, overrides)
+    if common.scope is not None and common.scope != OWN_SCOPE:
+        services = unwrap_io(open_scope(settings, common.scope, os.environ, writes=writes),
+                             lambda error: error.reason)
+        _scope_warnings(common.scope, services)
+    else:
+        services = unwrap_io(open_services(settings, embedder=embedder),
+                             lambda error: error.reason)
     finish_interrupted_writes(services)
     return _held(services)
 
@@ -159,10 +187,52 @@ def describe_error(error: object) -> str:
     return explain(error)
 
 
-def open_common(common: Common) -> tuple[Services, Store]:
-    """Services and a store over them in one step, for the commands that need both."""
-    services = open_cli_services(common)
+def open_common(common: Common, *, writes: bool = True) -> tuple[Services, Store]:
+    """Services and a store over them in one step, for the commands that need both;
+    ``writes=False`` for a command that only reads (any scope may be named then)."""
+    services = open_cli_services(common, writes=writes)
     return services, _held(services.store())
+
+
+def _scope_warnings(name: str, services: Services) -> None:
+    """A scope's own config warnings, once each, named by the scope."""
+    from memhtml.compose.scopes import scope_warnings
+
+    for warning in dict.fromkeys(scope_warnings(services, os.environ)):
+        print_err(f"warning: scope {name}: {warning}")
+
+
+def open_spanning(common: Common, *, alone: bool = False
+                  ) -> tuple[list[Answering], list[BrokenScope]]:
+    """The scopes a spanning read (search, recall, brief) asks, in order: the own
+    store, then every configured scope by name; only the one ``--scope`` names when
+    given (refused when it cannot be opened), or the own store ``alone``. The scopes
+    that could not be opened come second, for the read to name."""
+    from memhtml.compose import open_services
+    from memhtml.compose.scoped import Answering
+    from memhtml.compose.scopes import open_scope, open_scopes
+    from memhtml.contracts.vocabulary import OWN_SCOPE
+
+    settings = settings_for(common)
+    named = common.scope
+    if named is not None and named != OWN_SCOPE:
+        services = unwrap_io(open_scope(settings, named, os.environ, writes=False),
+                             lambda error: error.reason)
+        _scope_warnings(named, services)
+        finish_interrupted_writes(services)
+        return [Answering(named, _held(services), _held(services.store()))], []
+    own = unwrap_io(open_services(settings), lambda error: error.reason)
+    finish_interrupted_writes(own)
+    answering = [Answering(OWN_SCOPE, _held(own), _held(own.store()))]
+    if named == OWN_SCOPE or alone:
+        return answering, []
+    others, broken = open_scopes(own.settings, os.environ)
+    for scope in others:
+        _scope_warnings(scope.name, scope.services)
+        finish_interrupted_writes(scope.services)
+        answering.append(Answering(scope.name, _held(scope.services),
+                                   _held(scope.services.store())))
+    return answering, broken
 
 
 def with_vectors(services: Services, store: Store, landed: Landed, reply: Reply) -> Reply:

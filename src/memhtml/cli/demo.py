@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memhtml.cli.common import Common
+from memhtml.cli.common import Common, no_scope
 from memhtml.cli.output import CliError, Reply, respond, store_value
 
 if TYPE_CHECKING:
@@ -172,6 +172,7 @@ def demo(*, dir: Path | None = None, common: Common = _COMMON) -> int:
     import tempfile
 
     def body() -> Reply:
+        no_scope(common)
         from memhtml.cli.progress import progress
 
         target = dir.expanduser().resolve() if dir is not None else \

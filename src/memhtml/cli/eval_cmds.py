@@ -182,7 +182,7 @@ def eval_gate(base: str, landed: str, /, *, probes: int | None = None,
     def body() -> Reply:
         from memhtml.head import HeadGateOptions, describe_head_gate_failure, gate_heads
 
-        _, store = open_common(common)
+        _, store = open_common(common, writes=False)
         before = store_value(store.version_at(base))
         after = store_value(store.version_at(landed))
         options = HeadGateOptions() if probes is None else HeadGateOptions(probes=probes)

@@ -116,7 +116,7 @@ def export_markdown(directory: Path, /, *, force: bool = False,
         from memhtml.store.markdown_export import export_markdown as convert
         from memhtml.store.reads import markdown_pages, version_of
 
-        _, store = open_common(common)
+        _, store = open_common(common, writes=False)
         version = store_value(version_of(store, at))
         exported = convert(version.records(), store_value(markdown_pages(store, version)))
         root = _target(directory, force)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 from cyclopts import App, Parameter
 
 from memhtml.cli.choices import ChannelName
-from memhtml.cli.common import Common, open_common, with_vectors
+from memhtml.cli.common import Common, no_scope, open_common, with_vectors
 from memhtml.cli.inputs import Many, Words
 from memhtml.cli.landed import landed_reply
 from memhtml.cli.output import (
@@ -117,6 +117,7 @@ def md_query(*text: Words, root: Root, channel: tuple[ChannelName, ...] = ("bm25
     query = " ".join(text)
 
     def body() -> Reply:
+        no_scope(common)
         from returns.io import IOResult
 
         from memhtml.mdindex import format_receipt, make_channels, retrieve, to_dict
@@ -178,6 +179,7 @@ def md_verify(*, root: Root, coverage: Many = (), frontmatter: bool = False,
     """
 
     def body() -> Reply:
+        no_scope(common)
         from memhtml.compose.mdcache import index_markdown
         from memhtml.mdindex import Finding, frontmatter_present, list_visible
         from memhtml.mdindex import coverage as check_coverage
@@ -234,6 +236,7 @@ def md_stats(*, root: Root, exclude: Excludes = (), no_cache: bool = False,
     """
 
     def body() -> Reply:
+        no_scope(common)
         from memhtml.mdindex import RANKING_VERSION, SCHEMA_VERSION
 
         corpus, notes = _corpus(root, not no_cache, exclude)

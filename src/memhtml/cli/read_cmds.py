@@ -3,12 +3,22 @@ writes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memhtml.cli.choices import MemoryTypeName, TierName
 from memhtml.cli.common import Common, open_common
 from memhtml.cli.inputs import Many, Words
-from memhtml.cli.output import EXIT_FAILED, EXIT_OK, Reply, respond, store_value, table
+from memhtml.cli.output import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Reply,
+    print_err,
+    respond,
+    store_value,
+    table,
+)
+from memhtml.contracts.vocabulary import OWN_SCOPE
 
 if TYPE_CHECKING:
     from memhtml.compose.search import ArmRun, When
@@ -53,7 +63,7 @@ def read(path: str, /, *, tier: TierName = "summary", at: str | None = None,
     from memhtml import store as doors
 
     def body() -> Reply:
-        _, store = open_common(common)
+        _, store = open_common(common, writes=False)
         text = store_value(doors.read(store, path, tier, at))
         return Reply({"path": path, "tier": tier, "at": at, "text": text}, text)
 
@@ -95,7 +105,9 @@ def render_scores(hit: SearchHit, hybrid: bool) -> str:
 
 
 def render_hits(hits: list[SearchHit], mode: str, arms: tuple[ArmRun, ...] = (),
-                when: When | None = None) -> str:
+                when: When | None = None, scopes: Sequence[str] = ()) -> str:
+    """The hits as a person reads them; a hit of a scope other than the own store
+    (``scopes``, one name a hit) names its scope after its path."""
     header = [render_arms(arms)] if arms else []
     if when is not None and when.as_of is not None:
         header.append(f"as of {when.as_of}: what the store held then, valid then")
@@ -105,8 +117,10 @@ def render_hits(hits: list[SearchHit], mode: str, arms: tuple[ArmRun, ...] = (),
     if not hits:
         return "\n".join([*header, f"no matches ({mode})"])
     lines = header
-    for rank, hit in enumerate(hits, start=1):
-        lines.append(f"{rank:>2}. {hit.path}  {render_scores(hit, mode == 'hybrid')}")
+    names = list(scopes) or [OWN_SCOPE] * len(hits)
+    for rank, (hit, name) in enumerate(zip(hits, names, strict=True), start=1):
+        where = hit.path if name == OWN_SCOPE else f"{hit.path} (scope {name})"
+        lines.append(f"{rank:>2}. {where}  {render_scores(hit, mode == 'hybrid')}")
         lines.append(f"    {_short(hit.claim)}")
     return "\n".join(lines)
 
@@ -117,6 +131,10 @@ def search(*query: Words, type: tuple[MemoryTypeName, ...] = (),
            common: Common = _COMMON) -> int:
     """Search the active memories. Lexical (BM25), and hybrid with the vector arm when
     an embedder is configured and memhtml embed has covered every memory.
+
+    With scopes configured the search spans them, each hit naming its scope, merged by
+    rank (docs/design.md); --at names a commit of one store, so with it only this
+    store (or the --scope named) is searched.
 
     Parameters
     ----------
@@ -141,23 +159,50 @@ def search(*query: Words, type: tuple[MemoryTypeName, ...] = (),
         time named in the query itself (in August 2023, last year, before the
         migration) puts that time's memories first.
     """
-    from memhtml.compose.search import search_memories
+    from memhtml.cli.common import open_spanning
+    from memhtml.cli.output import jsonable
+    from memhtml.compose.scoped import search_scopes
 
     text = " ".join(query)
 
     def body() -> Reply:
-        services, store = open_common(common)
-        warm(store, common.json)
-        found = store_value(search_memories(
-            services, store, text, at=at, as_of=as_of, types=type, entities=entity,
-            tags=tag, prefix=prefix, limit=limit))
-        payload = {"query": text, "mode": found.mode, "commit": found.commit,
-                   "arms": found.arms, "note": found.note, "when": found.when,
-                   "hits": found.hits}
-        return Reply(payload, render_hits(found.hits, found.mode, found.arms, found.when),
-                     notes=(f"note: {found.note}",) if found.note else ())
+        scopes, broken = open_spanning(common, alone=at is not None)
+        for scope in scopes:
+            warm(scope.store, common.json)
+        spanned = store_value(search_scopes(
+            scopes, text, limit=limit, broken=broken, at=at, as_of=as_of, types=type,
+            entities=entity, tags=tag, prefix=prefix))
+        found = spanned.answers[0][1]
+        hits = [hit for _, hit in spanned.hits]
+        names = [name for name, _ in spanned.hits]
+        payload: dict[str, object] = {
+            "query": text, "mode": found.mode, "commit": found.commit, "arms": found.arms,
+            "note": found.note, "when": found.when, "hits": hits}
+        if len(scopes) > 1 or broken or common.scope is not None:
+            # Scopes configured or named: each hit names its scope, and each scope
+            # how it answered. Without, the answer is the one store's as it was.
+            payload |= {
+                "hits": [{**_as_dict(jsonable(hit)), "scope": name}
+                         for name, hit in spanned.hits],
+                "scopes": [{"scope": name, "mode": each.mode, "commit": each.commit,
+                            "note": each.note} for name, each in spanned.answers],
+                "skipped": spanned.skipped}
+        notes = tuple(f"note: {each.note}" if name == scopes[0].name
+                      else f"note: scope {name}: {each.note}"
+                      for name, each in spanned.answers if each.note)
+        for skip in spanned.skipped:
+            # On stderr in --json mode too, as a settings warning is: a scope the
+            # person configured did not answer, and the JSON's "skipped" says which.
+            print_err(f"warning: {skip.note}")
+        return Reply(payload, render_hits(hits, found.mode, found.arms, found.when, names),
+                     notes=notes)
 
     return respond(common.json, body)
+
+
+def _as_dict(value: object) -> dict[str, object]:
+    assert isinstance(value, dict), "a hit is a dataclass"
+    return value
 
 
 def render_related(related: Related) -> str:
@@ -182,7 +227,7 @@ def related(path: str, /, *, at: str | None = None, common: Common = _COMMON) ->
     from memhtml import store as doors
 
     def body() -> Reply:
-        _, store = open_common(common)
+        _, store = open_common(common, writes=False)
         found = store_value(doors.related(store, path, at))
         return Reply(found, render_related(found))
 
@@ -228,7 +273,7 @@ def list_folder(dir: str = "", /, *, recursive: bool = True, limit: int = 50,
     from memhtml.store.listing import listing, status_of
 
     def body() -> Reply:
-        _, store = open_common(common)
+        _, store = open_common(common, writes=False)
         warm(store, common.json)
         found = store_value(listing(store, dir, recursive=recursive, limit=limit))
         payload = {
@@ -286,7 +331,7 @@ def status(*, common: Common = _COMMON) -> int:
     from memhtml.compose.status import status_payload, status_report
 
     def body() -> Reply:
-        services, store = open_common(common)
+        services, store = open_common(common, writes=False)
         warm(store, common.json)
         report = store_value(status_report(services, store))
         notes = (f"note: vectors: {report.vectors_problem}",) if report.vectors_problem else ()
@@ -330,7 +375,7 @@ def doctor(*, fix: bool = False, common: Common = _COMMON) -> int:
     from memhtml.store.restamp import restamp
 
     def body() -> Reply:
-        _, store = open_common(common)
+        _, store = open_common(common, writes=fix)
         notes: tuple[str, ...] = ()
         if fix:
             if store.deps.worktree is not None:
@@ -378,7 +423,7 @@ def log(path: str, /, *, limit: int = 20, common: Common = _COMMON) -> int:
     from memhtml.store.errors import Archived, describe
 
     def body() -> Reply:
-        _, store = open_common(common)
+        _, store = open_common(common, writes=False)
         history = store_value(doors.log(store, path, limit))
         went = store_value(doors.whereabouts(store, path))
         rows = [{"commit": h.commit.sha, "time": h.commit.time, "author": h.commit.author.name,

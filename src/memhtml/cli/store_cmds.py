@@ -10,7 +10,7 @@ from memhtml.cli.choices import EmbedderName
 from memhtml.cli.common import Common, open_common, with_vectors
 from memhtml.cli.inputs import MemoryFields, write_input
 from memhtml.cli.landed import landed_reply
-from memhtml.cli.output import CliError, Reply, respond, store_value, unwrap_io
+from memhtml.cli.output import CliError, Reply, UsageError, respond, store_value, unwrap_io
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -71,6 +71,9 @@ def init(directory: Path | None = None, /, *, branch: str = "",
         from memhtml.contracts import PathChange
         from memhtml.store import init_store
 
+        if common.scope is not None:
+            raise UsageError("init makes the store it is given; --scope names a store "
+                             "that exists")
         root = (directory or (Path(common.store) if common.store else None)
                 or (Path(os.environ[ENV_STORE]) if os.environ.get(ENV_STORE) else Path.cwd()))
         root = root.expanduser().resolve()

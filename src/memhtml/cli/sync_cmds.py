@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from memhtml.cli.common import Common, open_common
+from memhtml.cli.common import Common, no_scope, open_common
 from memhtml.cli.output import CliError, Reply, UsageError, respond, unwrap_io
 
 _COMMON = Common()
@@ -73,7 +73,9 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
     def body() -> Reply:
         from memhtml.sync.door import sync as run_sync
 
-        services, store = open_common(common)
+        # Any configured scope syncs (a read-only one too: a sync only brings in and
+        # sends what that store's own clone holds), through its own remotes.
+        services, store = open_common(common, writes=False)
         remotes = services.remote
         if remotes is None:
             raise CliError("this store has no repository on disk to sync from")
@@ -134,6 +136,7 @@ def clone(url: str, directory: Path, /, *, branch: str = "", common: Common = _C
     """
 
     def body() -> Reply:
+        no_scope(common)
         from memhtml.cli.common import open_cli_services
         from memhtml.compose import clone_store
         from memhtml.store.layout import legacy_attributes_at

@@ -91,7 +91,7 @@ def task_list(*, all: bool = False, common: Common = _COMMON) -> int:
     from memhtml import store as doors
 
     def body() -> Reply:
-        _, store = open_common(common)
+        _, store = open_common(common, writes=False)
         rows = store_value(doors.task_list(store, include_done=all))
         return Reply({"tasks": rows, "overdue": sum(1 for r in rows if r.overdue)},
                      render_tasks(rows))

@@ -88,7 +88,8 @@ def embed(*, limit: int | None = None, embedder: EmbedderName | None = None,
         from memhtml.head import FillCounts, fill_vectors
         from memhtml.head.vectors import fill_passages
 
-        services = open_cli_services(common, embedder=embedder)
+        # The vectors are the scope clone's own state, not a write to its memories.
+        services = open_cli_services(common, embedder=embedder, writes=False)
         store = services.store()
         chosen = unwrap_io(IOResult.from_result(services.embedder), lambda e: e.reason)
         missing = missing_extra(chosen)

@@ -26,6 +26,7 @@ from memhtml.agent.recall import RECALL_LIMIT, RECALL_TOKENS, Recall, recall
 from memhtml.compose.services import Services
 from memhtml.compose.settings import SettingsError
 from memhtml.contracts.errors import TranscriptFailure
+from memhtml.contracts.vocabulary import OWN_SCOPE
 from memhtml.store import Store, StoreError
 from memhtml.store.stamps import now_stamp
 
@@ -49,8 +50,8 @@ def transcripts_root(services: Services, why: str) -> Result[Path, SettingsError
 
 
 def brief_of(services: Services, store: Store, *, budget: int = BRIEF_TOKENS,
-             items: int = BRIEF_ITEMS) -> IOResult[Brief, StoreError]:
-    """The session brief of the store's tip."""
+             items: int = BRIEF_ITEMS, scope: str = OWN_SCOPE) -> IOResult[Brief, StoreError]:
+    """The session brief of the store's tip (``scope``: the name it is read under)."""
     now = services.clock.now()
     reads: dict[str, int] = {}
     if services.state is not None:
@@ -59,7 +60,7 @@ def brief_of(services: Services, store: Store, *, budget: int = BRIEF_TOKENS,
             reads = {path: c.count
                      for path, c in unsafe_perform_io(counted.unwrap()).items()}
     return store.head().map(lambda version: brief(version, now_stamp(now), reads,
-                                                  budget=budget, items=items))
+                                                  budget=budget, items=items, scope=scope))
 
 
 def recall_of(store: Store, prompt: str, *, limit: int = RECALL_LIMIT,

@@ -23,6 +23,7 @@ rather than a refusal that would lock the reader out of the store.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -31,6 +32,8 @@ from typing import Literal, TypeAlias
 
 from returns.methods import unwrap_or_failure
 from returns.result import Failure, Result, Success
+
+from memhtml.contracts.vocabulary import OWN_SCOPE
 
 ENV_STORE = "MEMHTML_STORE"
 CONFIG_FILE = Path(".memhtml") / "config.toml"
@@ -45,6 +48,8 @@ _ENV_PREFIX = "MEMHTML_"
 Kind = Literal["store", "local"]
 _STORE: Mapping[str, Kind] = {"kind": "store"}
 _LOCAL: Mapping[str, Kind] = {"kind": "local"}
+SCOPE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+"""A scope's name: short, lower case, safe in a path, a flag and a JSON field."""
 StoreLayer: TypeAlias = tuple[dict[str, str], tuple[str, ...]]
 """The store keys a store's file sets, and the warnings for what it tried to set."""
 
@@ -54,6 +59,17 @@ class SettingsError:
     """A store that cannot be found, or a config file of the user's that cannot be read."""
 
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSetting:
+    """One other store this one reads: ``[scopes]`` in the user's config file."""
+
+    name: str
+    path: Path
+    """Absolute, ``~`` expanded, as the user wrote it (resolved when opened)."""
+    writable: bool = False
+    """Whether ``--scope NAME`` (MCP ``scope``) may write to it; reads never ask."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +178,13 @@ STORE_KEYS = _keys("store")
 """Settings a store's committed config file may set."""
 LOCAL_KEYS = _keys("local")
 """Settings only flags, ``MEMHTML_*`` variables or the user's config file may set."""
+TABLE_KEYS = frozenset({"scopes"})
+"""Local settings that are tables of the user's file, read by ``user_scopes``:
+``scopes``, the other stores this one reads (``[scopes]``: ``team = "~/memory/team"``,
+or ``[scopes.team]`` with ``path`` and ``writable = true``). Local because they pick
+what is read and where writes may go: a store's committed file naming a scope would
+have every clone read, and answer an agent from, a folder of the reader's machine it
+chose. No ``MEMHTML_*`` variable or flag sets them."""
 KNOWN_KEYS = STORE_KEYS | LOCAL_KEYS
 
 
@@ -219,8 +242,15 @@ def _read_toml(path: Path) -> Result[dict[str, object], str]:
         return Failure(f"cannot read {path}: {exc}")
 
 
+UserLayer: TypeAlias = tuple[dict[str, str], tuple[ScopeSetting, ...]]
+"""The string keys of the user's file, and its scopes."""
+
+
 def _checked_user_table(path: Path, table: dict[str, object]
-                        ) -> Result[dict[str, str], SettingsError]:
+                        ) -> Result[UserLayer, SettingsError]:
+    scopes = _scopes_of(path, table.pop("scopes", {}))
+    if isinstance(scopes, SettingsError):
+        return Failure(scopes)
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
         return Failure(SettingsError(f"unknown keys in {path}: {', '.join(unknown)}"))
@@ -228,14 +258,64 @@ def _checked_user_table(path: Path, table: dict[str, object]
                    for name, value in table.items() if not isinstance(value, str))
     if wrong:
         return Failure(SettingsError(f"in {path}: {'; '.join(wrong)}"))
-    return Success({name: str(value) for name, value in table.items()})
+    return Success(({name: str(value) for name, value in table.items()}, scopes))
 
 
-def _user_layer(path: Path | None) -> Result[dict[str, str], SettingsError]:
-    """The user's file, every key known and a string: it is trusted, so a mistake in
-    it is the user's to fix and is not passed over."""
+_SCOPE_KEYS = frozenset({"path", "writable"})
+
+
+def _scopes_of(path: Path, table: object) -> tuple[ScopeSetting, ...] | SettingsError:
+    """``[scopes]`` of the user's file: ``name = "path"`` (read only) or a table with
+    ``path`` and ``writable``; every problem named at once, since the file is the
+    user's to fix."""
+    if not isinstance(table, dict):
+        return SettingsError(f"in {path}: scopes must be a table ([scopes], name = "
+                             f"\"~/path\"), not {type(table).__name__}")
+    problems: list[str] = []
+    found: list[ScopeSetting] = []
+    for name, value in sorted(table.items()):
+        entry = value if isinstance(value, dict) else {"path": value}
+        where = f"scope {name!r}"
+        if not SCOPE_NAME.fullmatch(name):
+            problems.append(f"{where}: a name is a lower-case letter, then up to 31 "
+                            f"letters, digits, - or _")
+            continue
+        if name == OWN_SCOPE:
+            problems.append(f"{where}: {OWN_SCOPE} names this store itself; pick another "
+                            f"name")
+            continue
+        extra = sorted(set(entry) - _SCOPE_KEYS)
+        if extra:
+            problems.append(f"{where}: unknown keys {', '.join(map(repr, extra))} (a scope "
+                            f"has path and writable)")
+            continue
+        where_to, writable = entry.get("path"), entry.get("writable", False)
+        if not isinstance(where_to, str) or not where_to.strip():
+            problems.append(f"{where}: path must be a directory's path as a string")
+            continue
+        if not isinstance(writable, bool):
+            problems.append(f"{where}: writable must be true or false")
+            continue
+        try:
+            folder = Path(where_to).expanduser()
+        except RuntimeError as exc:  # ~user with no such user
+            problems.append(f"{where}: path {where_to!r}: {exc}")
+            continue
+        if not folder.is_absolute():
+            problems.append(f"{where}: path {where_to!r} must be absolute (or start with ~): "
+                            f"a relative one would name another folder in each directory")
+            continue
+        found.append(ScopeSetting(name, folder, writable))
+    if problems:
+        return SettingsError(f"in {path}: " + "; ".join(problems))
+    return tuple(found)
+
+
+def _user_layer(path: Path | None) -> Result[UserLayer, SettingsError]:
+    """The user's file, every key known and a string (``scopes`` a table of them): it
+    is trusted, so a mistake in it is the user's to fix and is not passed over."""
     if path is None:
-        return Success({})
+        return Success(({}, ()))
     return _read_toml(path).alt(SettingsError).bind(
         lambda table: _checked_user_table(path, table))
 
@@ -245,10 +325,10 @@ def _store_keys(path: Path, table: dict[str, object], user_path: Path | None
     warnings: list[str] = []
     # Key names are the file's own text: repr() keeps control characters out of the
     # reader's terminal.
-    unknown = sorted(repr(name) for name in set(table) - KNOWN_KEYS)
+    unknown = sorted(repr(name) for name in set(table) - KNOWN_KEYS - TABLE_KEYS)
     if unknown:
         warnings.append(f"ignored unknown keys in {path}: {', '.join(unknown)}")
-    local = sorted(set(table) & LOCAL_KEYS)
+    local = sorted(set(table) & (LOCAL_KEYS | TABLE_KEYS))
     if local:
         warnings.append(
             f"ignored {', '.join(local)} in {path}: settings that choose the branch this "
@@ -363,11 +443,33 @@ def load_settings(
     from_env = {name: env[_ENV_PREFIX + name.upper()]
                 for name in sorted(KNOWN_KEYS) if _ENV_PREFIX + name.upper() in env}
 
-    def layered(user: dict[str, str]) -> LoadedSettings:
+    def layered(user: UserLayer) -> LoadedSettings:
+        keys, _scopes = user
         settings = Settings(store=store)
-        for layer in (user, committed, from_env, flags):
+        for layer in (keys, committed, from_env, flags):
             # Every key is a known field and every value a string (checked above).
             settings = replace(settings, **layer)  # type: ignore[arg-type]
         return LoadedSettings(settings, warnings)
 
     return _user_layer(user_path).map(layered)
+
+
+def user_scopes(env: Mapping[str, str]) -> Result[tuple[ScopeSetting, ...], SettingsError]:
+    r"""The scopes of the user's config file (``[scopes]``), sorted by name; none
+    without a file. A mistake in the table is an error naming every problem (the file
+    is the user's own, as ``load_settings`` treats it).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from memhtml.compose.settings import user_scopes
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> (Path(tmp.name) / "memhtml").mkdir()
+    >>> _ = (Path(tmp.name) / "memhtml" / "config.toml").write_text(
+    ...     '[scopes]\nteam = "/srv/team"\n[scopes.shared]\npath = "/srv/shared"\n'
+    ...     'writable = true\n')
+    >>> [(s.name, str(s.path), s.writable) for s in
+    ...  user_scopes({"XDG_CONFIG_HOME": tmp.name}).unwrap()]
+    [('shared', '/srv/shared', True), ('team', '/srv/team', False)]
+    >>> tmp.cleanup()
+    """
+    return _user_layer(user_config_path(env)).map(lambda layer: layer[1])

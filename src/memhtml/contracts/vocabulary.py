@@ -7,7 +7,7 @@ type by membership alone.
 
 from __future__ import annotations
 
-from typing import Literal, TypeGuard, get_args
+from typing import Final, Literal, TypeGuard, get_args
 
 MemoryType = Literal[
     "episodic",
@@ -72,3 +72,9 @@ def is_task_status(value: str) -> TypeGuard[TaskStatus]:
 def is_edge_rel(value: str) -> TypeGuard[EdgeRel]:
     """True when ``value`` is one of the fourteen edge rels (unprefixed)."""
     return value in EDGE_RELS
+
+
+OWN_SCOPE: Final = "own"
+"""The scope name of the store a command was pointed at, beside the other stores it
+reads (``[scopes]`` in the user's config): what every read spans first and every write
+goes to unless another scope is named."""

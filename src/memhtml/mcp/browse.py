@@ -28,6 +28,7 @@ from memhtml.contracts.view import HeadView
 from memhtml.head import HeadVersion
 from memhtml.mcp.gate import StoreGate
 from memhtml.mcp.render import Brief, answer, brief, brief_fields, refusal
+from memhtml.mcp.scoping import ScopeArg, ScopeGates
 from memhtml.store import Store, StoreError, related
 from memhtml.store.listing import LIST_LIMIT, Listing, listed
 from memhtml.store.stamps import now_stamp
@@ -182,9 +183,11 @@ def list_result(found: Listing, now: str) -> ListResult:
 
 
 def add_browse_tools(tool: Callable[[str, str, ToolAnnotations], Register], gate: StoreGate,
-                     annotations: ToolAnnotations) -> None:
+                     annotations: ToolAnnotations, gates: ScopeGates | None = None) -> None:
     """Register ``memory_recent``, ``memory_context`` and ``memory_list`` with ``tool``
-    (the server's registering decorator), each a read of the tip through ``gate``."""
+    (the server's registering decorator), each a read of the tip through ``gate``;
+    ``memory_list`` through the scopes' gates (``gates``) too."""
+    scopes = gates if gates is not None else ScopeGates(gate)
 
     @tool("memory_recent", "Recent memories", annotations)
     def memory_recent(
@@ -220,6 +223,7 @@ def add_browse_tools(tool: Callable[[str, str, ToolAnnotations], Register], gate
             description="Include subfolders' memories.")] = True,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many.")]
         = LIST_LIMIT,
+        scope: ScopeArg = None,
     ) -> Annotated[Out, ListResult]:
         """A folder's memories, its subfolders' too unless recursive is false, and its
         subfolders with counts."""
@@ -227,7 +231,46 @@ def add_browse_tools(tool: Callable[[str, str, ToolAnnotations], Register], gate
             return IOResult.from_result(listed(version, dir, recursive=recursive, limit=limit)
                                         ).map(lambda found: list_result(found, _now(store)))
 
-        return _read(gate, door)
+        asked = scopes.spanning(scope)
+        if isinstance(asked, CallToolResult):
+            return asked
+        if not scopes.configured:
+            return _read(gate, door)
+        return _list_spanning(asked, door, limit)
+
+
+def _list_spanning(asked: list[tuple[str, StoreGate]],
+                   door: Callable[[Store, HeadVersion], IOResult[ListResult, StoreError]],
+                   limit: int) -> Out:
+    """The folder in every scope asked: its memories merged by place (the own store
+    first in each round, as search merges), counts summed, each memory naming its
+    scope. A scope without the folder adds nothing; none with it is the own store's
+    (or the one named) refusal."""
+    from memhtml.compose.scoped import interleave
+
+    found: list[tuple[str, ListResult]] = []
+    first: Out | None = None
+    for name, chosen in asked:
+        result = chosen.run(lambda store: store.head().bind(
+            lambda version: door(store, version)))
+        match result:
+            case Success(listing):
+                found.append((name, listing))
+            case _ if first is None:
+                first = refusal(result.failure())
+    if not found:
+        assert first is not None, "every scope asked answered or refused"
+        return first
+    merged = interleave([(name, listing.memories) for name, listing in found], limit)
+    counts: dict[str, int] = {}
+    for _, listing in found:
+        for folder in listing.dirs:
+            counts[folder.path] = counts.get(folder.path, 0) + folder.memories
+    return answer(ListResult(
+        dir=found[0][1].dir,
+        dirs=[Folder(path=path, memories=n) for path, n in sorted(counts.items())],
+        memories=[memory.model_copy(update={"scope": name}) for name, memory in merged],
+        total=sum(listing.total for _, listing in found)))
 
 
 def _now(store: Store) -> str:

@@ -70,6 +70,8 @@ class Brief(BaseModel):
     status: str = Field(description="active, archived, or a task's status.")
     valid: bool = Field(description="False once valid_until has passed.")
     valid_until: str | None = None
+    scope: str | None = Field(default=None, description=(
+        "The scope it is in (own: this store), when scopes are configured."))
 
 
 def brief_fields(record: MemoryRecord, now: str) -> dict[str, Any]:

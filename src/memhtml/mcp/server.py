@@ -31,6 +31,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from memhtml.compose import Services, error_code, explain, sync_policy
 from memhtml.mcp.arguments import UnknownTool, tool_error
 from memhtml.mcp.gate import StoreGate
+from memhtml.mcp.scoping import ScopeGates
 from memhtml.mcp.syncing import ServerSync
 from memhtml.mcp.tools import tools_for
 from memhtml.mcp.transport import CheckedLines, claimed_stdin, text_lines
@@ -88,7 +89,8 @@ class MemoryServer(MCPServer[Any]):
 
 
 def _server(gate: StoreGate) -> MemoryServer:
-    return MemoryServer(tools_for(gate))
+    # The stores [scopes] names, each behind a gate of its own (memhtml.mcp.scoping).
+    return MemoryServer(tools_for(gate, ScopeGates.open(gate)))
 
 
 def _gate(services: Services) -> StoreGate:

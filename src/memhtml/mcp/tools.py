@@ -26,7 +26,7 @@ from returns.result import Result, Success
 
 from memhtml.compose.search import Searched, search_memories
 from memhtml.contracts.record import Link, MemoryRecord
-from memhtml.contracts.vocabulary import EdgeRel, MemoryType, TaskStatus
+from memhtml.contracts.vocabulary import OWN_SCOPE, EdgeRel, MemoryType, TaskStatus
 from memhtml.head import HeadVersion
 from memhtml.mcp.arguments import strict_tool
 from memhtml.mcp.browse import add_browse_tools
@@ -71,6 +71,7 @@ from memhtml.mcp.render import (
     search_result,
     task_list_result,
 )
+from memhtml.mcp.scoping import ScopeArg, ScopeGates, published
 from memhtml.store import (
     Landed,
     Store,
@@ -140,10 +141,13 @@ def _write_input(
     )
 
 
-def _landed(result: Result[Landed, StoreError], path: str | None = None,
+def _landed(result: Result[Landed, StoreError] | Out, path: str | None = None,
             archived: str | None = None) -> Out:
     """A commit's answer. ``path`` overrides the door's primary path; ``archived`` is
-    the original path whose archive location to report."""
+    the original path whose archive location to report. A tool error (a scope
+    refused) is the answer as it is."""
+    if isinstance(result, CallToolResult):
+        return result
     match result:
         case Success(landed):
             about = path if path is not None else (landed.primary or "")
@@ -203,9 +207,53 @@ def _searched(store: Store, found: Searched, at: str | None
     return version_of(store, at).map(shown)
 
 
-def tools_for(gate: StoreGate) -> list[Tool]:
-    """Every tool, each running its door through ``gate``."""
+def writing(gates: ScopeGates, scope: str | None,
+            door: Callable[[Store], IOResult[Landed, StoreError]]
+            ) -> Result[Landed, StoreError] | Out:
+    """``door`` run through the gate of the scope a write names (the own store by
+    default), or the tool error refusing that scope."""
+    chosen = gates.gate(scope, writes=True)
+    if isinstance(chosen, CallToolResult):
+        return chosen
+    return chosen.run(door)
+
+
+def search_spanning(asked: list[tuple[str, StoreGate]],
+                    one: Callable[[StoreGate], Result[SearchResult, StoreError]],
+                    limit: int, gates: ScopeGates) -> Result[SearchResult, StoreError]:
+    """``one`` search in each scope asked, merged by rank (``compose.scoped``): the
+    first scope's failure is the call's, a later one's (and a scope that could not be
+    opened) a note. With no scope configured, the own store's answer as it is."""
+    from memhtml.compose import explain
+    from memhtml.compose.scoped import interleave
+
+    if not gates.configured:
+        return one(asked[0][1])
+    answers: list[tuple[str, SearchResult]] = []
+    notes = [f"{b.reason}; the other scopes answered" for b in gates.broken
+             if len(asked) > 1]
+    for index, (name, chosen) in enumerate(asked):
+        match one(chosen):
+            case Success(found):
+                answers.append((name, found))
+                if found.note:
+                    notes.append(f"{name}: {found.note}")
+            case failed if index == 0:
+                return failed
+            case failed:
+                notes.append(f"scope {name} did not answer: {explain(failed.failure())}")
+    first = answers[0][1]
+    merged = interleave([(name, found.hits) for name, found in answers], limit)
+    hits = [hit.model_copy(update={"scope": name}) for name, hit in merged]
+    return Success(first.model_copy(update={"hits": hits,
+                                            "note": "; ".join(notes) or None}))
+
+
+def tools_for(gate: StoreGate, scopes: ScopeGates | None = None) -> list[Tool]:
+    """Every tool, each running its door through ``gate``, or through the gate of the
+    scope a call names (``scopes``; none configured: the own gate alone)."""
     built: list[Tool] = []
+    gates = scopes if scopes is not None else ScopeGates(gate)
 
     def tool(name: str, title: str, annotations: ToolAnnotations) -> Register:
         """Register ``fn`` as the tool ``name``. The ``title`` names it for a reader
@@ -216,10 +264,11 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         def register(fn: Callable[..., Out]) -> Callable[..., Out]:
             @functools.wraps(fn)
             def noted(*args: object, **kwargs: object) -> Out:
-                return _with_note(fn(*args, **kwargs), gate.note())
+                return _with_note(fn(*args, **kwargs), gates.note())
 
-            built.append(strict_tool(noted, name=name, description=_one_line(fn.__doc__),
-                                     annotations=annotations))
+            built.append(published(strict_tool(
+                noted, name=name, description=_one_line(fn.__doc__),
+                annotations=annotations), gates))
             return fn
 
         return register
@@ -239,16 +288,23 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         at: AtArg = None,
         as_of: Annotated[str | None, Field(max_length=REF_MAX, description=(
             "YYYY-MM-DD: what was held, valid, then."))] = None,
+        scope: ScopeArg = None,
     ) -> Annotated[Out, SearchResult]:
         """Search live memories, best first; a time in the query ranks its memories
         first. Hits: path, title, type, claim, updated, status, valid (false past
         valid_until), holds_since, holds_until, score (fused, this answer only), arms
         (lexical, vector; recency: a tie put newer first; time: the query's time
-        alone), ranks (each arm's rank and score: BM25, cosine)."""
-        return _reply(gate.run(lambda store: search_memories(
-            gate.services, store, query, at=at, as_of=as_of, types=type, entities=entity,
-            tags=tag, prefix=prefix, limit=limit).bind(
-                lambda found: _searched(store, found, found.commit or at))), answer)
+        alone), ranks (each arm's rank and score: BM25, cosine), scope."""
+        def one(chosen: StoreGate) -> Result[SearchResult, StoreError]:
+            return chosen.run(lambda store: search_memories(
+                chosen.services, store, query, at=at, as_of=as_of, types=type,
+                entities=entity, tags=tag, prefix=prefix, limit=limit).bind(
+                    lambda found: _searched(store, found, found.commit or at)))
+
+        asked = gates.spanning(scope if scope is not None or at is None else OWN_SCOPE)
+        if isinstance(asked, CallToolResult):
+            return asked
+        return _reply(search_spanning(asked, one, limit, gates), answer)
 
     @tool("memory_read", title="Read a memory", annotations=READ)
     def memory_read(
@@ -257,10 +313,14 @@ def tools_for(gate: StoreGate) -> list[Tool]:
             description="gist: the claim; summary: claim and opening paragraphs; details: "
                         "the whole text; all: the HTML file.")] = "summary",
         at: AtArg = None,
+        scope: ScopeArg = None,
     ) -> Annotated[Out, ReadResult]:
         """A memory's text at a tier, with its type, dates, status, entities, tags and
         links (archived ones too)."""
-        return _reply(gate.run(lambda store: _read_door(store, path, tier, at)), answer)
+        chosen = gates.gate(scope, writes=False)
+        if isinstance(chosen, CallToolResult):
+            return chosen
+        return _reply(chosen.run(lambda store: _read_door(store, path, tier, at)), answer)
 
     @tool("memory_related", title="Related memories", annotations=READ)
     def memory_related(path: PathArg, at: AtArg = None) -> Annotated[Out, RelatedResult]:
@@ -314,14 +374,15 @@ def tools_for(gate: StoreGate) -> list[Tool]:
                                           description="The file's exact path.")] = None,
         allow_duplicate: Annotated[bool, Field(
             description="Store it even if a live memory has the same claim.")] = False,
+        scope: ScopeArg = None,
     ) -> Annotated[Out, Committed]:
         """Store one new fact, one commit. Refused, naming them, if a live memory has
         the same claim (up to case and spacing) or a link's target does not exist."""
         data = _write_input(title, claim, body, type, entity, tag, link, dir, body_html,
                             confidence, importance, author, valid_from, valid_until,
                             session_id, path)
-        return _landed(gate.run(lambda store: write(store, data,
-                                                    allow_duplicate=allow_duplicate)))
+        return _landed(writing(gates, scope, lambda store: write(
+            store, data, allow_duplicate=allow_duplicate)))
 
     @tool("memory_correct", title="Correct a memory", annotations=REPLACE)
     def memory_correct(
@@ -347,6 +408,7 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         valid_from: DateArg = None,
         valid_until: DateArg = None,
         session_id: SessionArg = None,
+        scope: ScopeArg = None,
     ) -> Annotated[Out, Committed]:
         """Replace a wrong or outdated memory with a corrected one, one commit; the old
         one is archived (archived_to). What is not given is kept from the old one."""
@@ -356,13 +418,14 @@ def tools_for(gate: StoreGate) -> list[Tool]:
                                 valid_until, session_id)
             return correct(store, path, data)
 
-        return _landed(gate.run(door), archived=path)
+        return _landed(writing(gates, scope, door), archived=path)
 
     @tool("memory_archive", title="Archive a memory", annotations=REPLACE)
-    def memory_archive(path: PathArg) -> Annotated[Out, Committed]:
+    def memory_archive(path: PathArg, scope: ScopeArg = None) -> Annotated[Out, Committed]:
         """Retire a memory that no longer holds and has no replacement; it leaves
         search."""
-        return _landed(gate.run(lambda store: archive(store, path)), path, archived=path)
+        return _landed(writing(gates, scope, lambda store: archive(store, path)), path,
+                       archived=path)
 
     @tool("memory_restore", title="Restore a memory", annotations=ADD_ONCE)
     def memory_restore(
@@ -370,10 +433,11 @@ def tools_for(gate: StoreGate) -> list[Tool]:
             "Its archive path, or its original path (the latest archive of it)."))],
         at: Annotated[str | None, Field(max_length=REF_MAX, description=(
             "For a deleted memory: the commit whose version to put back."))] = None,
+        scope: ScopeArg = None,
     ) -> Annotated[Out, Committed]:
         """Bring an archived (or deleted) memory back live at its original path, links
         pointed back, one commit; refused for a live one."""
-        return _landed(gate.run(lambda store: restore(store, path, at)))
+        return _landed(writing(gates, scope, lambda store: restore(store, path, at)))
 
     @tool("memory_link", title="Link two memories", annotations=ADD_ONCE)
     def memory_link(
@@ -381,18 +445,21 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         rel: Annotated[EdgeRel, Field(description="Read as: path rel target.")],
         target: Annotated[str, Field(max_length=PATH_MAX,
                                      description="An existing memory.")],
+        scope: ScopeArg = None,
     ) -> Annotated[Out, Committed]:
         """Add a typed edge between two memories; adding it again changes nothing."""
-        return _landed(gate.run(lambda store: link(store, path, rel, target)), path)
+        return _landed(writing(gates, scope, lambda store: link(store, path, rel, target)),
+                       path)
 
     @tool("memory_label", title="Label a memory", annotations=ADD_ONCE)
     def memory_label(
         path: PathArg,
         entity: Annotated[str, Field(max_length=LABEL_MAX,
                                      description="type:name, e.g. person:ada.")],
+        scope: ScopeArg = None,
     ) -> Annotated[Out, Committed]:
         """Add an entity the memory is about; labelling twice changes nothing."""
-        return _landed(gate.run(lambda store: label(store, path, entity)), path)
+        return _landed(writing(gates, scope, lambda store: label(store, path, entity)), path)
 
     @tool("task_add", title="Add a task", annotations=ADD)
     def task_add_tool(
@@ -404,9 +471,10 @@ def tools_for(gate: StoreGate) -> list[Tool]:
         tag: TagArg = (),
         importance: ImportanceArg = None,
         status: Annotated[TaskStatus, Field(description="The starting status.")] = "todo",
+        scope: ScopeArg = None,
     ) -> Annotated[Out, Committed]:
         """Record a task under areas/tasks/; move it along with task_status."""
-        return _landed(gate.run(lambda store: task_add(
+        return _landed(writing(gates, scope, lambda store: task_add(
             store, title, claim, due, entity, body=body, tags=tag,
             importance=importance, task_status=status)))
 
@@ -414,11 +482,12 @@ def tools_for(gate: StoreGate) -> list[Tool]:
     def task_status_tool(
         path: PathArg,
         status: Annotated[TaskStatus, Field(description="done archives it.")],
+        scope: ScopeArg = None,
     ) -> Annotated[Out, Committed]:
         """Set a task's status; done archives it and returns archived_to."""
         archived = path if status == "done" else None
-        return _landed(gate.run(lambda store: task_status(store, path, status)), path,
-                       archived=archived)
+        return _landed(writing(gates, scope, lambda store: task_status(store, path, status)),
+                       path, archived=archived)
 
-    add_browse_tools(tool, gate, READ)
+    add_browse_tools(tool, gate, READ, gates)
     return built
