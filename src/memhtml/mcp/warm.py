@@ -144,6 +144,12 @@ class WarmAnswers:
         should answer instead (``fallback``)."""
         if request.get("env") != self._env:
             return {"fallback": "the client's settings differ from the server's"}
+        from memhtml.compose.scopes import configured_scopes
+
+        if configured_scopes(os.environ):
+            # A spanning read opens every scope's store, which this process does not
+            # hold; the cold command does it.
+            return {"fallback": "scopes are configured"}
         op = request.get("op")
         limit, budget, items = (_count(request.get(k)) for k in ("limit", "budget", "items"))
         if op == "recall":

@@ -176,3 +176,24 @@ def test_memhtml_serve_answers_too_and_a_sigterm_stops_it_cleanly(
     # Stopped, not killed by the signal: the gate closed and the socket went with it.
     assert code == 0
     assert not sock.exists()
+
+
+def test_with_scopes_configured_the_cold_command_answers(
+        tmp_path: Path, served: dict[str, Any]) -> None:
+    """A spanning recall reads stores the server does not hold: it is declined and the
+    cold command spans them."""
+    config = Path(served["env"]["XDG_CONFIG_HOME"]) / "memhtml" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    team = tmp_path / "team"
+    done = memhtml("init", str(team), env=served["env"])
+    assert done.returncode == 0, done.stderr
+    config.write_text(f'[scopes]\nteam = "{team}"\n')
+    try:
+        declined = run(served["env"], "recall", "standup", warm="only")
+        assert declined.returncode == 1
+        assert "no running server answered" in declined.stderr
+        spanned = run(served["env"], "recall", "standup", "--json")
+        assert spanned.returncode == 0, spanned.stderr
+    finally:
+        config.unlink()
+    assert run(served["env"], "recall", "standup", warm="only").returncode == 0
