@@ -43,6 +43,7 @@ EXAMPLE_MODULES = (
     "memhtml.compose.cloning",
     "memhtml.compose.run",
     "memhtml.compose.settings",
+    "memhtml.contracts.credentials",
 )
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 SRC = Path(__file__).resolve().parents[2] / "src"
