@@ -439,7 +439,11 @@ class _Merge:
             self.note(EDIT_KEPT, path, f"{path} was deleted on one side and edited on the "
                       f"other; the edited version is kept at {path}.")
             return
-        moved_to = deleter.get(target)
+        # Pass 2 may have joined the other side's copy there too (see ``fits``): the
+        # edit is joined into what the merge holds at the target, so neither is lost.
+        held = self.merged.get(target)
+        moved_to = (held if held is not None and self._identity(held) == self._identity(base)
+                    else deleter.get(target))
         assert moved_to is not None
         self.claimed.add(target)
         mine, theirs = self.version(edited), self.version(moved_to)
@@ -463,7 +467,14 @@ class _Merge:
     def _move_target(self, path: str, base: bytes, mover: _Side) -> str | None:
         """Where the deleting side moved the base memory: a path only that side added,
         holding a memory with the base's created stamp and article hash; an archive
-        path of the original name first, then the least path."""
+        path of the original name first, then the least path.
+
+        The other side may hold the same memory at that path as well: the collision
+        pass lays a collision's keeper over the loser's side, so when the moved memory
+        kept a path both sides added, both now hold it there. That path is still where
+        the memory went; refusing it left the edit live at the old path beside it, one
+        memory at two paths (the crowd test's ``fact-17-3-2.html`` and
+        ``fact-17-5.html``)."""
         ancestor = self.version(base)
         if ancestor.doc is None:
             return None
@@ -472,9 +483,11 @@ class _Merge:
 
         def fits(candidate: str) -> bool:
             blob = mover.get(candidate)
+            held = other.get(candidate)
             if (candidate == path or candidate in self.claimed or blob is None
                     or self.base.get(candidate) is not None
-                    or other.get(candidate) is not None or not is_memory_path(candidate)):
+                    or (held is not None and self._identity(held) != wanted)
+                    or not is_memory_path(candidate)):
                 return False
             found = self.version(blob)
             return (found.doc is not None

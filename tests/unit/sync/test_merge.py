@@ -443,3 +443,24 @@ def test_two_canonicals_sharing_a_member_are_not_rival_corrections() -> None:
     assert not [e for e in merge.events if e.kind == RIVAL_CORRECTIONS]
     tree = merge.applied_to(ours)
     assert "areas/ops/deploys-and-a.html" in tree and "areas/ops/deploys-and-b.html" in tree
+
+
+def test_an_edit_follows_its_memory_to_a_path_a_collision_gave_both_sides() -> None:
+    """The crowd test's flake, made deterministic: one memory (five) was moved by one
+    side from x-5 to x-3-2 (an earlier merge kept it once, at the least path), while
+    the other side labelled it at x-5 and holds another memory (two) at x-3-2. The
+    collision at x-3-2 keeps five there (created later) on both sides, and the label
+    must join it there: left live at x-5 as well, five would be held twice for good
+    (``fact-17-3-2.html`` and ``fact-17-5.html``)."""
+    five = memory("Clone five's fact.", title="Fact", at=T1)
+    two = memory("Clone two's fact.", title="Fact", at=T0)
+    base = {"a/x-5.html": blob(five)}
+    ours = {"a/x-3-2.html": blob(five)}
+    theirs = {"a/x-5.html": blob(add_meta(five, "memhtml-entity", "team:ops")),
+              "a/x-3-2.html": blob(two)}
+    merge = both_ways(base, ours, theirs)
+    tree = merge.applied_to(ours)
+    assert sorted(tree) == ["a/x-3-2-2.html", "a/x-3-2.html"], sorted(tree)
+    assert b"Clone five" in tree["a/x-3-2.html"] and b"team:ops" in tree["a/x-3-2.html"]
+    assert b"Clone two" in tree["a/x-3-2-2.html"]
+    assert (EDIT_KEPT, "a/x-3-2.html") in kinds(merge)
