@@ -100,7 +100,8 @@ _FORBIDDEN = re.compile(
 """git's words (LC_ALL=C) for a push the server refused to these credentials: HTTP
 401 or 403, a credential that did not authenticate, none to give, a host's own
 "permission denied"."""
-_RACE = re.compile(r"lock|failed to update ref|incorrect old value|stale info")
+_RACE = re.compile(r"cannot lock ref|failed to lock|unable to lock|failed to update ref"
+                   r"|incorrect old value|stale info")
 """What receive-pack says when another push moved the branch during this one: a
 ``[remote rejected]`` that another round can win."""
 _NON_FAST_FORWARD = "(non-fast-forward)"

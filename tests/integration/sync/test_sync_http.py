@@ -10,11 +10,13 @@ running their commands, so git finds their credentials and no one else's."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import string
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mcp import ClientSession
 from returns.io import IOResult
 from returns.unsafe import unsafe_perform_io
 
@@ -39,6 +42,7 @@ from memhtml.sync.door import (
     sync,
 )
 from tests.integration.cli.cli_support import call, call_text
+from tests.integration.mcp.mcp_support import SCENARIO_TIMEOUT_S, served
 from tests.integration.sync.http_git_server import (
     READER,
     WRITER,
@@ -374,3 +378,47 @@ def test_a_push_lost_to_other_members_is_retried_a_bounded_number_of_times_with_
         assert isinstance(error, PushRejected)
         assert len(sleeps) == MAX_ROUNDS - 1
     assert forced_updates(bare) == []
+
+
+def test_an_mcp_server_of_a_read_only_member_pulls_and_says_once_it_cannot_push(
+        http_git: HttpGitServer, tmp_path: Path,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _bare, store, writer = _team(http_git, tmp_path, monkeypatch, capsys)
+    reader = Member(http_git, READER, tmp_path / "reader-home", monkeypatch)
+    mine = tmp_path / "reader"
+    with reader:
+        _ok(capsys, "clone", http_git.url("store.git"), str(mine))
+    env = {"GIT_CONFIG_GLOBAL": str(reader.config), "GIT_CONFIG_NOSYSTEM": "1",
+           "MEMHTML_SYNC_REMOTE": "origin", "MEMHTML_SYNC_SECONDS": "0.3"}
+    said: list[str] = []
+
+    async def notes_until(session: ClientSession, seen: Callable[[], bool]) -> None:
+        """Calls, each reply's notes kept, until ``seen`` or the bound."""
+        for _ in range(60):
+            result = await session.call_tool("memory_status", {})
+            said.extend(str(getattr(b, "text", "")) for b in result.content[1:])
+            if seen():
+                return
+            await asyncio.sleep(0.2)
+
+    async def scenario() -> None:
+        async with served(mine, env) as session:
+            await session.call_tool("memory_write", {
+                "title": "Reader note", "claim": "Read-only members write locally.",
+                "type": "semantic"})
+            await notes_until(session, lambda: any("refused the push" in n for n in said))
+            with writer:
+                news = _write(capsys, store, "Team news")
+                _ok(capsys, "sync", "--store", str(store))
+            await session.call_tool("memory_write", {
+                "title": "Second reader note", "claim": "Still only local.",
+                "type": "semantic"})
+            await notes_until(session, lambda: news in memory_claims(mine))
+
+    asyncio.run(asyncio.wait_for(scenario(), SCENARIO_TIMEOUT_S))
+    refusals = [note for note in said if "refused the push" in note]
+    assert len(refusals) == 1, said
+    assert "sync with origin" in refusals[0] and "403" in refusals[0], refusals
+    assert not any("failed" in note for note in said), said
+    claims = memory_claims(mine).values()
+    assert "Read-only members write locally." in claims and "Still only local." in claims
