@@ -339,8 +339,13 @@ class _Merge:
             if key is not None:
                 holders.setdefault(key, []).append(path)
         for key, paths in sorted(holders.items()):
-            if len(paths) < 2 or any(sum(self._identity(side.get(p)) == key for p in paths) > 1
-                                     for side in (self.one, self.two)):
+            # What each side held, not what the collision pass laid over it: a collision's
+            # keeper is laid over the loser's side, which then seems to hold the keeper
+            # twice when it also held that memory elsewhere, and the twin was kept (the
+            # bench.team run that held team-note-3-6-3.html and team-note-3-6-5.html).
+            if len(paths) < 2 or any(
+                    sum(self._identity(side.tree.get(p)) == key for p in paths) > 1
+                    for side in (self.one, self.two)):
                 continue
             archived = {original_of_archived(p) is not None for p in paths}
             if len(archived) > 1:

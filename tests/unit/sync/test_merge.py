@@ -464,3 +464,27 @@ def test_an_edit_follows_its_memory_to_a_path_a_collision_gave_both_sides() -> N
     assert b"Clone five" in tree["a/x-3-2.html"] and b"team:ops" in tree["a/x-3-2.html"]
     assert b"Clone two" in tree["a/x-3-2-2.html"]
     assert (EDIT_KEPT, "a/x-3-2.html") in kinds(merge)
+
+
+def test_a_memory_a_collision_kept_is_not_left_twice_beside_its_other_copy() -> None:
+    """Found by ``bench.team``: six was at x in the base; one side holds it (labelled)
+    at x-5 and another memory (two) at x-3; the other side holds six at x-3. The
+    collision at x-3 keeps six (created later) and lays it over the first side too,
+    which then seemed to hold six twice (x-3 and x-5), so ``twins`` left both. What
+    each side held decides: six is kept once, with the label."""
+    six = memory("Clone six's fact.", title="Note", at=T1)
+    two = memory("Clone two's fact.", title="Note", at=T0)
+    zero = memory("Clone zero's fact.", title="Note", at=T2)
+    one = memory("Clone one's fact.", title="Note", at="2026-04-01T10:00:00Z")
+    base = {"a/x.html": blob(six), "a/x-4.html": blob(two)}
+    ours = {"a/x.html": blob(zero), "a/x-3.html": blob(two),
+            "a/x-5.html": blob(add_meta(six, "memhtml-entity", "team:ops"))}
+    theirs = {"a/x.html": blob(one), "a/x-3.html": blob(six), "a/x-4.html": blob(two)}
+    merge = both_ways(base, ours, theirs)
+    tree = merge.applied_to(ours)
+    memories = {path: data for path, data in tree.items() if path.startswith("a/")}
+    holding = sorted(path for path, data in memories.items() if b"Clone six" in data)
+    assert holding == ["a/x-3.html"], sorted(tree)
+    assert b"team:ops" in tree["a/x-3.html"]
+    for claim in (b"Clone two", b"Clone zero", b"Clone one"):
+        assert sum(claim in data for data in memories.values()) == 1, (claim, sorted(tree))
