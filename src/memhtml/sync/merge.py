@@ -478,8 +478,8 @@ class _Merge:
         pass lays a collision's keeper over the loser's side, so when the moved memory
         kept a path both sides added, both now hold it there. That path is still where
         the memory went; refusing it left the edit live at the old path beside it, one
-        memory at two paths (the crowd test's ``fact-17-3-2.html`` and
-        ``fact-17-5.html``)."""
+        memory at two paths (the shape of the crowd test's rare ``fact-17-3-2.html``
+        and ``fact-17-5.html``)."""
         ancestor = self.version(base)
         if ancestor.doc is None:
             return None

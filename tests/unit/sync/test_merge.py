@@ -446,7 +446,7 @@ def test_two_canonicals_sharing_a_member_are_not_rival_corrections() -> None:
 
 
 def test_an_edit_follows_its_memory_to_a_path_a_collision_gave_both_sides() -> None:
-    """The crowd test's flake, made deterministic: one memory (five) was moved by one
+    """A shape of the crowd test's flake, made deterministic: one memory (five) was moved by one
     side from x-5 to x-3-2 (an earlier merge kept it once, at the least path), while
     the other side labelled it at x-5 and holds another memory (two) at x-3-2. The
     collision at x-3-2 keeps five there (created later) on both sides, and the label
