@@ -26,7 +26,8 @@ The passes, in order:
    archived beside it, and a task names every claim (``rivals``).
 3. **Edit against delete.** A memory deleted on one side and edited on the other is
    kept; when the deleting side moved it (an archive), the edit is carried to the
-   new path. This runs last because it may rewrite a path the second pass set.
+   new path. This runs last because it may rewrite a path the second pass set; then
+   the one-memory-at-two-paths check (``twins``) runs again over what it kept.
 """
 
 from __future__ import annotations
@@ -523,6 +524,10 @@ class _Merge:
         self.twins()
         for path in sorted(self.pending):
             self.resolve(path)
+        # An edit kept at a path the other side deleted can be a memory that side
+        # moved onto a path the base held something else at (a path ``_move_target``
+        # does not take): the edit is then a second copy, and only now visible.
+        self.twins()
         events = sorted(self.events, key=lambda e: (e.path, e.kind, e.other or "", e.detail))
         return TreeMerge(dict(sorted(self.merged.items())), tuple(events))
 

@@ -488,3 +488,23 @@ def test_a_memory_a_collision_kept_is_not_left_twice_beside_its_other_copy() -> 
     assert b"team:ops" in tree["a/x-3.html"]
     for claim in (b"Clone two", b"Clone zero", b"Clone one"):
         assert sum(claim in data for data in memories.values()) == 1, (claim, sorted(tree))
+
+
+def test_an_edit_of_a_memory_moved_onto_a_path_the_base_held_is_kept_once() -> None:
+    """Found by ``bench.team``: one side (after merges of its own) holds seven at x-2,
+    where the base held six, and six at x-2-2; the other side labelled both where the
+    base had them (six at x-2, seven at x-3). The label of six follows it to x-2-2.
+    Seven's edit, against its deletion at x-3, found no path the moving side alone
+    added (x-2 was the base's) and stayed at x-3 beside x-2: now it joins seven at
+    x-2, and every memory is held once with both labels."""
+    seven = memory("Clone seven's fact.", title="Note", at=T1)
+    six = memory("Clone six's fact.", title="Note", at=T0)
+    base = {"a/x-2.html": blob(six), "a/x-3.html": blob(seven)}
+    ours = {"a/x-2.html": blob(seven), "a/x-2-2.html": blob(six)}
+    theirs = {"a/x-2.html": blob(add_meta(six, "memhtml-entity", "team:six")),
+              "a/x-3.html": blob(add_meta(seven, "memhtml-entity", "team:seven"))}
+    merge = both_ways(base, ours, theirs)
+    tree = merge.applied_to(ours)
+    assert sorted(tree) == ["a/x-2-2.html", "a/x-2.html"], sorted(tree)
+    assert b"seven's" in tree["a/x-2.html"] and b"team:seven" in tree["a/x-2.html"]
+    assert b"six's" in tree["a/x-2-2.html"] and b"team:six" in tree["a/x-2-2.html"]
