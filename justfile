@@ -36,6 +36,7 @@ bench:
     {{python}} -m bench.temporal
     {{python}} -m bench.mcp
     {{python}} -m bench.mcp_soak
+    {{python}} -m bench.team
     {{python}} -m bench.pygit2_leaks
     {{python}} -m bench.sleep
     {{python}} -m bench.sleep_planted

@@ -47,6 +47,7 @@ EXAMPLE_MODULES = (
     "memhtml.compose.settings",
     "memhtml.mcp.endpoint",
     "memhtml.mcp.http",
+    "memhtml.contracts.credentials",
 )
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 SRC = Path(__file__).resolve().parents[2] / "src"

@@ -2,11 +2,19 @@
 
 Transport runs the ``git`` program, not libgit2's remotes: only git itself reads the
 person's credential helpers, ``core.sshCommand``, ``url.<base>.insteadOf`` and ssh agent
-set-up, so a remote that works with ``git push`` works here. Each run is
+set-up, so a remote that works with ``git push`` works here (libgit2's transports,
+and so any credential callback of pygit2's, are never used). Each run is
 ``git --git-dir <dir> -C <where> ...`` with no shell, ``LC_ALL=C`` (git's messages are
-parsed), ``GIT_TERMINAL_PROMPT=0`` and no standard input or controlling terminal, so a
-missing credential fails instead of waiting for a person, and a timeout kills it.
+parsed), ``GIT_TERMINAL_PROMPT=0``, no askpass program (``GIT_ASKPASS`` set empty,
+which also overrides ``core.askPass``; ``SSH_ASKPASS`` dropped) and no standard input or
+controlling terminal, so a missing credential fails at once instead of waiting for a
+person (an MCP server has none to ask), and a timeout kills anything else that hangs.
 Variables that would point git at another repository (``GIT_DIR`` and kin) are dropped.
+
+Credentials stay git's: a credential helper supplies them, and a URL carrying a
+password is refused by ``clone_repository`` before git could write it into
+``.git/config``. Every line of git's output that reaches an error or a progress
+callback has the user information of any URL in it replaced (``redact_credentials``).
 
 ``<where>`` is where the person's own ``git fetch`` would stand: the top of a
 checkout's working tree (git moves there from any folder of it), or a bare repository
@@ -25,7 +33,13 @@ overwrite a branch that did not fast-forward). The remote's branch is read first
 ``expected``; git then sends that tip as the old value, and refuses a non-fast-forward
 itself. Should the branch move between the read and the push, git either refuses (the
 new tip is not in the pushed history) or fast-forwards from a commit the pushed history
-already holds: either way no commit on the remote is lost.
+already holds: either way no commit on the remote is lost. A refused push says why:
+``PushRejected`` when the remote moved (retryable), ``PushDeclined`` when the remote's
+own policy refused it (a hook), ``PushForbidden`` when the credentials may not push.
+
+A fetch moves the tracking ref only as a fast-forward (no ``+`` on its refspec): a
+remote branch that no longer holds the commit this clone last saw there was rewound
+by someone, and the fetch says so (``RemoteRewound``) with the tracking ref kept.
 """
 
 from __future__ import annotations
@@ -48,12 +62,16 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.adapters.git_names import reference
 from memhtml.adapters.git_remote_head import local_path, point_missing_head
+from memhtml.contracts.credentials import redact_credentials, url_password
 from memhtml.contracts.errors import (
     GitFailure,
     NotFound,
+    PushDeclined,
+    PushForbidden,
     PushRejected,
     RemoteError,
     RemoteMissing,
+    RemoteRewound,
     TransportFailed,
 )
 from memhtml.contracts.services import Progress
@@ -72,6 +90,21 @@ _REPOSITORY_VARIABLES = frozenset({
     "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_PREFIX",
 })
 """Inherited (from a hook, say) they would make git act on another repository."""
+_NO_ASKPASS = {"GIT_ASKPASS": "", "SSH_ASKPASS_REQUIRE": "never", "GCM_INTERACTIVE": "never"}
+"""An empty ``GIT_ASKPASS`` is git's "no askpass program", ``core.askPass`` included;
+ssh and Git Credential Manager are told not to open a prompt of their own."""
+_FORBIDDEN = re.compile(
+    r"returned error: 40[13]\b|Authentication failed|could not read (Username|Password)"
+    r"|Permission to \S+ denied|permission denied|not allowed to push|HTTP 40[13]\b",
+    re.IGNORECASE)
+"""git's words (LC_ALL=C) for a push the server refused to these credentials: HTTP
+401 or 403, a credential that did not authenticate, none to give, a host's own
+"permission denied"."""
+_RACE = re.compile(r"cannot lock ref|failed to lock|unable to lock|failed to update ref"
+                   r"|incorrect old value|stale info")
+"""What receive-pack says when another push moved the branch during this one: a
+``[remote rejected]`` that another round can win."""
+_NON_FAST_FORWARD = "(non-fast-forward)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +125,8 @@ def git_environment(base: Mapping[str, str]) -> dict[str, str]:
     """``base`` without what would point git at another repository, in the C locale."""
     env = {key: value for key, value in base.items() if key not in _REPOSITORY_VARIABLES}
     env.pop("LANGUAGE", None)
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+    env.pop("SSH_ASKPASS", None)
+    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", **_NO_ASKPASS)
     return env
 
 
@@ -166,7 +200,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _take(raw: bytes, lines: deque[str], on_progress: Progress | None) -> None:
-    line = raw.decode("utf-8", "replace").strip()
+    line = redact_credentials(raw.decode("utf-8", "replace").strip())
     if not line:
         return
     lines.append(line)
@@ -198,18 +232,35 @@ class GitRemotes:
         if checked is not None:
             return IOFailure(checked)
         tracking = f"refs/remotes/{remote}/{branch}"
-        # Forced (+) only for the tracking ref, which mirrors the remote whatever it did.
+        # Not forced: the tracking ref records what this clone last saw, and a remote
+        # branch that does not descend from it was rewound (see ``_rewound``).
         run = self._git(remote, "fetch", [
             "fetch", "--no-tags", "--recurse-submodules=no",
             *(["--progress"] if on_progress is not None else []), "--end-of-options",
-            remote, f"+refs/heads/{branch}:{tracking}"], on_progress)
+            remote, f"refs/heads/{branch}:{tracking}"], on_progress)
         if isinstance(run, TransportFailed):
             return IOFailure(run)
         if run.status != 0:
+            if any(_NON_FAST_FORWARD in line for line in run.stderr):
+                return self._rewound(remote, branch, tracking, run)
             if not any(_NO_REMOTE_REF in line for line in run.stderr):
                 return IOFailure(TransportFailed(remote, "fetch", run.message))
             return self._set_tracking("fetch", tracking, None).map(lambda _: None)
         return self._read_tracking(tracking)
+
+    def _rewound(self, remote: str, branch: str, tracking: str, run: _Run
+                 ) -> IOResult[str | None, RemoteError]:
+        """The fetch found ``branch`` not descending from the tracking ref: what it
+        found is in ``FETCH_HEAD`` (git writes it before refusing the ref update)."""
+        found = self._git(remote, "fetch", [
+            "rev-parse", "--verify", "--quiet", "--end-of-options", "FETCH_HEAD^{commit}"])
+        sha = "" if isinstance(found, TransportFailed) or found.status != 0 else (
+            found.stdout.strip())
+        if not _FULL_SHA.fullmatch(sha):
+            return IOFailure(TransportFailed(remote, "fetch", run.message))
+        return self._read_tracking(tracking).bind(
+            lambda seen: IOFailure(RemoteRewound(remote, branch, seen, sha)) if seen
+            else IOFailure(TransportFailed(remote, "fetch", run.message)))
 
     def push(self, remote: str, branch: str, sha: str, expected: str | None,
              on_progress: Progress | None = None) -> IOResult[None, RemoteError]:
@@ -239,13 +290,37 @@ class GitRemotes:
             remote, f"{sha}:{head}"], on_progress)
         if isinstance(run, TransportFailed):
             return IOFailure(run)
-        refused = [line for line in run.stdout.splitlines() if line.startswith("!\t")]
+        refused = [redact_credentials(line.split("\t")[-1])
+                   for line in run.stdout.splitlines() if line.startswith("!\t")]
         if refused:
-            return IOFailure(PushRejected(remote, branch, "; ".join(
-                line.split("\t")[-1] for line in refused)))
+            return IOFailure(self._refused(remote, branch, refused, run))
         if run.status != 0:
+            if any(_FORBIDDEN.search(line) for line in run.stderr):
+                return IOFailure(PushForbidden(remote, branch, self._push_url(remote),
+                                               run.message))
             return IOFailure(TransportFailed(remote, "push", run.message))
         return self._set_tracking("push", f"refs/remotes/{remote}/{branch}", sha)
+
+    def _refused(self, remote: str, branch: str, refused: list[str], run: _Run
+                 ) -> RemoteError:
+        """A push git reported as refused: lost to another push (retryable), or
+        declined by the remote's own policy, told with what its hook printed."""
+        declined = [reason for reason in refused
+                    if "[remote rejected]" in reason and not _RACE.search(reason)]
+        if not declined:
+            return PushRejected(remote, branch, "; ".join(refused))
+        said = [line for line in run.stderr if line.startswith("remote:")]
+        return PushDeclined(remote, branch, self._push_url(remote),
+                            "; ".join([*declined, *said]))
+
+    def _push_url(self, remote: str) -> str:
+        """The URL a push to ``remote`` goes to, credentials taken out; the remote's
+        name when git cannot say."""
+        listed = self._git(remote, "push", [
+            "remote", "get-url", "--push", "--end-of-options", remote])
+        if isinstance(listed, TransportFailed) or listed.status != 0:
+            return remote
+        return redact_credentials(listed.stdout.strip()) or remote
 
     def point_head(self, remote: str, branch: str, sha: str) -> IOResult[str | None, RemoteError]:
         """Point ``remote``'s HEAD at ``branch`` where git cannot: when it is a bare
@@ -368,16 +443,25 @@ def clone_repository(url: str, target: Path, branch: str | None = None,
     nothing of the remote's: hooks are never cloned, submodules are not fetched, and a
     filter named in a cloned ``.gitattributes`` runs only if the person's own config
     defines it."""
+    shown = redact_credentials(url)
     if url.startswith("-") or (branch or "").startswith("-"):
-        return IOFailure(TransportFailed(url, "clone", "a URL or branch cannot start with '-'"))
+        return IOFailure(TransportFailed(shown, "clone", "a URL or branch cannot start with '-'"))
+    if url_password(url) is not None:
+        # git clone would record the URL, password and all, as remote.<name>.url.
+        return IOFailure(TransportFailed(shown, "clone", (
+            "the URL carries a password or token, which git clone would write as-is into "
+            ".git/config; give it to git's credential helper instead (git config --global "
+            "credential.helper store, or your system's keychain helper; then printf "
+            "'url=URL\\nusername=NAME\\npassword=TOKEN\\n' | git credential approve) "
+            "and clone the URL without it")))
     args = ["clone", "--progress", "--no-recurse-submodules"]
     args += ["--branch", branch] if branch else []
     try:
         run = _run_git(None, [*args, "--", url, str(target)], timeout_s, on_progress)
     except OSError as error:
-        return IOFailure(TransportFailed(url, "clone", f"cannot run git: {error}"))
+        return IOFailure(TransportFailed(shown, "clone", f"cannot run git: {error}"))
     if run.status != 0:
-        return IOFailure(TransportFailed(url, "clone", run.message))
+        return IOFailure(TransportFailed(shown, "clone", run.message))
     return IOSuccess(None)
 
 

@@ -56,7 +56,9 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
     fast-forward, or a merge fact by fact: metadata of one memory unioned, two edits
     of one memory both kept and linked with a review task, nothing superseded), then
     push. The push is never forced: it lands only as a fast-forward of the branch as
-    fetched, and when another clone pushed first the round runs again. A remote
+    fetched, and when another clone pushed first the round runs again. A remote that
+    lets these credentials read but not push (a read-only member) is pulled from, with
+    a note; one whose branch was rewound behind what this clone last saw is refused. A remote
     bringing a path a write would refuse (a name too long, a case twin, a symbolic
     link where the layout has a directory) is refused whole, each path named, with
     nothing moved. Each live memory the remote deleted outright is named; memhtml
@@ -71,6 +73,7 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
     """
 
     def body() -> Reply:
+        from memhtml.compose import explain
         from memhtml.sync.door import sync as run_sync
 
         # Any configured scope syncs (a read-only one too: a sync only brings in and
@@ -95,10 +98,13 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
             "pushed": outcome.pushed, "rounds": outcome.rounds,
             "changed": list(outcome.changed), "kept": list(outcome.kept), "merge": events,
             "deleted": list(outcome.deleted), "remote_head": outcome.remote_head,
+            "push_refused": None if outcome.push_refused is None else explain(
+                outcome.push_refused),
         }
         lines = [f"{remote}/{on}: fetched {_short(outcome.fetched)}; {outcome.action}"
                  + (f" ({len(outcome.changed)} paths)" if outcome.changed else "")
                  + ("; pushed " + _short(outcome.after) if outcome.pushed else
+                    "; not pushed (read-only)" if outcome.push_refused is not None else
                     "; nothing to push")
                  + (f" after {outcome.rounds} rounds" if outcome.rounds > 1 else "")]
         lines += [f"  {e.kind}: {e.detail}" for e in outcome.events]
@@ -110,6 +116,8 @@ def sync(remote: str = "origin", /, *, branch: str = "", common: Common = _COMMO
                          "store")
         notes = tuple(f"left as it was in the checkout (changed there): {p}"
                       for p in outcome.kept)
+        if outcome.push_refused is not None:
+            notes += (f"note: {explain(outcome.push_refused)}",)
         return Reply(payload, "\n".join(lines), notes=notes)
 
     return respond(common.json, body)

@@ -35,6 +35,7 @@ from memhtml.compose.stores import (
     record_branch,
     refused_branch,
 )
+from memhtml.contracts.credentials import redact_credentials
 from memhtml.store.layout import MARKER, StoreMark, is_branch_name, is_store_branch
 
 if TYPE_CHECKING:
@@ -188,8 +189,12 @@ def clone_store(url: str, target: Path, branch: str | None = None,
         return IOFailure(refused)
     made = not target.exists()
 
+    # The URL is named in messages only from here on: never with its credentials.
+    shown = redact_credentials(url)
+
     def taken(_: None) -> IOResult[ClonedBranch, SettingsError]:
-        chosen = _opened(target).bind(lambda git: _take(git, url, target, branch, on_progress))
+        chosen = _opened(target).bind(
+            lambda git: _take(git, shown, target, branch, on_progress))
 
         def undone(error: SettingsError) -> IOResult[ClonedBranch, SettingsError]:
             discard_clone(target, made)

@@ -37,7 +37,15 @@ def explain(error: object) -> str:
 
     The store's errors read as the store describes them; the other rooms' errors are
     worded here, so the CLI, the MCP server and a Python caller show the same line
-    and no error reads as its class name."""
+    and no error reads as its class name. The credentials of any URL in the line are
+    taken out (``redact_credentials``): git's messages name URLs, and a line shown or
+    logged must never carry a token."""
+    from memhtml.contracts.credentials import redact_credentials
+
+    return redact_credentials(_explained(error))
+
+
+def _explained(error: object) -> str:
     from memhtml.store.errors import StoreError, describe
 
     if isinstance(error, get_args(StoreError)):
@@ -58,8 +66,11 @@ def _worded(error: object) -> str | None:
         EmbedFailure,
         ModelMalformed,
         ModelUnavailable,
+        PushDeclined,
+        PushForbidden,
         PushRejected,
         RemoteMissing,
+        RemoteRewound,
         StateFailure,
         StateUnusable,
         TranscriptFailure,
@@ -101,14 +112,46 @@ def _worded(error: object) -> str | None:
         case PushRejected(remote=remote, branch=branch, reason=reason):
             return (f"{remote}/{branch} moved while syncing and kept moving: {reason}; run "
                     "sync again (nothing was lost: the local commits are still here)")
+        case PushForbidden(remote=remote, branch=branch, url=url, reason=reason):
+            return (f"{remote} ({url}) refused the push to {branch}: the credentials git "
+                    f"gave may read it, not push to it ({reason}). Nothing was lost: the "
+                    "local commits stay in this clone. Ask the remote's owner for write "
+                    "access, or give git a credential that may push (a credential helper: "
+                    "git credential approve); until then sync pulls only")
+        case PushDeclined(remote=remote, branch=branch, url=url, reason=reason):
+            return (f"{remote} ({url}) declined the push to {branch}: {reason}. Its own "
+                    "policy (a hook, a protected branch) refused it, so syncing again gets "
+                    "the same answer until its owner changes it. Nothing was lost: the "
+                    "local commits stay in this clone")
+        case RemoteRewound(remote=remote, branch=branch, seen=seen, found=found):
+            return (f"{remote}/{branch} went back: it was at {seen[:12]} and now is at "
+                    f"{found[:12]}, which does not hold it; someone rewrote its history (a "
+                    "force-push). sync neither follows a rewind nor pushes over it, so "
+                    "nothing was changed here or there. If the rewind was a mistake, "
+                    f"git fetch {remote} and then memhtml sync put this clone's history "
+                    "back on it (a plain fast-forward push, when it went back to an older "
+                    f"commit); if it was meant, take it by hand with git fetch {remote} and "
+                    f"git reset --keep {remote}/{branch}, which leaves the commits after "
+                    "it behind (git reflog still has them)")
         case TransportFailed(remote=remote, operation=operation, reason=reason):
-            return f"git {operation} with {remote} failed: {reason}"
+            return f"git {operation} with {remote} failed: {reason}" + _credential_hint(reason)
         case RemotePathsRefused():
             return describe_refusal(error)
         case ChannelRefused(name=name, reason=reason):
             return f"channel {name!r}: {reason}" if name else reason
         case _:
             return None
+
+
+def _credential_hint(reason: str) -> str:
+    """What to do when git found no credential it may use: with no terminal and no
+    askpass program, git cannot ask, so the credential must be in a helper."""
+    if "terminal prompts disabled" in reason or "Authentication failed" in reason:
+        return ("; git had no credential it could use and memhtml never waits for one to "
+                "be typed: store it in git's credential helper (git config --global "
+                "credential.helper store, or your system's keychain helper, then git "
+                "credential approve, or one git fetch by hand)")
+    return ""
 
 
 ERROR_CODES: Final[Mapping[str, str]] = MappingProxyType({

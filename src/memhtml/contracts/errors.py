@@ -193,8 +193,49 @@ class TransportFailed:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class PushForbidden:
+    """The remote refused a push for lack of permission (HTTP 401 or 403, a server's
+    "permission denied") after this clone could read it: the credentials git found
+    may read, not push. Not retryable by syncing again; ``url`` is the push URL with
+    any credentials taken out, ``reason`` git's words, equally scrubbed."""
+
+    remote: str
+    branch: str
+    url: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PushDeclined:
+    """The remote's own policy refused the update (a pre-receive or update hook, a
+    protected branch): ``[remote rejected]`` for a reason other than a race. The
+    remote branch is unchanged and nothing local is lost; pushing again gets the same
+    answer until the remote's owner changes it."""
+
+    remote: str
+    branch: str
+    url: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteRewound:
+    """The remote's branch no longer holds the commit this clone last saw there
+    (``seen``, its tracking ref): someone rewrote its history (a force-push back to
+    an older commit, or onto another history). A sync follows only a history that
+    grows, so it neither takes ``found`` nor pushes over it; the tracking ref keeps
+    ``seen`` until the person decides."""
+
+    remote: str
+    branch: str
+    seen: str
+    found: str
+
+
 GitError: TypeAlias = GitFailure | RefMoved | NotFound
-RemoteError: TypeAlias = GitError | RemoteMissing | PushRejected | TransportFailed
+RemoteError: TypeAlias = (GitError | RemoteMissing | PushRejected | PushForbidden
+                          | PushDeclined | RemoteRewound | TransportFailed)
 """What talking to a remote can fail with. Kept apart from ``GitError`` so the local
 operations, which never touch a network, do not grow cases they cannot produce."""
 HeadError: TypeAlias = InvalidMemory | GitFailure | RefMoved | NotFound

@@ -11,6 +11,10 @@ the way, a remote bringing paths the doors refuse) never touches the local write
 is committed before any sync starts. The failure is told in the reply of the call
 that ran it (or, for the timer's, of the next call), and the push is tried again on
 the next call. A sync that took out live memories the remote deleted says which.
+
+A remote that lets this clone read but not push (a read-only member's credentials)
+is not a failure: pulls go on, and the refusal is told once, in the reply of the call
+whose sync first met it, not on every call after.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from returns.pipeline import is_successful
 from returns.unsafe import unsafe_perform_io
 
 from memhtml.compose import Services, explain
+from memhtml.contracts.credentials import redact_credentials
 from memhtml.store import Store
 
 __all__ = ["ServerSync"]
@@ -42,6 +47,7 @@ class ServerSync:
         self._pending = False
         self._timer: threading.Timer | None = None
         self._unreported: str | None = None
+        self._told_read_only = False
         self._notes = threading.local()
 
     @property
@@ -84,13 +90,18 @@ class ServerSync:
             # cost no call and no write (the door runs after this, on the local branch),
             # so it is told like any other, by its type and words.
             self._note(f"sync with {self._remote} failed unexpectedly "
-                       f"({type(crash).__name__}: {crash}). Every write is committed in "
+                       f"({type(crash).__name__}: {redact_credentials(str(crash))}). "
+                       "Every write is committed in "
                        "this clone; the sync is tried again on the next call")
             return
         if is_successful(outcome):
             self._last_pull = self._clock()
             self._pending = False
-            deleted = unsafe_perform_io(outcome.unwrap()).deleted
+            done = unsafe_perform_io(outcome.unwrap())
+            deleted = done.deleted
+            if done.push_refused is not None and not self._told_read_only:
+                self._told_read_only = True
+                self._note(f"sync with {self._remote}: {explain(done.push_refused)}")
             if deleted:
                 self._note(f"sync with {self._remote} took out {len(deleted)} live "
                            f"memor{'y' if len(deleted) == 1 else 'ies'} the remote "
@@ -121,4 +132,5 @@ class ServerSync:
             timer.cancel()
 
     def _note(self, text: str) -> None:
-        self._notes.text = text
+        prior: str | None = getattr(self._notes, "text", None)
+        self._notes.text = text if prior is None else f"{prior}\n{text}"

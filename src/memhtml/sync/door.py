@@ -23,8 +23,20 @@ the paths the sync changed stop being watched as a stale index's undo of an earl
 write here (``recovery.settle_synced``): they are the other clone's doing.
 
 A push refused because the remote moved meanwhile starts another round (fetch,
-merge, push), at most ``MAX_ROUNDS`` in all; a clone that keeps losing the race
-says so rather than spinning. Nothing here ever rewrites or deletes a commit.
+merge, push), at most ``MAX_ROUNDS`` in all, after a pause drawn at random below a
+ceiling that doubles each round (``ROUND_PAUSE_BASE_SECONDS`` up to
+``ROUND_PAUSE_CAP_SECONDS``): clones that lost to the same push do not all come back
+at the same instant and collide again. A clone that keeps losing says so rather than
+spinning. Nothing here ever rewrites or deletes a commit.
+
+A push the remote refuses to these credentials (``PushForbidden``: a read-only
+member) is not a failure of the sync: what it fetched is brought in, the local
+commits stay here, and the outcome carries the refusal (``push_refused``) for the
+edge to say once. A push the remote's policy declines (``PushDeclined``) and a remote
+branch rewound behind what this clone last saw there (``RemoteRewound``, when the
+local branch holds that commit) are errors: nothing is retried, nothing is pushed
+over the remote, nothing local is lost. A rewind that drops only commits this clone
+never took in (a tip the doors refused) is followed like any fetch.
 
 The merge reads only the paths the two sides changed since their merge base, plus
 the two trees' path lists for choosing free names, so its cost follows the change
@@ -33,13 +45,21 @@ rather than the store.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.contracts.errors import PathRefused, PushRejected, RefMoved, RemoteError
+from memhtml.contracts.errors import (
+    PathRefused,
+    PushForbidden,
+    PushRejected,
+    RefMoved,
+    RemoteError,
+    RemoteRewound,
+)
 from memhtml.contracts.services import PathChange, RemoteService, TreeEntry
 from memhtml.head import is_candidate_path
 from memhtml.head.record import is_archived_path
@@ -58,6 +78,10 @@ MAX_ROUNDS = 5
 """Fetch-merge-push rounds before a clone that keeps losing the push race gives up
 (each loss means another clone pushed in between, so the work is not lost: the next
 sync starts from it)."""
+ROUND_PAUSE_BASE_SECONDS = 0.05
+ROUND_PAUSE_CAP_SECONDS = 1.0
+"""The pause before round ``n + 1`` is drawn uniformly from ``[0, min(cap, base *
+2**(n - 1))]``: "full jitter", which spreads clones that lost the same race."""
 
 SyncError: TypeAlias = StoreError | RemoteError | RemotePathsRefused
 Action = Literal["up-to-date", "fast-forward", "merged", "ahead", "published-new"]
@@ -90,6 +114,9 @@ class SyncOutcome:
     remote_head: str | None = None
     """The branch the remote's HEAD named, one it did not have, before this sync
     pointed HEAD at ``branch``; None when HEAD was left as it was."""
+    push_refused: PushForbidden | None = None
+    """The remote refused this clone's push for lack of permission (a read-only
+    member): what was fetched was brought in, the local commits stay here."""
 
 
 class _Tree(Mapping[str, bytes]):
@@ -413,10 +440,13 @@ def _keep(found: list[TreeMerge], pair: tuple[Draft, TreeMerge]) -> Draft:
 
 
 def sync(store: Store, remote: RemoteService, name: str, branch: str,
-         on_progress: Progress | None = None) -> IOResult[SyncOutcome, SyncError]:
+         on_progress: Progress | None = None, rng: random.Random | None = None
+         ) -> IOResult[SyncOutcome, SyncError]:
     """Fetch ``branch`` from the remote ``name``, bring it into the store's branch, push
-    the result; repeat while the push loses to another clone, at most ``MAX_ROUNDS``."""
+    the result; repeat while the push loses to another clone, at most ``MAX_ROUNDS``,
+    pausing a random while (from ``rng``) before each new round."""
     label = f"{name}/{branch}"
+    jitter = rng or random.Random()
 
     def round_(number: int, start: SyncOutcome) -> IOResult[SyncOutcome, SyncError]:
         def integrated(fetched: str | None) -> IOResult[SyncOutcome, SyncError]:
@@ -424,7 +454,27 @@ def sync(store: Store, remote: RemoteService, name: str, branch: str,
                 lambda done: push(fetched, _outcome(start, number, fetched, done)))
 
         fetched: IOResult[str | None, SyncError] = remote.fetch(name, branch, on_progress)
-        return fetched.bind(integrated)
+        return fetched.lash(rewound).bind(integrated)
+
+    def rewound(error: SyncError) -> IOResult[str | None, SyncError]:
+        # The remote dropped the commit this clone last saw there. When the local
+        # branch holds it (it was merged or pushed from here), following would drop
+        # local memories and pushing would undo someone's rewrite: refused. When it
+        # does not (a tip the doors refused, say), nothing of this clone's is lost by
+        # taking the new tip as any fetch would.
+        if not isinstance(error, RemoteRewound):
+            return IOFailure(error)
+        git = store.deps.git
+
+        def judged(local: str | None) -> IOResult[str | None, SyncError]:
+            held: IOResult[bool, SyncError] = (
+                IOSuccess(False) if local is None
+                else git.is_ancestor(error.seen, local).alt(_widen))
+            return held.bind(lambda ours: IOFailure(error) if ours else git.move_ref(
+                f"refs/remotes/{name}/{branch}", error.seen, error.found).alt(_widen).map(
+                lambda _: error.found))
+
+        return store.tip().alt(_widen).bind(judged)
 
     def push(fetched: str | None, so_far: SyncOutcome) -> IOResult[SyncOutcome, SyncError]:
         local = so_far.after
@@ -434,7 +484,12 @@ def sync(store: Store, remote: RemoteService, name: str, branch: str,
                                                         on_progress)
 
         def lost(error: SyncError) -> IOResult[SyncOutcome, SyncError]:
+            if isinstance(error, PushForbidden):
+                return IOSuccess(replace(so_far, push_refused=error))
             if isinstance(error, PushRejected) and so_far.rounds < MAX_ROUNDS:
+                ceiling = min(ROUND_PAUSE_CAP_SECONDS,
+                              ROUND_PAUSE_BASE_SECONDS * 2 ** (so_far.rounds - 1))
+                store.deps.clock.sleep(jitter.uniform(0.0, ceiling))
                 return round_(so_far.rounds + 1, so_far)
             return IOFailure(error)
 

@@ -26,7 +26,8 @@ The passes, in order:
    archived beside it, and a task names every claim (``rivals``).
 3. **Edit against delete.** A memory deleted on one side and edited on the other is
    kept; when the deleting side moved it (an archive), the edit is carried to the
-   new path. This runs last because it may rewrite a path the second pass set.
+   new path. This runs last because it may rewrite a path the second pass set; then
+   the one-memory-at-two-paths check (``twins``) runs again over what it kept.
 """
 
 from __future__ import annotations
@@ -339,8 +340,13 @@ class _Merge:
             if key is not None:
                 holders.setdefault(key, []).append(path)
         for key, paths in sorted(holders.items()):
-            if len(paths) < 2 or any(sum(self._identity(side.get(p)) == key for p in paths) > 1
-                                     for side in (self.one, self.two)):
+            # What each side held, not what the collision pass laid over it: a collision's
+            # keeper is laid over the loser's side, which then seems to hold the keeper
+            # twice when it also held that memory elsewhere, and the twin was kept (the
+            # bench.team run that held team-note-3-6-3.html and team-note-3-6-5.html).
+            if len(paths) < 2 or any(
+                    sum(self._identity(side.tree.get(p)) == key for p in paths) > 1
+                    for side in (self.one, self.two)):
                 continue
             archived = {original_of_archived(p) is not None for p in paths}
             if len(archived) > 1:
@@ -439,7 +445,11 @@ class _Merge:
             self.note(EDIT_KEPT, path, f"{path} was deleted on one side and edited on the "
                       f"other; the edited version is kept at {path}.")
             return
-        moved_to = deleter.get(target)
+        # Pass 2 may have joined the other side's copy there too (see ``fits``): the
+        # edit is joined into what the merge holds at the target, so neither is lost.
+        held = self.merged.get(target)
+        moved_to = (held if held is not None and self._identity(held) == self._identity(base)
+                    else deleter.get(target))
         assert moved_to is not None
         self.claimed.add(target)
         mine, theirs = self.version(edited), self.version(moved_to)
@@ -463,7 +473,14 @@ class _Merge:
     def _move_target(self, path: str, base: bytes, mover: _Side) -> str | None:
         """Where the deleting side moved the base memory: a path only that side added,
         holding a memory with the base's created stamp and article hash; an archive
-        path of the original name first, then the least path."""
+        path of the original name first, then the least path.
+
+        The other side may hold the same memory at that path as well: the collision
+        pass lays a collision's keeper over the loser's side, so when the moved memory
+        kept a path both sides added, both now hold it there. That path is still where
+        the memory went; refusing it left the edit live at the old path beside it, one
+        memory at two paths (the shape of the crowd test's rare ``fact-17-3-2.html``
+        and ``fact-17-5.html``)."""
         ancestor = self.version(base)
         if ancestor.doc is None:
             return None
@@ -472,9 +489,11 @@ class _Merge:
 
         def fits(candidate: str) -> bool:
             blob = mover.get(candidate)
+            held = other.get(candidate)
             if (candidate == path or candidate in self.claimed or blob is None
                     or self.base.get(candidate) is not None
-                    or other.get(candidate) is not None or not is_memory_path(candidate)):
+                    or (held is not None and self._identity(held) != wanted)
+                    or not is_memory_path(candidate)):
                 return False
             found = self.version(blob)
             return (found.doc is not None
@@ -505,6 +524,10 @@ class _Merge:
         self.twins()
         for path in sorted(self.pending):
             self.resolve(path)
+        # An edit kept at a path the other side deleted can be a memory that side
+        # moved onto a path the base held something else at (a path ``_move_target``
+        # does not take): the edit is then a second copy, and only now visible.
+        self.twins()
         events = sorted(self.events, key=lambda e: (e.path, e.kind, e.other or "", e.detail))
         return TreeMerge(dict(sorted(self.merged.items())), tuple(events))
 

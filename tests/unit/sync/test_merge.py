@@ -443,3 +443,68 @@ def test_two_canonicals_sharing_a_member_are_not_rival_corrections() -> None:
     assert not [e for e in merge.events if e.kind == RIVAL_CORRECTIONS]
     tree = merge.applied_to(ours)
     assert "areas/ops/deploys-and-a.html" in tree and "areas/ops/deploys-and-b.html" in tree
+
+
+def test_an_edit_follows_its_memory_to_a_path_a_collision_gave_both_sides() -> None:
+    """A shape of the crowd test's flake, made deterministic: one memory (five) was moved by one
+    side from x-5 to x-3-2 (an earlier merge kept it once, at the least path), while
+    the other side labelled it at x-5 and holds another memory (two) at x-3-2. The
+    collision at x-3-2 keeps five there (created later) on both sides, and the label
+    must join it there: left live at x-5 as well, five would be held twice for good
+    (``fact-17-3-2.html`` and ``fact-17-5.html``)."""
+    five = memory("Clone five's fact.", title="Fact", at=T1)
+    two = memory("Clone two's fact.", title="Fact", at=T0)
+    base = {"a/x-5.html": blob(five)}
+    ours = {"a/x-3-2.html": blob(five)}
+    theirs = {"a/x-5.html": blob(add_meta(five, "memhtml-entity", "team:ops")),
+              "a/x-3-2.html": blob(two)}
+    merge = both_ways(base, ours, theirs)
+    tree = merge.applied_to(ours)
+    assert sorted(tree) == ["a/x-3-2-2.html", "a/x-3-2.html"], sorted(tree)
+    assert b"Clone five" in tree["a/x-3-2.html"] and b"team:ops" in tree["a/x-3-2.html"]
+    assert b"Clone two" in tree["a/x-3-2-2.html"]
+    assert (EDIT_KEPT, "a/x-3-2.html") in kinds(merge)
+
+
+def test_a_memory_a_collision_kept_is_not_left_twice_beside_its_other_copy() -> None:
+    """Found by ``bench.team``: six was at x in the base; one side holds it (labelled)
+    at x-5 and another memory (two) at x-3; the other side holds six at x-3. The
+    collision at x-3 keeps six (created later) and lays it over the first side too,
+    which then seemed to hold six twice (x-3 and x-5), so ``twins`` left both. What
+    each side held decides: six is kept once, with the label."""
+    six = memory("Clone six's fact.", title="Note", at=T1)
+    two = memory("Clone two's fact.", title="Note", at=T0)
+    zero = memory("Clone zero's fact.", title="Note", at=T2)
+    one = memory("Clone one's fact.", title="Note", at="2026-04-01T10:00:00Z")
+    base = {"a/x.html": blob(six), "a/x-4.html": blob(two)}
+    ours = {"a/x.html": blob(zero), "a/x-3.html": blob(two),
+            "a/x-5.html": blob(add_meta(six, "memhtml-entity", "team:ops"))}
+    theirs = {"a/x.html": blob(one), "a/x-3.html": blob(six), "a/x-4.html": blob(two)}
+    merge = both_ways(base, ours, theirs)
+    tree = merge.applied_to(ours)
+    memories = {path: data for path, data in tree.items() if path.startswith("a/")}
+    holding = sorted(path for path, data in memories.items() if b"Clone six" in data)
+    assert holding == ["a/x-3.html"], sorted(tree)
+    assert b"team:ops" in tree["a/x-3.html"]
+    for claim in (b"Clone two", b"Clone zero", b"Clone one"):
+        assert sum(claim in data for data in memories.values()) == 1, (claim, sorted(tree))
+
+
+def test_an_edit_of_a_memory_moved_onto_a_path_the_base_held_is_kept_once() -> None:
+    """Found by ``bench.team``: one side (after merges of its own) holds seven at x-2,
+    where the base held six, and six at x-2-2; the other side labelled both where the
+    base had them (six at x-2, seven at x-3). The label of six follows it to x-2-2.
+    Seven's edit, against its deletion at x-3, found no path the moving side alone
+    added (x-2 was the base's) and stayed at x-3 beside x-2: now it joins seven at
+    x-2, and every memory is held once with both labels."""
+    seven = memory("Clone seven's fact.", title="Note", at=T1)
+    six = memory("Clone six's fact.", title="Note", at=T0)
+    base = {"a/x-2.html": blob(six), "a/x-3.html": blob(seven)}
+    ours = {"a/x-2.html": blob(seven), "a/x-2-2.html": blob(six)}
+    theirs = {"a/x-2.html": blob(add_meta(six, "memhtml-entity", "team:six")),
+              "a/x-3.html": blob(add_meta(seven, "memhtml-entity", "team:seven"))}
+    merge = both_ways(base, ours, theirs)
+    tree = merge.applied_to(ours)
+    assert sorted(tree) == ["a/x-2-2.html", "a/x-2.html"], sorted(tree)
+    assert b"seven's" in tree["a/x-2.html"] and b"team:seven" in tree["a/x-2.html"]
+    assert b"six's" in tree["a/x-2-2.html"] and b"team:six" in tree["a/x-2-2.html"]
