@@ -3,9 +3,15 @@ options it knows become a request, each option read as the CLI reads it."""
 
 from __future__ import annotations
 
+import io
+import sys
+from pathlib import Path
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memhtml.cli import warm
 from memhtml.cli.warm import _parsed
 
 TOKENS = st.sampled_from(["recall", "brief", "--json", "--store", "/s", "--hook",
@@ -38,3 +44,23 @@ def test_the_usual_hook_lines_are_requests() -> None:
         "deploy", "window"]
     assert _parsed(["recall", "--hook", "gemini"]) is None
     assert _parsed(["write", "x"]) is None
+
+
+def _stdin(data: bytes, errors: str) -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)), encoding="utf-8",
+                            errors=errors, newline="\n")
+
+
+@pytest.mark.parametrize(("data", "errors"), [
+    (b"standup " + "\u00e9".encode() * (2 * 1024 * 1024 + 100), "strict"),
+    (b"standup \xff team\r\n", "surrogateescape"),
+])
+def test_stdin_the_warm_path_gives_back_reads_as_the_cold_command_would_find_it(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data: bytes, errors: str) -> None:
+    expected = _stdin(data, errors).read()
+    monkeypatch.setattr(sys, "stdin", _stdin(data, errors))
+    monkeypatch.setattr(warm, "_socket_path", lambda _store: tmp_path / "warm.sock")
+    monkeypatch.setattr(warm, "_ours", lambda _path: True)
+    monkeypatch.setattr(warm, "_ask", lambda _path, _request: None)
+    assert warm._answered(warm._parsed(["recall", "--json"])) is None  # type: ignore[arg-type]
+    assert sys.stdin.read() == expected

@@ -25,7 +25,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 __all__ = ["answer"]
 
@@ -186,6 +186,35 @@ def answer(argv: list[str]) -> int | None:
     return code
 
 
+class _Replayed(io.RawIOBase):
+    """The bytes already read from stdin, then the rest of it (the stream held, so
+    dropping it as ``sys.stdin`` does not close it)."""
+
+    def __init__(self, head: bytes, stdin: TextIO) -> None:
+        super().__init__()
+        self._head = head
+        self._stdin = stdin
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self._head:
+            return self._stdin.buffer.readinto(buffer)  # type: ignore[attr-defined, no-any-return]
+        size = min(len(buffer), len(self._head))
+        buffer[:size] = self._head[:size]
+        self._head = self._head[size:]
+        return size
+
+
+def _given_back(head: bytes, stdin: TextIO) -> TextIO:
+    """stdin as the cold command would have found it: what was read, then what was
+    not (a prompt past the warm path's limit), decoded as the original stream decodes."""
+    return io.TextIOWrapper(io.BufferedReader(_Replayed(head, stdin)),
+                            encoding=stdin.encoding, errors=stdin.errors, newline="\n",
+                            line_buffering=bool(stdin.line_buffering))
+
+
 def _answered(found: dict[str, Any]) -> int | None:
     path = _socket_path(found["store"])
     if path is None or not _ours(path):
@@ -195,7 +224,7 @@ def _answered(found: dict[str, Any]) -> int | None:
 
     def cold() -> None:
         if stdin is not None:
-            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+            sys.stdin = _given_back(stdin, sys.stdin)
 
     if stdin is not None and len(stdin) > HOOK_INPUT_MAX:
         cold()
