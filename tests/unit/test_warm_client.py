@@ -3,8 +3,15 @@ options it knows become a request, each option read as the CLI reads it."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
+import socket
 import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,3 +71,46 @@ def test_stdin_the_warm_path_gives_back_reads_as_the_cold_command_would_find_it(
     monkeypatch.setattr(warm, "_ask", lambda _path, _request: None)
     assert warm._answered(warm._parsed(["recall", "--json"])) is None  # type: ignore[arg-type]
     assert sys.stdin.read() == expected
+
+
+def _server(path: Path, send: Callable[[socket.socket], None]) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(os.fspath(path))
+    listener.listen(1)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = listener.accept()
+            with conn:
+                send(conn)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+def _trickle(conn: socket.socket) -> None:
+    for _ in range(200):
+        conn.sendall(b" ")
+        time.sleep(0.05)
+
+
+def _flood(conn: socket.socket) -> None:
+    chunk = b"x" * 65536
+    for _ in range(4096):
+        conn.sendall(chunk)
+
+
+@pytest.mark.parametrize("send", [_trickle, _flood])
+def test_a_server_that_never_finishes_its_answer_is_given_up_on_in_time(
+        monkeypatch: pytest.MonkeyPatch, send: Callable[[socket.socket], None]) -> None:
+    monkeypatch.setattr(warm, "_TIMEOUT", 1.0)
+    monkeypatch.setattr(warm, "ANSWER_MAX", 1024 * 1024)
+    with tempfile.TemporaryDirectory(dir="/tmp") as where:
+        path = Path(where) / "warm.sock"
+        listener = _server(path, send)
+        try:
+            started = time.monotonic()
+            assert warm._ask(path, {"op": "recall"}) is None
+            assert time.monotonic() - started < 3
+        finally:
+            listener.close()

@@ -24,6 +24,7 @@ import os
 import socket
 import stat
 import sys
+import time
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -37,6 +38,8 @@ _DEFAULTS: Final = {"recall": {"limit": 5, "budget": 800},
 _EVENTS: Final = {"brief": ("SessionStart", ("SessionStart",)),
                   "recall": ("UserPromptSubmit", ("UserPromptSubmit", "BeforeAgent"))}
 _TIMEOUT: Final = 10.0
+ANSWER_MAX: Final = 64 * 1024 * 1024
+"""The most a server's answer may hold; a longer one is left to the cold command."""
 
 
 def _parsed(argv: list[str]) -> dict[str, Any] | None:
@@ -99,13 +102,20 @@ def _ours(path: Path) -> bool:
 
 
 def _ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
+    """The server's answer, or None: none whole within ``_TIMEOUT`` seconds in all, or
+    one past ``ANSWER_MAX`` bytes, is no answer (the cold command gives it)."""
+    deadline = time.monotonic() + _TIMEOUT
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(_TIMEOUT)
             conn.connect(os.fspath(path))
             conn.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
-            data = b""
+            data = bytearray()
             while not data.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0 or len(data) > ANSWER_MAX:
+                    return None
+                conn.settimeout(left)
                 chunk = conn.recv(65536)
                 if not chunk:
                     return None
