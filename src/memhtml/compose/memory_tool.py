@@ -177,12 +177,13 @@ def _fenced(text: str) -> bytes:
     return f"{fence}\n{text.rstrip(chr(10))}\n{fence}\n".encode()
 
 
-def _rendered(store: Store, path: ToolPath, text: str, links: tuple[Link, ...]
-              ) -> Result[str, StoreError]:
-    """The memory file a text becomes at ``path``, ``links`` its edges: the note as the
-    import converts it when the view gives the text back as written; else (XML, a
-    table the markdown reader joins, raw HTML the format refuses) the text kept
-    verbatim as the article's code block, so what the model wrote is what it reads."""
+def _rendered(store: Store, path: ToolPath, text: str, links: tuple[Link, ...],
+              view: _Records = _NO_VIEW) -> Result[str, StoreError]:
+    """The memory file a text becomes at ``path``, ``links`` its edges (the memories
+    they reach read from ``view``, as ``view`` names them): the note as the import
+    converts it when the view gives the text back as written; else (XML, a table the
+    markdown reader joins, raw HTML the format refuses) the text kept verbatim as the
+    article's code block, so what the model wrote is what it reads."""
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -194,7 +195,7 @@ def _rendered(store: Store, path: ToolPath, text: str, links: tuple[Link, ...]
     if isinstance(note, Success):
         html = render_file(note.unwrap(), links, at)
         record = record_from(html, path.memory).value_or(None)
-        if record is not None and text_of(_NO_VIEW, record).rstrip("\n") == \
+        if record is not None and text_of(view, record).rstrip("\n") == \
                 text.replace("\r\n", "\n").rstrip("\n"):
             return Success(html)
     verbatim = _converted(store, path, path.source.removesuffix(".md") + VERBATIM_SUFFIX,
@@ -286,7 +287,8 @@ def _edit(store: Store, raw: str, command: str,
 
         def land(done: tuple[str, str]) -> ToolResult:
             after, answer = done
-            return IOResult.from_result(_rendered(store, path, after, record.links)).bind(
+            return IOResult.from_result(_rendered(store, path, after, record.links,
+                                                  view)).bind(
                 lambda html: _land(store, f"{command} {path.shown}",
                                    [BRevise(record.path, html)], answer))
 

@@ -134,6 +134,23 @@ def test_rename_moves_and_links_follow(tool: MemhtmlMemoryTool) -> None:
     assert 'href="/x/alpha.html"' in (root / "b.html").read_text()
 
 
+def test_an_edit_of_a_linked_memory_keeps_it_markdown(tool: MemhtmlMemoryTool) -> None:
+    from memhtml.store import link
+
+    note = "# Beta\n\nBeta is the second memory here.\n"
+    call(tool, command="create", path="/memories/a.md", file_text="Alpha is first.\n")
+    call(tool, command="create", path="/memories/b.md", file_text=note)
+    value_of(link(tool._gate.store, "b.html", "relates_to", "a.html"))
+    before = call(tool, command="view", path="/memories/b.md")
+    call(tool, command="str_replace", path="/memories/b.md", old_str="second",
+         new_str="final")
+    assert call(tool, command="view", path="/memories/b.md") == before.replace(
+        "second", "final")
+    html = (Path(tool._gate.services.settings.store) / "b.html").read_text()
+    assert 'content="b.md"' in html and "<pre" not in html
+    assert "<mark>Beta is the final memory here.</mark>" in html
+
+
 def test_text_the_markdown_reader_would_change_is_kept_verbatim(
         tool: MemhtmlMemoryTool) -> None:
     xml = "<customer>\n  <name>Ada</name>\n  <tier>gold ``` </tier>\n</customer>"
