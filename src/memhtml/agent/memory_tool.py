@@ -233,9 +233,12 @@ def replaced(path: str, text: str, old: str, new: str) -> Result[tuple[str, str]
                                f"appear verbatim in {path}."))
     if count > 1:
         lines: list[int] = []
+        line, counted = 1, 0
         at = text.find(old)
         while at != -1:
-            lines.append(text[:at].count("\n") + 1)
+            line += text.count("\n", counted, at)
+            counted = at
+            lines.append(line)
             at = text.find(old, at + 1)
         return Failure(Refused(
             f"No replacement was performed. Multiple occurrences of old_str `{old}` in "
