@@ -73,9 +73,12 @@ _FEW_WORDS = 3
 
 @dataclass(frozen=True, slots=True)
 class ToolPath:
-    """A ``/memories`` path, checked: its segments below the root."""
+    """A ``/memories`` path, checked: its segments below the root, and whether it
+    ended in ``/`` (it then names a folder only, as the folder view lists one, even
+    where a file has the folder's name: ``notes/`` beside ``notes.md``)."""
 
     parts: tuple[str, ...]
+    folder_only: bool = False
 
     @property
     def is_root(self) -> bool:
@@ -140,7 +143,7 @@ def tool_path(raw: str) -> Result[ToolPath, Refused]:
     if any(part.startswith(".") for part in parts):
         return Failure(Refused(f"Path {raw} refused: a name starting with a dot is hidden "
                                "(the store's own files), not a memory"))
-    return Success(ToolPath(parts))
+    return Success(ToolPath(parts, folder_only=bool(parts) and raw.endswith("/")))
 
 
 def fallback_claim(text: str, name: str) -> str:

@@ -109,10 +109,13 @@ def _missing(raw: str) -> Refused:
     return Refused(f"The path {raw} does not exist. Please provide a valid path.")
 
 
+def _file(view: HeadView, path: ToolPath) -> MemoryRecord | None:
+    """The memory the path names as a file (none for the root or a folder's path)."""
+    return None if path.is_root or path.folder_only else view.get(path.memory)
+
+
 def _live(view: HeadView, path: ToolPath) -> MemoryRecord | None:
-    if path.is_root:
-        return None
-    record = view.get(path.memory)
+    record = _file(view, path)
     return record if record is not None and not record.archived else None
 
 
@@ -217,7 +220,7 @@ def _land(store: Store, command: str, ops: Sequence[BatchOp], answer: str) -> To
 def tool_view(store: Store, raw: str, view_range: Sequence[int] | None = None) -> ToolResult:
     """A file's markdown, numbered, or a folder's entries two levels down."""
     def answer(path: ToolPath, view: HeadView) -> Result[str, StoreError]:
-        record = None if path.is_root else view.get(path.memory)
+        record = _file(view, path)
         if record is not None:
             return numbered(raw, text_of(view, record), view_range).alt(lambda e: e)
         folder = path.folder
@@ -276,7 +279,7 @@ def _edit(store: Store, raw: str, command: str,
     def revise(path: ToolPath, view: HeadView) -> ToolResult:
         record = _live(view, path)
         if record is None:
-            if not path.is_root and view.get(path.memory) is not None:
+            if _file(view, path) is not None:
                 return IOFailure(Refused(f"No change was made: {raw} is archived; "
                                          "restore it first (memhtml restore)"))
             if path.is_root or _under(view, path.folder):

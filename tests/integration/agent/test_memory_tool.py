@@ -175,6 +175,23 @@ def test_the_folder_view_lists_two_levels_and_hides_the_archive(
                     "/memories/p/q/"]
 
 
+def test_a_folder_named_like_a_file_is_reached_by_its_listed_path(
+        tool: MemhtmlMemoryTool) -> None:
+    call(tool, command="create", path="/memories/notes.md", file_text="Notes itself.\n")
+    call(tool, command="create", path="/memories/notes/inner.md", file_text="Inner one.\n")
+    listing = call(tool, command="view", path="/memories")
+    assert "\t/memories/notes/\n" in listing and "\t/memories/notes.md\n" in listing
+    assert call(tool, command="view", path="/memories/notes/").endswith(
+        "\t/memories/notes/inner.md")
+    assert refused(tool, command="str_replace", path="/memories/notes/", old_str="Notes",
+                   new_str="N") == "The path /memories/notes/ is not a file."
+    call(tool, command="rename", old_path="/memories/notes/", new_path="/memories/kept/")
+    call(tool, command="delete", path="/memories/kept/")
+    assert "Notes itself." in call(tool, command="view", path="/memories/notes")
+    assert refused(tool, command="view", path="/memories/kept/inner.md").startswith(
+        "The path /memories/kept/inner.md does not exist")
+
+
 @pytest.mark.parametrize(("command", "expected"), [
     ({"command": "view", "path": "/memories/../../etc/passwd"}, "would escape"),
     ({"command": "view", "path": "/memories/%2e%2e/%2e%2e/etc"}, "percent-encoded"),
