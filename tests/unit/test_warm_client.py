@@ -53,6 +53,12 @@ def test_the_usual_hook_lines_are_requests() -> None:
     assert _parsed(["write", "x"]) is None
 
 
+def test_a_count_python_calls_a_digit_but_cannot_read_goes_to_the_cold_command() -> None:
+    for value in ("\u00b2", "\u2460", "\u0663"):
+        assert _parsed(["recall", "--limit", value, "x"]) is None
+        assert _parsed(["brief", f"--items={value}"]) is None
+
+
 def _stdin(data: bytes, errors: str) -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)), encoding="utf-8",
                             errors=errors, newline="\n")

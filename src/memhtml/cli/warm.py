@@ -64,7 +64,7 @@ def _parsed(argv: list[str]) -> dict[str, Any] | None:
         elif name == "--hook" and value == "claude-code":
             found["hook"] = True
         elif name in _INTS and _INTS[name] in _DEFAULTS[op]:
-            if not value.isdigit() or int(value) < 1:
+            if not (value.isascii() and value.isdigit()) or int(value) < 1:
                 return None
             found[_INTS[name]] = int(value)
         elif op == "recall" and not token.startswith("-"):
