@@ -4,6 +4,7 @@ options it knows become a request, each option read as the CLI reads it."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import socket
@@ -120,3 +121,20 @@ def test_a_server_that_never_finishes_its_answer_is_given_up_on_in_time(
             assert time.monotonic() - started < 3
         finally:
             listener.close()
+
+
+class _Full(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_an_answer_that_cannot_be_written_is_one_line_on_stderr_as_cold_says_it(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(warm, "_socket_path", lambda _store: tmp_path / "warm.sock")
+    monkeypatch.setattr(warm, "_ours", lambda _path: True)
+    monkeypatch.setattr(warm, "_ask", lambda _path, _request: {"payload": {"text": "t"}})
+    monkeypatch.setattr(sys, "stdout", _Full())
+    assert warm._answered(warm._parsed(["brief"])) == 1  # type: ignore[arg-type]
+    assert capsys.readouterr().err == (
+        "memhtml: the output could not be written: [Errno 28] No space left on device\n")

@@ -18,6 +18,7 @@ instead of running cold, to measure or check the warm path.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -250,5 +251,13 @@ def _answered(found: dict[str, Any]) -> int | None:
     if not isinstance(payload, dict):
         cold()
         return None
-    sys.stdout.write(_printed(found, payload, event))
+    try:
+        sys.stdout.write(_printed(found, payload, event))
+        sys.stdout.flush()
+    except (OSError, ValueError) as error:  # a full device, a closed stream
+        # What the cold command says (``memhtml.cli.app``), without importing it.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"memhtml: the output could not be written: {error}\n")
+            sys.stderr.flush()
+        return 1
     return 0
