@@ -138,3 +138,14 @@ def test_an_answer_that_cannot_be_written_is_one_line_on_stderr_as_cold_says_it(
     assert warm._answered(warm._parsed(["brief"])) == 1  # type: ignore[arg-type]
     assert capsys.readouterr().err == (
         "memhtml: the output could not be written: [Errno 28] No space left on device\n")
+
+
+@pytest.mark.parametrize("words", [[" "], [""], ["\t", "\u3000"]])
+def test_blank_words_go_to_the_cold_command_which_asks_for_a_prompt(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, words: list[str]) -> None:
+    asked: list[object] = []
+    monkeypatch.setattr(warm, "_socket_path", lambda _store: tmp_path / "warm.sock")
+    monkeypatch.setattr(warm, "_ours", lambda _path: True)
+    monkeypatch.setattr(warm, "_ask", lambda _path, request: asked.append(request))
+    assert warm._answered(warm._parsed(["recall", *words])) is None  # type: ignore[arg-type]
+    assert asked == []

@@ -155,7 +155,8 @@ def _prompt(found: dict[str, Any], stdin: bytes | None) -> tuple[str | None, str
             return None, None
         return given["prompt"], given.get("hook_event_name")
     if found["words"]:
-        return " ".join(found["words"]), None
+        words = " ".join(found["words"])
+        return (words if words.strip() else None), None
     try:
         text = (stdin or b"").decode("utf-8")
     except UnicodeDecodeError:
