@@ -54,6 +54,13 @@ def test_the_usual_hook_lines_are_requests() -> None:
     assert _parsed(["write", "x"]) is None
 
 
+def test_an_option_given_twice_goes_to_the_cold_command_which_refuses_it() -> None:
+    for argv in (["recall", "x", "--limit", "3", "--limit=1"], ["recall", "x", "--json", "--json"],
+                 ["brief", "--store", "/a", "--store=/b"],
+                 ["recall", "--hook", "claude-code", "--hook=claude-code"]):
+        assert _parsed(argv) is None, argv
+
+
 def test_a_count_python_calls_a_digit_but_cannot_read_goes_to_the_cold_command() -> None:
     for value in ("\u00b2", "\u2460", "\u0663"):
         assert _parsed(["recall", "--limit", value, "x"]) is None

@@ -51,9 +51,14 @@ def _parsed(argv: list[str]) -> dict[str, Any] | None:
     found: dict[str, Any] = {"op": op, **_DEFAULTS[op], "json": False, "hook": False,
                              "store": None, "words": []}
     rest = argv[1:]
+    given: set[str] = set()
     while rest:
         token = rest.pop(0)
         name, eq, value = token.partition("=")
+        if name.startswith("-"):
+            if name in given:  # the CLI refuses an option given twice
+                return None
+            given.add(name)
         if name in ("--store", "--hook", *_INTS) and not eq:
             if not rest:
                 return None
