@@ -74,8 +74,8 @@ _FEW_WORDS = 3
 @dataclass(frozen=True, slots=True)
 class ToolPath:
     """A ``/memories`` path, checked: its segments below the root, and whether it
-    ended in ``/`` (it then names a folder only, as the folder view lists one, even
-    where a file has the folder's name: ``notes/`` beside ``notes.md``)."""
+    ended in ``/`` (it then names the folder the folder view lists, where a file has
+    the folder's name: ``notes/`` beside ``notes.md``)."""
 
     parts: tuple[str, ...]
     folder_only: bool = False

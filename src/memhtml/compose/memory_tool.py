@@ -110,8 +110,13 @@ def _missing(raw: str) -> Refused:
 
 
 def _file(view: HeadView, path: ToolPath) -> MemoryRecord | None:
-    """The memory the path names as a file (none for the root or a folder's path)."""
-    return None if path.is_root or path.folder_only else view.get(path.memory)
+    """The memory the path names as a file: none for the root, nor for a path ending
+    in ``/`` where a folder of that name holds memories (``notes/`` beside
+    ``notes.md``)."""
+    if path.is_root or (path.folder_only
+                        and any(p.startswith(path.folder) for p in view.paths())):
+        return None
+    return view.get(path.memory)
 
 
 def _live(view: HeadView, path: ToolPath) -> MemoryRecord | None:

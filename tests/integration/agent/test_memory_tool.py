@@ -190,6 +190,7 @@ def test_a_folder_named_like_a_file_is_reached_by_its_listed_path(
     assert "Notes itself." in call(tool, command="view", path="/memories/notes")
     assert refused(tool, command="view", path="/memories/kept/inner.md").startswith(
         "The path /memories/kept/inner.md does not exist")
+    assert "Notes itself." in call(tool, command="view", path="/memories/notes.md/")
 
 
 @pytest.mark.parametrize(("command", "expected"), [
