@@ -73,9 +73,12 @@ _FEW_WORDS = 3
 
 @dataclass(frozen=True, slots=True)
 class ToolPath:
-    """A ``/memories`` path, checked: its segments below the root."""
+    """A ``/memories`` path, checked: its segments below the root, and whether it
+    ended in ``/`` (it then names the folder the folder view lists, where a file has
+    the folder's name: ``notes/`` beside ``notes.md``)."""
 
     parts: tuple[str, ...]
+    folder_only: bool = False
 
     @property
     def is_root(self) -> bool:
@@ -140,7 +143,7 @@ def tool_path(raw: str) -> Result[ToolPath, Refused]:
     if any(part.startswith(".") for part in parts):
         return Failure(Refused(f"Path {raw} refused: a name starting with a dot is hidden "
                                "(the store's own files), not a memory"))
-    return Success(ToolPath(parts))
+    return Success(ToolPath(parts, folder_only=bool(parts) and raw.endswith("/")))
 
 
 def fallback_claim(text: str, name: str) -> str:
@@ -233,9 +236,12 @@ def replaced(path: str, text: str, old: str, new: str) -> Result[tuple[str, str]
                                f"appear verbatim in {path}."))
     if count > 1:
         lines: list[int] = []
+        line, counted = 1, 0
         at = text.find(old)
         while at != -1:
-            lines.append(text[:at].count("\n") + 1)
+            line += text.count("\n", counted, at)
+            counted = at
+            lines.append(line)
             at = text.find(old, at + 1)
         return Failure(Refused(
             f"No replacement was performed. Multiple occurrences of old_str `{old}` in "

@@ -18,14 +18,16 @@ instead of running cold, to measure or check the warm path.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import socket
 import stat
 import sys
+import time
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 __all__ = ["answer"]
 
@@ -37,6 +39,8 @@ _DEFAULTS: Final = {"recall": {"limit": 5, "budget": 800},
 _EVENTS: Final = {"brief": ("SessionStart", ("SessionStart",)),
                   "recall": ("UserPromptSubmit", ("UserPromptSubmit", "BeforeAgent"))}
 _TIMEOUT: Final = 10.0
+ANSWER_MAX: Final = 64 * 1024 * 1024
+"""The most a server's answer may hold; a longer one is left to the cold command."""
 
 
 def _parsed(argv: list[str]) -> dict[str, Any] | None:
@@ -47,9 +51,14 @@ def _parsed(argv: list[str]) -> dict[str, Any] | None:
     found: dict[str, Any] = {"op": op, **_DEFAULTS[op], "json": False, "hook": False,
                              "store": None, "words": []}
     rest = argv[1:]
+    given: set[str] = set()
     while rest:
         token = rest.pop(0)
         name, eq, value = token.partition("=")
+        if name.startswith("-"):
+            if name in given:  # the CLI refuses an option given twice
+                return None
+            given.add(name)
         if name in ("--store", "--hook", *_INTS) and not eq:
             if not rest:
                 return None
@@ -61,7 +70,7 @@ def _parsed(argv: list[str]) -> dict[str, Any] | None:
         elif name == "--hook" and value == "claude-code":
             found["hook"] = True
         elif name in _INTS and _INTS[name] in _DEFAULTS[op]:
-            if not value.isdigit() or int(value) < 1:
+            if not (value.isascii() and value.isdigit()) or int(value) < 1:
                 return None
             found[_INTS[name]] = int(value)
         elif op == "recall" and not token.startswith("-"):
@@ -99,13 +108,20 @@ def _ours(path: Path) -> bool:
 
 
 def _ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
+    """The server's answer, or None: none whole within ``_TIMEOUT`` seconds in all, or
+    one past ``ANSWER_MAX`` bytes, is no answer (the cold command gives it)."""
+    deadline = time.monotonic() + _TIMEOUT
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(_TIMEOUT)
             conn.connect(os.fspath(path))
             conn.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
-            data = b""
+            data = bytearray()
             while not data.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0 or len(data) > ANSWER_MAX:
+                    return None
+                conn.settimeout(left)
                 chunk = conn.recv(65536)
                 if not chunk:
                     return None
@@ -144,7 +160,8 @@ def _prompt(found: dict[str, Any], stdin: bytes | None) -> tuple[str | None, str
             return None, None
         return given["prompt"], given.get("hook_event_name")
     if found["words"]:
-        return " ".join(found["words"]), None
+        words = " ".join(found["words"])
+        return (words if words.strip() else None), None
     try:
         text = (stdin or b"").decode("utf-8")
     except UnicodeDecodeError:
@@ -186,6 +203,35 @@ def answer(argv: list[str]) -> int | None:
     return code
 
 
+class _Replayed(io.RawIOBase):
+    """The bytes already read from stdin, then the rest of it (the stream held, so
+    dropping it as ``sys.stdin`` does not close it)."""
+
+    def __init__(self, head: bytes, stdin: TextIO) -> None:
+        super().__init__()
+        self._head = head
+        self._stdin = stdin
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self._head:
+            return self._stdin.buffer.readinto(buffer)  # type: ignore[attr-defined, no-any-return]
+        size = min(len(buffer), len(self._head))
+        buffer[:size] = self._head[:size]
+        self._head = self._head[size:]
+        return size
+
+
+def _given_back(head: bytes, stdin: TextIO) -> TextIO:
+    """stdin as the cold command would have found it: what was read, then what was
+    not (a prompt past the warm path's limit), decoded as the original stream decodes."""
+    return io.TextIOWrapper(io.BufferedReader(_Replayed(head, stdin)),
+                            encoding=stdin.encoding, errors=stdin.errors, newline="\n",
+                            line_buffering=bool(stdin.line_buffering))
+
+
 def _answered(found: dict[str, Any]) -> int | None:
     path = _socket_path(found["store"])
     if path is None or not _ours(path):
@@ -195,7 +241,7 @@ def _answered(found: dict[str, Any]) -> int | None:
 
     def cold() -> None:
         if stdin is not None:
-            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+            sys.stdin = _given_back(stdin, sys.stdin)
 
     if stdin is not None and len(stdin) > HOOK_INPUT_MAX:
         cold()
@@ -211,5 +257,13 @@ def _answered(found: dict[str, Any]) -> int | None:
     if not isinstance(payload, dict):
         cold()
         return None
-    sys.stdout.write(_printed(found, payload, event))
+    try:
+        sys.stdout.write(_printed(found, payload, event))
+        sys.stdout.flush()
+    except (OSError, ValueError) as error:  # a full device, a closed stream
+        # What the cold command says (``memhtml.cli.app``), without importing it.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"memhtml: the output could not be written: {error}\n")
+            sys.stderr.flush()
+        return 1
     return 0

@@ -109,10 +109,18 @@ def _missing(raw: str) -> Refused:
     return Refused(f"The path {raw} does not exist. Please provide a valid path.")
 
 
-def _live(view: HeadView, path: ToolPath) -> MemoryRecord | None:
-    if path.is_root:
+def _file(view: HeadView, path: ToolPath) -> MemoryRecord | None:
+    """The memory the path names as a file: none for the root, nor for a path ending
+    in ``/`` where a folder of that name holds memories (``notes/`` beside
+    ``notes.md``)."""
+    if path.is_root or (path.folder_only
+                        and any(p.startswith(path.folder) for p in view.paths())):
         return None
-    record = view.get(path.memory)
+    return view.get(path.memory)
+
+
+def _live(view: HeadView, path: ToolPath) -> MemoryRecord | None:
+    record = _file(view, path)
     return record if record is not None and not record.archived else None
 
 
@@ -177,12 +185,13 @@ def _fenced(text: str) -> bytes:
     return f"{fence}\n{text.rstrip(chr(10))}\n{fence}\n".encode()
 
 
-def _rendered(store: Store, path: ToolPath, text: str, links: tuple[Link, ...]
-              ) -> Result[str, StoreError]:
-    """The memory file a text becomes at ``path``, ``links`` its edges: the note as the
-    import converts it when the view gives the text back as written; else (XML, a
-    table the markdown reader joins, raw HTML the format refuses) the text kept
-    verbatim as the article's code block, so what the model wrote is what it reads."""
+def _rendered(store: Store, path: ToolPath, text: str, links: tuple[Link, ...],
+              view: _Records = _NO_VIEW) -> Result[str, StoreError]:
+    """The memory file a text becomes at ``path``, ``links`` its edges (the memories
+    they reach read from ``view``, as ``view`` names them): the note as the import
+    converts it when the view gives the text back as written; else (XML, a table the
+    markdown reader joins, raw HTML the format refuses) the text kept verbatim as the
+    article's code block, so what the model wrote is what it reads."""
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -194,7 +203,7 @@ def _rendered(store: Store, path: ToolPath, text: str, links: tuple[Link, ...]
     if isinstance(note, Success):
         html = render_file(note.unwrap(), links, at)
         record = record_from(html, path.memory).value_or(None)
-        if record is not None and text_of(_NO_VIEW, record).rstrip("\n") == \
+        if record is not None and text_of(view, record).rstrip("\n") == \
                 text.replace("\r\n", "\n").rstrip("\n"):
             return Success(html)
     verbatim = _converted(store, path, path.source.removesuffix(".md") + VERBATIM_SUFFIX,
@@ -216,7 +225,7 @@ def _land(store: Store, command: str, ops: Sequence[BatchOp], answer: str) -> To
 def tool_view(store: Store, raw: str, view_range: Sequence[int] | None = None) -> ToolResult:
     """A file's markdown, numbered, or a folder's entries two levels down."""
     def answer(path: ToolPath, view: HeadView) -> Result[str, StoreError]:
-        record = None if path.is_root else view.get(path.memory)
+        record = _file(view, path)
         if record is not None:
             return numbered(raw, text_of(view, record), view_range).alt(lambda e: e)
         folder = path.folder
@@ -275,7 +284,7 @@ def _edit(store: Store, raw: str, command: str,
     def revise(path: ToolPath, view: HeadView) -> ToolResult:
         record = _live(view, path)
         if record is None:
-            if not path.is_root and view.get(path.memory) is not None:
+            if _file(view, path) is not None:
                 return IOFailure(Refused(f"No change was made: {raw} is archived; "
                                          "restore it first (memhtml restore)"))
             if path.is_root or _under(view, path.folder):
@@ -286,7 +295,8 @@ def _edit(store: Store, raw: str, command: str,
 
         def land(done: tuple[str, str]) -> ToolResult:
             after, answer = done
-            return IOResult.from_result(_rendered(store, path, after, record.links)).bind(
+            return IOResult.from_result(_rendered(store, path, after, record.links,
+                                                  view)).bind(
                 lambda html: _land(store, f"{command} {path.shown}",
                                    [BRevise(record.path, html)], answer))
 

@@ -134,6 +134,23 @@ def test_rename_moves_and_links_follow(tool: MemhtmlMemoryTool) -> None:
     assert 'href="/x/alpha.html"' in (root / "b.html").read_text()
 
 
+def test_an_edit_of_a_linked_memory_keeps_it_markdown(tool: MemhtmlMemoryTool) -> None:
+    from memhtml.store import link
+
+    note = "# Beta\n\nBeta is the second memory here.\n"
+    call(tool, command="create", path="/memories/a.md", file_text="Alpha is first.\n")
+    call(tool, command="create", path="/memories/b.md", file_text=note)
+    value_of(link(tool._gate.store, "b.html", "relates_to", "a.html"))
+    before = call(tool, command="view", path="/memories/b.md")
+    call(tool, command="str_replace", path="/memories/b.md", old_str="second",
+         new_str="final")
+    assert call(tool, command="view", path="/memories/b.md") == before.replace(
+        "second", "final")
+    html = (Path(tool._gate.services.settings.store) / "b.html").read_text()
+    assert 'content="b.md"' in html and "<pre" not in html
+    assert "<mark>Beta is the final memory here.</mark>" in html
+
+
 def test_text_the_markdown_reader_would_change_is_kept_verbatim(
         tool: MemhtmlMemoryTool) -> None:
     xml = "<customer>\n  <name>Ada</name>\n  <tier>gold ``` </tier>\n</customer>"
@@ -156,6 +173,24 @@ def test_the_folder_view_lists_two_levels_and_hides_the_archive(
     rows = [line.split("\t")[1] for line in listing.splitlines()[1:]]
     assert rows == ["/memories", "/memories/a.md", "/memories/p/", "/memories/p/b.md",
                     "/memories/p/q/"]
+
+
+def test_a_folder_named_like_a_file_is_reached_by_its_listed_path(
+        tool: MemhtmlMemoryTool) -> None:
+    call(tool, command="create", path="/memories/notes.md", file_text="Notes itself.\n")
+    call(tool, command="create", path="/memories/notes/inner.md", file_text="Inner one.\n")
+    listing = call(tool, command="view", path="/memories")
+    assert "\t/memories/notes/\n" in listing and "\t/memories/notes.md\n" in listing
+    assert call(tool, command="view", path="/memories/notes/").endswith(
+        "\t/memories/notes/inner.md")
+    assert refused(tool, command="str_replace", path="/memories/notes/", old_str="Notes",
+                   new_str="N") == "The path /memories/notes/ is not a file."
+    call(tool, command="rename", old_path="/memories/notes/", new_path="/memories/kept/")
+    call(tool, command="delete", path="/memories/kept/")
+    assert "Notes itself." in call(tool, command="view", path="/memories/notes")
+    assert refused(tool, command="view", path="/memories/kept/inner.md").startswith(
+        "The path /memories/kept/inner.md does not exist")
+    assert "Notes itself." in call(tool, command="view", path="/memories/notes.md/")
 
 
 @pytest.mark.parametrize(("command", "expected"), [

@@ -4,6 +4,7 @@ handler's on the same file, and a path that could leave ``/memories`` is refused
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,15 @@ def test_an_edit_past_the_file_limit_is_refused() -> None:
     assert isinstance(refused, Failure)
     assert str(MAX_FILE_BYTES) in refused.failure().reason
     assert isinstance(inserted(PATH, "a\n", 1, big), Failure)
+
+
+def test_a_string_found_everywhere_in_a_file_at_the_limit_is_answered_at_once() -> None:
+    text = "a\n" * (MAX_FILE_BYTES // 2 - 1)
+    started = time.monotonic()
+    refused = replaced(PATH, text, "a", "b")
+    assert time.monotonic() - started < 2
+    assert isinstance(refused, Failure)
+    assert ", ".join(map(str, range(1, MAX_FILE_BYTES // 2))) in refused.failure().reason
 
 
 @pytest.mark.parametrize("size", [0, 1, 512, 1023, 1024, 1536, 4096, 1 << 20, 5 << 20])
