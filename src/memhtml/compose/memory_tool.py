@@ -83,6 +83,7 @@ MEMORY_TOOL_LABEL: Final = "memory-tool"
 MEMORY_TOOL_TRAILER: Final = "Memhtml-Memory-Tool"
 """The trailer that carries the command, as the model gave it."""
 _ARCHIVE = "archive/"
+_FRONT: Final = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 VERBATIM_SUFFIX: Final = ".txt"
 """The note name (``memhtml-source``) of a memory the tool keeps verbatim: its text
 is the article's one code block, given back whole by ``view``."""
@@ -206,8 +207,16 @@ def _rendered(store: Store, path: ToolPath, text: str, links: tuple[Link, ...],
         if record is not None and text_of(view, record).rstrip("\n") == \
                 text.replace("\r\n", "\n").rstrip("\n"):
             return Success(html)
-    verbatim = _converted(store, path, path.source.removesuffix(".md") + VERBATIM_SUFFIX,
-                          _fenced(text), claim)
+    # The text whole in the code block; its frontmatter, when it has one the reader
+    # takes, also before it, so the memory keeps the type, tags, entities and stamps
+    # the text gives (an edit of a memory holding raw HTML otherwise dropped them).
+    source = path.source.removesuffix(".md") + VERBATIM_SUFFIX
+    front = _FRONT.match(text.replace("\r\n", "\n"))
+    verbatim = _converted(store, path, source, _fenced(text), claim)
+    if front is not None:
+        with_front = _converted(store, path, source,
+                                front.group(0).encode() + b"\n" + _fenced(text), claim)
+        verbatim = with_front if isinstance(with_front, Success) else verbatim
     match verbatim:
         case Success(converted):
             return Success(render_file(converted, links, at))

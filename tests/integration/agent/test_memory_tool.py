@@ -311,3 +311,22 @@ def test_a_scripted_model_drives_the_sdk_tool_runner_over_loopback(
     subjects = [m.splitlines()[0] for m in commits(tool)[:2]]
     assert subjects == ["memhtml memory-tool: str_replace /memories/user/coffee.md",
                         "memhtml memory-tool: create /memories/user/coffee.md"]
+
+
+def test_a_memory_kept_verbatim_keeps_what_its_frontmatter_says(
+        tool: MemhtmlMemoryTool) -> None:
+    """Text the markdown reader would change is kept whole as a code block; the
+    frontmatter it starts with still gives the memory its type, tags and entities."""
+    text = ("---\nname: Canary gate\ntype: procedural\ntags:\n- deploy\nentities:\n"
+            "- service:checkout\n---\n\n<dl><dt>gate</dt><dd>5% for 10 min</dd></dl>\n")
+    call(tool, command="create", path="/memories/canary.md", file_text=text)
+    assert call(tool, command="view", path="/memories/canary.md").split("\n", 1)[1] == \
+        "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(text.rstrip("\n").split("\n"),
+                                                            1))
+    call(tool, command="str_replace", path="/memories/canary.md", old_str="10 min",
+         new_str="15 min")
+    record = tool._gate.store.head()._inner_value.unwrap().get("canary.html")
+    assert record is not None
+    assert (record.memory_type, record.tags, record.entities) == (
+        "procedural", ("deploy",), ("service:checkout",))
+    assert "15 min" in call(tool, command="view", path="/memories/canary.md")
