@@ -38,7 +38,11 @@ _DEFAULTS: Final = {"recall": {"limit": 5, "budget": 800},
                     "brief": {"items": 10, "budget": 1_500}}
 _EVENTS: Final = {"brief": ("SessionStart", ("SessionStart",)),
                   "recall": ("UserPromptSubmit", ("UserPromptSubmit", "BeforeAgent"))}
-_TIMEOUT: Final = 10.0
+_TIMEOUT: Final = 3.0
+"""How long a server has to answer in all before the cold command runs instead: a
+server answers in well under a second (docs/benchmarks.md), so one that takes
+longer is stopped (``Ctrl-Z``) or stuck behind a sync, and a hook that waited longer
+would hold up the person's prompt more than the cold command costs."""
 ANSWER_MAX: Final = 64 * 1024 * 1024
 """The most a server's answer may hold; a longer one is left to the cold command."""
 
