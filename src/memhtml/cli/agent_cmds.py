@@ -41,6 +41,8 @@ HOOK_INPUT_MAX: Final = 4 * 1024 * 1024
 
 
 def _hook_input() -> dict[str, Any]:
+    if sys.stdin is None:
+        raise CliError("there is no stdin to read the hook input from")
     data = sys.stdin.buffer.read(HOOK_INPUT_MAX + 1)
     if len(data) > HOOK_INPUT_MAX:
         raise CliError(f"the hook input is larger than {HOOK_INPUT_MAX} bytes")
@@ -73,7 +75,8 @@ def _as_hook(event: str, body: Callable[[dict[str, Any]], str | None]) -> int:
         # The event the input names (Gemini CLI's BeforeAgent reads the same output
         # shape as Claude Code's UserPromptSubmit), else the one this door answers.
         print_out(json.dumps({"hookSpecificOutput": {
-            "hookEventName": named if named in ANSWERS.get(event, ()) else event,
+            "hookEventName": (named if isinstance(named, str)
+                              and named in ANSWERS.get(event, ()) else event),
             "additionalContext": context}}, ensure_ascii=False))
     return EXIT_OK
 
@@ -165,6 +168,8 @@ def recall(*prompt: str, limit: int = 5, budget: int = 800,
         return _as_hook("UserPromptSubmit", answer)
 
     def body() -> Reply:
+        if not prompt and sys.stdin is None:
+            raise UsageError("give a prompt: memhtml recall WORDS..., or on stdin")
         text = " ".join(prompt) if prompt else sys.stdin.read(HOOK_INPUT_MAX)
         if not text.strip():
             raise UsageError("give a prompt: memhtml recall WORDS..., or on stdin")

@@ -241,6 +241,8 @@ def _answered(found: dict[str, Any]) -> int | None:
     if path is None or not _ours(path):
         return None
     reads_stdin = found["hook"] or (found["op"] == "recall" and not found["words"])
+    if reads_stdin and sys.stdin is None:
+        return None  # no stdin at all (<&-): the cold command says so
     stdin = sys.stdin.buffer.read(HOOK_INPUT_MAX + 1) if reads_stdin else None
 
     def cold() -> None:

@@ -197,3 +197,18 @@ def test_with_scopes_configured_the_cold_command_answers(
     finally:
         config.unlink()
     assert run(served["env"], "recall", "standup", warm="only").returncode == 0
+
+
+@pytest.mark.parametrize("warm", ["1", "0"])
+def test_no_stdin_and_an_odd_event_name_are_one_line_not_a_crash(
+        served: dict[str, Any], warm: str) -> None:
+    closed = subprocess.run(
+        [sys.executable, "-m", "memhtml", "recall", "--hook", "claude-code"],
+        env={**served["env"], "MEMHTML_WARM": warm}, stdin=None, capture_output=True,
+        text=True, timeout=120, check=False, preexec_fn=lambda: os.close(0))
+    assert closed.returncode == 1, closed.stderr
+    assert "Traceback" not in closed.stderr and "no stdin" in closed.stderr
+    odd = run(served["env"], "recall", "--hook", "claude-code", warm=warm,
+              stdin='{"prompt": "checkout canary gate error rate", "hook_event_name": ["x"]}')
+    assert odd.returncode == 0, odd.stderr
+    assert '"hookEventName": "UserPromptSubmit"' in odd.stdout
