@@ -130,10 +130,11 @@ def exported(rev: str) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def one_round(side: Side, origin: Path, read_path: str, runs: int, work: Path
-              ) -> dict[str, list[Process]]:
-    clone = work / f"clone-{side.name}"
-    shutil.rmtree(clone, ignore_errors=True)
+def one_round(side: Side, origin: Path, read_path: str, runs: int, work: Path,
+              round_no: int) -> dict[str, list[Process]]:
+    # Each clone is kept until the run ends: deleting 100,000 files took this
+    # machine's disk minutes, which would have stood between the rounds.
+    clone = work / f"clone-{round_no}-{side.name.replace(' ', '-')}"
     subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
     env = {**os.environ, "PYTHONPATH": str(side.src)}
     taken: dict[str, list[Process]] = {"first status": [spawned(memhtml(clone, "status"),
@@ -141,7 +142,6 @@ def one_round(side: Side, origin: Path, read_path: str, runs: int, work: Path
     for name, args in (("status", ["status"]), ("search", ["search", COLD_QUERY]),
                        ("read", ["read", read_path, "--tier", "gist"])):
         taken[name] = [spawned(memhtml(clone, *args), env, work) for _ in range(runs)]
-    shutil.rmtree(clone, ignore_errors=True)
     return taken
 
 
@@ -197,7 +197,8 @@ def main() -> None:
                   + (f", baseline {sides[1].src} ({named})" if base is not None else ""),
                   flush=True)
             for round_no in range(1, args.rounds + 1):
-                results = {side.name: one_round(side, origin, read_path, args.runs, work)
+                results = {side.name: one_round(side, origin, read_path, args.runs, work,
+                                                round_no)
                            for side in sides}
                 report(round_no, results)
     finally:

@@ -18,7 +18,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Success
 
 from memhtml.contracts.errors import GitError, GitFailure
-from memhtml.contracts.record import MemoryRecord
+from memhtml.contracts.record import MemoryRecord, record_rows, records_from_rows
 from memhtml.contracts.services import FanOut, Repository, TreeEntry
 from memhtml.head.indexes import IndexedView, build_indexes, is_active, replace_paths
 
@@ -99,17 +99,20 @@ def _parse_entries(
 
 
 def _tokenized(entry: TreeEntry, blobs: dict[str, bytes]
-               ) -> tuple[MemoryRecord | SkippedFile, str | None]:
-    """One file's record (or skip) and, for an active record, its lexical tokens
-    joined by spaces (a token is a run of word characters, so never holds one): one
-    string pickles back from a worker in one copy, where a list of a few hundred
-    short strings cost more than tokenizing them again."""
+               ) -> tuple[tuple[object, ...] | SkippedFile, str | None]:
+    """One file's record as a row of its fields (``record_rows``: a tuple unpickles
+    in the parent for about half what a record object costs) or why it is left out,
+    and, for an active record, its lexical tokens joined by spaces (a token is a run
+    of word characters, so never holds one): one string pickles back from a worker in
+    one copy, where a list of a few hundred short strings cost more than tokenizing
+    them again."""
     from memhtml.head.lexical import document_text, tokenize
 
     read = _entry_of(entry, blobs)
-    if isinstance(read, SkippedFile) or not is_active(read):
+    if isinstance(read, SkippedFile):
         return read, None
-    return read, " ".join(tokenize(document_text(read)))
+    [row] = record_rows((read,))
+    return row, " ".join(tokenize(document_text(read))) if is_active(read) else None
 
 
 def _parse_all(entries: list[TreeEntry], blobs: dict[str, bytes], fan: FanOut | None,
@@ -118,7 +121,7 @@ def _parse_all(entries: list[TreeEntry], blobs: dict[str, bytes], fan: FanOut | 
     """Every entry parsed, in rounds of ``LOAD_ROUND`` reported to ``progress``; with a
     fan-out, each round is spread over its workers, tokens for the lexical index
     computed there too (the records are the same either way: ``FanOut`` returns what
-    the loop would)."""
+    the loop would, and a row holds every field)."""
     if fan is None and progress is None:
         parsed, left_out = _parse_entries(entries, blobs)
         return parsed, left_out, None
@@ -136,13 +139,19 @@ def _parse_all(entries: list[TreeEntry], blobs: dict[str, bytes], fan: FanOut | 
                     else:
                         records.append(read)
             else:
-                for read, joined in fan(lambda entry: _tokenized(entry, blobs), chunk):
-                    if isinstance(read, SkippedFile):
-                        skipped.append(read)
-                        continue
-                    records.append(read)
+                rows: list[tuple[object, ...]] = []
+                joined_rows: list[str | None] = []
+                for row, joined in fan(lambda entry: _tokenized(entry, blobs), chunk):
+                    if isinstance(row, SkippedFile):
+                        skipped.append(row)
+                    else:
+                        rows.append(row)
+                        joined_rows.append(joined)
+                made = records_from_rows(rows)
+                records.extend(made)
+                for record, joined in zip(made, joined_rows, strict=True):
                     if joined is not None:
-                        tokens[read.path] = joined.split(" ") if joined else []
+                        tokens[record.path] = joined.split(" ") if joined else []
             if progress is not None:
                 progress("parsing", start + len(chunk), len(entries))
     return records, skipped, tokens
