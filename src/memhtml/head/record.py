@@ -13,7 +13,6 @@ from memhtml.contracts.errors import InvalidMemory
 from memhtml.contracts.record import MemoryRecord
 from memhtml.contracts.vocabulary import DAY_FACET
 from memhtml.format import MemoryDoc, parse_memory_hashed
-from memhtml.format.canonical import read_canonical
 
 ARCHIVE_PREFIX = "archive/"
 _WORD = re.compile(r"[^\W_]+")
@@ -156,6 +155,10 @@ def record_from(html: str, path: str) -> Result[MemoryRecord, InvalidMemory]:
         known = _READ_AHEAD.get((path, html))
         if known is not None:
             return Success(known)
+    # Imported here: a command that restores a snapshot and parses nothing never
+    # pays for the reader's import.
+    from memhtml.format.canonical import read_canonical
+
     quick = read_canonical(html)
     if quick is not None:
         return Success(record_of(quick[0], quick[1], path, html))
