@@ -12,10 +12,12 @@ full parse gives, from the text itself.
 The shape is narrow on purpose, so that the answer cannot differ from the full
 parse: every element is one the serializer writes, with the attributes it writes;
 text runs hold no markup, no character reference other than ``&amp;``, ``&lt;``,
-``&gt;`` (``&amp;`` and ``&quot;`` in an attribute), no control, C1, no-break,
-byte-order-mark or noncharacter code point (the characters where a parser's reading
-could turn on more than the text: both parsers keep every other character of a text
-run as it is written). The metas go through the same constraint checks and the same
+``&gt;`` (``&amp;`` and ``&quot;`` in an attribute), and no character
+``str.isprintable`` refuses: controls, C1, every space but the plain one (the
+no-break space among them), format characters (the byte-order mark), surrogates,
+unassigned and noncharacter code points. Those are where a parser's reading could
+turn on more than the text; both parsers keep every other character of a text run as
+it is written. The metas go through the same constraint checks and the same
 typed reading as a parsed head (``check_metas``, ``metas_of``). Anything else, and
 any file that would fail a check or carry a warning, is None: the caller parses it in
 full, which gives the error or the warning with its own words. A hypothesis law holds
