@@ -20,6 +20,7 @@ import pytest
 EXAMPLE_MODULES = (
     "memhtml.format.template",
     "memhtml.format.parse",
+    "memhtml.format.canonical",
     "memhtml.format.hash",
     "memhtml.format.editors",
     "memhtml.format.anchors",

@@ -73,3 +73,23 @@ def progress(description: str, total: int | None, as_json: bool) -> Iterator[Bar
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield _Rich(bar, task)
+
+
+class LoadBar:
+    """A bar as a first load's ``head.LoadProgress``: the files parsed so far of all
+    of them, then what the load does with them (indexing, the snapshot's write)."""
+
+    def __init__(self, bar: Bar) -> None:
+        self._bar = bar
+        self._done = 0
+        self._total: int | None = None
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if total != self._total:
+            self._total = total
+            self._bar.total(total)
+        self._bar.describe(f"{what} {total:,} memories (first load, no snapshot yet)"
+                           if what == "parsing" else f"{what} (first load)")
+        if done > self._done:
+            self._bar.advance(done - self._done)
+            self._done = done

@@ -31,17 +31,17 @@ SNIPPET = 100
 
 
 def warm(store: Store, as_json: bool) -> None:
-    """Load the tip's version under a progress bar when there is no snapshot yet, so
-    the first load of a large store (a full parse) shows that it is working."""
+    """Load the tip's version when there is no snapshot yet (the first command in a
+    fresh clone parses every file): spread over this process's cores by the fork
+    pool, under a progress bar when stderr is a terminal."""
     snapshots = store.deps.snapshots
     if snapshots is not None and snapshots.saved():
         return
-    from memhtml.cli.progress import progress, shown
+    from memhtml.cli.progress import LoadBar, progress
+    from memhtml.compose.fan_out import fan_out
 
-    if not shown(as_json):
-        return
-    with progress("reading the store (first load, no snapshot yet)", None, as_json):
-        store_value(store.head())
+    with progress("reading the store (first load, no snapshot yet)", None, as_json) as bar:
+        store_value(store.head(fan=fan_out(), progress=LoadBar(bar)))
 
 
 def read(path: str, /, *, tier: TierName = "summary", at: str | None = None,

@@ -318,6 +318,15 @@ def _check_metas(ck: _Checker, metas: list[tuple[str, str]]) -> None:
                          "root-relative")
 
 
+def check_metas(metas: list[tuple[str, str]]) -> CheckResult:
+    """Constraint 4 (and the unknown-name warnings of 6) over a head's ``memhtml-*``
+    metas alone, as ``collect_head_metas`` gives them: what ``check_located`` says
+    of them, for a reader that found the metas without building a tree."""
+    ck = _Checker()
+    _check_metas(ck, metas)
+    return ck.result()
+
+
 @dataclass(frozen=True, slots=True)
 class CheckedDocument:
     """A check's result with the parts it located, so a parser can reuse them."""

@@ -104,6 +104,12 @@ def canonical_text(root: HtmlElement, *, exclude_code: bool = False) -> str:
                     parts.append(el.tail)
                 else:
                     _append_flow_text(parts, el.tail)
+    return _joined(parts)
+
+
+def _joined(parts: list[str | None]) -> str:
+    """Text runs joined, each collapsible space (None) between two of them one space,
+    and one at either end dropped."""
     out: list[str] = []
     pending = False
     for part in parts:
@@ -115,6 +121,19 @@ def canonical_text(root: HtmlElement, *, exclude_code: bool = False) -> str:
                 pending = False
             out.append(part)
     return "".join(out)
+
+
+def flow_text(runs: list[str | None]) -> str:
+    """``canonical_text`` of a tree given as its runs in document order: a text node
+    outside ``<pre>`` as a string, a block element's edge as None. For a reader that
+    found an article's text without building its tree (``format.canonical``)."""
+    parts: list[str | None] = []
+    for run in runs:
+        if run is None:
+            parts.append(_SPACE)
+        else:
+            _append_flow_text(parts, run)
+    return _joined(parts)
 
 
 def canonical_article_text(root: HtmlElement) -> str:

@@ -234,20 +234,16 @@ def _optional_scalars(
     return confidence, importance, reprieves, needs_revision, content_hash
 
 
-def _build(root: HtmlElement, checked: CheckedDocument) -> tuple[MemoryDoc, str]:
-    head, article = checked.head, checked.article
-    assert article is not None  # constraint 2 guarantees it on a passing check
-    canon = canonical_text(article)
-    values: dict[str, list[str]] = {}
-    for name, value in checked.metas:
-        values.setdefault(name, []).append(value)
-
+def metas_of(values: dict[str, list[str]], warnings: list[str]) -> MemoryMetas:
+    """The typed metas of a file from its ``memhtml-*`` values by name, in document
+    order; a malformed optional scalar is dropped with a warning added to
+    ``warnings``. Shared by the full parse and ``canonical.read_canonical``, so both
+    read a meta the same way."""
     first = {name: found[0] for name, found in values.items()}.get
-    warnings = list(checked.result.warnings)
     confidence, importance, reprieves, needs_revision, stated_hash = _optional_scalars(
         values, warnings
     )
-    metas = MemoryMetas(
+    return MemoryMetas(
         memory_type=cast(MemoryType, first("memhtml-type")),
         status=cast(MemoryStatus, first("memhtml-status")),
         created_at=first("memhtml-created") or "",
@@ -272,6 +268,17 @@ def _build(root: HtmlElement, checked: CheckedDocument) -> tuple[MemoryDoc, str]
         source_links=first("memhtml-source-links") or None,
         source_shape=first("memhtml-source-shape") or None,
     )
+
+
+def _build(root: HtmlElement, checked: CheckedDocument) -> tuple[MemoryDoc, str]:
+    head, article = checked.head, checked.article
+    assert article is not None  # constraint 2 guarantees it on a passing check
+    canon = canonical_text(article)
+    values: dict[str, list[str]] = {}
+    for name, value in checked.metas:
+        values.setdefault(name, []).append(value)
+    warnings = list(checked.result.warnings)
+    metas = metas_of(values, warnings)
     links: list[Link] = []
     if head is not None:
         for link in head.iter("link"):

@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     )
     from memhtml.head.version import (
         HeadVersion,
+        LoadProgress,
         SkippedFile,
         advance_head,
         is_candidate_path,
@@ -105,6 +106,7 @@ _EXPORTS = {
     "LEXICAL_ARM_LIMIT": "search",
     "LEXICAL_WEIGHT": "search",
     "LexicalIndex": "lexical",
+    "LoadProgress": "version",
     "RRF_K": "fusion",
     "STOP_WORDS": "lexical",
     "SearchArm": "search",
@@ -182,6 +184,7 @@ __all__ = [
     "IndexedView",
     "Indexes",
     "LexicalIndex",
+    "LoadProgress",
     "SearchArm",
     "SearchHeadInput",
     "SearchHit",

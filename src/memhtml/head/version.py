@@ -9,17 +9,18 @@ parse is recorded in ``skipped_files`` with the reason, never thrown.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.result import Failure, Success
+from returns.result import Success
 
 from memhtml.contracts.errors import GitError, GitFailure
-from memhtml.contracts.record import MemoryRecord
-from memhtml.contracts.services import Repository, TreeEntry
-from memhtml.head.indexes import IndexedView, build_indexes, replace_paths
+from memhtml.contracts.record import MemoryRecord, record_rows, records_from_rows
+from memhtml.contracts.services import FanOut, Repository, TreeEntry
+from memhtml.head.indexes import IndexedView, build_indexes, is_active, replace_paths
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,36 +52,109 @@ def is_candidate_path(path: str) -> bool:
     return path.rsplit("/", 1)[-1] != "index.html"
 
 
+LoadProgress: TypeAlias = Callable[[str, int, int], None]
+"""Told ``(what, done, total)`` as a full load works: ``("parsing", files read, files)``
+after each round of files, then ``("indexing", files, files)``. The edge that asked
+for it draws it (a bar on a terminal); the load itself prints nothing."""
+LOAD_ROUND = 4096
+"""Files a full load parses between two progress reports (and, with a fan-out, in
+one round of forked workers: a round costs a fork, so it is a few thousand files)."""
+
+
+def _entry_of(entry: TreeEntry, blobs: dict[str, bytes]) -> MemoryRecord | SkippedFile:
+    """One candidate file's record, or why it is left out."""
+    from memhtml.head.record import record_from
+
+    if entry.is_symlink:
+        return SkippedFile(entry.path, "a symbolic link, not a memory file")
+    data = blobs.get(entry.blob_id)
+    if data is None:
+        return SkippedFile(entry.path, f"blob {entry.blob_id} missing from the read")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return SkippedFile(entry.path, f"not UTF-8 text: {exc.reason}")
+    parsed = record_from(text, entry.path)
+    if isinstance(parsed, Success):
+        record: MemoryRecord = parsed.unwrap()
+        return record
+    return SkippedFile(entry.path, parsed.failure().reason)
+
+
 def _parse_entries(
     entries: Iterable[TreeEntry], blobs: dict[str, bytes]
 ) -> tuple[list[MemoryRecord], list[SkippedFile]]:
     # Parsing pulls in the whole format package (lxml and the checker); a version
     # restored from a snapshot and advanced over nothing never needs it.
-    from memhtml.head.record import record_from
-
     records: list[MemoryRecord] = []
     skipped: list[SkippedFile] = []
     with _collector_paused():
         for entry in entries:
-            if entry.is_symlink:
-                skipped.append(SkippedFile(entry.path, "a symbolic link, not a memory file"))
-                continue
-            data = blobs.get(entry.blob_id)
-            if data is None:
-                skipped.append(SkippedFile(entry.path,
-                                           f"blob {entry.blob_id} missing from the read"))
-                continue
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                skipped.append(SkippedFile(entry.path, f"not UTF-8 text: {exc.reason}"))
-                continue
-            match record_from(text, entry.path):
-                case Success(record):
-                    records.append(record)
-                case Failure(error):
-                    skipped.append(SkippedFile(entry.path, error.reason))
+            read = _entry_of(entry, blobs)
+            if isinstance(read, SkippedFile):
+                skipped.append(read)
+            else:
+                records.append(read)
     return records, skipped
+
+
+def _tokenized(entry: TreeEntry, blobs: dict[str, bytes]
+               ) -> tuple[tuple[object, ...] | SkippedFile, str | None]:
+    """One file's record as a row of its fields (``record_rows``: a tuple unpickles
+    in the parent for about half what a record object costs) or why it is left out,
+    and, for an active record, its lexical tokens joined by spaces (a token is a run
+    of word characters, so never holds one): one string pickles back from a worker in
+    one copy, where a list of a few hundred short strings cost more than tokenizing
+    them again."""
+    from memhtml.head.lexical import document_text, tokenize
+
+    read = _entry_of(entry, blobs)
+    if isinstance(read, SkippedFile):
+        return read, None
+    [row] = record_rows((read,))
+    return row, " ".join(tokenize(document_text(read))) if is_active(read) else None
+
+
+def _parse_all(entries: list[TreeEntry], blobs: dict[str, bytes], fan: FanOut | None,
+               progress: LoadProgress | None
+               ) -> tuple[list[MemoryRecord], list[SkippedFile], dict[str, list[str]] | None]:
+    """Every entry parsed, in rounds of ``LOAD_ROUND`` reported to ``progress``; with a
+    fan-out, each round is spread over its workers, tokens for the lexical index
+    computed there too (the records are the same either way: ``FanOut`` returns what
+    the loop would, and a row holds every field)."""
+    if fan is None and progress is None:
+        parsed, left_out = _parse_entries(entries, blobs)
+        return parsed, left_out, None
+    records: list[MemoryRecord] = []
+    skipped: list[SkippedFile] = []
+    tokens: dict[str, list[str]] | None = {} if fan is not None else None
+    with _collector_paused():
+        for start in range(0, len(entries), LOAD_ROUND):
+            chunk = entries[start:start + LOAD_ROUND]
+            if fan is None or tokens is None:
+                for entry in chunk:
+                    read = _entry_of(entry, blobs)
+                    if isinstance(read, SkippedFile):
+                        skipped.append(read)
+                    else:
+                        records.append(read)
+            else:
+                rows: list[tuple[object, ...]] = []
+                joined_rows: list[str | None] = []
+                for row, joined in fan(lambda entry: _tokenized(entry, blobs), chunk):
+                    if isinstance(row, SkippedFile):
+                        skipped.append(row)
+                    else:
+                        rows.append(row)
+                        joined_rows.append(joined)
+                made = records_from_rows(rows)
+                records.extend(made)
+                for record, joined in zip(made, joined_rows, strict=True):
+                    if joined is not None:
+                        tokens[record.path] = joined.split(" ") if joined else []
+            if progress is not None:
+                progress("parsing", start + len(chunk), len(entries))
+    return records, skipped, tokens
 
 
 @contextmanager
@@ -115,8 +189,13 @@ def version_from_records(records: Iterable[MemoryRecord], sha: str) -> HeadVersi
     return HeadVersion(build_indexes(records), sha)
 
 
-def load_head(git: Repository, sha: str) -> IOResult[HeadVersion, GitError]:
+def load_head(git: Repository, sha: str, *, fan: FanOut | None = None,
+              progress: LoadProgress | None = None) -> IOResult[HeadVersion, GitError]:
     """The version at ``sha`` from a full tree read: one listing, one batched read.
+
+    ``fan`` spreads the parse over its workers (the CLI's fork pool: the first
+    command in a fresh clone parses every file); ``progress`` is told how far the
+    parse is (``LoadProgress``). Neither changes the version.
 
     Any ``Repository`` will do; here the in-memory one. Only ``.html`` files are
     candidates, and one that does not parse is skipped with its reason. A later
@@ -155,8 +234,10 @@ def load_head(git: Repository, sha: str) -> IOResult[HeadVersion, GitError]:
         candidates = [e for e in entries if is_candidate_path(e.path)]
 
         def parsed(blobs: dict[str, bytes]) -> HeadVersion:
-            records, skipped = _parse_entries(candidates, blobs)
-            return HeadVersion(build_indexes(records), sha, None, tuple(skipped))
+            records, skipped, tokens = _parse_all(candidates, blobs, fan, progress)
+            if progress is not None:
+                progress("indexing", len(candidates), len(candidates))
+            return HeadVersion(build_indexes(records, tokens), sha, None, tuple(skipped))
 
         return _read(git, candidates).map(parsed)
 

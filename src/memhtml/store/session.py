@@ -15,7 +15,8 @@ from typing import TypeVar
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.head import HeadVersion, advance_head, empty_indexes, load_head
+from memhtml.contracts.services import FanOut
+from memhtml.head import HeadVersion, LoadProgress, advance_head, empty_indexes, load_head
 from memhtml.head.deferred_text import DeferredTextError
 from memhtml.head.indexes import Indexes
 from memhtml.store.deps import StoreDeps
@@ -66,9 +67,15 @@ class Store:
         """The branch's commit, or None while the branch is unborn."""
         return self._deps.tip()
 
-    def head(self) -> IOResult[HeadVersion, StoreError]:
-        """The version at the branch tip. An unborn branch is the empty version."""
-        return self.tip().bind(self._version_for_tip)
+    def head(self, *, fan: FanOut | None = None, progress: LoadProgress | None = None
+             ) -> IOResult[HeadVersion, StoreError]:
+        """The version at the branch tip. An unborn branch is the empty version.
+
+        ``fan`` and ``progress`` serve a full parse only (no snapshot to start from: the
+        first command in a fresh clone): the parse is spread over ``fan``'s workers
+        and ``progress`` is told how far it is (``head.LoadProgress``), the snapshot's
+        write included."""
+        return self.tip().bind(lambda tip: self._version_for_tip(tip, fan, progress))
 
     def version_at(self, rev: str) -> IOResult[HeadVersion, StoreError]:
         """The version at any commit a rev names, advanced from the cached head when
@@ -124,7 +131,9 @@ class Store:
 
     # -- internals -------------------------------------------------------------------
 
-    def _version_for_tip(self, tip: str | None) -> IOResult[HeadVersion, StoreError]:
+    def _version_for_tip(self, tip: str | None, fan: FanOut | None = None,
+                         progress: LoadProgress | None = None
+                         ) -> IOResult[HeadVersion, StoreError]:
         if tip is None:
             return self._remember(empty_version())
         cached = self._cached
@@ -132,7 +141,7 @@ class Store:
             return IOSuccess(cached)
         if cached is not None and cached.sha is not None:
             return advance_head(self._deps.git, cached, tip).alt(widen).bind(self._keep_warm)
-        return self._cold(tip)
+        return self._cold(tip, fan, progress)
 
     def _remember(self, version: HeadVersion) -> IOResult[HeadVersion, StoreError]:
         self._cached = version
@@ -147,7 +156,8 @@ class Store:
             return self._save(self._cached)
         return IOSuccess(self._cached)
 
-    def _cold(self, tip: str) -> IOResult[HeadVersion, StoreError]:
+    def _cold(self, tip: str, fan: FanOut | None = None,
+              progress: LoadProgress | None = None) -> IOResult[HeadVersion, StoreError]:
         snapshots = self._deps.snapshots
         keys = snapshots.saved() if snapshots is not None else ()
 
@@ -157,8 +167,15 @@ class Store:
                               else self._from_snapshot(snapshots, tip, key))
 
         start: IOResult[HeadVersion, _Miss] = IOFailure(_Miss())
+        def loaded(version: HeadVersion) -> IOResult[HeadVersion, StoreError]:
+            if progress is not None:
+                count = len(version.indexes.records)
+                progress("saving the snapshot", count, count)
+            return self._loaded(version)
+
         return reduce(then, keys, start).lash(
-            lambda _: load_head(self._deps.git, tip).alt(widen).bind(self._loaded))
+            lambda _: load_head(self._deps.git, tip, fan=fan, progress=progress).alt(
+                widen).bind(loaded))
 
     def _from_snapshot(self, snapshots: SnapshotCache, tip: str, key: str
                        ) -> IOResult[HeadVersion, _Miss]:
