@@ -497,8 +497,15 @@ class PygitService(PygitCheckout):
         tip = self._commit(ref)
         if not is_successful(tip) or limit <= 0:
             return tip.map(lambda _: ())
+        first = tip.unwrap()
+        if limit == 1 and _entry_at(first.tree, path) != (
+                _entry_at(first.parents[0].tree, path) if first.parent_ids else None):
+            # The tip itself touched the path (the write just landed, whose journal
+            # recovery checks): a sorted walk would read the whole history before
+            # giving its first commit, once per path of a large batch.
+            return Success((self._info(first),))
         touching: list[CommitInfo] = []
-        for commit in self._repo.walk(tip.unwrap().id, SortMode.TOPOLOGICAL | SortMode.TIME):
+        for commit in self._repo.walk(first.id, SortMode.TOPOLOGICAL | SortMode.TIME):
             # Comparing the entry (id and mode) at the path is the path-limited diff
             # against the first parent, without diffing the rest of either tree.
             before = _entry_at(commit.parents[0].tree, path) if commit.parent_ids else None
