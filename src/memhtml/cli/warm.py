@@ -29,9 +29,11 @@ import time
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from memhtml.warm_protocol import SOCKET_NAME, settings_env
+
 __all__ = ["answer"]
 
-SOCKET: Final = Path("memhtml") / "warm.sock"
+SOCKET: Final = Path("memhtml") / SOCKET_NAME
 HOOK_INPUT_MAX: Final = 4 * 1024 * 1024
 _INTS: Final = {"--limit": "limit", "--budget": "budget", "--items": "items"}
 _DEFAULTS: Final = {"recall": {"limit": 5, "budget": 800},
@@ -137,12 +139,6 @@ def _ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
     except (UnicodeDecodeError, ValueError):
         return None
     return found if isinstance(found, dict) else None
-
-
-def _settings_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items()
-            if (k.startswith("MEMHTML_") and k not in ("MEMHTML_STORE", "MEMHTML_WARM"))
-            or k in ("HOME", "XDG_CONFIG_HOME")}
 
 
 def _prompt(found: dict[str, Any], stdin: bytes | None) -> tuple[str | None, str | None]:
@@ -256,7 +252,7 @@ def _answered(found: dict[str, Any]) -> int | None:
     if prompt is None:
         cold()
         return None
-    request = {"op": found["op"], "prompt": prompt, "env": _settings_env(),
+    request = {"op": found["op"], "prompt": prompt, "env": settings_env(os.environ),
                **{k: found[k] for k in _DEFAULTS[found["op"]]}}
     got = _ask(path, request)
     payload = None if got is None else got.get("payload")

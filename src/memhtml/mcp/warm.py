@@ -38,25 +38,15 @@ from returns.result import Failure, Success
 from memhtml.compose import Services, explain
 from memhtml.mcp.gate import StoreGate
 from memhtml.store import Store, StoreError
+from memhtml.warm_protocol import SOCKET_NAME, settings_env
 
 __all__ = ["REQUEST_MAX", "SOCKET_NAME", "WarmAnswers", "settings_env"]
 
-SOCKET_NAME: Final = "warm.sock"
 REQUEST_MAX: Final = 4 * 1024 * 1024 + 4096
 """The most a request may hold: a hook's prompt (4 MiB, as the cold command reads)
 and its options."""
 _PATH_MAX: Final = 100
 """Longer socket paths do not fit ``sockaddr_un`` on every system: none is made."""
-_SETTINGS_ENV: Final = ("HOME", "XDG_CONFIG_HOME")
-
-
-def settings_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables that choose settings (``MEMHTML_*`` but the store and the warm
-    path's own switch, the user's config home): a warm answer needs the client's to
-    be the server's."""
-    return {k: v for k, v in env.items()
-            if (k.startswith("MEMHTML_") and k not in ("MEMHTML_STORE", "MEMHTML_WARM"))
-            or k in _SETTINGS_ENV}
 
 
 def _plain(value: object) -> object:
