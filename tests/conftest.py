@@ -34,7 +34,10 @@ RAM_FREE_AT_LEAST = 6 * 1024**3
 directories go there: the suite holds about 1 GB at its peak (docs/benchmarks.md,
 "The suite's own time"), and a container's default ``/dev/shm`` (64 MB) is far
 below this, so there the suite stays on disk."""
-_PREFIX = "memhtml-pytest-"
+_PREFIX = "mhp-"
+"""Short, so a test's paths are no longer in memory than under pytest's own
+``/tmp/pytest-of-USER/pytest-N``: a Unix socket's path has a limit of about 107 bytes,
+and the warm-answer socket (``<git-dir>/memhtml/warm.sock``) must fit."""
 _RAM_KEY = pytest.StashKey[Path]()
 _FAILED_KEY = pytest.StashKey[bool]()
 
@@ -86,7 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     base = _ram_base()
     if base is not None:
-        config.option.basetemp = str(base / "run")
+        config.option.basetemp = str(base / "t")
         config.stash[_RAM_KEY] = base
 
 

@@ -7,8 +7,6 @@ finding over either."""
 from __future__ import annotations
 
 import os
-import socket
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,7 @@ from memhtml.adapters.local_state_files import LocalStateFiles
 from memhtml.adapters.memory_local_state import MemoryLocalState
 from memhtml.contracts.local_state import LocalState
 from tests.contract.git_backends import err, ok
+from tests.sockets import socket_at
 
 KINDS = ["disk", "memory"]
 
@@ -54,13 +53,7 @@ def _disk(root: Path) -> Place:
             case "a directory named as a file":
                 path.mkdir()
             case "a socket":
-                # Bound at a short name (a socket's path has a length limit a test's
-                # temporary folder can pass), then renamed into place.
-                short = Path(tempfile.mkdtemp(prefix="s")) / "s"
-                with socket.socket(socket.AF_UNIX) as bound:
-                    bound.bind(str(short))
-                short.rename(path)
-                short.parent.rmdir()
+                socket_at(path)
             case _:
                 path.write_bytes(b"")
 

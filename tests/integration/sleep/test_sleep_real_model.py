@@ -70,6 +70,12 @@ two-core machine (the whole night takes about 250 s of model time on an idle one
 ``bench.sleep_real_model``); what it leaves unasked is skipped with its reason, which
 is itself one of the things checked. The test's cost in CI is this budget on one
 core."""
+FIRST_NIGHT_TOOLS = 3
+"""The tools the first night's budget reaches for certain: dedup-merge, entity-resolution
+and edge-typing take about 55 s of model time on an idle machine (docs/benchmarks.md,
+"A night with a real small model"), twice that under the suite's load, where the budget
+then ends before arc-synthesis's first answer (three tools asked, in three full runs of the
+suite out of five). Asking for a fourth made the test's verdict the machine's load."""
 MODEL_PHASES: tuple[SleepPhase, ...] = (
     "dedup-merge", "entity-resolution", "edge-typing", "arc-synthesis", "compress",
     "trace-consolidation", "task-detection", "placement-triage")
@@ -125,7 +131,8 @@ def test_a_deep_night_with_the_real_small_model(
     with serving_llama(weights_cache(tmp_path_factory), tmp_path / "server.log") as server:
         with a_night(server, tmp_path / "night", RunOptions(
                 deep=True, max_llm_seconds=BUDGET)) as night:
-            check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(night, 4)
+            check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(
+                night, FIRST_NIGHT_TOOLS)
             check_auto_steps_down_to_the_form_this_server_takes_and_remembers_it(night)
             check_the_model_time_stays_within_the_budget(night, BUDGET)
             check_no_false_compression(night)

@@ -22,10 +22,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import stat
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ from hypothesis import strategies as st
 from memhtml.compose.mdcache import index_cache_dir
 from tests.integration import warm_cli
 from tests.integration.store.checkout_support import clean_env
+from tests.sockets import socket_at
 
 HANG_SECONDS = 90
 """Far beyond any of these commands on a loaded machine: reaching it means a hang."""
@@ -170,14 +169,7 @@ def _plant(path: Path, kind: str, outside: Path) -> None:
         path.mkdir()
         (path / "inside").write_bytes(OUTSIDE)
     else:
-        # A socket's path must be short: bound in a short directory, then moved.
-        short = Path(tempfile.mkdtemp(prefix="s", dir="/tmp"))
-        try:
-            with socket.socket(socket.AF_UNIX) as listener:
-                listener.bind(str(short / "s"))
-                os.rename(short / "s", path)
-        finally:
-            shutil.rmtree(short, ignore_errors=True)
+        socket_at(path)
 
 
 def _odd_still(path: Path, kind: str) -> bool:

@@ -10,14 +10,13 @@ the look by name see the regular file that was there: the descriptor decides.
 from __future__ import annotations
 
 import os
-import socket
 import stat
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.sockets import socket_at
 
 from memhtml.contracts.local_files import (
     NotRegularFileError,
@@ -31,16 +30,6 @@ from memhtml.contracts.local_files import (
 
 GUARD_SECONDS = 30.0
 """A read still running after this long is blocked on the FIFO (a hang detector)."""
-
-
-def _socket_at(path: Path) -> None:
-    short = Path(tempfile.mkdtemp(prefix="s", dir="/tmp"))
-    try:
-        with socket.socket(socket.AF_UNIX) as listener:
-            listener.bind(str(short / "s"))
-            os.rename(short / "s", path)
-    finally:
-        os.rmdir(short)
 
 
 def _unheld(call: Callable[[], object], fifo: Path | None = None) -> object:
@@ -67,7 +56,7 @@ def _unheld(call: Callable[[], object], fifo: Path | None = None) -> object:
 
 ODD: dict[str, Callable[[Path, Path], None]] = {
     "a FIFO": lambda path, _: os.mkfifo(path),
-    "a socket": lambda path, _: _socket_at(path),
+    "a socket": lambda path, _: socket_at(path),
     "a directory": lambda path, _: path.mkdir(),
     "a link to /dev/zero": lambda path, _: path.symlink_to("/dev/zero"),
     "a link to a file elsewhere": lambda path, elsewhere: path.symlink_to(elsewhere),
