@@ -1,5 +1,7 @@
 """``memhtml import mcp-memory``: the MCP memory server's graph into memories and edges
-through a real process, once; and every hostile file refused whole, nothing landed."""
+through a real process, once; and every hostile file refused whole, nothing landed (those
+commands forked from a warm interpreter, on one store the refusals share: each checks
+that the store's tip did not move)."""
 
 from __future__ import annotations
 
@@ -26,17 +28,27 @@ GRAPH = [
 ]
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def _new_store(where: Path) -> tuple[Path, dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHTML_")}
-    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
+    env.update(HOME=str(where / "home"), XDG_CONFIG_HOME=str(where / "config"),
                MEMHTML_EMBEDDER="none", GIT_AUTHOR_NAME="Ada Person",
                GIT_AUTHOR_EMAIL="ada@example.org", GIT_COMMITTER_NAME="Ada Person",
                GIT_COMMITTER_EMAIL="ada@example.org")
-    root = tmp_path / "store"
+    root = where / "store"
     done = memhtml("init", str(root), env=env)
     assert done.returncode == 0, done.stderr
     return root, env
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    return _new_store(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The store every refusal is tried on."""
+    return _new_store(tmp_path_factory.mktemp("refusing"))
 
 
 def head(root: Path) -> str:
@@ -84,24 +96,24 @@ def test_a_graph_becomes_memories_and_edges_in_one_commit_once(
     b'{"type":"secret"}\n',
     b"[" * 100_000,
 ])
-def test_a_hostile_graph_is_refused_whole(store: tuple[Path, dict[str, str]], tmp_path: Path,
-                                          content: bytes) -> None:
-    root, env = store
+def test_a_hostile_graph_is_refused_whole(refusing: tuple[Path, dict[str, str]],
+                                          tmp_path: Path, content: bytes) -> None:
+    root, env = refusing
     graph = tmp_path / "memory.jsonl"
     graph.write_bytes(content)
     before = head(root)
-    done = run(env, "import", "mcp-memory", str(graph), "--store", str(root))
+    done = memhtml("import", "mcp-memory", str(graph), "--store", str(root), env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "nothing imported" in done.stdout + done.stderr
     assert head(root) == before
     assert not (root / "resources" / "mcp-memory").exists()
 
 
-def test_what_is_not_a_file_is_refused(store: tuple[Path, dict[str, str]],
+def test_what_is_not_a_file_is_refused(refusing: tuple[Path, dict[str, str]],
                                        tmp_path: Path) -> None:
-    root, env = store
+    root, env = refusing
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)
     for source in (fifo, tmp_path, tmp_path / "missing.jsonl"):
-        done = run(env, "import", "mcp-memory", str(source), "--store", str(root))
+        done = memhtml("import", "mcp-memory", str(source), "--store", str(root), env=env)
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
