@@ -161,6 +161,24 @@ def test_update_index_is_compare_and_set(checkout: Backend) -> None:
     assert [(e.path, e.blob_id) for e in checkout.index()] == [("a.html", a), ("x/run", b)]
 
 
+def test_an_update_following_a_tip_the_branch_has_left_sets_nothing(checkout: Backend
+                                                                     ) -> None:
+    """The write's follow decides against its commit; a person's ``git commit`` moving
+    the branch before the follow holds git's lock read an index without the write.
+    Setting the entries then would make that index look like the write's own."""
+    git = checkout.git
+    first = checkout.commit(None, [put("a.html", "a")])
+    a = ok(git.list_tree(first))[0].blob_id
+    assert ok(git.update_index([IndexUpdate("a.html", None, a)], first)) == ("a.html",)
+    second = checkout.commit(first, [put("b.html", "b")])
+    b = next(e.blob_id for e in ok(git.list_tree(second)) if e.path == "b.html")
+    assert ok(git.update_index([IndexUpdate("b.html", None, b)], first)) == ()
+    assert [e.path for e in checkout.index()] == ["a.html"]
+    assert ok(git.update_index([IndexUpdate("b.html", None, b)], second)) == ("b.html",)
+    # Without a tip, as before: compare-and-set on the entries alone.
+    assert ok(git.update_index([IndexUpdate("a.html", a, None)])) == ("a.html",)
+
+
 @pytest.mark.parametrize(
     "update",
     [

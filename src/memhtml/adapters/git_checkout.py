@@ -372,7 +372,8 @@ class PygitCheckout:
 
         return guarded("unmerged_paths", unmerged)
 
-    def update_index(self, updates: Sequence[IndexUpdate]) -> IOResult[tuple[str, ...], GitError]:
+    def update_index(self, updates: Sequence[IndexUpdate], tip: str | None = None
+                     ) -> IOResult[tuple[str, ...], GitError]:
         """Compare-and-set on the checkout's index, read and written under git's lock.
 
         ``index.lock`` is taken the way git takes it (created exclusively) before the
@@ -383,9 +384,10 @@ class PygitCheckout:
         overwritten: it is something the user staged. An entry carries the stat data
         its update recorded when the working-tree file, looked at under the lock, still
         has it (git's own checkout records the same); otherwise none, and git looks at
-        that file's content on its next status.
+        that file's content on its next status. With ``tip``, HEAD is read under the
+        lock and nothing is updated when it no longer resolves to ``tip``.
         """
-        return guarded("update_index", lambda: self._update_index(updates))
+        return guarded("update_index", lambda: self._update_index(updates, tip))
 
     def worktree_blobs(self, paths: Sequence[str],
                        likely: Mapping[str, Collection[str]] | None = None
@@ -499,7 +501,8 @@ class PygitCheckout:
                 time.sleep(_INDEX_READ_PAUSE_S * (attempt + 1))
         return Success({})
 
-    def _update_index(self, updates: Sequence[IndexUpdate]) -> Result[tuple[str, ...], GitError]:
+    def _update_index(self, updates: Sequence[IndexUpdate], tip: str | None
+                      ) -> Result[tuple[str, ...], GitError]:
         if self._repo.is_bare or not updates:
             return Success(())
         for update in updates:
@@ -517,6 +520,8 @@ class PygitCheckout:
                                 "left as it was"))
         scratch = git_dir / f"memhtml-index-{os.getpid()}-{secrets.token_hex(4)}.tmp"
         try:
+            if tip is not None and self._head_commit() != tip:
+                return Success(())
             index_path = git_dir / "index"
             if index_path.exists():
                 shutil.copyfile(index_path, scratch)
@@ -544,6 +549,14 @@ class PygitCheckout:
         finally:
             scratch.unlink(missing_ok=True)
             lock.unlink(missing_ok=True)
+
+    def _head_commit(self) -> str | None:
+        """The commit HEAD resolves to now (libgit2 reads HEAD and a loose branch
+        file from disk at each lookup); None when unborn or unreadable."""
+        try:
+            return str(self._repo.head.target)
+        except (pygit2.GitError, KeyError, ValueError):
+            return None
 
     # -- the working tree's files (see ``Checkout``) ------------------------------------
 

@@ -272,11 +272,15 @@ class InMemoryCheckout(InMemoryGitBase, ABC):
         return ()
 
     @git_operation("update_index")
-    def update_index(self, updates: Sequence[IndexUpdate]) -> tuple[str, ...]:
+    def update_index(self, updates: Sequence[IndexUpdate], tip: str | None = None
+                     ) -> tuple[str, ...]:
         """Compare-and-set as ``PygitService`` does: all or nothing, an entry that moved
-        skipped, a new entry's object checked the way libgit2 checks it. Like git's,
-        it changes the index only: the working tree's files stay as they were."""
+        skipped, a new entry's object checked the way libgit2 checks it, nothing when
+        HEAD has left ``tip``. Like git's, it changes the index only: the working
+        tree's files stay as they were."""
         if self._bare or not updates:
+            return ()
+        if tip is not None and self._refs.get(self._head) != tip:
             return ()
         index, done = dict(self._index), []
         for update in updates:

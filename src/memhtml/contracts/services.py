@@ -361,10 +361,17 @@ class Checkout(Protocol):
         left unresolved), sorted; a bare repository has none."""
         ...
 
-    def update_index(self, updates: Sequence[IndexUpdate]) -> IOResult[tuple[str, ...], GitError]:
+    def update_index(self, updates: Sequence[IndexUpdate], tip: str | None = None
+                     ) -> IOResult[tuple[str, ...], GitError]:
         """Compare-and-set entries of a checkout's index after a commit moved its branch,
         so the index does not read as a staged revert of that commit. Returns the paths
-        updated; a bare repository has no index and updates nothing."""
+        updated; a bare repository has no index and updates nothing.
+
+        With ``tip`` (the commit the updates follow), nothing is updated unless HEAD
+        still resolves to it under git's index lock: a person's ``git commit`` holds
+        that lock while it moves the branch, so an update decided against the tip
+        before such a commit would otherwise land after it, and make the index the
+        commit read (one without the write) look like the write's own."""
         ...
 
     def worktree_blobs(self, paths: Sequence[str],

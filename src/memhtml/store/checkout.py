@@ -177,16 +177,39 @@ def file_blobs(git: GitService, paths: Sequence[str],
     return seen.map(answer)
 
 
+ON_BRANCH_READS = 5
+"""How often ``on_branch`` reads the branch again when it moved while being compared
+with HEAD (each try is three reads of small files)."""
+
+
 def on_branch(git: GitService, ref: str) -> IOResult[str | None, StoreError]:
     """The branch tip when the checkout's HEAD is that branch; None otherwise (a
-    detached or other-branch checkout is not ours to bring up to date)."""
+    detached or other-branch checkout is not ours to bring up to date).
 
-    def compare(head: str) -> IOResult[str | None, StoreError]:
-        tip: IOResult[str, StoreError] = git.resolve(ref)
-        return tip.map(lambda branch: branch if branch == head else None)
+    HEAD is compared with the branch read before and after it: a person's ``git
+    commit`` moving the branch between two reads would otherwise make a checkout on
+    the branch look like one elsewhere, and a follow that thinks so records the write
+    as in the index (a checkout elsewhere counts as all of it), which hides a commit
+    made from a stale index from recovery. A branch still moving after
+    ``ON_BRANCH_READS`` tries is compared as last read."""
 
-    resolved: IOResult[str, StoreError] = git.resolve("HEAD")
-    return resolved.bind(compare).lash(lambda _: IOSuccess(None))
+    def attempt(left: int) -> IOResult[str | None, StoreError]:
+        before: IOResult[str, StoreError] = git.resolve(ref)
+
+        def with_head(branch: str) -> IOResult[str | None, StoreError]:
+            head: IOResult[str, StoreError] = git.resolve("HEAD")
+
+            def settled(at: str) -> IOResult[str | None, StoreError]:
+                after: IOResult[str, StoreError] = git.resolve(ref)
+                return after.bind(lambda again: (
+                    attempt(left - 1) if again != branch and left > 1
+                    else IOSuccess(again if at == again else None)))
+
+            return head.bind(settled)
+
+        return before.bind(with_head)
+
+    return attempt(ON_BRANCH_READS).lash(lambda _: IOSuccess(None))
 
 
 def bring_up_to_date(git: GitService, ref: str, steps: Sequence[PathStep]
@@ -199,7 +222,8 @@ def bring_up_to_date(git: GitService, ref: str, steps: Sequence[PathStep]
         if tip is None:
             return IOSuccess(Synced((), (), True, off_branch=True))
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
-        return entries.bind(lambda found: _apply(git, steps, {e.path: e for e in found}))
+        return entries.bind(lambda found: _apply(git, steps, {e.path: e for e in found},
+                                                 tip))
 
     return on_branch(git, ref).bind(against)
 
@@ -209,7 +233,7 @@ def _is_attributes(path: str) -> bool:
 
 
 def _apply(git: GitService, steps: Sequence[PathStep],
-           now: Mapping[str, TreeEntry]) -> IOResult[Synced, StoreError]:
+           now: Mapping[str, TreeEntry], tip: str) -> IOResult[Synced, StoreError]:
     """Decide every path against the checkout as git sees it now, then write in two
     rounds: the ``.gitattributes`` files first (files and index entries), then the
     rest, whose bytes are filtered by the attributes the move brings, as ``git
@@ -218,16 +242,16 @@ def _apply(git: GitService, steps: Sequence[PathStep],
         first = [s for s in steps if _is_attributes(s.path)]
         rest = [s for s in steps if not _is_attributes(s.path)]
         if not first:
-            return _round(git, rest, now, current).map(lambda done: done[0])
+            return _round(git, rest, now, current, tip).map(lambda done: done[0])
 
         def then(done: tuple[Synced, _Written]) -> IOResult[Synced, StoreError]:
             synced, written = done
-            settled = _refiltered(git, written, now) if synced.index_updated \
+            settled = _refiltered(git, written, now, tip) if synced.index_updated \
                 else IOSuccess(None)
-            return settled.bind(lambda _: _round(git, rest, now, current).map(
+            return settled.bind(lambda _: _round(git, rest, now, current, tip).map(
                 lambda more: _joined(synced, more[0])))
 
-        return _round(git, first, now, current).bind(then)
+        return _round(git, first, now, current, tip).bind(then)
 
     return file_blobs(git, [s.path for s in steps],
                       {s.path: (s.before, now[s.path].blob_id if s.path in now else None)
@@ -239,7 +263,7 @@ _Written = dict[str, tuple[bytes, FileStat]]
 
 
 def _refiltered(git: GitService, written: _Written,
-                now: Mapping[str, TreeEntry]) -> IOResult[None, StoreError]:
+                now: Mapping[str, TreeEntry], tip: str) -> IOResult[None, StoreError]:
     """A ``.gitattributes`` file just written is filtered again by its own new rules
     (``* text eol=crlf`` applies to the file that says it, as ``git checkout`` does),
     where those give other bytes and nobody has touched the file since. Nothing here
@@ -257,7 +281,7 @@ def _refiltered(git: GitService, written: _Written,
             put = git.put_file(path, fresh, executable=entry.mode == FILE_MODE_EXECUTABLE)
             if isinstance(put, FileStat):
                 updates.append(IndexUpdate(path, entry.blob_id, entry.blob_id, entry.mode, put))
-        indexed: IOResult[tuple[str, ...], StoreError] = git.update_index(updates)
+        indexed: IOResult[tuple[str, ...], StoreError] = git.update_index(updates, tip)
         return indexed.map(lambda _: None)
 
     wanted = {path: entry.blob_id for path in written if (entry := now.get(path)) is not None}
@@ -273,11 +297,13 @@ def _joined(a: Synced, b: Synced) -> Synced:
 
 
 def _round(git: GitService, steps: Sequence[PathStep],
-           now: Mapping[str, TreeEntry], current: Mapping[str, str | bool | None]
-           ) -> IOResult[tuple[Synced, _Written], StoreError]:
+           now: Mapping[str, TreeEntry], current: Mapping[str, str | bool | None],
+           tip: str) -> IOResult[tuple[Synced, _Written], StoreError]:
     """Bring ``steps`` to the tip where the checkout (``current``) still holds the blob
     from before: files first, each written as git checks it out, then their index
-    entries under git's lock."""
+    entries under git's lock, and only while HEAD is still ``tip`` (a person's commit
+    made meanwhile read an index without these entries: setting them after it would
+    hide that it undid the write, which recovery must see)."""
     def with_bytes(checked_out: Mapping[str, bytes]
                    ) -> IOResult[tuple[Synced, _Written], StoreError]:
         updates: list[IndexUpdate] = []
@@ -322,7 +348,7 @@ def _round(git: GitService, steps: Sequence[PathStep],
                           True, indexed=tuple(sorted(done))), written
 
         updated: IOResult[tuple[Synced, _Written], StoreError] = git.update_index(
-            updates).map(indexed)
+            updates, tip).map(indexed)
         return updated.lash(lambda _: IOSuccess((
             Synced(tuple(sorted(moved)), tuple(sorted(kept | {u.path for u in updates})),
                    False), written)))

@@ -302,8 +302,9 @@ def _judge(deps: StoreDeps, journal: Journal, held: Mapping[str, str]
         if journal.commit is not None and _reverts(undoer.message, journal.commit):
             # The person's own git revert of this write, in git's words: kept.
             return drop_journal(deps.journals, journal).map(lambda _: _kept(undone, undoer))
-        return _raced(deps, journal, undone).bind(lambda raced: _settle_undo(
-            deps, journal, undone, raced, undoer))
+        return _raced(deps, journal, undone).bind(
+            lambda raced: IOSuccess(Recovered()) if raced is None else _settle_undo(
+                deps, journal, undone, raced, undoer))
 
     touching: IOResult[tuple[CommitInfo, ...], StoreError] = deps.git.commits_touching(
         deps.ref, undone[0].path, 1)
@@ -327,12 +328,20 @@ def _settle_undo(deps: StoreDeps, journal: Journal, undone: Sequence[PathStep],
 
 
 def _raced(deps: StoreDeps, journal: Journal, undone: Sequence[PathStep]
-           ) -> IOResult[frozenset[str], StoreError]:
+           ) -> IOResult[frozenset[str] | None, StoreError]:
     """The paths of ``undone`` the checkout proves were undone by a commit of an index
     that predated the write there: never brought into the index by a follow, or still
     showing the write on disk over an index entry as the commit left it (see the
     module's docstring). Read only when something was undone: the index entries and
-    the files of those paths."""
+    the files of those paths.
+
+    None (judge later, the mark kept) while another git holds the index lock and the
+    index must be read: ``git commit`` moves the branch while it holds that lock and
+    only then puts the index it committed in place, so until it lets go the index on
+    disk is the one from before its commit (holding the write, where a follow set it)
+    and would pass a stale commit off as the person's own undo. The branch tip judged
+    was read before this look, so once the lock is gone the index read is the one that
+    commit left."""
     received = None if journal.received is None else frozenset(journal.received)
     never = frozenset(s.path for s in undone if received is not None and s.path not in received)
     rest = [s for s in undone if s.path not in never]
@@ -343,14 +352,16 @@ def _raced(deps: StoreDeps, journal: Journal, undone: Sequence[PathStep]
     paths = [s.path for s in rest]
 
     def shown(index: Mapping[str, str], files: Mapping[str, str | bool | None]
-              ) -> frozenset[str]:
+              ) -> frozenset[str] | None:
         return never | {s.path for s in rest
                         if index.get(s.path) == s.before and files.get(s.path, False) == s.after}
 
-    def look(tip: str | None) -> IOResult[frozenset[str], StoreError]:
+    def look(tip: str | None) -> IOResult[frozenset[str] | None, StoreError]:
         if tip is None:
             # Another branch is checked out: its index and files say nothing of ours.
             return IOSuccess(never)
+        if git.index_locked():
+            return IOSuccess(None)
         index: IOResult[Mapping[str, str], StoreError] = git.index_entries(paths)
         return index.bind(lambda entries: file_blobs(
             git, paths, {s.path: (s.after, s.before) for s in rest}).map(

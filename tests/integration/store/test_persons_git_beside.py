@@ -145,6 +145,66 @@ main(sys.argv[1:])
 '''
 
 
+# The person's ``git commit`` after the write's follow read the branch tip and before
+# it took git's index lock: the follow then sets the write's entries in an index the
+# person's commit has already committed without them, on top of the write.
+BEFORE_THE_INDEX_UPDATE = r'''
+import os, subprocess, sys
+import memhtml.adapters.git_checkout as git_checkout
+from memhtml.cli.app import main
+
+real = git_checkout.PygitCheckout.update_index
+fired = []
+
+
+def update_index(self, updates, tip=None):
+    if not fired:
+        fired.append(True)
+        subprocess.run(["git", "-c", "user.name=Person", "-c", "user.email=person@example.org",
+                        "commit", "-q", "-m", "the person's commit, before the follow"],
+                       cwd=os.environ["PERSON_ROOT"], check=True)
+    return real(self, updates, tip)
+
+
+git_checkout.PygitCheckout.update_index = update_index
+main(sys.argv[1:])
+'''
+
+
+# The person's ``git commit`` between the follow's read of HEAD and its read of the
+# branch: the two then differ, as if the checkout were on another branch.
+BETWEEN_HEAD_AND_BRANCH = r'''
+import os, subprocess, sys
+import memhtml.adapters.git as adapters_git
+from memhtml.cli.app import main
+
+real_commit = adapters_git.PygitService.commit
+real_resolve = adapters_git.PygitService.resolve
+state = {"committed": False, "fired": False}
+
+
+def commit(self, *args, **kwargs):
+    landed = real_commit(self, *args, **kwargs)
+    state["committed"] = True
+    return landed
+
+
+def resolve(self, ref):
+    found = real_resolve(self, ref)
+    if ref == "HEAD" and state["committed"] and not state["fired"]:
+        state["fired"] = True
+        subprocess.run(["git", "-c", "user.name=Person", "-c", "user.email=person@example.org",
+                        "commit", "-q", "-m", "the person's commit, between two reads"],
+                       cwd=os.environ["PERSON_ROOT"], check=True)
+    return found
+
+
+adapters_git.PygitService.commit = commit
+adapters_git.PygitService.resolve = resolve
+main(sys.argv[1:])
+'''
+
+
 def _writer(root: Path, env: dict[str, str], writer: int) -> subprocess.Popen[str]:
     """A writer process, forked from a warm interpreter (``warm_cli``): the eight start
     together instead of each importing memhtml first."""
@@ -257,3 +317,88 @@ def test_a_persons_commit_between_a_writes_commit_and_its_index_update_reverts_n
             + "git status --porcelain: " + repr(porcelain(root, env)))
     assert porcelain(root, env) == []
     assert checkout_findings(root) == []
+
+
+@pytest.mark.parametrize("window", ["before the index update", "between HEAD and the branch"])
+def test_a_persons_commit_during_the_follow_reverts_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: str) -> None:
+    """The person's commit lands while the write's follow runs: after it read the tip
+    and before it took git's index lock (the entry it would set must not pass for the
+    person's own index), or between its reads of HEAD and of the branch (which must
+    not make the checkout look like one on another branch). Either way the next
+    command writes the write back."""
+    script = (BEFORE_THE_INDEX_UPDATE if window == "before the index update"
+              else BETWEEN_HEAD_AND_BRANCH)
+    env = clean_environment(monkeypatch, tmp_path / "home")
+    root = tmp_path / "store"
+    done = memhtml(env, "init", str(root))
+    assert done.returncode == 0, done.stderr
+    hand_commit(root, env, DRAFT, "the person's draft\n", "my draft")
+    (root / "notes" / "n-0.txt").write_text("hand edit 0\n", encoding="utf-8")
+    git(root, env, "add", "--", "notes/n-0.txt")
+
+    path = "areas/inbox/kettle.html"
+    written = subprocess.run(
+        [sys.executable, "-c", script, "write", "--title", "Kettle",
+         "--claim", "The kettle is descaled on Mondays.", "--path", path, "--store",
+         str(root)],
+        env={**env, "PERSON_ROOT": str(root)}, capture_output=True, text=True, timeout=60,
+        check=False)
+    assert written.returncode == 0, written.stderr
+    status = memhtml(env, "status", "--store", str(root))
+    assert status.returncode == 0, status.stderr
+
+    tree = git(root, env, "ls-tree", "-r", "--name-only", "refs/heads/main").stdout.split()
+    assert "notes/n-0.txt" in tree
+    if path not in tree:
+        raise LostWorkError(
+            "the person's commit reverted the write: "
+            + git(root, env, "log", "--format=%h %s", "--stat", "-3", "refs/heads/main").stdout
+            + "git status --porcelain: " + repr(porcelain(root, env)))
+    assert porcelain(root, env) == []
+    assert checkout_findings(root) == []
+
+
+def test_a_persons_commit_caught_before_it_puts_its_index_in_place_is_judged_after(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``git commit`` reads the index before it takes git's lock, moves the branch while
+    holding the lock and only then puts the index it committed in place. A command that
+    looks in between sees the branch without the write over an index still holding it
+    (the follow set it): that must not pass for the person's own undo. The command leaves
+    the mark; once the lock is gone, the next one writes the write back."""
+    env = clean_environment(monkeypatch, tmp_path / "home")
+    root = tmp_path / "store"
+    done = memhtml(env, "init", str(root))
+    assert done.returncode == 0, done.stderr
+    path = "areas/inbox/kettle.html"
+    done = memhtml(env, "write", "--title", "Kettle", "--claim",
+                   "The kettle is descaled on Mondays.", "--path", path, "--store", str(root))
+    assert done.returncode == 0, done.stderr
+    git_dir = root / ".git"
+    assert path in git(root, env, "ls-files").stdout.split()
+
+    # The person's commit, as git makes it from the index it read before the write's
+    # follow: the tree without the write, the branch moved, the index still in the lock.
+    stale = tmp_path / "stale-index"
+    person = {**env, "GIT_INDEX_FILE": str(stale)}
+    git(root, person, "read-tree", "HEAD")
+    git(root, person, "rm", "--cached", "-q", "--", path)
+    tree = git(root, person, "write-tree").stdout.strip()
+    undo = git(root, env, *PERSON, "commit-tree", tree, "-p", "HEAD", "-m",
+               "hand edit").stdout.strip()
+    git(root, env, "update-ref", "refs/heads/main", undo)
+    (git_dir / "index.lock").write_bytes(stale.read_bytes())
+
+    caught = memhtml(env, "status", "--json", "--store", str(root))
+    assert caught.returncode == 0, caught.stderr
+    assert path not in git(root, env, "ls-tree", "-r", "--name-only", "HEAD").stdout.split()
+
+    (git_dir / "index.lock").replace(git_dir / "index")
+    after = memhtml(env, "status", "--store", str(root))
+    assert after.returncode == 0, after.stderr
+    held = git(root, env, "ls-tree", "-r", "--name-only", "refs/heads/main").stdout.split()
+    if path not in held:
+        raise LostWorkError(
+            "the person's stale commit was kept as their own undo: "
+            + git(root, env, "log", "--format=%h %s", "-3", "refs/heads/main").stdout)
+    assert porcelain(root, env) == []
