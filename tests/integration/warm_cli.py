@@ -47,6 +47,7 @@ import importlib
 import json
 import locale
 import os
+import pkgutil
 import select
 import shutil
 import signal
@@ -62,18 +63,13 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-PRELOAD = (
-    "memhtml.cli.app", "memhtml.cli.common", "memhtml.cli.output", "memhtml.cli.progress",
-    "memhtml.compose", "memhtml.compose.services", "memhtml.compose.status",
-    "memhtml.compose.search", "memhtml.compose.run", "memhtml.compose.mdcache",
-    "memhtml.compose.vectors", "memhtml.store", "memhtml.store.layout",
-    "memhtml.store.listing", "memhtml.store.reads", "memhtml.store.merge_driver",
-    "memhtml.store.settings_file", "memhtml.head", "memhtml.head.vectors", "memhtml.mdindex",
-    "memhtml.sync.door", "memhtml.adapters.git", "memhtml.format", "numpy", "pygit2",
-)
-"""What the store's commands import (measured with ``-X importtime`` over ``status``,
-``search``, ``write``, ``read``, ``log``, ``doctor``, ``publish`` and ``sync``), so a
-child does not import it again; anything else a command needs it imports itself."""
+PRELOAD = ("numpy", "pygit2")
+"""Libraries every command loads, besides the program's own modules (``preload``)."""
+NOT_PRELOADED = ("memhtml.mcp", "memhtml.web", "memhtml.memory_tool",
+                 "memhtml.agent.memory_tool")
+"""The program's modules a server does not import unless its module asks for them: the
+MCP and Anthropic SDKs and the web app's stack take seconds to import and only their
+own processes use them (``PRELOAD_MODULE``)."""
 PRELOAD_MODULE = {"memhtml.mcp": ("memhtml.mcp.server",)}
 """What a server for a module's processes imports besides ``PRELOAD``."""
 POOL = 3
@@ -181,6 +177,32 @@ def _child(request: Mapping[str, Any], fds: Sequence[int]) -> None:
     os._exit(code)
 
 
+def preload(module: str) -> list[str]:
+    """What a server for ``module``'s processes imports before it forks: every module of
+    the program but ``NOT_PRELOADED`` (and ``__main__``s, which run the program), the
+    libraries of ``PRELOAD`` and what ``module`` asks for. A child then imports nothing
+    the commands reach: a fixed list of the modules commands import went stale as the
+    commands came to import more lazily, and every child of the crash suite imported a
+    third of the program again (about a second of each command, in a profile of it)."""
+    import memhtml
+
+    def below(paths: Sequence[str], prefix: str) -> list[str]:
+        # pkgutil.iter_modules reads the folders without importing anything (its
+        # walk_packages imports each package, memhtml.mcp's SDK among them).
+        found: list[str] = []
+        for info in pkgutil.iter_modules(paths, prefix):
+            if info.name.endswith("__main__") or info.name.startswith(NOT_PRELOADED):
+                continue
+            found.append(info.name)
+            if info.ispkg:
+                short = info.name.rsplit(".", 1)[-1]
+                found.extend(below([os.path.join(p, short) for p in paths], info.name + "."))
+        return found
+
+    return [*PRELOAD, *below(list(memhtml.__path__), "memhtml."),
+            *PRELOAD_MODULE.get(module, ())]
+
+
 def serve(address: str, module: str) -> None:
     """The warm process: takes requests on the Unix socket ``address``, forks a child
     for each and tells the requester its pid, then its exit code. Ends when its stdin
@@ -189,7 +211,7 @@ def serve(address: str, module: str) -> None:
     numpy; each child's environment is its command's own."""
     own = _key(os.environ)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    for name in (*PRELOAD, *PRELOAD_MODULE.get(module, ())):
+    for name in preload(module):
         importlib.import_module(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)

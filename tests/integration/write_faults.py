@@ -26,6 +26,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import importlib
 import json
 import os
 import pathlib
@@ -128,7 +129,13 @@ class _Faults:
 
 def _install(profile: str) -> tuple[_Faults, Callable[[dict[str, str]], None]]:
     """Import what the commands use (so a command's own writes are counted, not an
-    import's), wrap the writes, and return the per-command set-up."""
+    import's: the program's every module, as ``warm_cli`` preloads them), wrap the
+    writes, and return the per-command set-up."""
+    from tests.integration.warm_cli import preload
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    for name in preload("memhtml"):
+        importlib.import_module(name)
     import memhtml.adapters.clock as adapters_clock
     import memhtml.adapters.git as adapters_git
     import memhtml.adapters.state_db as adapters_state

@@ -120,9 +120,11 @@ def _tree(repo: pygit2.Repository, sha: str) -> dict[str, bytes]:
 
 LATE_PHASES: frozenset[SleepPhase] = frozenset(
     {"trace-consolidation", "task-detection", "placement-triage"})
-LATE_BUDGET = 60.0
+LATE_BUDGET = 30.0
 """The whole night's budget is spent before the last phases; a second night, on a
-fresh copy of the store, asks only them, so the sessions are read in every run."""
+fresh copy of the store, asks only them, so the sessions are read in every run. Its
+first call (a session to distill: about 11 s idle, 22 s under load) always starts
+within it, which is what the night checks; the rest is skipped with its reason."""
 
 
 def test_a_deep_night_with_the_real_small_model(
