@@ -79,6 +79,10 @@ class Synced:
     was ours to touch; no path is a person's change for that reason."""
     indexed: tuple[str, ...] = ()
     """Paths whose index entry was set to the branch's blob."""
+    moved: bool = False
+    """The branch moved past the tip this followed before the index took its entries:
+    none was set (``index_updated`` False), and the follow is made again against the
+    new tip."""
 
 
 # -- the durable mark ------------------------------------------------------------------
@@ -218,14 +222,24 @@ def bring_up_to_date(git: GitService, ref: str, steps: Sequence[PathStep]
     the blob from before; the rest is a person's and is kept."""
     paths = [s.path for s in steps]
 
-    def against(tip: str | None) -> IOResult[Synced, StoreError]:
+    def against(tip: str | None, left: int) -> IOResult[Synced, StoreError]:
         if tip is None:
             return IOSuccess(Synced((), (), True, off_branch=True))
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = git.entries_at(tip, paths)
-        return entries.bind(lambda found: _apply(git, steps, {e.path: e for e in found},
+        done = entries.bind(lambda found: _apply(git, steps, {e.path: e for e in found},
                                                  tip))
+        return done.bind(lambda synced: attempt(left - 1) if synced.moved and left > 1
+                         else IOSuccess(synced))
 
-    return on_branch(git, ref).bind(against)
+    def attempt(left: int) -> IOResult[Synced, StoreError]:
+        return on_branch(git, ref).bind(lambda tip: against(tip, left))
+
+    return attempt(FOLLOW_ATTEMPTS)
+
+
+FOLLOW_ATTEMPTS = 3
+"""How often a follow starts again when the branch moved under it (another writer's
+commit, or a person's); after that the mark is left unsynced for the next command."""
 
 
 def _is_attributes(path: str) -> bool:
@@ -293,7 +307,7 @@ def _joined(a: Synced, b: Synced) -> Synced:
     """What two rounds did, together."""
     return Synced(tuple(sorted({*a.paths, *b.paths})), tuple(sorted({*a.kept, *b.kept})),
                   a.index_updated and b.index_updated,
-                  indexed=tuple(sorted({*a.indexed, *b.indexed})))
+                  indexed=tuple(sorted({*a.indexed, *b.indexed})), moved=a.moved or b.moved)
 
 
 def _round(git: GitService, steps: Sequence[PathStep],
@@ -342,13 +356,23 @@ def _round(git: GitService, steps: Sequence[PathStep],
             if after != step.before:
                 updates.append(IndexUpdate(step.path, step.before, after, mode, stat))
 
-        def indexed(done: tuple[str, ...]) -> tuple[Synced, _Written]:
+        def indexed(done: tuple[str, ...]) -> IOResult[tuple[Synced, _Written], StoreError]:
+            if updates and not done:
+                head: IOResult[str, StoreError] = git.resolve("HEAD")
+                left = head.map(lambda at: at != tip).lash(lambda _: IOSuccess(False))
+                return left.map(lambda branch_moved: settled(done, branch_moved))
+            return IOSuccess(settled(done, False))
+
+        def settled(done: tuple[str, ...], branch_moved: bool) -> tuple[Synced, _Written]:
+            if branch_moved:
+                return Synced(tuple(sorted(moved)), tuple(sorted(kept)), False,
+                              moved=True), written
             skipped = {u.path for u in updates} - set(done)
             return Synced(tuple(sorted(moved | set(done))), tuple(sorted(kept | skipped)),
                           True, indexed=tuple(sorted(done))), written
 
-        updated: IOResult[tuple[Synced, _Written], StoreError] = git.update_index(
-            updates, tip).map(indexed)
+        set_entries: IOResult[tuple[str, ...], StoreError] = git.update_index(updates, tip)
+        updated = set_entries.bind(indexed)
         return updated.lash(lambda _: IOSuccess((
             Synced(tuple(sorted(moved)), tuple(sorted(kept | {u.path for u in updates})),
                    False), written)))

@@ -205,6 +205,31 @@ main(sys.argv[1:])
 '''
 
 
+# Another memhtml write lands between this write's read of the tip and its index update.
+ANOTHER_WRITE_BEFORE_THE_INDEX_UPDATE = r'''
+import os, subprocess, sys
+import memhtml.adapters.git_checkout as git_checkout
+from memhtml.cli.app import main
+
+real = git_checkout.PygitCheckout.update_index
+fired = []
+
+
+def update_index(self, updates, tip=None):
+    if not fired:
+        fired.append(True)
+        subprocess.run([sys.executable, "-m", "memhtml", "write", "--title", "Toaster",
+                        "--claim", "The toaster is cleaned on Fridays.", "--path",
+                        "areas/inbox/toaster.html", "--store", os.environ["PERSON_ROOT"]],
+                       check=True, capture_output=True)
+    return real(self, updates, tip)
+
+
+git_checkout.PygitCheckout.update_index = update_index
+main(sys.argv[1:])
+'''
+
+
 def _writer(root: Path, env: dict[str, str], writer: int) -> subprocess.Popen[str]:
     """A writer process, forked from a warm interpreter (``warm_cli``): the eight start
     together instead of each importing memhtml first."""
@@ -402,3 +427,25 @@ def test_a_persons_commit_caught_before_it_puts_its_index_in_place_is_judged_aft
             "the person's stale commit was kept as their own undo: "
             + git(root, env, "log", "--format=%h %s", "-3", "refs/heads/main").stdout)
     assert porcelain(root, env) == []
+
+
+def test_a_write_whose_branch_another_writer_moved_follows_the_new_tip(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another write landing while this one's follow runs moves the branch: the follow
+    starts again against the new tip, so the index holds both writes (not a staged
+    deletion of this one) and the checkout is clean."""
+    env = clean_environment(monkeypatch, tmp_path / "home")
+    root = tmp_path / "store"
+    done = memhtml(env, "init", str(root))
+    assert done.returncode == 0, done.stderr
+    written = subprocess.run(
+        [sys.executable, "-c", ANOTHER_WRITE_BEFORE_THE_INDEX_UPDATE, "write", "--title",
+         "Kettle", "--claim", "The kettle is descaled on Mondays.", "--path",
+         "areas/inbox/kettle.html", "--store", str(root)],
+        env={**env, "PERSON_ROOT": str(root)}, capture_output=True, text=True, timeout=120,
+        check=False)
+    assert written.returncode == 0, written.stderr
+    held = git(root, env, "ls-tree", "-r", "--name-only", "refs/heads/main").stdout.split()
+    assert {"areas/inbox/kettle.html", "areas/inbox/toaster.html"} <= set(held)
+    assert porcelain(root, env) == []
+    assert checkout_findings(root) == []
