@@ -31,9 +31,9 @@ TEMP_ENV = "MEMHTML_TEST_TMP"
 RAM = Path("/dev/shm")
 RAM_FREE_AT_LEAST = 6 * 1024**3
 """The room a memory-backed file system must have before the suite's temporary
-directories go there: the suite holds about 1 GB at its peak (docs/benchmarks.md,
-"The suite's own time"), and a container's default ``/dev/shm`` (64 MB) is far
-below this, so there the suite stays on disk."""
+directories go there: a whole run held at most 415 MB there (docs/benchmarks.md,
+"The suite's own time"), a failing test's folder is kept, and a container's default
+``/dev/shm`` (64 MB) is far below this, so there the suite stays on disk."""
 _PREFIX = "mhp-"
 """Short, so a test's paths are no longer in memory than under pytest's own
 ``/tmp/pytest-of-USER/pytest-N``: a Unix socket's path has a limit of about 107 bytes,

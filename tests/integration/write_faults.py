@@ -139,23 +139,7 @@ def _install(profile: str) -> tuple[_Faults, Callable[[dict[str, str]], None]]:
     import memhtml.adapters.clock as adapters_clock
     import memhtml.adapters.git as adapters_git
     import memhtml.adapters.state_db as adapters_state
-    import memhtml.cli.app
-    import memhtml.cli.md_cmds
-    import memhtml.cli.read_cmds
-    import memhtml.cli.sleep_cmds
-    import memhtml.cli.store_cmds
-    import memhtml.compose
-    import memhtml.compose.sleep
-    import memhtml.sleep.merge
-    import memhtml.sleep.plan
-    import memhtml.sleep.resume
-    import memhtml.sleep.review
-    import memhtml.sleep.runner
-    import memhtml.sleep.runs
     import memhtml.store
-    import memhtml.store.markdown_import
-    import memhtml.store.markdown_run
-    import memhtml.store.recovery
 
     faults = _Faults(os.path.dirname(os.path.dirname(memhtml.store.__file__)))
     for name in ("replace", "rename", "unlink", "rmdir", "mkdir", "fsync", "write"):
@@ -176,9 +160,6 @@ def _install(profile: str) -> tuple[_Faults, Callable[[dict[str, str]], None]]:
         setattr(plane, name, faults.method("SqliteStatePlane." + name, getattr(plane, name),
                                            False))
 
-    import memhtml.sleep.ledger
-    import memhtml.sleep.phase
-    import memhtml.sleep.phases
     import tests.integration.sleep.kill_support  # noqa: F401 - the busy bodies' imports
 
     def per_command(env: dict[str, str]) -> None:

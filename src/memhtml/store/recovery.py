@@ -352,7 +352,7 @@ def _raced(deps: StoreDeps, journal: Journal, undone: Sequence[PathStep]
     paths = [s.path for s in rest]
 
     def shown(index: Mapping[str, str], files: Mapping[str, str | bool | None]
-              ) -> frozenset[str] | None:
+              ) -> frozenset[str]:
         return never | {s.path for s in rest
                         if index.get(s.path) == s.before and files.get(s.path, False) == s.after}
 

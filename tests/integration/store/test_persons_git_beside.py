@@ -115,119 +115,77 @@ class Person:
             i += 1
 
 
-# A write whose commit is followed at once by the person's ``git commit`` (run from
-# inside the writer, so the interleaving is certain): the person's git reads HEAD after
-# the branch moved and takes the index lock before the write brings the index up to
-# date, which is all a person's commit racing a write needs.
-IN_THE_WINDOW = r'''
+# A write with a commit made beside it at one chosen moment (from inside the writer, so
+# the interleaving is certain): the person's ``git commit`` of what they staged (or, with
+# RACE_BY=memhtml, another memhtml write), fired once in the window RACE_WINDOW names.
+RACING = r'''
 import os, subprocess, sys
 import memhtml.adapters.git as adapters_git
 from memhtml.cli.app import main
 
-real = adapters_git.PygitService.commit
-fired = []
-
-
-def commit(self, *args, **kwargs):
-    # The person commits once, right after the write's commit moved the branch and
-    # before its index update: their git commits the index it read before the write.
-    landed = real(self, *args, **kwargs)
-    if not fired:
-        fired.append(True)
-        subprocess.run(["git", "-c", "user.name=Person", "-c", "user.email=person@example.org",
-                        "commit", "-q", "-m", "the person's commit, in the window"],
-                       cwd=os.environ["PERSON_ROOT"], check=True)
-    return landed
-
-
-adapters_git.PygitService.commit = commit
-main(sys.argv[1:])
-'''
-
-
-# The person's ``git commit`` after the write's follow read the branch tip and before
-# it took git's index lock: the follow then sets the write's entries in an index the
-# person's commit has already committed without them, on top of the write.
-BEFORE_THE_INDEX_UPDATE = r'''
-import os, subprocess, sys
-import memhtml.adapters.git_checkout as git_checkout
-from memhtml.cli.app import main
-
-real = git_checkout.PygitCheckout.update_index
-fired = []
-
-
-def update_index(self, updates, tip=None):
-    if not fired:
-        fired.append(True)
-        subprocess.run(["git", "-c", "user.name=Person", "-c", "user.email=person@example.org",
-                        "commit", "-q", "-m", "the person's commit, before the follow"],
-                       cwd=os.environ["PERSON_ROOT"], check=True)
-    return real(self, updates, tip)
-
-
-git_checkout.PygitCheckout.update_index = update_index
-main(sys.argv[1:])
-'''
-
-
-# The person's ``git commit`` between the follow's read of HEAD and its read of the
-# branch: the two then differ, as if the checkout were on another branch.
-BETWEEN_HEAD_AND_BRANCH = r'''
-import os, subprocess, sys
-import memhtml.adapters.git as adapters_git
-from memhtml.cli.app import main
-
-real_commit = adapters_git.PygitService.commit
-real_resolve = adapters_git.PygitService.resolve
+WINDOW = os.environ["RACE_WINDOW"]
+ROOT = os.environ["PERSON_ROOT"]
 state = {"committed": False, "fired": False}
+
+
+def fire():
+    if state["fired"]:
+        return
+    state["fired"] = True
+    if os.environ.get("RACE_BY") == "memhtml":
+        subprocess.run([sys.executable, "-m", "memhtml", "write", "--title", "Toaster",
+                        "--claim", "The toaster is cleaned on Fridays.", "--path",
+                        "areas/inbox/toaster.html", "--store", ROOT],
+                       check=True, capture_output=True)
+    else:
+        subprocess.run(["git", "-c", "user.name=Person", "-c", "user.email=person@example.org",
+                        "commit", "-q", "-m", f"the person's commit, {WINDOW}"],
+                       cwd=ROOT, check=True)
+
+
+Service = adapters_git.PygitService
+real_commit, real_resolve, real_update = Service.commit, Service.resolve, Service.update_index
 
 
 def commit(self, *args, **kwargs):
     landed = real_commit(self, *args, **kwargs)
     state["committed"] = True
+    if WINDOW == "after the write's commit":
+        fire()
     return landed
 
 
 def resolve(self, ref):
     found = real_resolve(self, ref)
-    if ref == "HEAD" and state["committed"] and not state["fired"]:
-        state["fired"] = True
-        subprocess.run(["git", "-c", "user.name=Person", "-c", "user.email=person@example.org",
-                        "commit", "-q", "-m", "the person's commit, between two reads"],
-                       cwd=os.environ["PERSON_ROOT"], check=True)
+    if WINDOW == "between HEAD and the branch" and ref == "HEAD" and state["committed"]:
+        fire()
     return found
 
 
-adapters_git.PygitService.commit = commit
-adapters_git.PygitService.resolve = resolve
-main(sys.argv[1:])
-'''
-
-
-# Another memhtml write lands between this write's read of the tip and its index update.
-ANOTHER_WRITE_BEFORE_THE_INDEX_UPDATE = r'''
-import os, subprocess, sys
-import memhtml.adapters.git_checkout as git_checkout
-from memhtml.cli.app import main
-
-real = git_checkout.PygitCheckout.update_index
-fired = []
-
-
 def update_index(self, updates, tip=None):
-    if not fired:
-        fired.append(True)
-        subprocess.run([sys.executable, "-m", "memhtml", "write", "--title", "Toaster",
-                        "--claim", "The toaster is cleaned on Fridays.", "--path",
-                        "areas/inbox/toaster.html", "--store", os.environ["PERSON_ROOT"]],
-                       check=True, capture_output=True)
-    return real(self, updates, tip)
+    if WINDOW == "before the index update":
+        fire()
+    return real_update(self, updates, tip)
 
 
-git_checkout.PygitCheckout.update_index = update_index
+Service.commit, Service.resolve, Service.update_index = commit, resolve, update_index
 main(sys.argv[1:])
 '''
+WINDOWS = ("after the write's commit", "before the index update", "between HEAD and the branch")
+"""Right after the write's commit moved the branch (the person's git reads HEAD after
+it and takes the index lock before the follow); after the follow read the tip and
+before it took git's index lock; between the follow's reads of HEAD and of the branch
+(which must not make the checkout look like one on another branch)."""
+
+
+def _racing_write(root: Path, env: dict[str, str], window: str, path: str,
+                  by: str = "person") -> None:
+    written = subprocess.run(
+        [sys.executable, "-c", RACING, "write", "--title", "Kettle", "--claim",
+         "The kettle is descaled on Mondays.", "--path", path, "--store", str(root)],
+        env={**env, "PERSON_ROOT": str(root), "RACE_WINDOW": window, "RACE_BY": by},
+        capture_output=True, text=True, timeout=120, check=False)
+    assert written.returncode == 0, written.stderr
 
 
 def _writer(root: Path, env: dict[str, str], writer: int) -> subprocess.Popen[str]:
@@ -315,8 +273,11 @@ def test_a_persons_git_beside_eight_writers_loses_nothing(
     assert checkout_findings(root) == [], summary
 
 
-def test_a_persons_commit_between_a_writes_commit_and_its_index_update_reverts_nothing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("window", WINDOWS)
+def test_a_persons_commit_racing_a_write_reverts_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: str) -> None:
+    """A person's commit of an index read before the write reached it, landing in any
+    of the follow's windows, is written back before the write's command ends."""
     env = clean_environment(monkeypatch, tmp_path / "home")
     root = tmp_path / "store"
     done = memhtml(env, "init", str(root))
@@ -326,12 +287,7 @@ def test_a_persons_commit_between_a_writes_commit_and_its_index_update_reverts_n
     git(root, env, "add", "--", "notes/n-0.txt")
 
     path = "areas/inbox/kettle.html"
-    written = subprocess.run(
-        [sys.executable, "-c", IN_THE_WINDOW, "write", "--title", "Kettle", "--claim",
-         "The kettle is descaled on Mondays.", "--path", path, "--store", str(root)],
-        env={**env, "PERSON_ROOT": str(root)}, capture_output=True, text=True, timeout=60,
-        check=False)
-    assert written.returncode == 0, written.stderr
+    _racing_write(root, env, window, path)
 
     tree = git(root, env, "ls-tree", "-r", "--name-only", "refs/heads/main").stdout.split()
     assert "notes/n-0.txt" in tree
@@ -339,46 +295,6 @@ def test_a_persons_commit_between_a_writes_commit_and_its_index_update_reverts_n
         raise LostWorkError(
             "the person's commit reverted the write: "
             + git(root, env, "log", "--format=%h %s", "--stat", "-2", "refs/heads/main").stdout
-            + "git status --porcelain: " + repr(porcelain(root, env)))
-    assert porcelain(root, env) == []
-    assert checkout_findings(root) == []
-
-
-@pytest.mark.parametrize("window", ["before the index update", "between HEAD and the branch"])
-def test_a_persons_commit_during_the_follow_reverts_nothing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: str) -> None:
-    """The person's commit lands while the write's follow runs: after it read the tip
-    and before it took git's index lock (the entry it would set must not pass for the
-    person's own index), or between its reads of HEAD and of the branch (which must
-    not make the checkout look like one on another branch). Either way the next
-    command writes the write back."""
-    script = (BEFORE_THE_INDEX_UPDATE if window == "before the index update"
-              else BETWEEN_HEAD_AND_BRANCH)
-    env = clean_environment(monkeypatch, tmp_path / "home")
-    root = tmp_path / "store"
-    done = memhtml(env, "init", str(root))
-    assert done.returncode == 0, done.stderr
-    hand_commit(root, env, DRAFT, "the person's draft\n", "my draft")
-    (root / "notes" / "n-0.txt").write_text("hand edit 0\n", encoding="utf-8")
-    git(root, env, "add", "--", "notes/n-0.txt")
-
-    path = "areas/inbox/kettle.html"
-    written = subprocess.run(
-        [sys.executable, "-c", script, "write", "--title", "Kettle",
-         "--claim", "The kettle is descaled on Mondays.", "--path", path, "--store",
-         str(root)],
-        env={**env, "PERSON_ROOT": str(root)}, capture_output=True, text=True, timeout=60,
-        check=False)
-    assert written.returncode == 0, written.stderr
-    status = memhtml(env, "status", "--store", str(root))
-    assert status.returncode == 0, status.stderr
-
-    tree = git(root, env, "ls-tree", "-r", "--name-only", "refs/heads/main").stdout.split()
-    assert "notes/n-0.txt" in tree
-    if path not in tree:
-        raise LostWorkError(
-            "the person's commit reverted the write: "
-            + git(root, env, "log", "--format=%h %s", "--stat", "-3", "refs/heads/main").stdout
             + "git status --porcelain: " + repr(porcelain(root, env)))
     assert porcelain(root, env) == []
     assert checkout_findings(root) == []
@@ -438,13 +354,8 @@ def test_a_write_whose_branch_another_writer_moved_follows_the_new_tip(
     root = tmp_path / "store"
     done = memhtml(env, "init", str(root))
     assert done.returncode == 0, done.stderr
-    written = subprocess.run(
-        [sys.executable, "-c", ANOTHER_WRITE_BEFORE_THE_INDEX_UPDATE, "write", "--title",
-         "Kettle", "--claim", "The kettle is descaled on Mondays.", "--path",
-         "areas/inbox/kettle.html", "--store", str(root)],
-        env={**env, "PERSON_ROOT": str(root)}, capture_output=True, text=True, timeout=120,
-        check=False)
-    assert written.returncode == 0, written.stderr
+    _racing_write(root, env, "before the index update", "areas/inbox/kettle.html",
+                  by="memhtml")
     held = git(root, env, "ls-tree", "-r", "--name-only", "refs/heads/main").stdout.split()
     assert {"areas/inbox/kettle.html", "areas/inbox/toaster.html"} <= set(held)
     assert porcelain(root, env) == []
