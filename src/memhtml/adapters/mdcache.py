@@ -36,6 +36,7 @@ from returns.result import Failure, Result, Success
 from memhtml.contracts.array_records import (
     RecordsRefusedError,
     checksum,
+    load_npy,
     npy_header,
     read_arrays,
 )
@@ -89,7 +90,7 @@ _RefusedError = RecordsRefusedError
 
 
 def _read(stream: BinaryIO) -> tuple[dict[str, Any], Arrays]:
-    raw = np.load(stream, allow_pickle=False)
+    raw = load_npy(stream)
     if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.ndim != 1 \
             or raw.nbytes > _HEADER_LIMIT:
         raise _RefusedError("not a memhtml index cache")

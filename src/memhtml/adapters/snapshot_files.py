@@ -32,6 +32,7 @@ from memhtml.contracts.array_records import (
     Checksums,
     RecordsRefusedError,
     checksum,
+    load_npy,
     read_arrays,
 )
 from memhtml.contracts.local_files import NotRegularFileError, create_exclusive, open_regular
@@ -124,7 +125,7 @@ _RefusedError = RecordsRefusedError
 
 
 def _header(stream: BinaryIO, path: Path) -> dict[str, Any]:
-    raw = np.load(stream, allow_pickle=False)
+    raw = load_npy(stream)
     if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.ndim != 1 \
             or raw.nbytes > _HEADER_LIMIT:
         raise _RefusedError("not a memhtml snapshot")

@@ -75,6 +75,7 @@ from immutables import Map
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.adapters.vector_layout import DEFAULT_COMPACTION, MANIFEST, Compaction
+from memhtml.contracts.array_records import load_npy
 from memhtml.contracts.local_files import (
     NotRegularFileError,
     blocking_entry,
@@ -604,7 +605,7 @@ def _read_part(folder: Path, space: VectorSpace, generation: str, count: int
         return "the hash list has a repeated or malformed hash"
     try:
         with open_regular(matrix_path) as stream:
-            matrix = np.load(stream, allow_pickle=False)
+            matrix = load_npy(stream)
     except NotRegularFileError as odd:
         return f"the matrix is {odd.kind}, not a regular file"
     except FileNotFoundError:
