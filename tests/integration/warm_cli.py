@@ -28,6 +28,14 @@ one server share its hash seed, where fresh interpreters would each draw one. A 
 forks only while it runs one thread (a fork copies only the calling thread); one that
 cannot serve leaves the command to a fresh interpreter, the same command, only slower.
 
+A server is itself forked from a zygote (``zygote``): one interpreter per start-up
+environment that has done the preload (about 2 s of CPU) and forks a server for each
+environment asked for. Tests give their commands their own ``HOME``, so a server per
+test was a preload per test; servers that differ only in variables read after
+start-up (``LATE``) or re-derived in the fork (``REGUESSED``: libgit2's search paths,
+guessed again from the server's environment) share one zygote. The agent, web and
+person's-git tests: 126-138 s against 159-161 s before (two pairs, one run each).
+
 Two ways in: ``memhtml`` runs a command to its end and gives back what
 ``subprocess.run`` would; ``launcher`` is the command line of a small process (an
 interpreter started with ``-I -S``, importing nothing of memhtml) that hands its own
@@ -60,7 +68,7 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 REPO = Path(__file__).resolve().parents[2]
 PRELOAD = ("numpy", "pygit2")
@@ -77,11 +85,32 @@ POOL = 3
 commands share one environment, and a few tests' worth is all that is ever reused."""
 UNKEYED = ("MEMHTML_",)
 """Variables a server's commands may differ in (see the module's docstring)."""
+REGUESSED = ("HOME", "XDG_CONFIG_HOME")
+"""Variables a process reads at start-up only through libgit2, which fixes its
+configuration search paths from them when pygit2 loads: a server forked from a zygote
+has libgit2 guess the paths again from its own environment (``_become``), as a fresh
+start would have guessed them."""
+LATE = ("MEMHTML_", "GIT_", "FAULT_")
+"""Prefixes of variables read only while a command runs (memhtml's own, git's, the
+fault wrappers'), never at start-up: servers differing in them share a zygote."""
+ZYGOTES = 3
+"""Zygotes kept per test process, the least recently used closed first: the suite's
+servers need one or two start-up environments per module."""
 
 
 def _key(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in env.items()
             if not name.startswith(UNKEYED) and name != "PYTEST_CURRENT_TEST"}
+
+
+def _startup(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """What of ``env`` an interpreter fixes at start-up and a fork cannot change: the
+    whole environment but ``REGUESSED``, ``LATE`` and pytest's name of the running test
+    (Python's hash seed, stream encodings and path, OpenBLAS's threads, the TLS paths
+    pygit2 reads when it loads all stay in it)."""
+    return tuple(sorted((name, value) for name, value in env.items()
+                        if name not in REGUESSED and name != "PYTEST_CURRENT_TEST"
+                        and not name.startswith(LATE)))
 
 
 def _send(sock: socket.socket, message: Mapping[str, Any], fds: Sequence[int] = ()) -> None:
@@ -269,6 +298,102 @@ def serve(address: str, module: str) -> None:
     listener.close()
 
 
+# -- the zygote: one warm interpreter per start-up environment that forks the servers --------
+
+
+def zygote(address: str, *imports: str) -> None:
+    """A process that imports ``imports`` once and forks, for each request on the Unix
+    socket ``address``, a process that becomes ``module:function(*args)`` under the
+    request's environment with the three descriptors sent as its standard streams. A
+    server's preload (about 2 s of CPU) is paid once per zygote rather than once per
+    server, and a test's own ``HOME`` no longer starts a new interpreter. Ends when its
+    stdin closes; reaps the processes it forked.
+
+    Its first line out is its environment as the interpreter's start left it: Python
+    adds ``LC_CTYPE`` where the locale is C (PEP 538), and a server forked for another
+    environment with the same start-up part must hold what its own start would have
+    added (``_Zygote.fork``)."""
+    print(json.dumps(dict(os.environ)), flush=True)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    for name in imports:
+        importlib.import_module(name)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(16)
+    woken, wake = os.pipe()
+    os.set_blocking(woken, False)
+    os.set_blocking(wake, False)
+    signal.set_wakeup_fd(wake)
+    signal.signal(signal.SIGCHLD, lambda number, frame: None)
+    print("ready", flush=True)
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin, woken], [], [])
+        if sys.stdin in ready and not sys.stdin.readline():
+            break
+        if woken in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(woken, 4096)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if listener not in ready:
+            continue
+        conn, _ = listener.accept()
+        request, fds = _receive(conn, 3)
+        threads = _threads()
+        if not request or len(fds) != 3 or threads != 1:
+            for fd in fds:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                _send(conn, {"refused": f"{threads} threads, or a short request"})
+            conn.close()
+            continue
+        pid = os.fork()
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            for fd in (woken, wake):
+                os.close(fd)
+            listener.close()
+            conn.close()
+            _become(request, fds)
+        for fd in fds:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            _send(conn, {"pid": pid})
+        conn.close()
+    listener.close()
+
+
+def _become(request: Mapping[str, Any], fds: Sequence[int]) -> None:
+    """In a zygote's child: take the streams and the environment, have libgit2 guess
+    its search paths again from that environment, run the target, exit."""
+    code = 1
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        if "pygit2" in sys.modules:
+            import pygit2
+            from pygit2.enums import ConfigLevel
+
+            paths: Any = pygit2.settings.search_path
+            for level in (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM):
+                paths[level] = None  # libgit2's own guess, from the environment now
+        module, function = str(request["target"]).split(":")
+        getattr(importlib.import_module(module), function)(*request["args"])
+        code = 0
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 # -- the launcher: a process of its own that the server's child stands behind -----------------
 
 LAUNCH = r"""
@@ -314,20 +439,161 @@ sys.exit(code)
 # -- the test side ---------------------------------------------------------------------------
 
 
+class Process(Protocol):
+    """What the tests use of a server process: a ``Popen``, or a zygote's ``Forked``."""
+
+    @property
+    def stdin(self) -> IO[str] | None: ...
+
+    @property
+    def stdout(self) -> IO[str] | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+class Forked:
+    """A process a zygote forked for this test process, through a pidfd (it is the
+    zygote's child, not ours): its stdin and stdout pipes, whether it has ended, a wait
+    and a kill. Its exit status belongs to the zygote, so an ended one reports 0."""
+
+    def __init__(self, pid: int, handle: int, stdin: IO[str], stdout: IO[str]) -> None:
+        self.pid = pid
+        self._handle = handle
+        self.stdin: IO[str] | None = stdin
+        self.stdout: IO[str] | None = stdout
+        self.returncode: int | None = None
+
+    def _ended(self, timeout: float | None) -> bool:
+        if self.returncode is None:
+            ended, _, _ = select.select([self._handle], [], [], timeout)
+            if ended:
+                self.returncode = 0
+                os.close(self._handle)
+        return self.returncode is not None
+
+    def poll(self) -> int | None:
+        return 0 if self._ended(0) else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._ended(timeout):
+            raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
+        return 0
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._handle, signal.SIGKILL)
+
+
+class _Zygote:
+    """One warm interpreter that has imported a server's modules, forking servers."""
+
+    def __init__(self, env: Mapping[str, str], imports: Sequence[str]) -> None:
+        self.work = Path(tempfile.mkdtemp(prefix="memhtml-zygote-"))
+        self.address = str(self.work / "socket")
+        with (self.work / "zygote.err").open("wb") as errors:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c",
+                 "import sys; from tests.integration.warm_cli import zygote; "
+                 "zygote(*sys.argv[1:])", self.address, *imports],
+                env=dict(env), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=errors, text=True)
+        assert self.process.stdout is not None
+        self.added: dict[str, str] = {}
+        self.up = False
+        ready, _, _ = select.select([self.process.stdout], [], [], 120)
+        if ready:
+            with contextlib.suppress(ValueError):
+                started = json.loads(self.process.stdout.readline())
+                self.added = {name: value for name, value in started.items()
+                              if name not in env}
+                ready, _, _ = select.select([self.process.stdout], [], [], 120)
+                self.up = bool(ready) and self.process.stdout.readline().strip() == "ready"
+
+    def fork(self, target: str, args: Sequence[str], env: Mapping[str, str],
+             errors: Path) -> Forked | None:
+        if not self.up or self.process.poll() is not None:
+            return None
+        into, stdin = os.pipe()
+        stdout, out_of = os.pipe()
+        log = os.open(errors, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(self.address)
+            _send(sock, {"target": target, "args": list(args),
+                         "env": {**self.added, **env}},
+                  [into, out_of, log])
+            answer, _ = _receive(sock)
+        except OSError:
+            answer = {}
+        finally:
+            sock.close()
+            for fd in (into, out_of, log):
+                os.close(fd)
+        handle = None
+        if "pid" in answer:
+            with contextlib.suppress(OSError):
+                handle = os.pidfd_open(int(answer["pid"]))
+        if handle is None:
+            os.close(stdin)
+            os.close(stdout)
+            return None
+        return Forked(int(answer["pid"]), handle, os.fdopen(stdin, "w"),
+                      os.fdopen(stdout, "r"))
+
+    def close(self) -> None:
+        close_server(self.process)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+_zygotes: OrderedDict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _Zygote] = (
+    OrderedDict())
+
+
+def forked(target: str, args: Sequence[str], env: Mapping[str, str],
+           imports: Sequence[str], errors: Path) -> Forked | None:
+    """``module:function(*args)`` in a process forked from a zygote that has imported
+    ``imports`` under ``env``'s start-up part (``_startup``), with ``env`` whole as its
+    environment, its stderr appended to ``errors``; None where no zygote can fork it
+    (the caller then starts an interpreter of its own)."""
+    if not hasattr(os, "pidfd_open"):
+        return None
+    key = (tuple(imports), _startup(env))
+    found = _zygotes.pop(key, None)
+    if found is None or found.process.poll() is not None:
+        if found is not None:
+            found.close()
+        found = _Zygote(env, imports)
+    _zygotes[key] = found
+    while len(_zygotes) > ZYGOTES:
+        _zygotes.popitem(last=False)[1].close()
+    return found.fork(target, args, env, errors)
+
+
 class _Server:
-    """One warm process serving commands under one environment."""
+    """One warm process serving commands under one environment, forked from a zygote
+    (started as its own interpreter where none can fork it)."""
 
     def __init__(self, env: Mapping[str, str], module: str) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="memhtml-warm-"))
         self.address = str(self.work / "socket")
         self.log = self.work / "server.err"
-        with self.log.open("wb") as errors:
-            self.process = subprocess.Popen(
-                [sys.executable, "-c",
-                 "import sys; from tests.integration.warm_cli import serve; "
-                 "serve(*sys.argv[1:])", self.address, module],
-                env=dict(env), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=errors, text=True)
+        process: Process | None = forked(
+            "tests.integration.warm_cli:serve", [self.address, module], env,
+            preload(module), self.log)
+        if process is None:
+            with self.log.open("wb") as errors:
+                process = subprocess.Popen(
+                    [sys.executable, "-c",
+                     "import sys; from tests.integration.warm_cli import serve; "
+                     "serve(*sys.argv[1:])", self.address, module],
+                    env=dict(env), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=errors, text=True)
+        self.process: Process = process
         assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], 120)
         self.up = bool(ready) and self.process.stdout.readline().strip() == "ready"
@@ -355,7 +621,7 @@ class _Server:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
-def close_server(process: subprocess.Popen[Any]) -> None:
+def close_server(process: Process) -> None:
     """End a server process that serves until its stdin closes: close it, wait (kill
     after ten seconds), and close its stdout. The warm interpreter here and the fault
     server of the crash and kill suites (``write_faults``) both end this way."""
@@ -391,6 +657,8 @@ def _server(env: Mapping[str, str], module: str = "memhtml") -> _Server:
 def _close_all() -> None:
     while _servers:
         _servers.popitem()[1].close()
+    while _zygotes:
+        _zygotes.popitem()[1].close()
 
 
 def memhtml(*tokens: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
