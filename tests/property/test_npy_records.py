@@ -69,3 +69,13 @@ def test_a_truncated_record_is_refused(cut: int) -> None:
         path.write_bytes(data[:-cut])
         with path.open("rb") as file, pytest.raises(ValueError, match="truncated"):
             load_npy(file)
+
+
+@pytest.mark.parametrize("descr", ["<u3", "|u0", "<x8"])
+def test_a_header_naming_no_dtype_is_refused_as_numpy_refuses_it(descr: str) -> None:
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': (2,), }}"
+    header += " " * (63 - len(header)) + "\n"
+    record = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode()
+    for read in (lambda s: np.load(s, allow_pickle=False), load_npy):
+        with pytest.raises(ValueError, match="not a valid dtype"):
+            read(io.BytesIO(record + b"\0" * 16))

@@ -9,6 +9,7 @@ callers treat a refusal as a miss and rebuild.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -53,7 +54,10 @@ def load_npy(stream: BinaryIO) -> Any:
     if len(lead) == 10 and lead[:8] == _MAGIC + b"\x01\x00":
         (length,) = struct.unpack("<H", lead[8:])
         found = _PLAIN_HEADER.fullmatch(stream.read(length).decode("latin1"))
-        dtype = np.dtype(found.group(1)) if found is not None else None
+        dtype = None
+        if found is not None:
+            with contextlib.suppress(TypeError):  # '<u3': np.load says why, as ValueError
+                dtype = np.dtype(found.group(1))
         if found is not None and dtype is not None and dtype.itemsize:
             shape = tuple(int(n) for n in found.group(2).replace(",", " ").split())
             count = 1
