@@ -106,3 +106,21 @@ def test_the_plain_shape_takes_the_quick_path() -> None:
         memory_type="semantic", at="2026-01-06T09:00:00Z", body=("Never on a Friday.", "Or 日.")))
     assert read_canonical(text) is not None
     _agrees(text)
+
+
+@given(shaped_files())
+def test_the_sites_render_check_refuses_what_the_full_check_refuses(text: str) -> None:
+    """The published site's check takes the quick reader's word for a plain file; its
+    verdict is the full check's on every file, plain, spliced or refused (a snapshot
+    may hold a record a looser checker passed, so the record's text is all it sees)."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from memhtml.contracts.errors import VIOLATION_SEPARATOR
+    from memhtml.contracts.record import MemoryRecord
+    from memhtml.format import check_memory
+    from memhtml.store.site_model import _refused_record
+
+    violations = check_memory(text).violations
+    expected = VIOLATION_SEPARATOR.join(violations) if violations else None
+    assert _refused_record(cast(MemoryRecord, SimpleNamespace(html=text))) == expected
