@@ -232,6 +232,57 @@ def preload(module: str) -> list[str]:
             *PRELOAD_MODULE.get(module, ())]
 
 
+class _FrontDoor:
+    """A warm process's way in: the Unix socket it takes requests on (each a message and
+    three descriptors), and the pipe through which a child's exit (SIGCHLD) wakes its
+    wait. Shared by the servers and the zygotes."""
+
+    def __init__(self, address: str) -> None:
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(address)
+        self.listener.listen(16)
+        self.woken, self.wake = os.pipe()
+        os.set_blocking(self.woken, False)
+        os.set_blocking(self.wake, False)
+        signal.set_wakeup_fd(self.wake)
+        signal.signal(signal.SIGCHLD, lambda number, frame: None)
+
+    def wait(self) -> bool | None:
+        """Whether a request waits; None once stdin (a pipe from the test process) has
+        closed, which ends the process."""
+        ready, _, _ = select.select([self.listener, sys.stdin, self.woken], [], [])
+        if sys.stdin in ready and not sys.stdin.readline():
+            return None
+        if self.woken in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(self.woken, 4096)
+        return self.listener in ready
+
+    def take(self) -> tuple[socket.socket, dict[str, Any], list[int]]:
+        conn, _ = self.listener.accept()
+        request, fds = _receive(conn, 3)
+        return conn, request, fds
+
+    @staticmethod
+    def refuse(conn: socket.socket, fds: Sequence[int], why: str) -> None:
+        for fd in fds:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            _send(conn, {"refused": why})
+        conn.close()
+
+    def let_go(self, *conns: socket.socket) -> None:
+        """In a forked child: the parent's signal set-up, pipe, socket and connections
+        closed, so the child holds none of them."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in (self.woken, self.wake):
+            os.close(fd)
+        self.listener.close()
+        for conn in conns:
+            conn.close()
+
+
 def serve(address: str, module: str) -> None:
     """The warm process: takes requests on the Unix socket ``address``, forks a child
     for each and tells the requester its pid, then its exit code. Ends when its stdin
@@ -242,45 +293,19 @@ def serve(address: str, module: str) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     for name in preload(module):
         importlib.import_module(name)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(address)
-    listener.listen(16)
-    # A child's exit wakes the loop: SIGCHLD writes a byte to ``woken``.
-    woken, wake = os.pipe()
-    os.set_blocking(woken, False)
-    os.set_blocking(wake, False)
-    signal.set_wakeup_fd(wake)
-    signal.signal(signal.SIGCHLD, lambda number, frame: None)
+    door = _FrontDoor(address)
     print("ready", flush=True)
     waiting: dict[int, socket.socket] = {}
-    while True:
-        ready, _, _ = select.select([listener, sys.stdin, woken], [], [])
-        if sys.stdin in ready and not sys.stdin.readline():
-            break
-        if woken in ready:
-            with contextlib.suppress(BlockingIOError):
-                os.read(woken, 4096)
-        if listener in ready:
-            conn, _ = listener.accept()
-            request, fds = _receive(conn, 3)
+    while (asked := door.wait()) is not None:
+        if asked:
+            conn, request, fds = door.take()
             threads = _threads()
             if not request or len(fds) != 3 or _key(request["env"]) != own or threads != 1:
-                for fd in fds:
-                    os.close(fd)
-                with contextlib.suppress(OSError):
-                    _send(conn, {"refused": f"{threads} threads, or another environment"})
-                conn.close()
+                door.refuse(conn, fds, f"{threads} threads, or another environment")
             else:
                 pid = os.fork()
                 if pid == 0:
-                    signal.set_wakeup_fd(-1)
-                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                    for fd in (woken, wake):
-                        os.close(fd)
-                    listener.close()
-                    for other in waiting.values():
-                        other.close()
-                    conn.close()
+                    door.let_go(conn, *waiting.values())
                     _child(request, fds)
                 for fd in fds:
                     os.close(fd)
@@ -295,7 +320,7 @@ def serve(address: str, module: str) -> None:
             with contextlib.suppress(OSError):
                 _send(conn, {"code": os.waitstatus_to_exitcode(status)})
             conn.close()
-    listener.close()
+    door.listener.close()
 
 
 # -- the zygote: one warm interpreter per start-up environment that forks the servers --------
@@ -317,52 +342,29 @@ def zygote(address: str, *imports: str) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     for name in imports:
         importlib.import_module(name)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(address)
-    listener.listen(16)
-    woken, wake = os.pipe()
-    os.set_blocking(woken, False)
-    os.set_blocking(wake, False)
-    signal.set_wakeup_fd(wake)
-    signal.signal(signal.SIGCHLD, lambda number, frame: None)
+    door = _FrontDoor(address)
     print("ready", flush=True)
-    while True:
-        ready, _, _ = select.select([listener, sys.stdin, woken], [], [])
-        if sys.stdin in ready and not sys.stdin.readline():
-            break
-        if woken in ready:
-            with contextlib.suppress(BlockingIOError):
-                os.read(woken, 4096)
+    while (asked := door.wait()) is not None:
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
-        if listener not in ready:
+        if not asked:
             continue
-        conn, _ = listener.accept()
-        request, fds = _receive(conn, 3)
+        conn, request, fds = door.take()
         threads = _threads()
         if not request or len(fds) != 3 or threads != 1:
-            for fd in fds:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                _send(conn, {"refused": f"{threads} threads, or a short request"})
-            conn.close()
+            door.refuse(conn, fds, f"{threads} threads, or a short request")
             continue
         pid = os.fork()
         if pid == 0:
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            for fd in (woken, wake):
-                os.close(fd)
-            listener.close()
-            conn.close()
+            door.let_go(conn)
             _become(request, fds)
         for fd in fds:
             os.close(fd)
         with contextlib.suppress(OSError):
             _send(conn, {"pid": pid})
         conn.close()
-    listener.close()
+    door.listener.close()
 
 
 def _become(request: Mapping[str, Any], fds: Sequence[int]) -> None:
