@@ -576,6 +576,24 @@ def forked(target: str, args: Sequence[str], env: Mapping[str, str],
     return found.fork(target, args, env, errors)
 
 
+def warm_process(target: str, args: Sequence[str], env: Mapping[str, str],
+                 imports: Sequence[str], errors: Path) -> Process:
+    """``module:function(*args)`` forked from a zygote (``forked``), or, where none can
+    fork it, in an interpreter of its own under ``env``, its stderr written to
+    ``errors``; its stdin and stdout are pipes to this process either way."""
+    found = forked(target, args, env, imports, errors)
+    if found is not None:
+        return found
+    module, function = target.split(":")
+    with errors.open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-c",
+             f"import sys; from {module} import {function}; {function}(*sys.argv[1:])",
+             *args],
+            env=dict(env), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=log, text=True)
+
+
 class _Server:
     """One warm process serving commands under one environment, forked from a zygote
     (started as its own interpreter where none can fork it)."""
@@ -584,18 +602,8 @@ class _Server:
         self.work = Path(tempfile.mkdtemp(prefix="memhtml-warm-"))
         self.address = str(self.work / "socket")
         self.log = self.work / "server.err"
-        process: Process | None = forked(
-            "tests.integration.warm_cli:serve", [self.address, module], env,
-            preload(module), self.log)
-        if process is None:
-            with self.log.open("wb") as errors:
-                process = subprocess.Popen(
-                    [sys.executable, "-c",
-                     "import sys; from tests.integration.warm_cli import serve; "
-                     "serve(*sys.argv[1:])", self.address, module],
-                    env=dict(env), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=errors, text=True)
-        self.process: Process = process
+        self.process = warm_process("tests.integration.warm_cli:serve",
+                                    [self.address, module], env, preload(module), self.log)
         assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], 120)
         self.up = bool(ready) and self.process.stdout.readline().strip() == "ready"

@@ -313,21 +313,12 @@ class WarmCli:
         self.extra = dict(extra or {})
         self.count = 0
         self.log = work / "warm-server.err"
-        from tests.integration.warm_cli import Process, forked, preload
+        from tests.integration.warm_cli import preload, warm_process
 
-        server_env = {**env, "FAULT_PROFILE": profile}
         imports = [*preload("memhtml"), *(() if profile == "checkout" else (
             "tests.integration.sleep.kill_support",))]
-        process: Process | None = forked("tests.integration.write_faults:serve", [],
-                                         server_env, imports, self.log)
-        if process is None:
-            with self.log.open("wb") as errors:
-                process = subprocess.Popen(
-                    [sys.executable, "-c",
-                     "from tests.integration.write_faults import serve; serve()"],
-                    env=server_env, cwd=REPO, stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, stderr=errors, text=True)
-        self.process: Process = process
+        self.process = warm_process("tests.integration.write_faults:serve", [],
+                                    {**env, "FAULT_PROFILE": profile}, imports, self.log)
 
     def run(self, *tokens: str, at: int = 0, timeout: float = 120,
             env: dict[str, str] | None = None) -> Ran:
