@@ -34,7 +34,8 @@ environment asked for. Tests give their commands their own ``HOME``, so a server
 test was a preload per test; servers that differ only in variables read after
 start-up (``LATE``) or re-derived in the fork (``REGUESSED``: libgit2's search paths,
 guessed again from the server's environment) share one zygote. The agent, web and
-person's-git tests: 126-138 s against 159-161 s before (two pairs, one run each).
+person's-git tests: 126-138 s against 159-161 s before (two pairs only, so no
+speed-up is claimed; docs/benchmarks.md).
 
 Two ways in: ``memhtml`` runs a command to its end and gives back what
 ``subprocess.run`` would; ``launcher`` is the command line of a small process (an
