@@ -5,11 +5,12 @@ this proves it against a server and a model as they are. The server is started o
 loopback from the ``model`` extra (``bench.llama_server``), the store is the small
 planted one of ``real_model_store`` (every model phase has work), configured as a
 person would configure it for that server (``llm_structured = auto``,
-``llm_token_field = max_tokens``, greedy decoding through ``llm_extra_body``). Two
-``--deep`` nights on fresh copies share the server: the first asks the phases that
-merge, type and compress under a budget of calls (so which tools it reaches never
-depends on the machine's load), the second asks the session phases under a budget of
-seconds that ends it (so the time bound is checked where it binds).
+``llm_token_field = max_tokens``, greedy decoding through ``llm_extra_body``). Three
+``--deep`` nights on fresh copies share the server. The first two run under a budget
+of calls, so which tools they ask never depends on the machine's load: the first asks
+the phases that merge, type and compress, the second a session to distill. The last
+gives its one call less time than it needs, so the time bound is checked where it
+binds.
 
 A 270M model answers badly; that is the point. What must hold whatever it answers:
 
@@ -126,14 +127,17 @@ def _tree(repo: pygit2.Repository, sha: str) -> dict[str, bytes]:
     return found
 
 
-LATE_PHASES: frozenset[SleepPhase] = frozenset(
-    {"trace-consolidation", "task-detection", "placement-triage"})
-LATE_BUDGET = 30.0
-"""The last night asks only the session phases, on a fresh copy of the store, so the
-sessions are read in every run, and under a budget of seconds its calls outlast: its
-first call (a session to distill: about 11 s idle, 22 s under load) always starts
-within it, which is what the night checks; the rest is skipped with its reason, and
-the model's time is checked against the budget where the budget binds."""
+LATE_PHASES: frozenset[SleepPhase] = frozenset({"trace-consolidation"})
+LATE_CALLS = 1
+"""The second night asks only for a session to be distilled, on a fresh copy of the
+store, so a session is read and answered in every run (about 11 s idle, 22 s under
+load), and ``check_no_lost_session`` judges the answer."""
+BOUND_PHASES: frozenset[SleepPhase] = frozenset({"placement-triage"})
+BOUND_SECONDS = 2.0
+"""The last night's ``--max-llm-seconds``, shorter than its one call (placing the inbox
+memories: about 6 s idle): the call is given what is left as its deadline and cut
+there (the connection closed, so the server stops generating), and the cut is a
+failed batch with its reason."""
 
 
 def test_a_deep_night_with_the_real_small_model(
@@ -153,11 +157,18 @@ def test_a_deep_night_with_the_real_small_model(
             check_no_false_merge(night)
             check_no_lost_session(night)
         with a_night(server, tmp_path / "late", RunOptions(
-                deep=True, phases=LATE_PHASES, max_llm_seconds=LATE_BUDGET)) as late:
+                deep=True, phases=LATE_PHASES, max_llm_calls=LATE_CALLS,
+                max_llm_seconds=BUDGET)) as late:
             check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(late, 1)
-            assert "distill_session" in {e.tool for e in late.recorder.calls}
-            check_the_model_time_stays_within_the_budget(late, LATE_BUDGET)
+            assert [e.tool for e in late.recorder.calls] == ["distill_session"]
             check_no_lost_session(late)
+        with a_night(server, tmp_path / "bound", RunOptions(
+                deep=True, phases=BOUND_PHASES, max_llm_seconds=BOUND_SECONDS)) as bound:
+            check_every_phase_applies_or_skips_with_a_reason_and_the_server_stays_up(bound, 1)
+            check_the_model_time_stays_within_the_budget(bound, BOUND_SECONDS)
+            placed = bound.record("placement-triage")
+            assert placed.counts["failed_batches"] == 1, placed
+            assert any("timed out" in w for w in placed.warnings), placed.warnings
 
 
 @contextlib.contextmanager
