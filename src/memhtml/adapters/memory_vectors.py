@@ -17,7 +17,7 @@ import numpy as np
 from immutables import Map
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from memhtml.adapters.vector_files import storable_hash
+from memhtml.adapters.vector_parts import storable_hash
 from memhtml.contracts.services import Vector, VectorSpace
 from memhtml.contracts.vectors import (
     LoadedVectors,

@@ -3,7 +3,12 @@
 ``VectorFiles`` is this layout as the ``VectorCacheStore`` port
 (``memhtml.contracts.vectors``); the functions below are its parts, and what the
 contract cannot see (healing, refused reads, concurrent saves) is tested on them
-directly.
+directly. What a manifest and a part may hold, and the rows' rules every read and
+save applies, are ``vector_parts`` (pure). Over 600 lines, on purpose: the reader,
+the writer and the repair of one layout under one lock, each relying on what the
+others do with the same files (a save removes only the parts no reader's manifest
+can name; a read that finds a part gone reads the manifest again; a repair removes
+exactly the set that was judged).
 
 Layout under ``root`` (``<git-dir>/memhtml/vectors`` in a store)::
 
@@ -64,17 +69,37 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias, TypeGuard, TypeVar
+from typing import TypeVar
 
 import numpy as np
 from immutables import Map
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.adapters.vector_layout import DEFAULT_COMPACTION, MANIFEST, Compaction
+from memhtml.adapters.vector_parts import (
+    FORMAT_VERSION,
+    NOT_A_FILE,
+    Manifest,
+    Part,
+    VectorFilesCorrupt,
+    VectorFilesError,
+    VectorFilesFailure,
+    VectorFilesForeign,
+    covers,
+    extended,
+    gap_among,
+    gap_reason,
+    hash_lines,
+    parse_manifest,
+    passage_of,
+    serial,
+    storable_hash,
+    union,
+    whole_groups,
+)
 from memhtml.contracts.array_records import load_npy
 from memhtml.contracts.local_files import (
     NotRegularFileError,
@@ -90,70 +115,18 @@ from memhtml.contracts.vectors import (
     VectorCacheFault,
     empty_vector_cache,
 )
-from memhtml.head.passages import PASSAGE_GROUP_PREFIX, group_sizes, split_passage_key
 
-FORMAT_VERSION = 3
-"""3: a base and segments, listed in order by the manifest (``parts``), which counts
-the union's rows and passages. Written by every save."""
-PASSAGES_FORMAT = 2
-"""2: one generation whose hash list may hold passage rows (``head.passages``:
-``<group>.<i>``) beside memories' content hashes, counted by the manifest."""
-PLAIN_FORMAT = 1
-"""1: one generation of content hashes only."""
 ASIDE_DIR = ".aside"
 LOCKS_DIR = ".locks"
 LOCK_WAIT = 10.0
 """Seconds a save (or a repair) waits for another to release the space's lock."""
-_HASH = re.compile(r"[0-9A-Za-z_:.+/=-]{1,256}")
-_HASH_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_:.+/=-"
-_GENERATION = re.compile(r"([0-9]{1,12})-[0-9a-f]{8}")
 _PART_FILE = re.compile(r"(\.)?(?:vectors-(?P<matrix>[0-9]{1,12}-[0-9a-f]{8})\.npy"
                         r"|hashes-(?P<hashes>[0-9]{1,12}-[0-9a-f]{8})\.txt)(?(1)\..+\.tmp)")
 """A part's file, or the temporary file a save writes it through (``_write_atomic``)."""
 _READ_ATTEMPTS = 4
 _HEAL_ATTEMPTS = 3
-_NOT_A_FILE = b"\0not a regular file"
-"""What a manifest that is not a regular file is judged as (no manifest holds a NUL)."""
-_FEW = 256
-"""Up to this many new keys, passage groups are checked key by key; past it, at once."""
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class VectorFilesCorrupt:
-    """A file set that cannot be trusted: where, and why.
-
-    ``manifest`` holds the manifest's bytes as judged and ``generation`` the newest
-    generation it named (when it named valid ones), so a repair removes exactly the
-    set that was judged and not one a concurrent save has swapped in since.
-    """
-
-    path: str
-    reason: str
-    manifest: bytes | None = field(default=None, repr=False, compare=False)
-    generation: str | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class VectorFilesForeign:
-    """A well-formed file set this memhtml must not use: written in a newer format
-    (``format-<n>``) or for another vector space (``space-<key>``), named by ``tag``."""
-
-    path: str
-    reason: str
-    tag: str
-
-
-@dataclass(frozen=True, slots=True)
-class VectorFilesFailure:
-    """The file system refused a read or a write."""
-
-    path: str
-    reason: str
-
-
-VectorFilesError: TypeAlias = VectorFilesCorrupt | VectorFilesForeign | VectorFilesFailure
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,16 +135,6 @@ class SaveCounts:
 
     stored: int
     added: int
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One part of a file set: its generation, its keys in row order, and its matrix
-    (float32, read-only, one row per key)."""
-
-    generation: str
-    keys: tuple[str, ...]
-    matrix: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,12 +167,6 @@ class WarmSets:
                 self._sets.pop(space.key, None)
             else:
                 self._sets[space.key] = found
-
-
-def storable_hash(content_hash: str) -> bool:
-    """Whether ``content_hash`` can be stored: one line of the hash list, of the
-    characters a content hash is spelled with."""
-    return _HASH.fullmatch(content_hash) is not None
 
 
 def space_dir(root: Path, space: VectorSpace) -> Path:
@@ -385,9 +342,9 @@ def _delete_judged(folder: Path, judged: VectorFilesCorrupt) -> bool:
     # the failure says so.
     manifest.unlink(missing_ok=True)
     if judged.generation is not None:
-        limit = _serial(judged.generation)
+        limit = serial(judged.generation)
         for name, generation in _part_files(folder):
-            if _serial(generation) <= limit:
+            if serial(generation) <= limit:
                 _remove(folder / name)
     return True
 
@@ -407,14 +364,14 @@ def _move_aside(root: Path, folder: Path, tag: str) -> Path:
 
 
 def _manifest_bytes(manifest: Path) -> bytes | None:
-    """The manifest's bytes; None when there is none; ``_NOT_A_FILE`` when something
+    """The manifest's bytes; None when there is none; ``NOT_A_FILE`` when something
     other than a regular file stands there (never opened, so a FIFO cannot block)."""
     try:
         return read_regular(manifest)
     except FileNotFoundError:
         return None
     except NotRegularFileError:
-        return _NOT_A_FILE
+        return NOT_A_FILE
 
 
 def _read_set(folder: Path, space: VectorSpace, prior: FileSet | None
@@ -435,23 +392,14 @@ def _read_set(folder: Path, space: VectorSpace, prior: FileSet | None
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class _Manifest:
-    format: int
-    parts: tuple[tuple[str, int], ...]
-    count: int
-    passages: int | None
-    """Passage rows the union holds; None in format 1, which holds none."""
-
-
 def _read_from(folder: Path, space: VectorSpace, raw: bytes, prior: FileSet | None
                ) -> FileSet | VectorFilesError:
     if prior is not None and prior.manifest == raw and prior.cache.space == space:
         return prior
-    manifest = _parse(folder, space, raw)
-    if not isinstance(manifest, _Manifest):
+    manifest = parse_manifest(folder, space, raw)
+    if not isinstance(manifest, Manifest):
         return manifest
-    newest = max(manifest.parts, key=lambda part: _serial(part[0]))[0]
+    newest = max(manifest.parts, key=lambda part: serial(part[0]))[0]
 
     def corrupt(reason: str) -> VectorFilesCorrupt:
         return VectorFilesCorrupt(str(folder), reason, raw, newest)
@@ -464,15 +412,15 @@ def _read_from(folder: Path, space: VectorSpace, raw: bytes, prior: FileSet | No
             return corrupt(part)
         parts.append(part)
     read = parts[reused:]
-    if prior is not None and reused and _covers(read, prior.parts[reused:]):
+    if prior is not None and reused and covers(read, prior.parts[reused:]):
         # The parts read hold every key of those they replaced (a merged segment
         # holds the ones it absorbed): the union so far grows by them.
-        vectors, passages, fresh = _extended(prior.cache.vectors, prior.passages, read)
-        problem = _gap_among(vectors, fresh)
+        vectors, passages, fresh = extended(prior.cache.vectors, prior.passages, read)
+        problem = gap_among(vectors, fresh)
     else:
-        vectors = _union(parts)
-        whole, passages = _groups(list(vectors.keys()))
-        problem = None if whole else _gap_reason(vectors.keys())
+        vectors = union(parts)
+        whole, passages = whole_groups(list(vectors.keys()))
+        problem = None if whole else gap_reason(vectors.keys())
     if len(vectors) != manifest.count:
         return corrupt(f"the parts hold {len(vectors)} vectors, the manifest says "
                        f"{manifest.count}")
@@ -486,81 +434,7 @@ def _read_from(folder: Path, space: VectorSpace, raw: bytes, prior: FileSet | No
     return FileSet(raw, tuple(parts), VectorCache(space, vectors), passages)
 
 
-def _parse(folder: Path, space: VectorSpace, raw: bytes) -> _Manifest | VectorFilesError:
-    def corrupt(reason: str, generation: str | None = None) -> VectorFilesCorrupt:
-        return VectorFilesCorrupt(str(folder), reason, raw, generation)
-
-    if raw == _NOT_A_FILE:
-        return corrupt(f"{MANIFEST} is not a regular file")
-    try:
-        manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return corrupt(f"manifest is not JSON: {exc}")
-    if not isinstance(manifest, dict):
-        return corrupt("manifest is not a JSON object")
-    found = manifest.get("format")
-    if _count(found) and found > FORMAT_VERSION:
-        # Nothing else is read: a newer format may lay out its manifest otherwise.
-        return VectorFilesForeign(str(folder), f"written by a newer memhtml (format {found}, "
-                                               f"this one reads {FORMAT_VERSION})",
-                                  f"format-{found}")
-    if not _count(found) or found not in (PLAIN_FORMAT, PASSAGES_FORMAT, FORMAT_VERSION):
-        return corrupt(f"unknown format {found!r}")
-    model_id, dimension = manifest.get("model_id"), manifest.get("dimension")
-    if not isinstance(model_id, str) or not _count(dimension) or dimension < 1:
-        return corrupt("manifest names no valid vector space")
-    if model_id != space.model_id or dimension != space.dimension:
-        other = VectorSpace(model_id, dimension)
-        return VectorFilesForeign(str(folder), f"manifest is for {model_id!r} at {dimension!r}, "
-                                               f"not {space}", f"space-{other.key}")
-    listed = _listed_parts(manifest, found)
-    if isinstance(listed, str):
-        return corrupt(listed)
-    newest = max(listed, key=lambda part: _serial(part[0]))[0]
-    count, passages = manifest.get("count"), manifest.get("passages")
-    if not _count(count):
-        return corrupt("manifest has no valid count", newest)
-    if found == PLAIN_FORMAT:
-        return _Manifest(found, listed, count, None)
-    if not _count(passages):
-        return corrupt(f"the manifest counts {passages!r} passages", newest)
-    return _Manifest(found, listed, count, passages)
-
-
-def _listed_parts(manifest: dict[str, object], found: int
-                  ) -> tuple[tuple[str, int], ...] | str:
-    """The parts a manifest lists, in order, or why they cannot be read. Only a
-    generation's name is taken from a manifest, never a path: a part is always the
-    two files of that generation in the set's own folder."""
-    if found != FORMAT_VERSION:
-        generation = manifest.get("generation")
-        if not isinstance(generation, str) or not _GENERATION.fullmatch(generation):
-            return "manifest names no valid generation"
-        count = manifest.get("count")
-        return ((generation, count if _count(count) else -1),)
-    listed = manifest.get("parts")
-    if not isinstance(listed, list) or not listed:
-        return "manifest lists no parts"
-    parts: list[tuple[str, int]] = []
-    for part in listed:
-        generation = part.get("generation") if isinstance(part, dict) else None
-        count = part.get("count") if isinstance(part, dict) else None
-        if not isinstance(generation, str) or not _GENERATION.fullmatch(generation):
-            return "manifest names no valid generation"
-        if not _count(count):
-            return f"manifest has no valid count for part {generation}"
-        parts.append((generation, count))
-    if len({generation for generation, _ in parts}) != len(parts):
-        return "manifest lists a part twice"
-    return tuple(parts)
-
-
-def _count(value: object) -> TypeGuard[int]:
-    """Whether ``value`` is a count: an int (not a bool), never negative."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _reused(prior: FileSet | None, manifest: _Manifest, space: VectorSpace) -> int:
+def _reused(prior: FileSet | None, manifest: Manifest, space: VectorSpace) -> int:
     """How many of ``prior``'s parts the manifest lists first, in the same order: what
     need not be read again. None unless the base is one of them."""
     if prior is None or prior.cache.space != space:
@@ -571,14 +445,6 @@ def _reused(prior: FileSet | None, manifest: _Manifest, space: VectorSpace) -> i
             break
         same += 1
     return same
-
-
-def _covers(parts: Sequence[Part], replaced: Sequence[Part]) -> bool:
-    """Whether ``parts`` hold every key of ``replaced``."""
-    if not replaced:
-        return True
-    keys = {key for part in parts for key in part.keys}
-    return all(key in keys for part in replaced for key in part.keys)
 
 
 def _read_part(folder: Path, space: VectorSpace, generation: str, count: int
@@ -596,7 +462,7 @@ def _read_part(folder: Path, space: VectorSpace, generation: str, count: int
         # Removed since the check above (a fold under way): judged as missing, so
         # the reader's manifest check reads the new set instead.
         return f"generation {generation} is missing a file"
-    keys = _hash_lines(data)
+    keys = hash_lines(data)
     if keys is None:
         return "the hash list has a repeated or malformed hash"
     if count < 0 or len(keys) != count:
@@ -622,116 +488,6 @@ def _read_part(folder: Path, space: VectorSpace, generation: str, count: int
         return "the matrix holds a non-finite value"
     matrix.setflags(write=False)
     return Part(generation, tuple(keys), matrix)
-
-
-def _hash_lines(data: bytes) -> list[str] | None:
-    """The keys of a hash list (each line one storable hash, each line ended by a
-    newline); None when it is not one."""
-    if not data:
-        return []
-    # Checked at once: only hash characters and newlines, no empty or overlong line.
-    if data.translate(None, _HASH_BYTES).strip(b"\n") or not data.endswith(b"\n") \
-            or data.startswith(b"\n") or b"\n\n" in data:
-        return None
-    keys = data.decode("ascii").split("\n")
-    keys.pop()
-    if max(map(len, keys)) > 256:
-        return None
-    return keys
-
-
-def _union(parts: Sequence[Part]) -> Map[str, Vector]:
-    """The parts' rows by key, a later part's row winning."""
-    if not parts:
-        return Map()
-    vectors: Map[str, Vector] = Map(zip(parts[0].keys, parts[0].matrix, strict=True))
-    for part in parts[1:]:
-        vectors = vectors.update(zip(part.keys, part.matrix, strict=True))
-    return vectors
-
-
-def _extended(vectors: Map[str, Vector], passages: int, parts: Sequence[Part]
-              ) -> tuple[Map[str, Vector], int, list[str]]:
-    """``vectors`` with ``parts`` after them, the passage rows then held, and the keys
-    the parts added."""
-    fresh = [key for part in parts for key in part.keys if key not in vectors]
-    fresh = list(dict.fromkeys(fresh))
-    for part in parts:
-        vectors = vectors.update(zip(part.keys, part.matrix, strict=True))
-    return vectors, passages + sum(1 for key in fresh if _passage(key) is not None), fresh
-
-
-def _passage(key: str) -> tuple[str, int] | None:
-    return split_passage_key(key) if key.startswith(PASSAGE_GROUP_PREFIX) else None
-
-
-def _gap_among(vectors: Mapping[str, object], fresh: Sequence[str]) -> str | None:
-    """Why adding ``fresh`` to a set of whole passage groups leaves one partial (the
-    set is now ``vectors``), or None. A row's group is whole when every row has the
-    one below it; the rows held before had theirs, so only the new ones are asked."""
-    if len(fresh) > _FEW:
-        whole, _ = _groups(list(vectors.keys()))
-        return None if whole else _gap_reason(vectors.keys())
-    for key in fresh:
-        split = _passage(key)
-        if split is not None and split[1] > 0 \
-                and f"{split[0]}.{split[1] - 1}" not in vectors:
-            return _gap_reason(vectors.keys())
-    return None
-
-
-def _gap_reason(keys: Iterable[str]) -> str:
-    sizes = group_sizes(list(keys))
-    return sizes if isinstance(sizes, str) else "a passage group is not whole"
-
-
-_HEX = np.zeros(256, dtype=bool)
-_HEX[[*b"0123456789abcdef"]] = True
-_DIGIT = np.zeros(256, dtype=bool)
-_DIGIT[[*b"0123456789"]] = True
-_GROUP_WIDTH = len(PASSAGE_GROUP_PREFIX) + 40
-
-
-def _groups(keys: Sequence[str]) -> tuple[bool, int]:
-    """Whether the passage rows among ``keys`` (distinct, storable) form whole groups,
-    and how many there are: ``head.passages.group_sizes`` answered at once, over the
-    keys as one byte matrix, for a set of many thousand rows (a test holds the two to
-    one verdict)."""
-    names = np.array(keys, dtype=np.bytes_)
-    if names.size == 0 or names.dtype.itemsize <= _GROUP_WIDTH + 1:
-        return True, 0
-    width = names.dtype.itemsize
-    grid = names.view(np.uint8).reshape(names.size, width)
-    prefix = np.frombuffer(PASSAGE_GROUP_PREFIX.encode("ascii"), dtype=np.uint8)
-    rows = np.flatnonzero((grid[:, :len(prefix)] == prefix).all(axis=1)
-                          & (grid[:, _GROUP_WIDTH] == ord(".")))
-    grid = grid[rows]
-    digits = grid[:, _GROUP_WIDTH + 1:]
-    is_digit = _DIGIT[digits]
-    places = is_digit.sum(axis=1)
-    rows_ok = (_HEX[grid[:, len(prefix):_GROUP_WIDTH]].all(axis=1)
-               & (is_digit | (digits == 0)).all(axis=1) & (places >= 1)
-               & ~((digits[:, 0] == ord("0")) & (places > 1)))
-    if digits.shape[1] > 1:
-        # Digits first, then only the padding a shorter key has.
-        rows_ok &= (~is_digit[:, 1:] | is_digit[:, :-1]).all(axis=1)
-    grid, digits, places = grid[rows_ok], digits[rows_ok], places[rows_ok]
-    if grid.shape[0] == 0:
-        return True, 0
-    if int(places.max()) > 15:
-        # An index past what the sum below holds: asked key by key.
-        listed = [key for key in keys if _passage(key) is not None]
-        return not isinstance(group_sizes(listed), str), len(listed)
-    index = np.zeros(grid.shape[0], dtype=np.int64)
-    values = digits.astype(np.int64) - ord("0")
-    for place in range(int(places.max())):
-        index = np.where(place < places, index * 10 + values[:, place], index)
-    groups: list[bytes] = np.ascontiguousarray(grid[:, :_GROUP_WIDTH]).view(
-        f"S{_GROUP_WIDTH}").ravel().tolist()
-    sizes = Counter(groups)
-    # Distinct rows, each below its group's size: the rows are 0 to size-1.
-    ceiling = np.fromiter(map(sizes.__getitem__, groups), dtype=np.int64, count=len(groups))
-    return bool((index < ceiling).all()), len(groups)
 
 
 # --------------------------------------------------------------------------- save
@@ -834,7 +590,7 @@ def _save(root: Path, folder: Path, cache: VectorCache, warm: WarmSets | None,
         if isinstance(rows, str):
             return IOFailure(VectorFilesCorrupt(str(folder), rows))
         union = held.update(rows)
-        gap = _gap_among(union, [key for key in rows if key not in held])
+        gap = gap_among(union, [key for key in rows if key not in held])
         if gap is not None:
             # Saved, such a set would load as corrupt and be discarded whole.
             return IOFailure(VectorFilesCorrupt(str(folder), f"refusing a partial {gap}"))
@@ -876,15 +632,15 @@ def _write_set(folder: Path, space: VectorSpace, current: FileSet | None,
     parts: tuple[Part, ...]
     if current is None:
         parts = (_write_part(folder, space, generation, rows),)
-        vectors = _union(parts)
-        passages = _groups(list(vectors.keys()))[1]
+        vectors = union(parts)
+        passages = whole_groups(list(vectors.keys()))[1]
     else:
         passages = current.passages + sum(
-            1 for key in rows if key not in current.cache.vectors and _passage(key) is not None)
+            1 for key in rows if key not in current.cache.vectors and passage_of(key) is not None)
         tail = _merged_tail(current.parts, rows, compaction) if compaction else None
         if tail is None:
             parts = (_write_part(folder, space, generation, current.cache.vectors.update(rows)),)
-            vectors = _union(parts)
+            vectors = union(parts)
         else:
             kept, merged = tail
             segment = _write_part(folder, space, generation, merged)
@@ -945,21 +701,17 @@ def _part_files(folder: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _serial(generation: str) -> int:
-    return int(generation.split("-", 1)[0])
-
-
 def _next_serial(folder: Path) -> int:
-    return max((_serial(g) for _, g in _part_files(folder)), default=0) + 1
+    return max((serial(g) for _, g in _part_files(folder)), default=0) + 1
 
 
 def _remove_unlisted(folder: Path, listed: set[str]) -> None:
     """Remove the parts no manifest will name again: those not ``listed`` and older
     than the newest listed. A newer one may be a save under way in a memhtml that
     takes no lock (an older one), so it is left."""
-    newest = max(_serial(generation) for generation in listed)
+    newest = max(serial(generation) for generation in listed)
     for name, generation in _part_files(folder):
-        if generation not in listed and _serial(generation) < newest:
+        if generation not in listed and serial(generation) < newest:
             _remove(folder / name)
 
 

@@ -14,16 +14,9 @@ from returns.unsafe import unsafe_perform_io
 from tests.fake_embedders import RecordingEmbedder
 from tests.property.head_support import commit, memory, new_repo, run
 
-from memhtml.adapters.vector_files import (
-    LOCKS_DIR,
-    SaveCounts,
-    VectorFilesCorrupt,
-    VectorFilesForeign,
-    load_cache,
-    save_cache,
-    space_dir,
-)
+from memhtml.adapters.vector_files import LOCKS_DIR, SaveCounts, load_cache, save_cache, space_dir
 from memhtml.adapters.vector_layout import MANIFEST
+from memhtml.adapters.vector_parts import VectorFilesCorrupt, VectorFilesForeign
 from memhtml.contracts.services import VectorSpace
 from memhtml.format import set_meta
 from memhtml.head import VectorCache, cache_from, empty_vector_cache, fill_vectors, load_head

@@ -20,14 +20,9 @@ from tests.property.head_support import commit, memory, new_repo, run
 from memhtml.adapters import vector_files
 from memhtml.adapters.embedders import HashingEmbedder
 from memhtml.adapters.vector_cache import VectorFiles
-from memhtml.adapters.vector_files import (
-    ASIDE_DIR,
-    FORMAT_VERSION,
-    VectorFilesError,
-    load_or_heal,
-    space_dir,
-)
+from memhtml.adapters.vector_files import ASIDE_DIR, load_or_heal, space_dir
 from memhtml.adapters.vector_layout import MANIFEST, Compaction
+from memhtml.adapters.vector_parts import FORMAT_VERSION, VectorFilesError
 from memhtml.compose.vectors import coverage_of, vector_arm
 from memhtml.contracts.services import VectorSpace
 from memhtml.contracts.vectors import LoadedVectors, widest_space

@@ -23,15 +23,11 @@ from tests.integration.embedders.test_vector_files import (
     saved,
 )
 
-from memhtml.adapters import vector_files
+from memhtml.adapters import vector_files, vector_parts
 from memhtml.adapters.vector_cache import VectorFiles
-from memhtml.adapters.vector_files import (
-    SaveCounts,
-    VectorFilesFailure,
-    save_cache,
-    space_dir,
-)
+from memhtml.adapters.vector_files import SaveCounts, save_cache, space_dir
 from memhtml.adapters.vector_layout import MANIFEST, Compaction
+from memhtml.adapters.vector_parts import VectorFilesFailure
 from memhtml.contracts.vectors import LoadedVectors, VectorCache
 from memhtml.head.passages import group_sizes, is_passage_key
 
@@ -256,7 +252,7 @@ passage_like = st.one_of(
 
 @given(st.lists(passage_like, unique=True, max_size=12))
 def test_the_group_check_at_once_agrees_with_group_sizes(names: list[str]) -> None:
-    whole, passages = vector_files._groups(names)
+    whole, passages = vector_parts.whole_groups(names)
     assert whole == (not isinstance(group_sizes(names), str))
     assert passages == sum(1 for name in names if is_passage_key(name))
 
