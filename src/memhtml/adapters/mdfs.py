@@ -55,6 +55,8 @@ class DirectoryReader:
     """
 
     root: Path
+    _memo: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """The root's resolved path, once a read has resolved it (``_real_root``)."""
 
     def walk(self, prune: Exclude) -> IOResult[Walk, ReadFailure]:
         """The listing with what it passed over, for a caller that reports both."""
@@ -99,7 +101,7 @@ class DirectoryReader:
         FIFO put in place of a listed file can neither be read nor hang the read.
         """
         resolved = os.path.realpath(self.root / path, strict=True)
-        if not inside(resolved, os.path.realpath(self.root)):
+        if not inside(resolved, self._real_root()):
             raise OSError(f"{path}: resolves outside the root, not read")
         if not stat.S_ISREG(os.stat(resolved).st_mode):
             raise OSError(f"{path}: not a regular file")
@@ -113,6 +115,15 @@ class DirectoryReader:
         finally:
             if handle >= 0:
                 os.close(handle)
+
+    def _real_root(self) -> str:
+        """The root with every link resolved, once a read (not once a file: an import
+        reads thousands). Each file is still resolved when it is read, so a folder
+        swapped for a link meanwhile resolves outside the root and is refused."""
+        found = self._memo.get("")
+        if found is None:
+            found = self._memo[""] = os.path.realpath(self.root, strict=True)
+        return found
 
 
 @dataclass(frozen=True, slots=True)

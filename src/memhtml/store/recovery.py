@@ -260,11 +260,16 @@ def _watch_all(deps: StoreDeps, marks: Journals) -> IOResult[Recovered, StoreErr
     dropped = reduce(drop, stale, start)
     if not watched:
         return dropped.map(lambda _: Recovered())
-    paths = sorted({s.path for j in watched for s in j.steps})
 
     def judge_all(tip: str | None) -> IOResult[Recovered, StoreError]:
-        if tip is None:
+        # A write whose commit is still the tip has no commit after it that could have
+        # undone it: the tip holds what it wrote, so ``_judge`` would find nothing and
+        # keep watching it. Not asked: after an import of thousands of notes, every
+        # command for the next hour would otherwise look up each of its paths.
+        later = [j for j in watched if j.commit != tip or not j.steps]
+        if tip is None or not later:
             return IOSuccess(Recovered())
+        paths = sorted({s.path for j in later for s in j.steps})
         entries: IOResult[tuple[TreeEntry, ...], StoreError] = deps.git.entries_at(tip, paths)
 
         def each(found: tuple[TreeEntry, ...]) -> IOResult[Recovered, StoreError]:
@@ -276,7 +281,7 @@ def _watch_all(deps: StoreDeps, marks: Journals) -> IOResult[Recovered, StoreErr
                     lambda more: so_far + more))
 
             start: IOResult[Recovered, StoreError] = IOSuccess(Recovered())
-            return reduce(then, watched, start)
+            return reduce(then, later, start)
 
         return entries.bind(each)
 
