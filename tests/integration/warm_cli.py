@@ -67,9 +67,9 @@ import sys
 import tempfile
 import traceback
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 REPO = Path(__file__).resolve().parents[2]
 PRELOAD = ("numpy", "pygit2")
@@ -565,15 +565,8 @@ def forked(target: str, args: Sequence[str], env: Mapping[str, str],
     (the caller then starts an interpreter of its own)."""
     if not hasattr(os, "pidfd_open"):
         return None
-    key = (tuple(imports), _startup(env))
-    found = _zygotes.pop(key, None)
-    if found is None or found.process.poll() is not None:
-        if found is not None:
-            found.close()
-        found = _Zygote(env, imports)
-    _zygotes[key] = found
-    while len(_zygotes) > ZYGOTES:
-        _zygotes.popitem(last=False)[1].close()
+    found = _live(_zygotes, (tuple(imports), _startup(env)),
+                  lambda: _Zygote(env, imports), ZYGOTES)
     return found.fork(target, args, env, errors)
 
 
@@ -652,15 +645,32 @@ _servers: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Server] = Ordere
 
 
 def _server(env: Mapping[str, str], module: str = "memhtml") -> _Server:
-    key = (module, tuple(sorted(_key(env).items())))
-    found = _servers.pop(key, None)
+    return _live(_servers, (module, tuple(sorted(_key(env).items()))),
+                 lambda: _Server(env, module), POOL)
+
+
+class _Pooled(Protocol):
+    @property
+    def process(self) -> Process: ...
+
+    def close(self) -> None: ...
+
+
+_K = TypeVar("_K")
+_P = TypeVar("_P", bound=_Pooled)
+
+
+def _live(pool: OrderedDict[_K, _P], key: _K, make: Callable[[], _P], limit: int) -> _P:
+    """``pool``'s process for ``key``, started by ``make`` when there is none or it has
+    ended; the newest of the pool, whose oldest are closed past ``limit``."""
+    found = pool.pop(key, None)
     if found is None or found.process.poll() is not None:
         if found is not None:
             found.close()
-        found = _Server(env, module)
-    _servers[key] = found
-    while len(_servers) > POOL:
-        _servers.popitem(last=False)[1].close()
+        found = make()
+    pool[key] = found
+    while len(pool) > limit:
+        pool.popitem(last=False)[1].close()
     return found
 
 

@@ -93,6 +93,9 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
+    """A manifest as ``parse_manifest`` read it: its format, the parts it lists in order
+    (a generation and its row count each), and the union's rows."""
+
     format: int
     parts: tuple[tuple[str, int], ...]
     count: int
