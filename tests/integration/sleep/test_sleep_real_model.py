@@ -83,8 +83,9 @@ FIRST_NIGHT_TOOLS: frozenset[str] = frozenset({
     "group_duplicate_memories", "cluster_entity_names", "type_edges", "write_canonicals"})
 BUDGET = 300.0
 """The first night's ``--max-llm-seconds`` too, a bound it should not meet: its six
-calls took 57-60 s of model time on an idle two-core machine (dedup's one call about
-23 s of it), about twice that under the suite's load."""
+calls took 30-31 s of model time on an idle two-core machine (dedup's one call about
+9 s of it) once the server kept only the last token's logits (``bench.llama_server``;
+57-60 s and 23 s before), about twice that under the suite's load."""
 MODEL_PHASES: tuple[SleepPhase, ...] = (
     "dedup-merge", "entity-resolution", "edge-typing", "arc-synthesis", "compress",
     "trace-consolidation", "task-detection", "placement-triage")
@@ -130,12 +131,13 @@ def _tree(repo: pygit2.Repository, sha: str) -> dict[str, bytes]:
 LATE_PHASES: frozenset[SleepPhase] = frozenset({"trace-consolidation"})
 LATE_CALLS = 1
 """The second night asks only for a session to be distilled, on a fresh copy of the
-store, so a session is read and answered in every run (about 11 s idle, 22 s under
-load), and ``check_no_lost_session`` judges the answer."""
+store, so a session is read and answered in every run (about 5-6 s idle, twice that
+under load), and ``check_no_lost_session`` judges the answer."""
 BOUND_PHASES: frozenset[SleepPhase] = frozenset({"placement-triage"})
 BOUND_SECONDS = 0.5
 """The last night's ``--max-llm-seconds``, far shorter than its one call (placing the
-inbox memories: about 6 s idle, at least 2 s on the fastest machine it has run on):
+inbox memories: about 6 s idle before the server kept only the last token's logits,
+at least 2 s on the fastest machine it has run on):
 the call is given what is left as its deadline and cut there (the connection closed,
 so the server stops generating), and the cut is a failed batch with its reason."""
 
