@@ -36,7 +36,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,16 +129,39 @@ def _environment(config: Path, extra: dict[str, str] | None = None) -> dict[str,
     return {**env, **(extra or {})}
 
 
-def _memhtml(env: dict[str, str], *tokens: str, timeout: float = 300.0
-             ) -> tuple[int, dict[str, Any]]:
-    ran = subprocess.run([sys.executable, "-m", "memhtml", *tokens, "--json"], env=env,
+def _cold_command(env: Mapping[str, str], tokens: Sequence[str], timeout: float
+                  ) -> tuple[int, str]:
+    ran = subprocess.run([sys.executable, "-m", "memhtml", *tokens], env=dict(env),
                          capture_output=True, text=True, timeout=timeout, check=False,
                          stdin=subprocess.DEVNULL)
+    return ran.returncode, ran.stdout
+
+
+def _cold_server(env: Mapping[str, str], store: Path) -> tuple[str, list[str]]:
+    return sys.executable, ["-m", "memhtml.mcp", "--store", str(store)]
+
+
+@dataclass(frozen=True)
+class Processes:
+    """How the run starts memhtml: ``command`` runs one command line to its end (its
+    exit code and stdout), ``server`` gives the command line of an MCP server. By
+    default each is a fresh interpreter, as people run them; the test's short form
+    forks them from a warm interpreter (``tests/integration/warm_cli.py``), which runs
+    the same program without paying each process's imports."""
+
+    command: Callable[[Mapping[str, str], Sequence[str], float], tuple[int, str]] = \
+        _cold_command
+    server: Callable[[Mapping[str, str], Path], tuple[str, list[str]]] = _cold_server
+
+
+def _memhtml(processes: Processes, env: dict[str, str], *tokens: str,
+             timeout: float = 300.0) -> tuple[int, dict[str, Any]]:
+    code, out = processes.command(env, [*tokens, "--json"], timeout)
     try:
-        answer = json.loads(ran.stdout) if ran.stdout.strip() else {}
+        answer = json.loads(out) if out.strip() else {}
     except json.JSONDecodeError:
-        answer = {"error": ran.stdout[-2000:]}
-    return ran.returncode, answer
+        answer = {"error": out[-2000:]}
+    return code, answer
 
 
 def _git(env: dict[str, str], root: Path, *args: str) -> str:
@@ -224,12 +247,12 @@ class _Start:
 
 
 async def _writer(index: int, store: Path, env: dict[str, str], start: _Start,
-                  rate: float, seed: int, run: TeamRun) -> None:
+                  rate: float, seed: int, run: TeamRun, processes: Processes) -> None:
     """One clone's MCP server, writing one memory every ``1 / rate`` seconds."""
     rng = random.Random(seed * 1000 + index)
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "memhtml.mcp", "--store", str(store)],
-                                   cwd=str(store.parent), env=env)
+    command, args = processes.server(env, store)
+    params = StdioServerParameters(command=command, args=args, cwd=str(store.parent),
+                                   env=env)
     interval = 1.0 / rate
     serial = 0
     with (store.parent / f"server-{index}.log").open("w", encoding="utf-8") as log:
@@ -262,11 +285,12 @@ def _note_of(text: str) -> str:
     return text[start:] if start >= 0 else text
 
 
-def _sleeper(store: Path, env: dict[str, str], until: float, run: TeamRun) -> None:
+def _sleeper(store: Path, env: dict[str, str], until: float, run: TeamRun,
+             processes: Processes) -> None:
     """The curator clone: sleep run, sleep merge, sync, again, until ``until``."""
     while time.monotonic() < until:
         for step in ("sleep run", "sleep merge", "sync"):
-            code, answer = _memhtml(env, *step.split(), "--store", str(store))
+            code, answer = _memhtml(processes, env, *step.split(), "--store", str(store))
             key = f"{step} {'ok' if code == 0 else 'failed'}"
             run.sleep_steps[key] = run.sleep_steps.get(key, 0) + 1
             if code != 0 and step == "sync":
@@ -276,13 +300,14 @@ def _sleeper(store: Path, env: dict[str, str], until: float, run: TeamRun) -> No
         time.sleep(SLEEP_PAUSE_SECONDS)
 
 
-def _final_syncs(stores: list[Path], env: dict[str, str], run: TeamRun) -> None:
+def _final_syncs(stores: list[Path], env: dict[str, str], run: TeamRun,
+                 processes: Processes) -> None:
     """Every clone syncs twice, in turn: after the first pass the last one holds
     everything, after the second every clone does."""
     for _ in range(2):
         for store in stores:
             for attempt in range(FINAL_SYNC_TRIES):
-                code, answer = _memhtml(env, "sync", "--store", str(store))
+                code, answer = _memhtml(processes, env, "sync", "--store", str(store))
                 if code == 0:
                     break
                 if attempt == FINAL_SYNC_TRIES - 1:
@@ -324,33 +349,37 @@ def _arrivals(watcher: Watcher, clones: int, load_end: float, run: TeamRun) -> N
 
 def run_team(root: Path, clones: int = CLONES, seconds: float = SECONDS, rate: float = RATE,
              sync_seconds: float = SYNC_SECONDS, seed: int = SEED,
-             say: Callable[[str], None] = print) -> TeamRun:
-    """Serve one store over HTTP from ``root``, load it as the module says, check it."""
+             say: Callable[[str], None] = print, processes: Processes | None = None
+             ) -> TeamRun:
+    """Serve one store over HTTP from ``root``, load it as the module says, check it
+    (``processes``: how memhtml is started, fresh interpreters unless given)."""
     reason = missing()
     if reason is not None:
         raise SystemExit(f"bench.team needs the HTTP server: {reason}")
     server = HttpGitServer.start(root / "http")
     try:
-        return _run(server, root, clones, seconds, rate, sync_seconds, seed, say)
+        return _run(server, root, clones, seconds, rate, sync_seconds, seed, say,
+                    processes or Processes())
     finally:
         server.stop()
 
 
 def _run(server: HttpGitServer, root: Path, clones: int, seconds: float, rate: float,
-         sync_seconds: float, seed: int, say: Callable[[str], None]) -> TeamRun:
+         sync_seconds: float, seed: int, say: Callable[[str], None], processes: Processes
+         ) -> TeamRun:
     bare = server.create("team.git")
     config = git_config_for(server, WRITER, root / "home")
     env = _environment(config)
     url = server.url("team.git")
     stores = [root / f"clone{i}" for i in range(clones)]
     curator = root / "curator"
-    _memhtml(env, "init", str(stores[0]))
+    _memhtml(processes, env, "init", str(stores[0]))
     _git(env, stores[0], "remote", "add", "origin", url)
-    code, answer = _memhtml(env, "sync", "--store", str(stores[0]))
+    code, answer = _memhtml(processes, env, "sync", "--store", str(stores[0]))
     if code != 0:
         raise SystemExit(f"the first push failed: {answer}")
     for store in [*stores[1:], curator]:
-        code, answer = _memhtml(env, "clone", url, str(store))
+        code, answer = _memhtml(processes, env, "clone", url, str(store))
         if code != 0:
             raise SystemExit(f"clone {store.name} failed: {answer}")
     say(f"{clones} clones and a curator of {url} ready")
@@ -368,13 +397,14 @@ def _run(server: HttpGitServer, root: Path, clones: int, seconds: float, rate: f
 
         async def curate() -> None:
             await start.ready.wait()
-            sleeper = threading.Thread(target=_sleeper, args=(curator, env, start.until, run),
-                                       daemon=True)
+            sleeper = threading.Thread(target=_sleeper, daemon=True,
+                                       args=(curator, env, start.until, run, processes))
             sleepers.append(sleeper)
             sleeper.start()
 
-        await asyncio.gather(curate(), *(_writer(i, store, server_env, start, rate, seed, run)
-                                         for i, store in enumerate(stores)))
+        await asyncio.gather(curate(), *(
+            _writer(i, store, server_env, start, rate, seed, run, processes)
+            for i, store in enumerate(stores)))
         return time.monotonic() - start.at
 
     elapsed = asyncio.run(load())
@@ -382,7 +412,7 @@ def _run(server: HttpGitServer, root: Path, clones: int, seconds: float, rate: f
     for sleeper in sleepers:
         sleeper.join()
     say(f"load done: {len(run.acks)} writes acknowledged in {elapsed:.1f} s; final syncs")
-    _final_syncs(everyone, env, run)
+    _final_syncs(everyone, env, run, processes)
     watcher.stop()
     _check(bare, everyone, run)
     _arrivals(watcher, clones, load_end, run)
