@@ -3,7 +3,6 @@ then what only the file can get wrong: migrations, refusals, several processes, 
 
 from __future__ import annotations
 
-import multiprocessing
 import sqlite3
 import tempfile
 import threading
@@ -36,6 +35,7 @@ from memhtml.contracts.services import (
     StatePlane,
 )
 from memhtml.domain.thresholds import EDGE_TYPING_DETECTIONS, ENTITY_PROMOTION_DETECTIONS
+from tests.child_processes import child_context
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -509,7 +509,7 @@ def test_processes_bumping_one_counter_at_once_lose_no_update(tmp_path: Path) ->
     # A fresh file, so the processes also race to create and migrate it.
     path = tmp_path / "memhtml" / "state.db"
     workers, runs = 4, 30
-    context = multiprocessing.get_context("spawn")
+    context = child_context()
     with context.Manager() as manager:
         start = manager.Barrier(workers)
         with context.Pool(workers) as pool:

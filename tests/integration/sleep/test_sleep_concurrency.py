@@ -3,7 +3,6 @@ merge lands beside them (a merge commit on main's tip), keeping every write."""
 
 from __future__ import annotations
 
-import multiprocessing
 import queue
 import time
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from memhtml.sleep.deps import SleepDeps
 from memhtml.sleep.merge import merge_run
 from memhtml.sleep.runner import run_sleep
 from memhtml.store import Store, StoreDeps, WriteInput, describe, write
+from tests.child_processes import child_context
 from tests.integration.store.store_support import AUTHOR, CLOCK, make_store, ok
 
 WRITERS = 8
@@ -45,7 +45,7 @@ def _writer(git_dir: str, writer: int, go: Event, results: Queue[str]) -> None:
 def test_writes_during_a_run_all_land_and_the_merge_keeps_them(tmp_path: Path) -> None:
     store, git = make_store(tmp_path / "store.git", bare=True)
     ok(write(store, WriteInput(title="Before", claim="Written before the run.")))
-    context = multiprocessing.get_context("spawn")
+    context = child_context()
     go = context.Event()
     results: Queue[str] = context.Queue()
     procs = [context.Process(target=_writer, args=(git.path, w, go, results))

@@ -8,7 +8,6 @@ in the contract suite is libgit2's ref lock file holding between processes.
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import queue
 import subprocess
 import time
@@ -24,6 +23,7 @@ from memhtml.adapters.git import PygitService
 from memhtml.adapters.snapshot_files import SnapshotFiles
 from memhtml.compose.services import blob_reader
 from memhtml.store import Store, StoreDeps, WriteInput, describe, write
+from tests.child_processes import child_context
 from tests.integration.store.store_support import AUTHOR, CLOCK, make_store, ok
 
 WRITERS = 4
@@ -50,7 +50,7 @@ def _writer(git_dir: str, state_dir: str, writer: int, start: Barrier,
 def test_racing_processes_land_every_write(tmp_path: Path) -> None:
     store, git = make_store(tmp_path / "store.git", bare=True)
     state = tmp_path / "state"
-    context = multiprocessing.get_context("spawn")
+    context = child_context()
     start = context.Barrier(WRITERS)
     results: Queue[tuple[int, int, str]] = context.Queue()
     procs = [context.Process(target=_writer, args=(git.path, str(state), w, start, results))
