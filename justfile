@@ -6,8 +6,10 @@ python := env_var_or_default("PYTHON", "python3")
 setup:
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS_RELEASE=-O1 -DCMAKE_CXX_FLAGS_RELEASE=-O1" {{python}} -m pip install -e '.[dev,bench,local,model]'
 
-# Everything CI checks: lint, types, layering, then every test. Work stealing keeps
-# both workers busy to the end: the kill and crash suites' long cases otherwise
+# Everything CI checks: lint, types, layering, then every test. `-n auto` starts one
+# worker more than the cores (tests/conftest.py: much of the suite waits on servers,
+# timers and browsers, and a third worker keeps two cores busy). Work stealing keeps
+# the workers busy to the end: the kill and crash suites' long cases otherwise
 # queue behind one worker while the other idles. The real small model's tests fail
 # here, rather than skip, when the model extra is missing. Bytecode is written even
 # where the machine sets PYTHONDONTWRITEBYTECODE: otherwise each worker rewrites the

@@ -107,6 +107,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (``just test``): one worker more than the cores this process may use,
+    unless ``PYTEST_XDIST_AUTO_NUM_WORKERS`` says (None: xdist's own rule reads it).
+    Much of the suite waits rather than computes (MCP and git servers, the team's timed
+    load, the real model's server, Chromium, timers), so two workers on two cores left
+    about 150 core-seconds of a run idle; a third fills them. On the 2-core machine, the
+    same commit (6ee117d): 425.7 s with three workers against 481.7 s and 485.4 s with
+    two (docs/benchmarks.md, "The suite's own time")."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``first`` (the real-model night, the crash, kill and hostile-clone
     suites: the longest in the durations) run before the rest, in their own order:
