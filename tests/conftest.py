@@ -117,7 +117,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     two (docs/benchmarks.md, "The suite's own time")."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return len(os.sched_getaffinity(0)) + 1
+    usable = getattr(os, "sched_getaffinity", None)  # not on macOS
+    cores = len(usable(0)) if usable is not None else os.cpu_count() or 1
+    return cores + 1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
