@@ -1,9 +1,9 @@
 """Child processes for the tests that race several processes on one store.
 
-Those tests used the ``spawn`` start method (a fork of a pytest worker, which runs
-threads, may copy a lock another thread held), and each spawned child started an
-interpreter and imported the test module again: pytest, hypothesis and memhtml, about
-half a second of a core per child, most of the children's time (a profile of the
+Those tests used the ``spawn`` start method rather than ``fork`` (a fork of a pytest
+worker, which runs threads, may copy a lock another thread held), and each spawned
+child started an interpreter and imported the test module again: pytest, hypothesis
+and memhtml, about half a second of a core per child, most of the children's time (a profile of the
 store, CLI and sleep tests: 1,483 of about 1,950 samples in spawned children were
 imports; the three tests that use this, alone: 4 s of the machine's CPU against 14 s).
 ``forkserver`` keeps the safety and drops the cost: one server per worker, started as a

@@ -58,6 +58,9 @@ def test_a_bare_environment_is_served_warm(tmp_path: Path) -> None:
     command, args = warm_cli.launcher(
         "memhtml", code="import os; print(os.getppid())", env=env)
     done = subprocess.run([command, *args], env=env, capture_output=True, text=True,
-                          check=True, timeout=60)
+                          check=False, timeout=60)
+    # Its output whole when it fails: it ended 1 once in a full run on three workers,
+    # and ``check=True`` kept nothing but the exit code.
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
     # A fresh interpreter would be the launcher itself (it execs), whose parent is us.
     assert int(done.stdout) != os.getpid(), done.stderr

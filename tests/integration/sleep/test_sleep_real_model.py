@@ -136,8 +136,9 @@ under load), and ``check_no_lost_session`` judges the answer."""
 BOUND_PHASES: frozenset[SleepPhase] = frozenset({"placement-triage"})
 BOUND_SECONDS = 0.5
 """The last night's ``--max-llm-seconds``, far shorter than its one call (placing the
-inbox memories: about 6 s idle before the server kept only the last token's logits,
-at least 2 s on the fastest machine it has run on):
+inbox memories: about 6 s idle, at least 2 s on the fastest machine it has run on,
+both before the server kept only the last token's logits, which took about 40% off
+the first night's calls):
 the call is given what is left as its deadline and cut there (the connection closed,
 so the server stops generating), and the cut is a failed batch with its reason."""
 
