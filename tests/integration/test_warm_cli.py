@@ -7,13 +7,20 @@ zygote's preload) never shows through to a command.
 - A command started the way the MCP SDK starts a server (a bare environment with no
   locale, so Python adds ``LC_CTYPE`` at start) is forked from a warm server, not left
   to a fresh interpreter by an environment that no longer matches.
+- A child's pid and exit code, sent back to back, are read as two messages, however
+  they arrive.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import socket
+import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pygit2
@@ -64,3 +71,43 @@ def test_a_bare_environment_is_served_warm(tmp_path: Path) -> None:
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
     # A fresh interpreter would be the launcher itself (it execs), whose parent is us.
     assert int(done.stdout) != os.getpid(), done.stderr
+
+
+def _frame(message: dict[str, int]) -> bytes:
+    body = json.dumps(message).encode()
+    return struct.pack("!I", len(body)) + body
+
+
+def test_a_pid_and_an_exit_code_sent_together_are_read_one_at_a_time() -> None:
+    """The server sends a child's pid and, when it ends, its exit code; a short child
+    on a loaded machine ends before its launcher reads the pid, and both messages
+    arrive in one read. The launcher (the MCP SDK's server process) and the test side
+    each take exactly one message a read."""
+    work = Path(tempfile.mkdtemp(prefix="memhtml-frames-"))  # a socket path stays short
+    try:
+        address = str(work / "socket")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+            listener.bind(address)
+            listener.listen(1)
+            launcher = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", warm_cli.LAUNCH, address, "-c", "pass"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            conn, _ = listener.accept()
+            with conn:
+                request, fds = warm_cli._receive(conn, 3)
+                for fd in fds:
+                    os.close(fd)
+                assert request["code"] == "pass" and len(fds) == 3, request
+                conn.sendall(_frame({"pid": os.getpid()}) + _frame({"code": 3}))
+                _, err = launcher.communicate(timeout=60)
+        assert launcher.returncode == 3, err
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(_frame({"pid": 7}) + _frame({"code": 0}))
+        left.shutdown(socket.SHUT_WR)
+        assert warm_cli._receive(right) == ({"pid": 7}, [])
+        assert warm_cli._receive(right) == ({"code": 0}, [])
+        assert warm_cli._receive(right) == ({}, [])

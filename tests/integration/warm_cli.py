@@ -121,27 +121,37 @@ def _send(sock: socket.socket, message: Mapping[str, Any], fds: Sequence[int] = 
 
 def _receive(sock: socket.socket, fds: int = 0) -> tuple[dict[str, Any], list[int]]:
     """One message (and the descriptors sent with it); an empty one when the other end
-    has gone."""
+    has gone. It reads exactly the message's length: the server sends a child's pid
+    and, as soon as the child ends, its exit code, so a read of whatever is there could
+    take the start of the second message with the first (a short child under load did,
+    and its launcher failed to parse the pair)."""
     received: list[int] = []
     if fds:
-        data, received, _, _ = socket.recv_fds(sock, 1 << 16, fds)
+        # The descriptors arrive with the first bytes of their message.
+        data, received, _, _ = socket.recv_fds(sock, 4, fds)
     else:
-        data = sock.recv(1 << 16)
-    while 0 < len(data) < 4:
-        more = sock.recv(4 - len(data))
-        if not more:
-            break
-        data += more
-    if len(data) < 4:
+        data = sock.recv(4)
+    head = _exactly(sock, data, 4)
+    if head is None:
         return {}, received
-    size = struct.unpack("!I", data[:4])[0]
-    body = data[4:]
-    while len(body) < size:
-        more = sock.recv(size - len(body))
-        if not more:
-            return {}, received
-        body += more
+    body = _exactly(sock, b"", struct.unpack("!I", head)[0])
+    if body is None:
+        return {}, received
     return json.loads(body), received
+
+
+def _exactly(sock: socket.socket, data: bytes, size: int) -> bytes | None:
+    """``data`` read on to ``size`` bytes; None when the other end has gone first."""
+    if not data and size:
+        data = sock.recv(size)
+        if not data:
+            return None
+    while len(data) < size:
+        more = sock.recv(size - len(data))
+        if not more:
+            return None
+        data += more
+    return data
 
 
 # -- the server side: runs in the warm process -----------------------------------------------
@@ -404,14 +414,18 @@ import json, os, signal, socket, struct, sys
 address, flag, target, *argv = sys.argv[1:]
 def fresh():
     os.execv(sys.executable, [sys.executable, flag, target, *argv])
-def receive(sock):
+def exactly(sock, size):
     data = b""
-    while len(data) < 4 or len(data) < 4 + struct.unpack("!I", data[:4])[0]:
-        more = sock.recv(1 << 16)
+    while len(data) < size:
+        more = sock.recv(size - len(data))
         if not more:
-            return {}
+            return None
         data += more
-    return json.loads(data[4:])
+    return data
+def receive(sock):
+    head = exactly(sock, 4)
+    body = None if head is None else exactly(sock, struct.unpack("!I", head)[0])
+    return {} if body is None else json.loads(body)
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
     sock.connect(address)
