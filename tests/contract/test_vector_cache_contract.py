@@ -30,6 +30,7 @@ from memhtml.adapters.vector_cache import VectorFiles
 from memhtml.adapters.vector_layout import Compaction
 from memhtml.contracts.services import Vector, VectorSpace
 from memhtml.contracts.vectors import (
+    Covering,
     LoadedVectors,
     VectorCache,
     VectorCacheFault,
@@ -432,3 +433,108 @@ def test_a_kept_handle_loads_what_a_fresh_one_does(
             elif who != "load":
                 (mine if who == "mine" else other).save(cache)
             assert bits(loaded(mine, SPACE)) == bits(loaded(cold(), SPACE))
+
+
+# -- coverage claims ------------------------------------------------------------------------
+# A claim (``mark_covered``, or a save's ``covering``) lets a command skip walking every
+# record. It must never outlive the rows it was made about: a set displaced (here, by a
+# space whose key collides; on disk also by a repair) lapses it.
+
+COLLIDING = VectorSpace("org_model", 2)
+CLAIMED = VectorSpace("org/model", 2)
+assert COLLIDING.key == CLAIMED.key
+COMMITS = [c * 40 for c in "0123456789abcdef"]
+
+
+def keys_of(store: VectorCacheStore, space: VectorSpace) -> LoadedVectors:
+    return ok(store.load(space))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_claim_is_answered_by_later_loads(kind: str, tmp_path: Path) -> None:
+    store = make_store(kind, tmp_path)
+    ok(store.save(cache_of(CLAIMED, {"sha256:a": 1})))
+    first = keys_of(store, CLAIMED)
+    assert first.covers is None and first.stamp is not None
+    assert ok(store.mark_covered(CLAIMED, Covering(COMMITS[1], first.stamp))) is True
+    assert keys_of(store, CLAIMED).covers == COMMITS[1]
+    # A save with a claim made from that load records it for the set as saved.
+    ok(store.save(cache_of(CLAIMED, {"sha256:b": 2}), Covering(COMMITS[2], first.stamp)))
+    after = keys_of(store, CLAIMED)
+    assert after.covers == COMMITS[2] and set(after.cache.vectors) == {"sha256:a", "sha256:b"}
+    # A plain save keeps the claim: rows were only added.
+    ok(store.save(cache_of(CLAIMED, {"sha256:c": 3})))
+    assert keys_of(store, CLAIMED).covers == COMMITS[2]
+    # The claim is not part of the value.
+    assert keys_of(store, CLAIMED) == LoadedVectors(keys_of(store, CLAIMED).cache,
+                                                    covers=COMMITS[2])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_claim_lapses_with_the_set_it_was_made_about(kind: str, tmp_path: Path) -> None:
+    store = make_store(kind, tmp_path)
+    ok(store.save(cache_of(CLAIMED, {"sha256:a": 1})))
+    stamp = keys_of(store, CLAIMED).stamp
+    assert stamp is not None
+    ok(store.mark_covered(CLAIMED, Covering(COMMITS[1], stamp)))
+    ok(store.save(cache_of(COLLIDING, {"sha256:z": 9})))  # displaces the claimed set
+    assert keys_of(store, CLAIMED).covers is None
+    ok(store.save(cache_of(CLAIMED, {"sha256:a": 1})))  # a new set, the same rows
+    assert keys_of(store, CLAIMED).covers is None
+    # A claim made from the displaced set's load is refused, and so is a save's.
+    assert ok(store.mark_covered(CLAIMED, Covering(COMMITS[2], stamp))) is False
+    ok(store.save(cache_of(CLAIMED, {"sha256:b": 2}), Covering(COMMITS[3], stamp)))
+    assert keys_of(store, CLAIMED).covers is None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_claim_made_where_no_set_was_rides_on_the_first_save(kind: str,
+                                                               tmp_path: Path) -> None:
+    store = make_store(kind, tmp_path)
+    nothing = keys_of(store, CLAIMED)
+    assert nothing.stamp is not None and len(nothing.cache) == 0
+    # Nothing to keep a claim for yet ...
+    assert ok(store.mark_covered(CLAIMED, Covering(COMMITS[1], nothing.stamp))) is False
+    # ... but the save that makes the set keeps it: it held no rows, so any set holds them.
+    ok(store.save(cache_of(CLAIMED, {"sha256:a": 1}), Covering(COMMITS[2], nothing.stamp)))
+    assert keys_of(store, CLAIMED).covers == COMMITS[2]
+
+
+_CLAIM_OPS = st.one_of(
+    st.just(("load", None)), st.just(("mark", None)), st.just(("compact", None)),
+    st.just(("displace", None)),
+    st.tuples(st.sampled_from(["save", "save-claim"]), caches(CLAIMED, min_size=1)),
+)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@LAWS
+@given(ops=st.lists(_CLAIM_OPS, max_size=12), policy=POLICIES)
+def test_a_standing_claim_never_names_a_row_the_set_lacks(
+        kind: str, ops: list[tuple[str, VectorCache | None]], policy: Compaction) -> None:
+    """Whatever happens between a load and the claim made from it (saves by others,
+    folds, the set displaced and made again), a load that answers a claim holds every
+    row the claim was made about."""
+    claimed: dict[str, frozenset[str]] = {}
+    with fresh(kind, policy) as store:
+        held = keys_of(store, CLAIMED)
+        for n, (op, cache) in enumerate(ops):
+            commit = COMMITS[n % len(COMMITS)]
+            if op == "load":
+                held = keys_of(store, CLAIMED)
+            elif op == "mark" and held.stamp is not None:
+                claimed[commit] = frozenset(held.cache.vectors)
+                ok(store.mark_covered(CLAIMED, Covering(commit, held.stamp)))
+            elif op == "compact":
+                ok(store.compact(CLAIMED))
+            elif op == "displace":
+                ok(store.save(cache_of(COLLIDING, {"sha256:z": n})))
+            elif cache is not None:
+                covering = Covering(commit, held.stamp) \
+                    if op == "save-claim" and held.stamp is not None else None
+                if covering is not None:
+                    claimed[commit] = frozenset(held.cache.vectors) | set(cache.vectors)
+                store.save(cache, covering)
+            now = keys_of(store, CLAIMED)
+            if now.covers is not None:
+                assert claimed[now.covers] <= set(now.cache.vectors), (op, now.covers)

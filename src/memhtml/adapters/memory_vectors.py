@@ -17,10 +17,14 @@ import numpy as np
 from immutables import Map
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from memhtml.adapters.vector_marks import stands
 from memhtml.adapters.vector_parts import storable_hash
 from memhtml.contracts.services import Vector, VectorSpace
 from memhtml.contracts.vectors import (
+    NO_SET,
+    Covering,
     LoadedVectors,
+    SetStamp,
     VectorCache,
     VectorCacheFault,
     empty_vector_cache,
@@ -45,24 +49,45 @@ class MemoryVectors:
         """Sets displaced by a space whose key collides with theirs, oldest first
         (the disk moves such a set aside rather than deleting it)."""
         self._lock = threading.Lock()
+        self._bases: dict[str, str] = {}
+        """Each set's identity, new whenever a set is made (as a disk set's base)."""
+        self._marks: dict[str, Covering] = {}
+        self._made = 0
         for cache in caches:
-            self._sets[cache.space.key] = VectorCache(
-                cache.space, Map({h: _frozen_copy(v) for h, v in cache.vectors.items()}))
+            self._put(cache.space.key, VectorCache(
+                cache.space, Map({h: _frozen_copy(v) for h, v in cache.vectors.items()})))
+
+    def _put(self, key: str, cache: VectorCache) -> None:
+        if key not in self._sets:
+            self._made += 1
+            self._bases[key] = f"set-{self._made}"
+        self._sets[key] = cache
+
+    def _stamp(self, key: str) -> SetStamp:
+        held = self._sets.get(key)
+        return NO_SET if held is None else SetStamp(self._bases[key], len(held))
+
+    def _loaded(self, key: str, held: VectorCache) -> LoadedVectors:
+        stamp = self._stamp(key)
+        mark = self._marks.get(key)
+        return LoadedVectors(held, covers=mark.commit if mark is not None and stands(
+            mark, stamp) else None, stamp=stamp)
 
     def load(self, space: VectorSpace) -> IOResult[LoadedVectors, VectorCacheFault]:
         with self._lock:
             held = self._sets.get(space.key)
             if held is None:
-                return IOSuccess(LoadedVectors(empty_vector_cache(space)))
+                return IOSuccess(LoadedVectors(empty_vector_cache(space), stamp=NO_SET))
             if held.space == space:
-                return IOSuccess(LoadedVectors(held))
+                return IOSuccess(self._loaded(space.key, held))
             self._set_aside(space.key)
             return IOSuccess(LoadedVectors(
                 empty_vector_cache(space),
                 f"vector cache {space.key}: the set is for {held.space}, not {space}; "
-                f"set aside"))
+                f"set aside", stamp=NO_SET))
 
-    def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
+    def save(self, cache: VectorCache, covering: Covering | None = None
+             ) -> IOResult[int, VectorCacheFault]:
         space = cache.space
         with self._lock:
             held = self._sets.get(space.key)
@@ -71,9 +96,13 @@ class MemoryVectors:
                 old: Map[str, Vector] | None = None  # a foreign set is never merged with
             else:
                 old = held.vectors if held is not None else Map()
+            claim = covering if covering is not None and stands(
+                covering, self._stamp(space.key)) else None
             base: Map[str, Vector] = Map() if old is None else old
             added = sum(1 for h in cache.vectors if h not in base)
             if added == 0 and old is not None:
+                if claim is not None:
+                    self._marks[space.key] = claim
                 return IOSuccess(len(base))
             for content_hash in cache.vectors:
                 if not storable_hash(content_hash):
@@ -94,8 +123,20 @@ class MemoryVectors:
             if isinstance(gaps, str):
                 return IOFailure(VectorCacheFault(
                     f"vector cache {space.key}: refusing a partial {gaps}"))
-            self._sets[space.key] = VectorCache(space, merged)
+            self._put(space.key, VectorCache(space, merged))
+            if claim is not None:
+                self._marks[space.key] = Covering(claim.commit, self._stamp(space.key))
             return IOSuccess(len(merged))
+
+    def mark_covered(self, space: VectorSpace, covering: Covering
+                     ) -> IOResult[bool, VectorCacheFault]:
+        with self._lock:
+            held = self._sets.get(space.key)
+            if held is None or held.space != space or not stands(
+                    covering, self._stamp(space.key)):
+                return IOSuccess(False)
+            self._marks[space.key] = covering
+            return IOSuccess(True)
 
     def saved_spaces(self) -> tuple[VectorSpace, ...]:
         with self._lock:
@@ -104,6 +145,7 @@ class MemoryVectors:
 
     def _set_aside(self, key: str) -> None:
         self.aside.append(self._sets.pop(key))
+        self._marks.pop(key, None)
 
     def compact(self, space: VectorSpace) -> IOResult[int, VectorCacheFault]:
         """What ``VectorFiles.compact`` answers: the vectors the set holds. A set in

@@ -17,7 +17,7 @@ from returns.io import IOResult
 from memhtml.adapters.vector_layout import DEFAULT_COMPACTION, MANIFEST, Compaction
 from memhtml.contracts.local_files import read_regular
 from memhtml.contracts.services import VectorSpace
-from memhtml.contracts.vectors import LoadedVectors, VectorCache, VectorCacheFault
+from memhtml.contracts.vectors import Covering, LoadedVectors, VectorCache, VectorCacheFault
 
 if TYPE_CHECKING:
     from memhtml.adapters.vector_files import WarmSets
@@ -66,13 +66,22 @@ class VectorFiles:
             self.root, space, warm=self._warm.sets()).alt(fault_of)
         return loaded
 
-    def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
+    def save(self, cache: VectorCache, covering: Covering | None = None
+             ) -> IOResult[int, VectorCacheFault]:
         from memhtml.adapters.vector_files import fault_of, save_cache
 
         saved: IOResult[int, VectorCacheFault] = save_cache(
-            self.root, cache, warm=self._warm.sets(), compaction=self.compaction).map(
-            lambda counts: counts.stored).alt(fault_of)
+            self.root, cache, warm=self._warm.sets(), compaction=self.compaction,
+            covering=covering).map(lambda counts: counts.stored).alt(fault_of)
         return saved
+
+    def mark_covered(self, space: VectorSpace, covering: Covering
+                     ) -> IOResult[bool, VectorCacheFault]:
+        from memhtml.adapters.vector_files import fault_of, mark_covered
+
+        marked: IOResult[bool, VectorCacheFault] = mark_covered(
+            self.root, space, covering, warm=self._warm.sets()).alt(fault_of)
+        return marked
 
     def compact(self, space: VectorSpace) -> IOResult[int, VectorCacheFault]:
         """Fold the set of ``space`` into one base; the vectors it holds. What loads

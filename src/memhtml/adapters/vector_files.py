@@ -15,6 +15,7 @@ Layout under ``root`` (``<git-dir>/memhtml/vectors`` in a store)::
     <space.key>/manifest.json        the format, the space, and the parts, in order
     <space.key>/vectors-<gen>.npy    a part's float32 matrix, one row per key
     <space.key>/hashes-<gen>.txt     its keys, one a line, in row order
+    <space.key>/covers.json          a coverage claim about the set (``vector_marks``)
     .locks/<space.key>.lock          held by a save (and a repair) while it works
     .aside/<space.key>.<why>/        a file set moved aside (see below)
 
@@ -79,6 +80,8 @@ from immutables import Map
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from memhtml.adapters.vector_layout import DEFAULT_COMPACTION, MANIFEST, Compaction
+from memhtml.adapters.vector_marks import covers as covered_commit
+from memhtml.adapters.vector_marks import stands, write_mark
 from memhtml.adapters.vector_parts import (
     FORMAT_VERSION,
     NOT_A_FILE,
@@ -110,7 +113,10 @@ from memhtml.contracts.local_files import (
 )
 from memhtml.contracts.services import Vector, VectorSpace
 from memhtml.contracts.vectors import (
+    NO_SET,
+    Covering,
     LoadedVectors,
+    SetStamp,
     VectorCache,
     VectorCacheFault,
     empty_vector_cache,
@@ -146,6 +152,11 @@ class FileSet:
     parts: tuple[Part, ...]
     cache: VectorCache
     passages: int
+
+    @property
+    def stamp(self) -> SetStamp:
+        """This state of the set, for a coverage claim (``vector_marks``)."""
+        return SetStamp(self.parts[0].generation, len(self.cache))
 
 
 class WarmSets:
@@ -301,33 +312,38 @@ def _heal(root: Path, folder: Path, space: VectorSpace, warm: WarmSets | None
           ) -> IOResult[LoadedVectors, VectorFilesError]:
     found = _read_set(folder, space, warm.get(space) if warm else None)
     if not isinstance(found, VectorFilesCorrupt | VectorFilesForeign):
-        return _loaded(space, found, warm)
+        return _loaded(folder, space, found, warm)
     with _writer_lock(root, space):
         for _ in range(_HEAL_ATTEMPTS):
             found = _read_set(folder, space, None)
             if not isinstance(found, VectorFilesCorrupt | VectorFilesForeign):
-                return _loaded(space, found, warm)
+                return _loaded(folder, space, found, warm)
             if warm is not None:
                 warm.put(space, None)
             empty = empty_vector_cache(space)
             if isinstance(found, VectorFilesForeign):
                 moved = _move_aside(root, folder, found.tag)
-                return IOSuccess(LoadedVectors(empty, f"vector cache {folder}: "
-                                                      f"{found.reason}; moved aside to {moved}"))
+                return IOSuccess(LoadedVectors(
+                    empty, f"vector cache {folder}: {found.reason}; moved aside to {moved}",
+                    stamp=NO_SET))
             if _delete_judged(folder, found):
-                return IOSuccess(LoadedVectors(empty, f"vector cache {folder}: {found.reason}; "
-                                                      "discarded"))
+                return IOSuccess(LoadedVectors(
+                    empty, f"vector cache {folder}: {found.reason}; discarded", stamp=NO_SET))
     return IOFailure(VectorFilesFailure(str(folder), "the file set kept changing while it "
                                                      "was read"))
 
 
-def _loaded(space: VectorSpace, found: FileSet | VectorFilesFailure | None,
+def _loaded(folder: Path, space: VectorSpace, found: FileSet | VectorFilesFailure | None,
             warm: WarmSets | None) -> IOResult[LoadedVectors, VectorFilesError]:
     if isinstance(found, VectorFilesFailure):
         return IOFailure(found)
     if warm is not None:
         warm.put(space, found)
-    return IOSuccess(LoadedVectors(found.cache if found else empty_vector_cache(space)))
+    if found is None:
+        return IOSuccess(LoadedVectors(empty_vector_cache(space), stamp=NO_SET))
+    stamp = found.stamp
+    return IOSuccess(LoadedVectors(found.cache, covers=covered_commit(folder, stamp),
+                                   stamp=stamp))
 
 
 def _delete_judged(folder: Path, judged: VectorFilesCorrupt) -> bool:
@@ -526,7 +542,7 @@ def _write_matrix(matrix: np.ndarray) -> Callable[[int], None]:
 
 
 def save_cache(root: Path, cache: VectorCache, *, warm: WarmSets | None = None,
-               compaction: Compaction = DEFAULT_COMPACTION
+               compaction: Compaction = DEFAULT_COMPACTION, covering: Covering | None = None
                ) -> IOResult[SaveCounts, VectorFilesError]:
     """Merge ``cache`` into the file set of its space under ``root``.
 
@@ -535,10 +551,29 @@ def save_cache(root: Path, cache: VectorCache, *, warm: WarmSets | None = None,
     (the merge semantics of ``VectorCacheStore.save``). Only the rows that are new or
     differ from the set's are written, as a segment (or, by ``compaction``, a merged
     segment or a new base). A corrupt file set is replaced rather than merged with,
-    and a foreign one moved aside first.
+    and a foreign one moved aside first. ``covering``'s claim is recorded for the set
+    as saved when the set read under the lock still held what its stamp read.
     """
     folder = space_dir(root, cache.space)
-    return _guard(folder, lambda: _save(root, folder, cache, warm, compaction))
+    return _guard(folder, lambda: _save(root, folder, cache, warm, compaction, covering))
+
+
+def mark_covered(root: Path, space: VectorSpace, covering: Covering, *,
+                 warm: WarmSets | None = None) -> IOResult[bool, VectorFilesError]:
+    """Record ``covering``'s claim for the set of ``space`` (``vector_marks``); False
+    when the set as it stands no longer holds what the claim's stamp read. Read
+    without the lock: the claim names the state it is about, so a repair racing it
+    makes it lapse rather than lie."""
+    folder = space_dir(root, space)
+
+    def mark() -> IOResult[bool, VectorFilesError]:
+        found = _read_set(folder, space, warm.get(space) if warm else None)
+        if not isinstance(found, FileSet) or not stands(covering, found.stamp):
+            return IOSuccess(False)  # no set to keep a claim for, or not the one read
+        write_mark(folder, covering)
+        return IOSuccess(True)
+
+    return _guard(folder, mark)
 
 
 def compact(root: Path, space: VectorSpace, *, warm: WarmSets | None = None
@@ -565,7 +600,8 @@ def compact(root: Path, space: VectorSpace, *, warm: WarmSets | None = None
 
 
 def _save(root: Path, folder: Path, cache: VectorCache, warm: WarmSets | None,
-          compaction: Compaction) -> IOResult[SaveCounts, VectorFilesError]:
+          compaction: Compaction, covering: Covering | None
+          ) -> IOResult[SaveCounts, VectorFilesError]:
     space = cache.space
     with _writer_lock(root, space):
         found = _read_set(folder, space, warm.get(space) if warm else None)
@@ -577,10 +613,16 @@ def _save(root: Path, folder: Path, cache: VectorCache, warm: WarmSets | None,
         # A corrupt or foreign set is replaced, not merged with.
         current = found if isinstance(found, FileSet) else None
         held: Map[str, Vector] = current.cache.vectors if current else Map()
+        # The claim stands for what is written only if the set still holds what its
+        # stamp read: a set repaired meanwhile is new, and lacks those rows.
+        claim = covering if covering is not None and stands(
+            covering, current.stamp if current is not None else NO_SET) else None
         added = sum(1 for h in cache.vectors if h not in held)
         if added == 0 and (current is not None or found is None):
             if warm is not None:
                 warm.put(space, current)
+            if claim is not None:
+                _hint(folder, claim)
             return IOSuccess(SaveCounts(len(held), 0))
         for content_hash in cache.vectors:
             if not storable_hash(content_hash):
@@ -598,7 +640,16 @@ def _save(root: Path, folder: Path, cache: VectorCache, warm: WarmSets | None,
         written = _write_set(folder, space, current, compaction, rows)
         if warm is not None:
             warm.put(space, written)
+        if claim is not None:
+            _hint(folder, Covering(claim.commit, written.stamp))
         return IOSuccess(SaveCounts(len(written.cache), added))
+
+
+def _hint(folder: Path, covering: Covering) -> None:
+    """A save's claim, recorded if it can be: the vectors are saved whatever becomes
+    of it, and a claim not recorded costs the next command one walk."""
+    with contextlib.suppress(OSError):
+        write_mark(folder, covering)
 
 
 def _changed_rows(held: Map[str, Vector], vectors: Mapping[str, Vector], space: VectorSpace

@@ -180,14 +180,20 @@ class Services:
                   ) -> IOResult[Arm, SettingsError | VectorCacheFault]:
             space: IOResult[VectorSpace | None, SettingsError | VectorCacheFault] = space_of(
                 embedder, resolve=False)
-            return space.bind(
-                lambda found: vector_arm(self.vectors, embedder, found, view, query))
+            return space.bind(lambda found: vector_arm(
+                self.vectors, embedder, found, view, query, self.changed_paths))
 
         chosen: IOResult[QueryEmbedder | None, SettingsError | VectorCacheFault] = \
             IOResult.from_result(self.embedder)
         return chosen.bind(armed).lash(
             lambda error: IOSuccess(Arm(None, f"{error.reason}; searched lexically")))
 
+
+    def changed_paths(self, old: str, new: str) -> tuple[str, ...] | None:
+        """The paths two commits' trees differ on, or None when git cannot say: what
+        carries a vector set's coverage claim from one commit to another."""
+        found = self.git.changed_paths(old, new)
+        return unsafe_perform_io(found.unwrap()) if is_successful(found) else None
 
     def preload_embedder(self) -> None:
         """Start loading the offline model now, on a thread of its own, when this
@@ -208,7 +214,8 @@ class Services:
                    ) -> IOResult[TopUp, SettingsError | VectorCacheFault]:
             space: IOResult[VectorSpace | None, SettingsError | VectorCacheFault] = space_of(
                 embedder, resolve=False)
-            return space.bind(lambda found: top_up(self.vectors, embedder, found, view, paths))
+            return space.bind(lambda found: top_up(self.vectors, embedder, found, view, paths,
+                                                   self.changed_paths))
 
         chosen: IOResult[QueryEmbedder | None, SettingsError | VectorCacheFault] = \
             IOResult.from_result(self.embedder)

@@ -14,7 +14,7 @@ command pays for a whole back-fill it did not ask for.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from memhtml.contracts.errors import EmbedFailure
     from memhtml.contracts.vectors import (
+        Covering,
         LoadedVectors,
         VectorCache,
         VectorCacheFault,
@@ -119,16 +120,25 @@ def coverage_of(vectors: VectorCacheStore, embedder: QueryEmbedder | None, name:
     return vectors.load(space).map(counted)
 
 
+Changed = Callable[[str, str], "tuple[str, ...] | None"]
+"""The paths two commits' trees differ on (``GitService.changed_paths``), or None when
+they cannot be had: what lets a coverage claim about one commit answer for another."""
+
+CLAIM_PATHS = 256
+"""The most changed paths a coverage claim is carried across (``gap_since`` reads
+each one's record); past that, a walk over every record is about as cheap."""
+
+
 def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
-               space: VectorSpace | None, view: HeadView, query: str
-               ) -> IOResult[Arm, VectorCacheFault]:
+               space: VectorSpace | None, view: HeadView, query: str,
+               changed: Changed | None = None) -> IOResult[Arm, VectorCacheFault]:
     """The vector arm's inputs when the cache covers ``view``, else the reason not.
 
     Never a failure: search always has its lexical arm, so a cache that does not
     load or a query the embedder refuses turns into a note, not a failed search.
+    A search that finds the cache whole records so (``mark_covered``), so the next
+    command at this version, or a few paths from it, need not walk every record.
     """
-    from memhtml.head.vectors import passage_gap
-
     if embedder is None:
         return IOSuccess(Arm(None))
     if space is None:
@@ -138,15 +148,19 @@ def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
         return IOSuccess(Arm(None, f"{missing.reason}; searched lexically"))
 
     def armed(loaded: LoadedVectors) -> IOResult[Arm, VectorCacheFault]:
-        gap = passage_gap(view, loaded.cache, TOP_UP_PASSAGES)
+        since = changed_since(view, loaded, changed)
+        gap = gap_of(view, loaded.cache, since)
         if gap.missing and gap.passages is not None:
             # A few memories written since the last fill (by git, a pull, an import):
             # embed them now, so this search (and the next) is hybrid over every one.
             topping: IOResult[TopUp, VectorCacheFault] = filled(
-                vectors, embedder, loaded.cache, view, gap.paths, loaded.note)
+                vectors, embedder, loaded, view, gap.paths, changed)
             return topping.bind(lambda topped: ranked(
                 topped.cache or loaded.cache, topped.note,
-                passage_gap(view, topped.cache or loaded.cache, TOP_UP_PASSAGES)))
+                gap_of(view, topped.cache or loaded.cache, since)))
+        if gap.complete:
+            return claim(vectors, loaded, view).bind(
+                lambda _: ranked(loaded.cache, loaded.note, gap))
         return ranked(loaded.cache, loaded.note, gap)
 
     def ranked(cache: VectorCache, note: str | None, gap: PassageGap
@@ -155,7 +169,8 @@ def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
             return IOSuccess(Arm(None, note))  # nothing to rank: no advice to give
         if not gap.complete:
             covered = (f"vectors cover {gap.memories - gap.missing} of {gap.memories} "
-                       "memories; run memhtml embed")
+                       "memories; run memhtml embed") if gap.memories is not None else (
+                f"{gap.missing} memories have no vectors yet; run memhtml embed")
             return IOSuccess(Arm(None, f"{note}; {covered}" if note else covered))
         return embedder.embed_query(query).map(
             lambda vector: Arm(Hybrid(cache, vector), note)).lash(
@@ -192,8 +207,8 @@ class TopUp:
 
 
 def top_up(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
-           space: VectorSpace | None, view: HeadView, paths: Collection[str] = ()
-           ) -> IOResult[TopUp, Never]:
+           space: VectorSpace | None, view: HeadView, paths: Collection[str] = (),
+           changed: Changed | None = None) -> IOResult[TopUp, Never]:
     """Embed and save what ``view``'s passages lack after a door landed ``paths``.
 
     The memories at ``paths`` are embedded whatever else is missing, unless they are
@@ -202,7 +217,9 @@ def top_up(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
     in ``TOP_UP_PASSAGES`` passages. Never a failure: the
     write it follows has landed, so what cannot be embedded here (an embedder that is
     not installed or refuses, a cache that cannot be written) is a note, and search
-    stays lexical until ``memhtml embed`` fills the gap.
+    stays lexical until ``memhtml embed`` fills the gap. With ``changed``, a cache
+    that covered an earlier commit whole is asked only about the paths changed since
+    (``gap_since``).
     """
     if embedder is None or space is None:
         return IOSuccess(TopUp())
@@ -212,20 +229,24 @@ def top_up(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
                                     "lexical"))
 
     def loaded_then(loaded: LoadedVectors) -> IOResult[TopUp, VectorCacheFault]:
-        return filled(vectors, embedder, loaded.cache, view, paths, loaded.note)
+        return filled(vectors, embedder, loaded, view, paths, changed)
 
     return vectors.load(space).bind(loaded_then).lash(
         lambda fault: IOSuccess(TopUp(note=f"vectors not embedded ({fault.reason}); "
                                             "search stays lexical until memhtml embed")))
 
 
-def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, cache: VectorCache,
-           view: HeadView, paths: Collection[str], repaired: str | None
+def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, loaded: LoadedVectors,
+           view: HeadView, paths: Collection[str], changed: Changed | None
            ) -> IOResult[TopUp, Never]:
     """One top-up over a loaded cache (see ``top_up``): the memories at ``paths``
     first, then every other missing one when they fit in ``TOP_UP_PASSAGES``; the
-    cache saved once when anything was embedded."""
-    from memhtml.head.vectors import FillCounts, FillResult, fill_passages, passage_gap
+    cache saved once when anything was embedded, with a coverage claim for ``view``
+    when nothing is missing then."""
+    from memhtml.head.vectors import FillCounts, FillResult, fill_passages
+
+    cache, repaired = loaded.cache, loaded.note
+    since = changed_since(view, loaded, changed)
 
     def own(cache: VectorCache) -> IOResult[FillResult, EmbedFailure | VectorCacheFault]:
         wanted = _own_records(view, cache, paths)
@@ -236,27 +257,29 @@ def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, cache: VectorC
         return mine
 
     def rest(first: FillResult) -> IOResult[TopUp, EmbedFailure | VectorCacheFault]:
-        gap = passage_gap(view, first.cache, TOP_UP_PASSAGES)
+        gap = gap_of(view, first.cache, since)
         if gap.missing == 0 or gap.passages is None:
             return saved(first.cache, _added(first), gap)
         more: IOResult[FillResult, EmbedFailure | VectorCacheFault] = fill_passages(
             view, first.cache, embedder, paths=gap.paths)
         return more.bind(lambda done: saved(
-            done.cache, {**_added(first), **_added(done)},
-            passage_gap(view, done.cache, TOP_UP_PASSAGES)))
+            done.cache, {**_added(first), **_added(done)}, gap_of(view, done.cache, since)))
 
     def saved(done: VectorCache, added: dict[str, Vector], gap: PassageGap
               ) -> IOResult[TopUp, EmbedFailure | VectorCacheFault]:
         note = _gap(gap.missing, repaired) if gap.missing else repaired
         top = TopUp(len(added), gap.missing, note, done)
         if not added:
-            return IOSuccess(top)
+            return claim(vectors, loaded, view).map(lambda _: top) if gap.complete \
+                else IOSuccess(top)
         from immutables import Map
 
         from memhtml.contracts.vectors import VectorCache
 
         # Only the rows embedded here: a save merges with what the disk holds.
-        return vectors.save(VectorCache(done.space, Map(added))).map(lambda _: top)
+        return vectors.save(VectorCache(done.space, Map(added)),
+                            covering_of(loaded, view) if gap.complete else None
+                            ).map(lambda _: top)
 
     return own(cache).bind(rest).lash(lambda failure: IOSuccess(TopUp(
         note=f"vectors not embedded ({failure.reason}); search stays lexical until "
@@ -265,6 +288,54 @@ def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, cache: VectorC
 
 def _added(fill: FillResult) -> dict[str, Vector]:
     return dict(fill.added.vectors.items()) if fill.added is not None else {}
+
+
+def changed_since(view: HeadView, loaded: LoadedVectors, changed: Changed | None
+                  ) -> tuple[str, ...] | None:
+    """The paths ``view`` differs on from the commit the loaded set covers whole
+    (``LoadedVectors.covers``): none when it is that commit; None when there is no
+    such claim, it cannot be carried here (no git ancestry, no way to diff), or more
+    than ``CLAIM_PATHS`` changed."""
+    if loaded.covers is None or view.sha is None:
+        return None
+    if loaded.covers == view.sha:
+        return ()
+    found = changed(loaded.covers, view.sha) if changed is not None else None
+    return found if found is not None and len(found) <= CLAIM_PATHS else None
+
+
+def gap_of(view: HeadView, cache: VectorCache, since: tuple[str, ...] | None) -> PassageGap:
+    """What ``cache`` lacks of ``view``: from the paths changed ``since`` a covering
+    claim, else by walking every record."""
+    from memhtml.head.vectors import gap_since, passage_gap
+
+    if since is None:
+        return passage_gap(view, cache, TOP_UP_PASSAGES)
+    return gap_since(view, cache, since, TOP_UP_PASSAGES)
+
+
+def covering_of(loaded: LoadedVectors, view: HeadView) -> Covering | None:
+    """The claim that the set ``loaded`` read (with what was saved on it since) holds
+    every passage of ``view``; None when it cannot be made (an empty set, a view with
+    no commit)."""
+    from memhtml.contracts.vectors import Covering
+
+    if loaded.stamp is None or view.sha is None:
+        return None
+    return Covering(view.sha, loaded.stamp)
+
+
+def claim(vectors: VectorCacheStore, loaded: LoadedVectors, view: HeadView
+          ) -> IOResult[bool, VectorCacheFault]:
+    """Record that the set ``loaded`` holds every passage of ``view``, unless it says
+    so already; whether it was recorded. Never a failure: the claim is a hint for the
+    next command (not recorded, it costs that command one walk), so a store that
+    refuses it is not this command's failure."""
+    covering = covering_of(loaded, view)
+    if covering is None or loaded.covers == covering.commit:
+        return IOSuccess(False)
+    return vectors.mark_covered(loaded.cache.space, covering).lash(
+        lambda _: IOSuccess(False))
 
 
 def _own_records(view: HeadView, cache: VectorCache, paths: Collection[str]

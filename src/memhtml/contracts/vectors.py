@@ -12,7 +12,7 @@ contract suite, ``tests/contract/test_vector_cache_contract.py``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -83,6 +83,45 @@ class LoadedVectors:
 
     cache: VectorCache
     note: str | None = None
+    covers: str | None = None
+    """A commit whose every active memory with text had all its passages in this set
+    when a command found so (``VectorCacheStore.mark_covered``), kept only while the
+    set still holds every row it held then; None when no such claim stands. What lets
+    a write or a search skip walking every record to learn what the set lacks."""
+    stamp: SetStamp | None = field(default=None, compare=False)
+    """Which state of the set this load read, for a claim made from it (``Covering``);
+    None for an empty cache. Not part of the value: two loads of equal vectors are
+    equal whichever files they came from."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetStamp:
+    """One state of a space's set: its identity (``base``) and its row count.
+
+    A set only ever gains rows while it keeps its identity: a save adds or merges
+    segments, and only a repair (a corrupt set deleted, a foreign one moved aside) or
+    a fold into a new base gives it another. So a set with the same ``base`` and at
+    least ``rows`` rows holds every row the stamped one held, and a claim made about
+    the stamped state still stands. Opaque to callers: only the store that made it
+    reads it."""
+
+    base: str
+    rows: int
+
+
+NO_SET = SetStamp("", 0)
+"""The stamp of a load that found no set (none saved yet, or one just repaired away):
+it held no rows, so a claim made from it stands of any set later found there."""
+
+
+@dataclass(frozen=True, slots=True)
+class Covering:
+    """The claim ``mark_covered`` (or a ``save``) records: at ``commit`` the set as
+    ``stamp`` read it (plus, for a save, the rows saved) held every passage of every
+    active memory with text."""
+
+    commit: str
+    stamp: SetStamp
 
 
 class VectorCacheStore(Protocol):
@@ -93,9 +132,12 @@ class VectorCacheStore(Protocol):
         store that refuses the read (or the repair) is a failure."""
         ...
 
-    def save(self, cache: VectorCache) -> IOResult[int, VectorCacheFault]:
+    def save(self, cache: VectorCache, covering: Covering | None = None
+             ) -> IOResult[int, VectorCacheFault]:
         """Merge ``cache`` into the set of its space; the number of vectors the set
-        holds afterwards.
+        holds afterwards. With ``covering``, also record its claim for the set as
+        saved (see ``mark_covered``), when the set still held what ``covering.stamp``
+        read; a save that adds nothing records it as ``mark_covered`` does.
 
         A merge, not a replace: a caller holds the vectors it embedded this time,
         while the set serves every version of the store (and every clone process that
@@ -106,6 +148,15 @@ class VectorCacheStore(Protocol):
         nothing. A hash that cannot be stored, or a vector that is not a finite row of
         the space's width, is refused and nothing is saved.
         """
+        ...
+
+    def mark_covered(self, space: VectorSpace, covering: Covering
+                     ) -> IOResult[bool, VectorCacheFault]:
+        """Record that at ``covering.commit`` the set of ``space`` held every passage of
+        every active memory with text, so later loads answer it as ``covers``; False,
+        and nothing recorded, when no set is saved for ``space`` or it no longer holds
+        every row it held when ``covering.stamp`` was read (it was repaired or rebuilt
+        since). One claim is kept per set, the last recorded."""
         ...
 
     def saved_spaces(self) -> tuple[VectorSpace, ...]:

@@ -12,7 +12,7 @@ most once per fill.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +41,7 @@ __all__ = [
     "empty_vector_cache",
     "fill_passages",
     "fill_vectors",
+    "gap_since",
     "passage_coverage",
     "passage_gap",
     "vector_text_of",
@@ -223,8 +224,10 @@ class PassageGap:
     """What a cache lacks of a view's passages, found without cutting a covered
     memory (``passage_gap``)."""
 
-    memories: int
-    """Active records counted (those with no text among them when over the bound)."""
+    memories: int | None
+    """Active records counted (those with no text among them when over the bound);
+    None when the gap was found from a coverage claim (``gap_since``), which reads
+    only the records that changed since and so counts none."""
     missing: int
     """Of them, the records whose passages the cache lacks, one per passage group."""
     passages: int | None
@@ -235,7 +238,7 @@ class PassageGap:
 
     @property
     def complete(self) -> bool:
-        return self.memories > 0 and self.missing == 0
+        return self.missing == 0 and (self.memories is None or self.memories > 0)
 
 
 _GAP_MEMO_SIZE = 4
@@ -277,16 +280,42 @@ def _passage_gap(view: HeadView, cache: VectorCache, bound: int) -> PassageGap:
         if not is_active(record):
             continue
         memories += 1
-        group = passage_group(record)
-        if cache.get(passage_key(group, 0)) is not None:
-            continue  # a group is saved whole: its first row stands for all of them
-        if group not in groups:
-            groups.add(group)
-            lacking.append(record)
+        _note_lacking(record, cache, groups, lacking)
+    return _gap_of(memories, lacking, bound)
+
+
+def gap_since(view: HeadView, cache: VectorCache, changed: Iterable[str], bound: int
+              ) -> PassageGap:
+    """``passage_gap`` when ``cache`` holds every passage of a version that differs
+    from ``view`` only at the paths ``changed`` (a coverage claim,
+    ``LoadedVectors.covers``): only the records at those paths are read, so a write
+    at 5,000 memories learns what the cache lacks from its own few paths rather
+    than from every record. ``memories`` is None: nothing else was counted."""
+    lacking: list[MemoryRecord] = []
+    groups: set[str] = set()
+    for path in sorted(set(changed)):
+        record = view.get(path)
+        if record is not None and is_active(record):
+            _note_lacking(record, cache, groups, lacking)
+    return _gap_of(None, lacking, bound)
+
+
+def _note_lacking(record: MemoryRecord, cache: VectorCache, groups: set[str],
+                  lacking: list[MemoryRecord]) -> None:
+    group = passage_group(record)
+    if cache.get(passage_key(group, 0)) is not None:
+        return  # a group is saved whole: its first row stands for all of them
+    if group not in groups:
+        groups.add(group)
+        lacking.append(record)
+
+
+def _gap_of(memories: int | None, lacking: list[MemoryRecord], bound: int) -> PassageGap:
     if len(lacking) > bound:
         return PassageGap(memories, len(lacking), None)
     with_text = [record for record in lacking if record.body_text.strip()]
-    memories -= len(lacking) - len(with_text)  # a record with no text is not a memory here
+    if memories is not None:
+        memories -= len(lacking) - len(with_text)  # a record with no text is not a memory
     passages = sum(len(passages_of(record)) for record in with_text)
     return PassageGap(memories, len(with_text), passages if passages <= bound else None,
                       tuple(record.path for record in with_text) if passages <= bound else ())

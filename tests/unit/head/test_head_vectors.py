@@ -32,7 +32,7 @@ from memhtml.head import (
     with_overlay,
 )
 from memhtml.head.passages import passages_of, stored_passages
-from memhtml.head.vectors import fill_passages, passage_coverage, passage_gap
+from memhtml.head.vectors import fill_passages, gap_since, passage_coverage, passage_gap
 
 SPACE = VectorSpace("test-model", 3)
 
@@ -298,3 +298,50 @@ def _fill_passages_at(view: HeadVersion, paths: Collection[str],
     result = unsafe_perform_io(
         fill_passages(view, start, RecordingEmbedder(SPACE), paths=paths).unwrap())
     return result.cache
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_GAP_TITLES) - 1), st.integers(0, 30),
+                          st.booleans()), min_size=0, max_size=6),
+       st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["edit", "archive", "remove",
+                                                                "retitle", "same"]),
+                          st.integers(0, 30)), max_size=6),
+       st.integers(0, 12), st.booleans())
+def test_the_gap_since_a_covered_version_is_the_walk_s_gap(
+        shape: list[tuple[int, int, bool]], changes: list[tuple[int, str, int]], bound: int,
+        extra: bool) -> None:
+    """``gap_since``, which reads only the paths changed since a version the cache held
+    whole, finds what the walk over every record finds: the same missing memories,
+    passages and paths (asking about an unchanged path too changes nothing)."""
+    def html(title: int, n: int, sentences: int, live: bool) -> str:
+        body = " ".join(f"Sentence {k} of memory {n} says something." for k in range(sentences))
+        made = memory(_GAP_TITLES[title], f"Claim {title} of {n}.", body)
+        return made if live else archived(made)
+
+    before = {f"areas/m{n}.html": record_at(f"areas/m{n}.html", html(title, n, sentences, live))
+              for n, (title, sentences, live) in enumerate(shape)}
+    old = version_from_records(list(before.values()), "a" * 40)
+    cache = _fill_passages_at(old, list(before))
+    assert passage_gap(old, cache, 10_000).missing == 0
+    after = dict(before)
+    for n, (slot, change, sentences) in enumerate(changes):
+        path = f"areas/m{slot}.html"
+        title = (slot + n) % len(_GAP_TITLES)
+        if change == "remove":
+            after.pop(path, None)
+        elif change == "archive":
+            after[path] = record_at(path, html(title, slot, sentences, False))
+        elif change == "retitle" and path in after:
+            after[path] = dataclasses.replace(after[path], title=f"Retitled {n}")
+        elif change == "edit":
+            after[path] = record_at(path, html(title, 100 + n, sentences, True))
+    new = version_from_records(list(after.values()), "b" * 40)
+    changed = {path for path in set(before) | set(after)
+               if before.get(path) != after.get(path)}
+    if extra and before:
+        changed.add(min(before))
+    walked, since = passage_gap(new, cache, bound), gap_since(new, cache, changed, bound)
+    assert since.memories is None
+    assert (since.missing, since.passages, since.paths) == (
+        walked.missing, walked.passages, walked.paths)
+    assert since.complete == (walked.missing == 0)
