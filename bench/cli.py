@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from bench.common import ROOT, run, scifact_dir
+from bench.common import ROOT, compiled, run, scifact_dir
 from bench.head import AT, AUTHOR
 from memhtml.adapters.git import PygitService
 from memhtml.contracts import PathChange
@@ -125,13 +125,6 @@ def worktree(rev: str) -> Iterator[Path]:
         yield folder
     finally:
         git("worktree", "remove", "--force", str(folder))
-
-
-def compiled(tree: Path) -> None:
-    """Byte-compile a checkout's sources, so neither side of the comparison compiles
-    them on every start (with PYTHONDONTWRITEBYTECODE set, nothing else would)."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "src")], check=True,
-                   stdout=subprocess.DEVNULL)
 
 
 def make_store(root: Path) -> int:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,14 @@ E = TypeVar("E")
 
 ROOT = Path(__file__).resolve().parent.parent
 SCIFACT = Path(os.environ.get("MEMHTML_SCIFACT", ROOT.parent / "shared" / "data" / "scifact"))
+
+
+def compiled(tree: Path) -> None:
+    """Byte-compile a checkout's sources, so a command process started from them reads
+    bytecode as an installed memhtml does (with PYTHONDONTWRITEBYTECODE set, nothing
+    else would write it, and every start would compile every module it imports)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "src")], check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def scifact_dir() -> Path:
