@@ -190,9 +190,9 @@ def main() -> None:
             for side in sides:  # compiled once, so no timed process compiles the sources
                 subprocess.run([sys.executable, "-m", "compileall", "-q", str(side.src)],
                                check=True, stdout=subprocess.DEVNULL)
-            named = args.baseline_tree or subprocess.run(
+            named = args.baseline_tree or ("" if base is None else subprocess.run(
                 ["git", "-C", str(ROOT), "rev-parse", "--short", args.baseline],
-                check=True, capture_output=True, text=True).stdout.strip()
+                check=True, capture_output=True, text=True).stdout.strip())
             print(f"{args.size:,} memories; this tree {sides[0].src}"
                   + (f", baseline {sides[1].src} ({named})" if base is not None else ""),
                   flush=True)

@@ -49,8 +49,9 @@ class MemoryVectors:
         """Sets displaced by a space whose key collides with theirs, oldest first
         (the disk moves such a set aside rather than deleting it)."""
         self._lock = threading.Lock()
-        self._bases: dict[str, str] = {}
-        """Each set's identity, new whenever a set is made (as a disk set's base)."""
+        self._parts: dict[str, tuple[str, ...]] = {}
+        """Each set's parts, as a disk set's: a new name for every save that adds
+        rows; a displaced set's names go with it, never given again."""
         self._marks: dict[str, Covering] = {}
         self._made = 0
         for cache in caches:
@@ -58,14 +59,14 @@ class MemoryVectors:
                 cache.space, Map({h: _frozen_copy(v) for h, v in cache.vectors.items()})))
 
     def _put(self, key: str, cache: VectorCache) -> None:
-        if key not in self._sets:
-            self._made += 1
-            self._bases[key] = f"set-{self._made}"
+        self._made += 1
+        self._parts[key] = (*(self._parts.get(key, ()) if key in self._sets else ()),
+                            f"part-{self._made}")
         self._sets[key] = cache
 
     def _stamp(self, key: str) -> SetStamp:
         held = self._sets.get(key)
-        return NO_SET if held is None else SetStamp(self._bases[key], len(held))
+        return NO_SET if held is None else SetStamp(self._parts[key])
 
     def _loaded(self, key: str, held: VectorCache) -> LoadedVectors:
         stamp = self._stamp(key)
@@ -101,8 +102,8 @@ class MemoryVectors:
             base: Map[str, Vector] = Map() if old is None else old
             added = sum(1 for h in cache.vectors if h not in base)
             if added == 0 and old is not None:
-                if claim is not None:
-                    self._marks[space.key] = claim
+                if claim is not None and held is not None:
+                    self._marks[space.key] = Covering(claim.commit, self._stamp(space.key))
                 return IOSuccess(len(base))
             for content_hash in cache.vectors:
                 if not storable_hash(content_hash):
@@ -135,7 +136,7 @@ class MemoryVectors:
             if held is None or held.space != space or not stands(
                     covering, self._stamp(space.key)):
                 return IOSuccess(False)
-            self._marks[space.key] = covering
+            self._marks[space.key] = Covering(covering.commit, self._stamp(space.key))
             return IOSuccess(True)
 
     def saved_spaces(self) -> tuple[VectorSpace, ...]:

@@ -156,7 +156,7 @@ class FileSet:
     @property
     def stamp(self) -> SetStamp:
         """This state of the set, for a coverage claim (``vector_marks``)."""
-        return SetStamp(self.parts[0].generation, len(self.cache))
+        return SetStamp(tuple(part.generation for part in self.parts))
 
 
 class WarmSets:
@@ -570,7 +570,9 @@ def mark_covered(root: Path, space: VectorSpace, covering: Covering, *,
         found = _read_set(folder, space, warm.get(space) if warm else None)
         if not isinstance(found, FileSet) or not stands(covering, found.stamp):
             return IOSuccess(False)  # no set to keep a claim for, or not the one read
-        write_mark(folder, covering)
+        # Recorded about the set as it stands: it holds at least what the claim's
+        # stamp read (``stands``), and a claim about no set has no parts to name.
+        write_mark(folder, Covering(covering.commit, found.stamp))
         return IOSuccess(True)
 
     return _guard(folder, mark)
@@ -621,8 +623,8 @@ def _save(root: Path, folder: Path, cache: VectorCache, warm: WarmSets | None,
         if added == 0 and (current is not None or found is None):
             if warm is not None:
                 warm.put(space, current)
-            if claim is not None:
-                _hint(folder, claim)
+            if claim is not None and current is not None:
+                _hint(folder, Covering(claim.commit, current.stamp))
             return IOSuccess(SaveCounts(len(held), 0))
         for content_hash in cache.vectors:
             if not storable_hash(content_hash):

@@ -4,9 +4,11 @@ A command that finds the set holding every passage of a version records it here
 (``VectorCacheStore.mark_covered``), so the next write or search at that version, or
 at one a few paths away from it, learns what the set lacks from those paths alone
 instead of walking every record (at 5,000 memories the walk was about 40 ms of a cold
-write). The claim names the set's state it was made about (``SetStamp``: the base
-generation and the row count); a set repaired or folded since has another base, so
-the claim lapses by itself, and nothing has to remember to remove it.
+write). The claim names the set's state it was made about (``SetStamp``: the parts
+it was read from); a part's name is never given again, so a set repaired, folded,
+merged or restored from an older copy since no longer lists one of them, and the
+claim lapses for good: nothing has to remember to remove it, and no later save can
+bring it back by adding other rows.
 
 The file is a hint, never a source of truth: it is written without ``fsync`` (a claim
 lost to a crash costs one walk), and one that is not a regular file, not JSON of the
@@ -23,23 +25,26 @@ import re
 from pathlib import Path
 
 from memhtml.contracts.local_files import read_regular, write_replacing
-from memhtml.contracts.vectors import NO_SET, Covering, SetStamp
+from memhtml.contracts.vectors import Covering, SetStamp
 
 MARK = "covers.json"
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_MARK_BYTES = 512
-"""A mark is under 200 bytes; anything much larger is not one and is not read whole."""
+_MARK_BYTES = 4096
+"""A mark names a set's parts (a base and at most ``Compaction.max_segments``
+segments, 21 characters each): about 600 bytes at most; anything much larger is not
+one and is not read whole."""
 
 
 def stands(covering: Covering, stamp: SetStamp | None) -> bool:
     """Whether a claim made about ``covering.stamp`` holds of the set as ``stamp``
-    describes it: the same base, and no fewer rows (a base only ever gains rows); a
-    claim about no set (``NO_SET``: no rows) holds of any."""
+    describes it: the set still lists every part the claim names (their rows are
+    unchanged, so it holds them all). A claim about no set (``NO_SET``) holds of any;
+    only a save makes one, and records it for the set as saved (``write_mark`` never
+    records it as such)."""
     if stamp is None:
         return False
-    if covering.stamp == NO_SET:
-        return True
-    return stamp.base == covering.stamp.base and stamp.rows >= covering.stamp.rows
+    listed = set(stamp.parts)
+    return all(part in listed for part in covering.stamp.parts)
 
 
 def read_mark(folder: Path) -> Covering | None:
@@ -52,12 +57,12 @@ def read_mark(folder: Path) -> Covering | None:
         return None
     if not isinstance(found, dict):
         return None
-    commit, base, rows = found.get("commit"), found.get("base"), found.get("rows")
+    commit, parts = found.get("commit"), found.get("parts")
     if not isinstance(commit, str) or _COMMIT.fullmatch(commit) is None \
-            or not isinstance(base, str) \
-            or not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
-        return None
-    return Covering(commit, SetStamp(base, rows))
+            or not isinstance(parts, list) or not parts \
+            or not all(isinstance(part, str) and part for part in parts):
+        return None  # a claim about no part at all would stand of every set: not one
+    return Covering(commit, SetStamp(tuple(parts)))
 
 
 def covers(folder: Path, stamp: SetStamp | None) -> str | None:
@@ -71,6 +76,8 @@ def covers(folder: Path, stamp: SetStamp | None) -> str | None:
 def write_mark(folder: Path, covering: Covering) -> None:
     """Record ``covering`` in ``folder``, replacing the claim there (never written
     through whatever stands at its name), so a reader sees the old claim or the new."""
-    data = json.dumps({"commit": covering.commit, "base": covering.stamp.base,
-                       "rows": covering.stamp.rows}, sort_keys=True).encode("ascii")
+    if not covering.stamp.parts:
+        raise ValueError("a claim is recorded about a set's parts, not about no set")
+    data = json.dumps({"commit": covering.commit, "parts": list(covering.stamp.parts)},
+                      sort_keys=True).encode("ascii")
     write_replacing(folder / MARK, data, folder / f".{MARK}.{os.getpid()}.tmp", mode=0o600)

@@ -306,12 +306,15 @@ def changed_since(view: HeadView, loaded: LoadedVectors, changed: Changed | None
 
 def gap_of(view: HeadView, cache: VectorCache, since: tuple[str, ...] | None) -> PassageGap:
     """What ``cache`` lacks of ``view``: from the paths changed ``since`` a covering
-    claim, else by walking every record."""
-    from memhtml.head.vectors import gap_since, passage_gap
+    claim, else by walking every record. A claim's gap that lacks nothing is
+    complete only when ``view`` holds a memory at all, as the walk's would be: a
+    store whose every memory was archived searches lexically either way."""
+    from memhtml.head.vectors import PassageGap, gap_since, has_memory, passage_gap
 
     if since is None:
         return passage_gap(view, cache, TOP_UP_PASSAGES)
-    return gap_since(view, cache, since, TOP_UP_PASSAGES)
+    gap = gap_since(view, cache, since, TOP_UP_PASSAGES)
+    return PassageGap(0, 0, 0) if gap.missing == 0 and not has_memory(view) else gap
 
 
 def covering_of(loaded: LoadedVectors, view: HeadView) -> Covering | None:

@@ -96,20 +96,20 @@ class LoadedVectors:
 
 @dataclass(frozen=True, slots=True)
 class SetStamp:
-    """One state of a space's set: its identity (``base``) and its row count.
+    """One state of a space's set: the parts it was read from, by name.
 
-    A set only ever gains rows while it keeps its identity: a save adds or merges
-    segments, and only a repair (a corrupt set deleted, a foreign one moved aside) or
-    a fold into a new base gives it another. So a set with the same ``base`` and at
-    least ``rows`` rows holds every row the stamped one held, and a claim made about
-    the stamped state still stands. Opaque to callers: only the store that made it
-    reads it."""
+    A part is written once under a name never given again, and its rows never change
+    (a save adds a new part; a merge or a fold writes new ones and drops the old
+    names). So a set that still lists every part a stamp names holds every row the
+    stamped state held, and a claim made about that state still stands; a set that
+    lost one (repaired, moved aside, folded, restored from an older copy, merged by a
+    save that made no claim) lapses the claim for good, whatever rows it gains later.
+    Opaque to callers: only the store that made it reads it."""
 
-    base: str
-    rows: int
+    parts: tuple[str, ...]
 
 
-NO_SET = SetStamp("", 0)
+NO_SET = SetStamp(())
 """The stamp of a load that found no set (none saved yet, or one just repaired away):
 it held no rows, so a claim made from it stands of any set later found there."""
 
@@ -122,6 +122,8 @@ class Covering:
 
     commit: str
     stamp: SetStamp
+    """The state the claim is about: a load's (``mark_covered``), or the set as saved
+    (what a save records)."""
 
 
 class VectorCacheStore(Protocol):

@@ -42,6 +42,7 @@ __all__ = [
     "fill_passages",
     "fill_vectors",
     "gap_since",
+    "has_memory",
     "passage_coverage",
     "passage_gap",
     "vector_text_of",
@@ -298,6 +299,23 @@ def gap_since(view: HeadView, cache: VectorCache, changed: Iterable[str], bound:
         if record is not None and is_active(record):
             _note_lacking(record, cache, groups, lacking)
     return _gap_of(None, lacking, bound)
+
+
+def has_memory(view: HeadView) -> bool:
+    """Whether ``view`` holds an active record with text (what ``passage_gap`` counts
+    as a memory): what a gap found by ``gap_since``, which counts nothing, leaves open.
+    Stops at the first; a view this package built is asked path by path in its map's
+    own order, so neither every path is sorted nor (in a version restored from a
+    snapshot) every record built."""
+    if not isinstance(view, IndexedView):
+        return any(is_active(record) and record.body_text.strip()
+                   for record in view.records())
+    held = view.indexes.records
+    for path in held:
+        record = held.get(path)
+        if record is not None and is_active(record) and record.body_text.strip():
+            return True
+    return False
 
 
 def _note_lacking(record: MemoryRecord, cache: VectorCache, groups: set[str],

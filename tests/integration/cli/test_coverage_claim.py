@@ -119,3 +119,19 @@ def test_vectors_deleted_take_the_claim_with_them(
     assert err == ""
     assert _covered(capsys, store) == (3, 3)
     assert _claim(store) == _git(store, "rev-parse", "HEAD")
+
+
+def test_a_store_with_every_memory_archived_searches_lexically_with_or_without_a_claim(
+        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _search(capsys, store, "coffee")["mode"] == "hybrid"
+    for memory in sorted((store / "areas" / "inbox").glob("*.html")):
+        code, _, err = call_text(capsys, "archive", str(memory.relative_to(store)),
+                                 "--store", str(store))
+        assert code == 0, err
+    assert _claim(store) is not None  # made before the archives, carried by none of them
+    with_claim = _search(capsys, store, "coffee")
+    for mark in (store / ".git" / "memhtml" / "vectors").glob(f"*/{MARK}"):
+        mark.unlink()
+    walked = _search(capsys, store, "coffee")
+    assert with_claim["mode"] == walked["mode"] == "lexical"
+    assert _covered(capsys, store) == (0, 0)

@@ -7,15 +7,24 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from returns.pipeline import is_successful
 from returns.unsafe import unsafe_perform_io
 from tests.integration.embedders.test_vector_files import SPACE, sample_cache, saved
 
-from memhtml.adapters.vector_files import load_or_heal, mark_covered, save_cache, space_dir
-from memhtml.adapters.vector_layout import MANIFEST
+from memhtml.adapters.vector_files import (
+    compact,
+    load_or_heal,
+    mark_covered,
+    save_cache,
+    space_dir,
+)
+from memhtml.adapters.vector_layout import MANIFEST, Compaction
 from memhtml.adapters.vector_marks import MARK, read_mark
 from memhtml.contracts.vectors import Covering, LoadedVectors, SetStamp
 
@@ -49,26 +58,34 @@ def test_a_repaired_set_lapses_its_claim(tmp_path: Path) -> None:
     assert load(tmp_path).covers is None  # the same rows, but a new set
 
 
-def test_an_older_copy_of_the_same_set_does_not_answer_a_claim(tmp_path: Path) -> None:
-    """A backup of the set restored over it: the same base, fewer rows than the claim
-    was made about."""
-    saved(tmp_path, sample_cache(SPACE, ["sha256:a"]))
+def test_an_older_copy_of_the_same_set_never_answers_a_claim(tmp_path: Path) -> None:
+    """A backup of the set restored over it (without the claim file): it lacks a part
+    the claim names, and no later save brings the claim back by adding other rows."""
+    segments = Compaction(1e9, 0.0, 1_000)  # the base kept: each save a segment
+    save_cache(tmp_path, sample_cache(SPACE, ["sha256:a"]), compaction=segments)
     folder = space_dir(tmp_path, SPACE)
     backup = {path.name: path.read_bytes() for path in folder.iterdir()}
-    saved(tmp_path, sample_cache(SPACE, ["sha256:b"], seed=1))
+    save_cache(tmp_path, sample_cache(SPACE, ["sha256:b"], seed=1), compaction=segments)
     stamp = load(tmp_path).stamp
     assert stamp is not None
     unsafe_perform_io(mark_covered(tmp_path, SPACE, Covering(COMMIT, stamp)).unwrap())
     for name, data in backup.items():
         (folder / name).write_bytes(data)
     assert load(tmp_path).covers is None
+    # The set grows back past what the claim was made about, with other rows.
+    save_cache(tmp_path, sample_cache(SPACE, ["sha256:c", "sha256:d"], seed=2),
+               compaction=segments)
+    grown = load(tmp_path)
+    assert len(grown.cache) == 3 and "sha256:b" not in grown.cache.vectors
+    assert grown.covers is None
 
 
 @pytest.mark.parametrize("planted", [
-    b"", b"[]", b"{}", b'{"commit": "HEAD", "base": "x", "rows": 1}',
-    b'{"commit": "' + b"c" * 40 + b'", "base": "", "rows": 1}',
-    b'{"commit": "' + b"c" * 40 + b'", "base": "x", "rows": true}',
-    b'{"commit": "' + b"c" * 40 + b'", "base": "x", "rows": -1}',
+    b"", b"[]", b"{}", b'{"commit": "HEAD", "parts": ["x"]}',
+    b'{"commit": "' + b"c" * 40 + b'", "parts": []}',  # about no part: would fit any set
+    b'{"commit": "' + b"c" * 40 + b'", "parts": [""]}',
+    b'{"commit": "' + b"c" * 40 + b'", "parts": "x"}',
+    b'{"commit": "' + b"c" * 40 + b'", "parts": [1]}',
     b"\xff\xfe", b" " * 100_000,
 ])
 def test_anything_but_a_claim_at_its_name_is_ignored(tmp_path: Path, planted: bytes) -> None:
@@ -87,8 +104,7 @@ def test_a_fifo_or_a_link_at_its_name_is_never_followed(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.json"
     stamp = load(tmp_path).stamp
     assert stamp is not None
-    elsewhere.write_text(json.dumps({"commit": COMMIT, "base": stamp.base,
-                                     "rows": stamp.rows}))
+    elsewhere.write_text(json.dumps({"commit": COMMIT, "parts": list(stamp.parts)}))
     (folder / MARK).symlink_to(elsewhere)
     assert load(tmp_path).covers is None
     # Recording a claim replaces the link; the file it pointed at is untouched.
@@ -110,7 +126,7 @@ def test_a_claim_that_cannot_be_recorded_never_fails_its_save(tmp_path: Path) ->
     found = load(tmp_path)
     assert found.covers is None and set(found.cache.vectors) == {
         "sha256:a", "sha256:b", "sha256:c"}
-    refused = mark_covered(tmp_path, SPACE, Covering(COMMIT, SetStamp("x", 0)))
+    refused = mark_covered(tmp_path, SPACE, Covering(COMMIT, SetStamp(("x",))))
     assert unsafe_perform_io(refused.unwrap()) is False  # not about this set: not tried
 
 
@@ -123,5 +139,60 @@ def test_the_claim_names_the_set_as_saved(tmp_path: Path) -> None:
     mark = read_mark(space_dir(tmp_path, SPACE))
     after = load(tmp_path)
     assert mark is not None and after.stamp is not None
-    assert mark.stamp == after.stamp and mark.stamp.rows == 3
+    assert mark.stamp == after.stamp and len(after.cache) == 3
     assert after.covers == "e" * 40
+
+
+_OPS = st.lists(st.one_of(
+    st.sampled_from(["load", "mark", "backup", "restore", "compact"]),
+    st.tuples(st.sampled_from(["save", "save-claim"]),
+              st.lists(st.sampled_from([f"sha256:{c}" for c in "abcdefgh"]), min_size=1,
+                       max_size=3, unique=True))), max_size=14)
+
+
+_POLICIES = st.sampled_from([Compaction(), Compaction(1e9, 0.0, 1_000),
+                             Compaction(1e9, 1.0, 1_000), Compaction(0.5, 2.0, 2)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=_OPS, policy=_POLICIES)
+def test_no_restore_or_save_makes_a_claim_name_a_row_the_set_lacks(
+        ops: list[str | tuple[str, list[str]]], policy: Compaction) -> None:
+    """On disk a person can also put an older copy of the set back (without the claim
+    file, as a backup taken before it would be): a claim that a load answers holds
+    every row it was made about, whatever came between."""
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        folder = space_dir(root, SPACE)
+        claimed: dict[str, frozenset[str]] = {}
+        backup: dict[str, bytes] = {}
+        held = load(root)
+        for n, op in enumerate(ops):
+            commit = f"{n % 10}" * 40
+            if op == "load":
+                held = load(root)
+            elif op == "mark" and held.stamp is not None:
+                claimed[commit] = frozenset(held.cache.vectors)
+                mark_covered(root, SPACE, Covering(commit, held.stamp))
+            elif op == "backup" and folder.is_dir():
+                backup = {p.name: p.read_bytes() for p in folder.iterdir()
+                          if p.is_file() and p.name != MARK}
+            elif op == "restore" and backup:
+                for p in list(folder.iterdir()):
+                    if p.name != MARK:
+                        p.unlink()
+                for name, data in backup.items():
+                    (folder / name).write_bytes(data)
+            elif op == "compact":
+                compact(root, SPACE)
+            elif isinstance(op, tuple):
+                kind, keys = op
+                cache = sample_cache(SPACE, keys, seed=n)
+                covering = Covering(commit, held.stamp) \
+                    if kind == "save-claim" and held.stamp is not None else None
+                if covering is not None:
+                    claimed[commit] = frozenset(held.cache.vectors) | set(keys)
+                save_cache(root, cache, covering=covering, compaction=policy)
+            now = load(root)
+            if now.covers is not None:
+                assert claimed[now.covers] <= set(now.cache.vectors), (n, op)
