@@ -319,8 +319,8 @@ def gap_of(view: HeadView, cache: VectorCache, since: tuple[str, ...] | None) ->
 
 def covering_of(loaded: LoadedVectors, view: HeadView) -> Covering | None:
     """The claim that the set ``loaded`` read (with what was saved on it since) holds
-    every passage of ``view``; None when it cannot be made (an empty set, a view with
-    no commit)."""
+    every passage of ``view``; None when it cannot be made (a load that gave no stamp,
+    a view with no commit)."""
     from memhtml.contracts.vectors import Covering
 
     if loaded.stamp is None or view.sha is None:

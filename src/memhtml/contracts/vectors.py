@@ -89,9 +89,10 @@ class LoadedVectors:
     set still holds every row it held then; None when no such claim stands. What lets
     a write or a search skip walking every record to learn what the set lacks."""
     stamp: SetStamp | None = field(default=None, compare=False)
-    """Which state of the set this load read, for a claim made from it (``Covering``);
-    None for an empty cache. Not part of the value: two loads of equal vectors are
-    equal whichever files they came from."""
+    """Which state of the set this load read, for a claim made from it (``Covering``):
+    ``NO_SET`` when none was saved (or one was just repaired away); None from a store
+    that keeps no claims. Not part of the value: two loads of equal vectors are equal
+    whichever files they came from."""
 
 
 @dataclass(frozen=True, slots=True)
