@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from pathlib import Path
 
 from memhtml.contracts.local_files import read_regular, write_replacing
@@ -80,4 +81,7 @@ def write_mark(folder: Path, covering: Covering) -> None:
         raise ValueError("a claim is recorded about a set's parts, not about no set")
     data = json.dumps({"commit": covering.commit, "parts": list(covering.stamp.parts)},
                       sort_keys=True).encode("ascii")
-    write_replacing(folder / MARK, data, folder / f".{MARK}.{os.getpid()}.tmp", mode=0o600)
+    # One temporary per process and thread: two threads of a server recording claims at
+    # once must not remove or rename each other's half-written file.
+    temporary = folder / f".{MARK}.{os.getpid()}.{threading.get_ident()}.tmp"
+    write_replacing(folder / MARK, data, temporary, mode=0o600)

@@ -196,3 +196,21 @@ def test_no_restore_or_save_makes_a_claim_name_a_row_the_set_lacks(
             now = load(root)
             if now.covers is not None:
                 assert claimed[now.covers] <= set(now.cache.vectors), (n, op)
+
+
+def test_threads_recording_claims_at_once_leave_one_whole_claim(tmp_path: Path) -> None:
+    """A server's threads may record claims together: each writes its own temporary,
+    so the file left is one thread's whole claim, never a half-written one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    saved(tmp_path, sample_cache(SPACE, ["sha256:a"]))
+    stamp = load(tmp_path).stamp
+    assert stamp is not None
+    commits = [f"{n:x}" * 40 for n in range(10)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for _ in range(20):
+            answers = list(pool.map(lambda commit: unsafe_perform_io(mark_covered(
+                tmp_path, SPACE, Covering(commit, stamp)).unwrap()), commits))
+            assert all(answers)
+            assert load(tmp_path).covers in commits
+    assert not list(space_dir(tmp_path, SPACE).glob(f".{MARK}.*"))
