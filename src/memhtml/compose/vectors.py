@@ -168,9 +168,14 @@ def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
         if gap.memories == 0:
             return IOSuccess(Arm(None, note))  # nothing to rank: no advice to give
         if not gap.complete:
-            covered = (f"vectors cover {gap.memories - gap.missing} of {gap.memories} "
-                       "memories; run memhtml embed") if gap.memories is not None else (
-                f"{gap.missing} memories have no vectors yet; run memhtml embed")
+            if gap.memories is None:
+                # A claim's gap counts no memories: the walk's count, so the advice
+                # reads the same with or without a claim.
+                from memhtml.head.vectors import passage_gap
+
+                gap = passage_gap(view, cache, TOP_UP_PASSAGES)
+            covered = (f"vectors cover {(gap.memories or 0) - gap.missing} of "
+                       f"{gap.memories} memories; run memhtml embed")
             return IOSuccess(Arm(None, f"{note}; {covered}" if note else covered))
         return embedder.embed_query(query).map(
             lambda vector: Arm(Hybrid(cache, vector), note)).lash(

@@ -135,3 +135,30 @@ def test_a_store_with_every_memory_archived_searches_lexically_with_or_without_a
     walked = _search(capsys, store, "coffee")
     assert with_claim["mode"] == walked["mode"] == "lexical"
     assert _covered(capsys, store) == (0, 0)
+
+
+def test_a_large_gap_says_the_same_with_or_without_a_claim(
+        store: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person's commit of more memories than a search embeds by itself: search stays
+    lexical, and its advice counts every memory whether a claim stood or not."""
+    from memhtml.compose.vectors import TOP_UP_PASSAGES
+
+    notes = store.parent / "notes"
+    notes.mkdir()
+    for n in range(TOP_UP_PASSAGES + 1):
+        (notes / f"note-{n}.md").write_text(f"# Note {n}\n\nImported note number {n}.\n",
+                                            encoding="utf-8")
+    monkeypatch.setenv("MEMHTML_EMBEDDER", "none")
+    code, answer = call(capsys, "import", "markdown", str(notes), "--store", str(store),
+                        "--json")
+    assert code == 0, answer
+    monkeypatch.delenv("MEMHTML_EMBEDDER")
+    assert _claim(store) is not None
+    with_claim = _search(capsys, store, "imported note")
+    for mark in (store / ".git" / "memhtml" / "vectors").glob(f"*/{MARK}"):
+        mark.unlink()
+    walked = _search(capsys, store, "imported note")
+    assert with_claim["mode"] == walked["mode"] == "lexical"
+    assert with_claim["note"] == walked["note"]
+    assert f"of {TOP_UP_PASSAGES + 3} memories" in str(walked["note"])
