@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import ROOT, run, scifact_dir
+from bench.common import ROOT, compiled, run, scifact_dir
 from bench.head import AT, AUTHOR
 from bench.scale import COLD_QUERY, corpus
 from memhtml.adapters.git import PygitService
@@ -188,8 +188,7 @@ def main() -> None:
             if base is not None:
                 sides.append(Side("baseline", base / "src"))
             for side in sides:  # compiled once, so no timed process compiles the sources
-                subprocess.run([sys.executable, "-m", "compileall", "-q", str(side.src)],
-                               check=True, stdout=subprocess.DEVNULL)
+                compiled(side.src.parent)
             named = args.baseline_tree or ("" if base is None else subprocess.run(
                 ["git", "-C", str(ROOT), "rev-parse", "--short", args.baseline],
                 check=True, capture_output=True, text=True).stdout.strip())

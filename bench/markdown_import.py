@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import ROOT
+from bench.common import ROOT, compiled
 
 SEED = 20260811
 NOTES = 3_000
@@ -271,8 +271,7 @@ def main() -> None:
     source = args.tree.resolve() / "src"
     env = {**os.environ, "PYTHONPATH": str(source)}
     # Compiled once here, so no timed process pays for compiling the sources.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True,
-                   stdout=subprocess.DEVNULL)
+    compiled(args.tree.resolve())
     where = subprocess.run([sys.executable, "-c", "import memhtml; print(memhtml.__file__)"],
                            check=True, capture_output=True, text=True, env=env).stdout
     print(f"memhtml from {Path(where.strip()).parent.parent}")

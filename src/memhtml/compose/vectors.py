@@ -154,7 +154,7 @@ def vector_arm(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
             # A few memories written since the last fill (by git, a pull, an import):
             # embed them now, so this search (and the next) is hybrid over every one.
             topping: IOResult[TopUp, VectorCacheFault] = filled(
-                vectors, embedder, loaded, view, gap.paths, changed)
+                vectors, embedder, loaded, view, gap.paths, since)
             return topping.bind(lambda topped: ranked(
                 topped.cache or loaded.cache, topped.note,
                 gap_of(view, topped.cache or loaded.cache, since)))
@@ -234,7 +234,8 @@ def top_up(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
                                     "lexical"))
 
     def loaded_then(loaded: LoadedVectors) -> IOResult[TopUp, VectorCacheFault]:
-        return filled(vectors, embedder, loaded, view, paths, changed)
+        return filled(vectors, embedder, loaded, view, paths,
+                      changed_since(view, loaded, changed))
 
     return vectors.load(space).bind(loaded_then).lash(
         lambda fault: IOSuccess(TopUp(note=f"vectors not embedded ({fault.reason}); "
@@ -242,16 +243,16 @@ def top_up(vectors: VectorCacheStore, embedder: QueryEmbedder | None,
 
 
 def filled(vectors: VectorCacheStore, embedder: DocumentEmbedder, loaded: LoadedVectors,
-           view: HeadView, paths: Collection[str], changed: Changed | None
+           view: HeadView, paths: Collection[str], since: tuple[str, ...] | None
            ) -> IOResult[TopUp, Never]:
     """One top-up over a loaded cache (see ``top_up``): the memories at ``paths``
     first, then every other missing one when they fit in ``TOP_UP_PASSAGES``; the
     cache saved once when anything was embedded, with a coverage claim for ``view``
-    when nothing is missing then."""
+    when nothing is missing then. ``since``: the paths changed since the commit the
+    loaded set covers (``changed_since``), None to walk every record."""
     from memhtml.head.vectors import FillCounts, FillResult, fill_passages
 
     cache, repaired = loaded.cache, loaded.note
-    since = changed_since(view, loaded, changed)
 
     def own(cache: VectorCache) -> IOResult[FillResult, EmbedFailure | VectorCacheFault]:
         wanted = _own_records(view, cache, paths)
